@@ -1,0 +1,77 @@
+import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import type { Request } from 'express';
+import { jwtVerify, SignJWT } from 'jose';
+import { INSECURE_SESSION_SECRET, type Config } from '../config';
+import { getLogger, registerSecret } from '../log';
+import { unauthorized } from '../http/errors';
+import { ANONYMOUS_ADMIN, API_TOKEN_ADMIN, type Principal } from './principal';
+
+const log = getLogger('svc.auth');
+export const SESSION_ISSUER = 'agent-workflow-service';
+
+export interface Authenticator {
+  readonly enabled: boolean;
+  /** The token generated at start when auth is on and nothing else is configured; shown in the studio link. */
+  readonly generatedToken?: string;
+  authenticate(req: Request): Promise<Principal>;
+  issueSession(user: { id: string; name: string; email?: string }): Promise<string>;
+}
+
+/** Hashing first makes the comparison constant-time whatever the lengths. */
+function sameSecret(a: string, b: string): boolean {
+  const digest = (v: string) => createHash('sha256').update(v).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+export function createAuthenticator(config: Config): Authenticator {
+  const oidcConfigured = Boolean(config.OIDC_ISSUER_URL);
+  const generatedToken =
+    config.AUTH_ENABLED && !oidcConfigured && !config.SVC_API_TOKEN ? randomBytes(24).toString('base64url') : undefined;
+  const apiToken = config.SVC_API_TOKEN ?? generatedToken;
+  registerSecret(config.SVC_API_TOKEN);
+
+  let secretText = config.SESSION_SECRET;
+  if (secretText === INSECURE_SESSION_SECRET) {
+    secretText = randomBytes(32).toString('base64url');
+    if (config.AUTH_ENABLED) {
+      log.warn('SESSION_SECRET is the insecure placeholder: signing sessions with a random per-process secret; sessions will not survive a restart');
+    }
+  }
+  registerSecret(secretText);
+  const secret = new TextEncoder().encode(secretText);
+
+  return {
+    enabled: config.AUTH_ENABLED,
+    generatedToken,
+    async authenticate(req) {
+      if (!config.AUTH_ENABLED) return ANONYMOUS_ADMIN;
+      const header = req.headers.authorization ?? '';
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (!match) throw unauthorized();
+      const token = match[1]!;
+      if (apiToken && sameSecret(token, apiToken)) return API_TOKEN_ADMIN;
+      try {
+        const { payload } = await jwtVerify(token, secret, { algorithms: ['HS256'], issuer: SESSION_ISSUER });
+        if (typeof payload.sub !== 'string') throw new Error('no subject');
+        return {
+          id: payload.sub,
+          kind: 'session',
+          name: typeof payload.name === 'string' ? payload.name : payload.sub,
+          email: typeof payload.email === 'string' ? payload.email : undefined,
+          instanceAdmin: false,
+        };
+      } catch {
+        throw unauthorized('invalid or expired token');
+      }
+    },
+    async issueSession(user) {
+      return new SignJWT({ name: user.name, ...(user.email ? { email: user.email } : {}) })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(user.id)
+        .setIssuer(SESSION_ISSUER)
+        .setIssuedAt()
+        .setExpirationTime(Math.floor(Date.now() / 1000) + config.SESSION_TTL_S)
+        .sign(secret);
+    },
+  };
+}

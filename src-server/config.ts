@@ -1,0 +1,114 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The placeholder SPEC names as SESSION_SECRET's default. It is never used to sign anything:
+ * when it is left in place the server signs with a random per-process secret instead.
+ */
+export const INSECURE_SESSION_SECRET = 'change-me-insecure-session-secret';
+
+const boolean = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => ['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'].includes(v), {
+    message: 'expected true or false',
+  })
+  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const positive = z.coerce.number().positive();
+const url = z.string().trim().url();
+const list = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+
+const schema = z.object({
+  HOST: z.string().trim().min(1).default('127.0.0.1'),
+  PORT: int(0, 65535).default(8000),
+  /** Where the embedded database and other local state live. */
+  DATA_DIR: z.string().trim().min(1).default(defaultDataDir()),
+  DATABASE_URL: url.optional(),
+  EMBEDDED_PG_PORT: int(1, 65535).default(54329),
+
+  LOCAL_LLM_BASE: url.default('http://127.0.0.1:11434'),
+  LOCAL_LLM_MAX_CONCURRENT: int(1, 1024).default(2),
+  LOCAL_LLM_QUEUE_TIMEOUT_S: positive.default(300),
+  LOCAL_LLM_MAX_CONTEXT_TOKENS: int(256).default(6000),
+
+  CLOUD_A_API_KEY: z.string().optional(),
+  CLOUD_B_API_KEY: z.string().optional(),
+  CLOUD_C_API_KEY: z.string().optional(),
+  CLOUD_A_BASE_URL: url.optional(),
+  CLOUD_B_BASE_URL: url.optional(),
+  CLOUD_C_BASE_URL: url.optional(),
+
+  AUTH_ENABLED: boolean.default(true),
+  OIDC_ISSUER_URL: url.optional(),
+  OIDC_CLIENT_ID: z.string().trim().min(1).default('svc'),
+  OIDC_CLIENT_SECRET: z.string().optional(),
+  OIDC_REDIRECT_URI: url.optional(),
+  SESSION_SECRET: z.string().min(1).default(INSECURE_SESSION_SECRET),
+  SESSION_TTL_S: int(60).default(86400),
+  SVC_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  CORS_ORIGINS: list.default([]),
+
+  RUN_TIMEOUT_S: positive.default(600),
+  PROJECT_ROOTS: list.default([]),
+  BODY_LIMIT: z.string().trim().regex(/^\d+(b|kb|mb)$/i, 'expected a size such as 1mb').default('1mb'),
+  LOG_LEVEL: z
+    .string()
+    .trim()
+    .toUpperCase()
+    .transform((v) => (v === 'WARN' ? 'WARNING' : v))
+    .pipe(z.enum(['DEBUG', 'INFO', 'WARNING', 'ERROR']))
+    .default('INFO'),
+});
+
+export type Config = Readonly<z.infer<typeof schema>>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parses every variable once. Empty values count as unset, so `FOO= npm start` means "default".
+ * A wrong value throws a ConfigError naming each offending variable.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known = Object.keys(schema.shape);
+  const input: Record<string, string> = {};
+  for (const key of known) {
+    const value = env[key];
+    if (value !== undefined && value !== '') input[key] = value;
+  }
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  return Object.freeze(parsed.data);
+}
+
+/** The base address clients use, e.g. for the OIDC redirect and the studio link. */
+export function baseUrl(config: Pick<Config, 'HOST' | 'PORT'>, port = config.PORT): string {
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+/**
+ * The user's data folder. As root the embedded PostgreSQL runs as the `postgres` system user,
+ * which cannot reach into root's private home, so root gets a system data folder instead.
+ */
+function defaultDataDir(): string {
+  const app = 'agent-workflow-service';
+  if (process.platform === 'win32') return path.join(process.env.APPDATA ?? os.homedir(), app);
+  if (process.platform === 'darwin') return path.join(os.homedir(), 'Library', 'Application Support', app);
+  if (process.getuid?.() === 0) return path.join('/var/lib', app);
+  return path.join(process.env.XDG_DATA_HOME ?? path.join(os.homedir(), '.local', 'share'), app);
+}

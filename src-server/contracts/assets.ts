@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/** A routing rule: SPEC's five conditions, evaluated in ascending priority, first match wins. */
+export const RouteConditionSchema = z.enum(['contains', 'starts_with', 'ends_with', 'regex', 'always']);
+export type RouteCondition = z.infer<typeof RouteConditionSchema>;
+
+export const RoutingRuleSchema = z
+  .object({
+    condition: RouteConditionSchema,
+    match: z.string().max(500).default(''),
+    target: z.string().min(1).max(100),
+    priority: z.number().int().min(0).max(10000),
+  })
+  .meta({ id: 'RoutingRule' });
+export type RoutingRule = z.infer<typeof RoutingRuleSchema>;
+
+export const NodeKindSchema = z.enum(['llm', 'gate', 'terminal']);
+export type NodeKind = z.infer<typeof NodeKindSchema>;
+
+/** A phase as the user sees it; `id` is the node id the API and runtime use. */
+export const PhaseSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    kind: NodeKindSchema,
+    description: z.string(),
+    expected_output: z.string(),
+    classification_options: z.array(z.string()),
+    approval_question: z.string().optional(),
+    required_approval_context: z.array(z.string()),
+    routes: z.array(RoutingRuleSchema),
+  })
+  .meta({ id: 'Phase' });
+export type Phase = z.infer<typeof PhaseSchema>;
+
+export const EdgeSchema = z
+  .object({
+    from: z.string(),
+    to: z.string(),
+    /** A static condition the graph itself defines, such as `approved` or `rejected`; absent = always. */
+    condition: z.string().optional(),
+  })
+  .meta({ id: 'Edge' });
+export type Edge = z.infer<typeof EdgeSchema>;
+
+export const GraphLayoutSchema = z
+  .object({
+    name: z.string(),
+    entry: z.string(),
+    nodes: z.array(z.object({ id: z.string(), kind: NodeKindSchema, name: z.string().optional() })),
+    edges: z.array(EdgeSchema),
+  })
+  .meta({ id: 'GraphLayout' });
+export type GraphLayout = z.infer<typeof GraphLayoutSchema>;
+
+export const AssetKindSchema = z.enum(['agent', 'command']);
+export type AssetKind = z.infer<typeof AssetKindSchema>;
+
+/** What build/build-assets.ts writes for each asset file, and what GET /agents and /commands list. */
+export const ManifestSchema = z
+  .object({
+    kind: AssetKindSchema,
+    name: z.string(),
+    description: z.string(),
+    category: z.string(),
+    /** The layout this asset runs: a built-in default or `assets/graphs/<category>.json`. */
+    graph: z.string(),
+    instructions: z.string(),
+    phases: z.array(PhaseSchema),
+    source: z.string(),
+  })
+  .meta({ id: 'Manifest' });
+export type Manifest = z.infer<typeof ManifestSchema>;
+
+export const AssetSummarySchema = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+    kind: AssetKindSchema,
+    category: z.string(),
+    phases: z.array(z.object({ id: z.string(), name: z.string(), kind: NodeKindSchema })),
+  })
+  .meta({ id: 'AssetSummary' });
+export type AssetSummary = z.infer<typeof AssetSummarySchema>;

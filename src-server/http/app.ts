@@ -1,0 +1,38 @@
+import express, { type Express } from 'express';
+import type { Catalog } from '../assets/catalog';
+import type { Authenticator } from '../auth/authenticator';
+import type { Config } from '../config';
+import type { Pool } from '../db/pool';
+import { Api } from './api';
+import { docsRouter } from './docs.router';
+import { errorHandler, notFoundHandler } from './errors';
+import { assetRoutes } from './assets.router';
+import { healthRoutes } from './health.router';
+import { studioRouter } from './studio.router';
+
+export interface AppDeps {
+  config: Config;
+  version: string;
+  pool: Pool;
+  catalog: Catalog;
+  auth: Authenticator;
+}
+
+/** Builds the Express app; listening, signals and shutdown belong to main.ts. */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use(express.json({ limit: deps.config.BODY_LIMIT }));
+
+  const api = new Api(deps.auth);
+  healthRoutes(api, deps);
+  assetRoutes(api, deps);
+
+  app.use(docsRouter(() => api.openApiDocument({ version: deps.version })));
+  app.use(studioRouter());
+  app.use(api.router);
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return app;
+}

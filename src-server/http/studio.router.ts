@@ -1,0 +1,28 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import express, { type Router } from 'express';
+
+export const DEFAULT_STUDIO_DIR = path.resolve(import.meta.dirname, '..', '..', 'out', 'renderer');
+
+/**
+ * The built studio at /ui: hashed assets are cached for a year, index.html never, and client
+ * routes (/ui/threads/…) get index.html so a reload lands in the app.
+ */
+export function studioRouter(studioDir = DEFAULT_STUDIO_DIR): Router {
+  const router = express.Router();
+  const indexFile = path.join(studioDir, 'index.html');
+  router.use(
+    '/ui/assets',
+    express.static(path.join(studioDir, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: false }),
+  );
+  router.use('/ui', express.static(studioDir, { index: false, maxAge: 0 }));
+  router.get(['/ui', '/ui/{*rest}'], (_req, res) => {
+    if (!fs.existsSync(indexFile)) {
+      res.status(503).type('text').send('The studio is not built: run npm run build:ui');
+      return;
+    }
+    res.setHeader('Cache-Control', 'no-cache');
+    res.sendFile(indexFile);
+  });
+  return router;
+}

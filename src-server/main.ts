@@ -1,0 +1,153 @@
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
+import { createAuthenticator } from './auth/authenticator';
+import { baseUrl, type Config } from './config';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
+import { createPool, withAdvisoryLock, type Pool } from './db/pool';
+import { sweepOrphanedRuns } from './db/runs.repository';
+import { initDb, MIGRATION_LOCK_KEY } from './db/schema';
+import { createApp } from './http/app';
+import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
+
+const log = getLogger('svc.api');
+
+/** The LangGraph checkpointer's tables live in their own schema, which SPEC calls graph_checkpoints. */
+export const CHECKPOINT_SCHEMA = 'graph_checkpoints';
+
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+export interface StartOptions {
+  config: Config;
+  /** Where the build script wrote manifests, layouts and the runtime contract. */
+  generatedDir?: string;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  /** The per-launch API token when one was generated (auth on, nothing else configured). */
+  apiToken?: string;
+  /** Studio link to open: carries the per-launch token in the URL fragment when there is one. */
+  studioUrl: string;
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;
+
+/**
+ * The composition root every mode calls (npm start, npm run serve, the desktop app):
+ * config → database → checkpointer → init_db → orphan sweep → app → listen.
+ */
+export async function startServer({ config, generatedDir = DEFAULT_GENERATED_DIR }: StartOptions): Promise<RunningServer> {
+  setLogLevel(config.LOG_LEVEL);
+  for (const secret of [config.CLOUD_A_API_KEY, config.CLOUD_B_API_KEY, config.CLOUD_C_API_KEY, config.OIDC_CLIENT_SECRET]) {
+    registerSecret(secret);
+  }
+
+  let embedded: EmbeddedDatabase | undefined;
+  let pool: Pool | undefined;
+  const cleanup = async () => {
+    await pool?.end().catch(() => undefined);
+    await embedded?.stop().catch(() => undefined);
+  };
+
+  try {
+    let databaseUrl = config.DATABASE_URL;
+    if (!databaseUrl) {
+      embedded = await startEmbeddedDatabase(config.DATA_DIR, config.EMBEDDED_PG_PORT);
+      databaseUrl = embedded.url;
+    }
+    registerSecret(safePassword(databaseUrl));
+    pool = createPool(databaseUrl);
+
+    // 1. connect and set up the checkpointer
+    const checkpointer = new PostgresSaver(pool, undefined, { schema: CHECKPOINT_SCHEMA });
+    try {
+      await withAdvisoryLock(pool, MIGRATION_LOCK_KEY, () => checkpointer.setup());
+    } catch (error) {
+      throw new StartupError(`checkpointer setup failed: ${describe(error)}`);
+    }
+    // 2. init_db()
+    await initDb(pool);
+    // 3. orphan sweep
+    const swept = await sweepOrphanedRuns(pool);
+    if (swept > 0) log.warn(`closed ${swept} orphaned run(s) older than 1 hour as error`);
+
+    const catalog = loadCatalog(generatedDir);
+    const auth = createAuthenticator(config);
+    const app = createApp({ config, version, pool, catalog, auth });
+
+    const server = await listen(app, config);
+    const port = (server.address() as AddressInfo).port;
+    const url = baseUrl(config, port);
+    const studioUrl = auth.generatedToken ? `${url}/ui#token=${auth.generatedToken}` : `${url}/ui`;
+    log.info(`agent workflow service ${version} listening on ${url} (database: ${embedded ? 'embedded' : 'DATABASE_URL'}, auth: ${config.AUTH_ENABLED ? 'on' : 'off'})`);
+    printUnmasked('svc.api', `studio: ${studioUrl}`);
+
+    const openPool = pool;
+    return {
+      url,
+      port,
+      apiToken: auth.generatedToken,
+      studioUrl,
+      pool: openPool,
+      close: async () => {
+        await closeServer(server);
+        await cleanup();
+        log.info('stopped');
+      },
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(config.PORT, config.HOST);
+    server.once('listening', () => resolve(server));
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        new StartupError(
+          error.code === 'EADDRINUSE'
+            ? `port ${config.PORT} on ${config.HOST} is already in use: set PORT to a free port`
+            : `cannot listen on ${config.HOST}:${config.PORT}: ${error.message}`,
+        ),
+      );
+    });
+  });
+}
+
+/** Stops accepting, lets in-flight requests end for up to 10 s, then cuts what is left (e.g. SSE streams). */
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), 10_000);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+function describe(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length) return describe(error.errors[0]);
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+function safePassword(url: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
+}

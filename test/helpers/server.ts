@@ -1,0 +1,46 @@
+import { loadConfig } from '../../src-server/config';
+import { captureLogs } from '../../src-server/log';
+import { startServer, type RunningServer } from '../../src-server/main';
+
+export interface TestServer extends RunningServer {
+  /** Log lines written since start. */
+  logs: string[];
+  /** fetch against the server, with the bearer token when one is set. */
+  request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+}
+
+/**
+ * The real server, in-process, over real HTTP on a free loopback port. Authentication is off unless
+ * the test's env turns it on.
+ */
+export async function startTestServer(databaseUrl: string, env: Record<string, string> = {}): Promise<TestServer> {
+  const logs: string[] = [];
+  const restore = captureLogs((line) => logs.push(line));
+  const config = loadConfig({ PORT: '0', AUTH_ENABLED: 'false', LOG_LEVEL: 'INFO', DATABASE_URL: databaseUrl, ...env });
+  let server: RunningServer;
+  try {
+    server = await startServer({ config });
+  } catch (error) {
+    restore();
+    throw error;
+  }
+  const token = env.SVC_API_TOKEN ?? server.apiToken;
+  return {
+    ...server,
+    logs,
+    async close() {
+      await server.close();
+      restore();
+    },
+    request(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (token && !headers.has('authorization')) headers.set('authorization', `Bearer ${token}`);
+      let body = init.body;
+      if (init.json !== undefined) {
+        headers.set('content-type', 'application/json');
+        body = JSON.stringify(init.json);
+      }
+      return fetch(`${server.url}${path}`, { ...init, headers, body });
+    },
+  };
+}
