@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { RoutingRuleSchema } from './assets';
+import { NodeStatusSchema } from './runs';
+
+/**
+ * Every event a run stream carries: the server emits exactly these and the studio consumes them.
+ * On the wire each is `event: <type>`, `id: <per-run sequence>`, `data: <this object as JSON>`.
+ * A new run's stream starts with run_start; a stream resumed by a gate decision starts with
+ * gate_approved or gate_rejected and keeps the run's sequence numbers.
+ */
+export const RunEventSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('run_start'),
+    run_id: z.uuid(),
+    thread_id: z.uuid(),
+    agent: z.string(),
+    model: z.string(),
+  }),
+  z.object({ type: z.literal('node_enter'), node: z.string() }),
+  z.object({ type: z.literal('token'), node: z.string(), text: z.string() }),
+  z.object({ type: z.literal('node_exit'), node: z.string(), status: NodeStatusSchema }),
+  z.object({
+    type: z.literal('queue'),
+    node: z.string(),
+    /** 1 = next in line. */
+    position: z.number().int(),
+    waiting: z.number().int(),
+    active: z.number().int(),
+    estimated_wait_s: z.number(),
+  }),
+  z.object({
+    type: z.literal('context_trimmed'),
+    node: z.string(),
+    dropped_messages: z.number().int(),
+    estimated_tokens_before: z.number().int(),
+    estimated_tokens_after: z.number().int(),
+    budget: z.number().int(),
+  }),
+  z.object({ type: z.literal('route_matched'), from: z.string(), to: z.string(), rule: RoutingRuleSchema }),
+  z.object({
+    type: z.literal('gate_waiting'),
+    node: z.string(),
+    question: z.string(),
+    required_context: z.array(z.string()),
+    context: z.record(z.string(), z.string()),
+  }),
+  z.object({ type: z.literal('gate_approved'), node: z.string(), reason: z.string().nullable() }),
+  z.object({ type: z.literal('gate_rejected'), node: z.string(), reason: z.string().nullable() }),
+  z.object({ type: z.literal('run_rejected'), run_id: z.uuid(), reason: z.string().nullable() }),
+  z.object({ type: z.literal('run_done'), run_id: z.uuid(), output: z.string() }),
+  z.object({ type: z.literal('run_error'), run_id: z.uuid(), error_detail: z.string() }),
+  z.object({ type: z.literal('run_cancelled'), run_id: z.uuid(), reason: z.string().nullable() }),
+]);
+export type RunEvent = z.infer<typeof RunEventSchema>;
+export type RunEventType = RunEvent['type'];
+export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
+
+/** Events after which a stream ends: the run finished, or it stopped at a gate. */
+export const TERMINAL_EVENTS: readonly RunEventType[] = ['run_done', 'run_error', 'run_cancelled', 'run_rejected', 'gate_waiting'];

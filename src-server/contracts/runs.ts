@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { EdgeSchema, PhaseSchema, RoutingRuleSchema, AssetKindSchema } from './assets';
+
+/** Run status values (SPEC names running, waiting_approval, error, cancelled; the rest complete the set). */
+export const RunStatusSchema = z.enum(['running', 'waiting_approval', 'completed', 'rejected', 'error', 'cancelled']);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'rejected', 'error', 'cancelled'];
+
+export const NodeStatusSchema = z.enum(['running', 'completed', 'waiting_approval', 'approved', 'rejected', 'error', 'cancelled']);
+export type NodeStatus = z.infer<typeof NodeStatusSchema>;
+
+export const RunRequestSchema = z
+  .object({
+    message: z.string().trim().min(1, 'must not be empty').max(100_000),
+    model: z.string().trim().min(1).max(200).optional(),
+    thread_id: z.uuid({ message: 'must be a UUID' }).optional(),
+    project_path: z.string().trim().min(1).max(2000).optional(),
+  })
+  .meta({ id: 'RunRequest' });
+export type RunRequest = z.infer<typeof RunRequestSchema>;
+
+export const ThreadSchema = z
+  .object({
+    id: z.uuid(),
+    agent: z.string(),
+    model: z.string().nullable(),
+    last_message: z.string().nullable(),
+    project_path: z.string().nullable(),
+    project_id: z.uuid().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    last_run: z.object({ id: z.uuid(), status: RunStatusSchema }).nullable(),
+  })
+  .meta({ id: 'Thread' });
+export type Thread = z.infer<typeof ThreadSchema>;
+
+export const ThreadPageSchema = z
+  .object({ items: z.array(ThreadSchema), next_cursor: z.string().nullable() })
+  .meta({ id: 'ThreadPage' });
+export type ThreadPage = z.infer<typeof ThreadPageSchema>;
+
+export const CreateThreadSchema = z
+  .object({
+    agent: z.string().min(1).max(200),
+    model: z.string().trim().min(1).max(200).optional(),
+    project_path: z.string().trim().min(1).max(2000).optional(),
+    project_id: z.uuid().optional(),
+  })
+  .meta({ id: 'CreateThread' });
+export type CreateThread = z.infer<typeof CreateThreadSchema>;
+
+export const RunSchema = z
+  .object({
+    id: z.uuid(),
+    thread_id: z.uuid(),
+    agent: z.string(),
+    model: z.string().nullable(),
+    status: RunStatusSchema,
+    message: z.string().nullable(),
+    project_path: z.string().nullable(),
+    output: z.string().nullable(),
+    error_detail: z.string().nullable().meta({ description: '`<ExceptionClass>: <message>` when the run failed' }),
+    started_at: z.string(),
+    finished_at: z.string().nullable(),
+  })
+  .meta({ id: 'Run' });
+export type Run = z.infer<typeof RunSchema>;
+
+export const RunNodeSchema = z
+  .object({
+    node_id: z.string(),
+    status: NodeStatusSchema,
+    output: z.string(),
+    entered_at: z.number().meta({ description: 'epoch seconds' }),
+    exited_at: z.number().nullable().meta({ description: 'epoch seconds; null while the node is open' }),
+  })
+  .meta({ id: 'RunNode' });
+export type RunNode = z.infer<typeof RunNodeSchema>;
+
+export const RouteMatchSchema = z
+  .object({ from: z.string(), to: z.string(), rule: RoutingRuleSchema, at: z.number() })
+  .meta({ id: 'RouteMatch' });
+export type RouteMatch = z.infer<typeof RouteMatchSchema>;
+
+export const PendingGateSchema = z
+  .object({
+    node: z.string(),
+    question: z.string(),
+    required_context: z.array(z.string()),
+    /** What the gate shows the approver: each required item with the text the run produced for it. */
+    context: z.record(z.string(), z.string()),
+  })
+  .meta({ id: 'PendingGate' });
+export type PendingGate = z.infer<typeof PendingGateSchema>;
+
+export const RunDetailSchema = RunSchema.extend({
+  nodes: z.array(RunNodeSchema),
+  routes: z.array(RouteMatchSchema),
+  pending_gate: PendingGateSchema.nullable(),
+  /** False when the graph checkpoint is gone: the run can be shown as a trace but not approved or resumed. */
+  resumable: z.boolean(),
+}).meta({ id: 'RunDetail' });
+export type RunDetail = z.infer<typeof RunDetailSchema>;
+
+export const RunAcceptedSchema = z
+  .object({ run_id: z.uuid(), thread_id: z.uuid(), status: RunStatusSchema })
+  .meta({ id: 'RunAccepted' });
+export type RunAccepted = z.infer<typeof RunAcceptedSchema>;
+
+export const GraphDefinitionSchema = z
+  .object({
+    name: z.string(),
+    kind: AssetKindSchema,
+    category: z.string(),
+    entry: z.string(),
+    phases: z.array(PhaseSchema.extend({ overrides: z.lazy(() => NodeConfigSchema).nullable() })),
+    edges: z.array(EdgeSchema),
+  })
+  .meta({ id: 'GraphDefinition' });
+export type GraphDefinition = z.infer<typeof GraphDefinitionSchema>;
+
+export const NodeConfigSchema = z
+  .object({
+    instructions_override: z.string().max(50_000).nullable().default(null),
+    classification_labels: z.string().max(2000).nullable().default(null).meta({ description: 'comma-separated labels' }),
+    routing_overrides: z.array(RoutingRuleSchema).max(50).default([]),
+    notes: z.string().max(20_000).nullable().default(null),
+  })
+  .meta({ id: 'NodeConfig' });
+export type NodeConfig = z.infer<typeof NodeConfigSchema>;
