@@ -36,6 +36,8 @@ const schema = z.object({
   LOCAL_LLM_MAX_CONCURRENT: int(1, 1024).default(2),
   LOCAL_LLM_QUEUE_TIMEOUT_S: positive.default(300),
   LOCAL_LLM_MAX_CONTEXT_TOKENS: int(256).default(6000),
+  /** The model a run uses when neither the request nor its thread names one. */
+  DEFAULT_MODEL: z.string().trim().min(1).default('llama3.2'),
 
   CLOUD_A_API_KEY: z.string().optional(),
   CLOUD_B_API_KEY: z.string().optional(),

@@ -3,13 +3,22 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
+import { createAccess } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
 import { baseUrl, type Config } from './config';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { createPool, withAdvisoryLock, type Pool } from './db/pool';
 import { sweepOrphanedRuns } from './db/runs.repository';
 import { initDb, MIGRATION_LOCK_KEY } from './db/schema';
+import { threadsRepository } from './db/threads.repository';
+import { runsRepository } from './db/runs.repository';
+import { nodeConfigsRepository } from './db/node-configs.repository';
 import { createApp } from './http/app';
+import { listenForCancellations } from './runtime/cancel-listener';
+import { ollamaGateway } from './runtime/ollama-gateway';
+import { phaseConfigService } from './runtime/phase-config.service';
+import { RunManager } from './runtime/run-manager';
+import { CANCEL_CHANNEL, runsService } from './runtime/runs.service';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
 
 const log = getLogger('svc.api');
@@ -53,7 +62,9 @@ export async function startServer({ config, generatedDir = DEFAULT_GENERATED_DIR
 
   let embedded: EmbeddedDatabase | undefined;
   let pool: Pool | undefined;
+  let stopRuns: (() => Promise<void>) | undefined;
   const cleanup = async () => {
+    await stopRuns?.();
     await pool?.end().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);
   };
@@ -82,7 +93,33 @@ export async function startServer({ config, generatedDir = DEFAULT_GENERATED_DIR
 
     const catalog = loadCatalog(generatedDir);
     const auth = createAuthenticator(config);
-    const app = createApp({ config, version, pool, catalog, auth });
+    const access = createAccess(pool, config);
+    const runs = runsRepository(pool);
+    const phaseConfig = phaseConfigService({ catalog, access, configs: nodeConfigsRepository(pool) });
+    const manager = new RunManager({
+      runs,
+      checkpointer,
+      models: ollamaGateway(config.LOCAL_LLM_BASE),
+      projectContext: async () => '',
+      nodeConfigs: (agent, projectId) => phaseConfig.forRun(agent, projectId),
+      runTimeoutS: config.RUN_TIMEOUT_S,
+    });
+    const cancellations = await listenForCancellations(databaseUrl, CANCEL_CHANNEL, (runId) => manager.abort(runId));
+    stopRuns = async () => {
+      await cancellations.close();
+      await manager.shutdown();
+    };
+    const service = runsService({
+      pool,
+      catalog,
+      access,
+      threads: threadsRepository(pool),
+      runs,
+      manager,
+      defaultModel: config.DEFAULT_MODEL,
+      deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
+    });
+    const app = createApp({ config, version, pool, catalog, auth, runsService: service, phaseConfig });
 
     const server = await listen(app, config);
     const port = (server.address() as AddressInfo).port;
@@ -99,6 +136,9 @@ export async function startServer({ config, generatedDir = DEFAULT_GENERATED_DIR
       studioUrl,
       pool: openPool,
       close: async () => {
+        // Live runs first, so their streams end and the server can close promptly.
+        await stopRuns?.();
+        stopRuns = undefined;
         await closeServer(server);
         await cleanup();
         log.info('stopped');

@@ -1,3 +1,4 @@
+import type { NodeStatus, PendingGate, RouteMatch, Run, RunNode, RunStatus } from '../contracts/runs';
 import type { Pool } from './pool';
 
 export const ORPHAN_AGE_S = 3600;
@@ -25,3 +26,201 @@ export async function sweepOrphanedRuns(pool: Pool, olderThanS = ORPHAN_AGE_S): 
   );
   return result.rowCount ?? 0;
 }
+
+interface RunRow {
+  id: string;
+  thread_id: string;
+  agent: string;
+  model: string | null;
+  status: RunStatus;
+  message: string | null;
+  project_path: string | null;
+  output: string | null;
+  error_detail: string | null;
+  started_at: Date;
+  finished_at: Date | null;
+  routes: RouteMatch[];
+  event_seq: number;
+  pending_gate: PendingGate | null;
+  project_id: string | null;
+}
+
+export interface StoredRun extends Run {
+  routes: RouteMatch[];
+  event_seq: number;
+  pending_gate: PendingGate | null;
+  project_id: string | null;
+}
+
+function toRun(row: RunRow): StoredRun {
+  return {
+    id: row.id,
+    thread_id: row.thread_id,
+    agent: row.agent,
+    model: row.model,
+    status: row.status,
+    message: row.message,
+    project_path: row.project_path,
+    output: row.output,
+    error_detail: row.error_detail,
+    started_at: row.started_at.toISOString(),
+    finished_at: row.finished_at?.toISOString() ?? null,
+    routes: row.routes,
+    event_seq: row.event_seq,
+    pending_gate: row.pending_gate,
+    project_id: row.project_id,
+  };
+}
+
+const SELECT_RUN = `
+  SELECT r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
+         r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id
+    FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id`;
+
+export interface NewRun {
+  id: string;
+  threadId: string;
+  agent: string;
+  model: string;
+  message: string;
+  projectPath: string | null;
+  createdBy: string;
+}
+
+const now = () => Date.now() / 1000;
+
+/** Runs and their nodes. Every status change is guarded by the status it expects, so two processes never both win. */
+export function runsRepository(pool: Pool) {
+  return {
+    async insert(run: NewRun): Promise<void> {
+      await pool.query(
+        `INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by)
+         VALUES ($1, $2, $3, $4, 'running', $5, $6, $7)`,
+        [run.id, run.threadId, run.agent, run.model, run.message, run.projectPath, run.createdBy],
+      );
+    },
+
+    async get(id: string): Promise<StoredRun | undefined> {
+      const { rows } = await pool.query<RunRow>(`${SELECT_RUN} WHERE r.id = $1`, [id]);
+      return rows[0] && toRun(rows[0]);
+    },
+
+    async listByThread(threadId: string): Promise<StoredRun[]> {
+      const { rows } = await pool.query<RunRow>(`${SELECT_RUN} WHERE r.thread_id = $1 ORDER BY r.started_at DESC, r.id`, [threadId]);
+      return rows.map(toRun);
+    },
+
+    async waitingInThread(threadId: string): Promise<StoredRun | undefined> {
+      const { rows } = await pool.query<RunRow>(
+        `${SELECT_RUN} WHERE r.thread_id = $1 AND r.status = 'waiting_approval' ORDER BY r.started_at DESC LIMIT 1`,
+        [threadId],
+      );
+      return rows[0] && toRun(rows[0]);
+    },
+
+    async activeInThread(threadId: string): Promise<StoredRun | undefined> {
+      const { rows } = await pool.query<RunRow>(
+        `${SELECT_RUN} WHERE r.thread_id = $1 AND r.status IN ('running', 'waiting_approval') ORDER BY r.started_at DESC LIMIT 1`,
+        [threadId],
+      );
+      return rows[0] && toRun(rows[0]);
+    },
+
+    async nodes(runId: string): Promise<RunNode[]> {
+      const { rows } = await pool.query<RunNode>(
+        `SELECT node_id, status, output, entered_at, exited_at FROM svc_run_nodes WHERE run_id = $1 ORDER BY id`,
+        [runId],
+      );
+      return rows;
+    },
+
+    /** Ends a running run; false when it was no longer running (cancelled meanwhile). */
+    async finish(id: string, status: RunStatus, fields: { output?: string | null; errorDetail?: string | null; eventSeq: number }): Promise<boolean> {
+      const result = await pool.query(
+        `UPDATE svc_runs SET status = $2, output = COALESCE($3, output), error_detail = $4, event_seq = $5, finished_at = now()
+          WHERE id = $1 AND status = 'running'`,
+        [id, status, fields.output ?? null, fields.errorDetail ?? null, fields.eventSeq],
+      );
+      return (result.rowCount ?? 0) > 0;
+    },
+
+    async pause(id: string, gate: PendingGate, eventSeq: number): Promise<boolean> {
+      const result = await pool.query(
+        `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $2, event_seq = $3 WHERE id = $1 AND status = 'running'`,
+        [id, JSON.stringify(gate), eventSeq],
+      );
+      return (result.rowCount ?? 0) > 0;
+    },
+
+    /** The one atomic step that decides a gate: exactly one caller, in any process, gets true. */
+    async claimGate(id: string): Promise<boolean> {
+      const result = await pool.query(
+        `UPDATE svc_runs SET status = 'running', pending_gate = NULL WHERE id = $1 AND status = 'waiting_approval'`,
+        [id],
+      );
+      return (result.rowCount ?? 0) > 0;
+    },
+
+    /** Undo a claim whose resume could not start, so the gate can be decided again. */
+    async unclaimGate(id: string, gate: PendingGate): Promise<void> {
+      await pool.query(`UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $2 WHERE id = $1 AND status = 'running'`, [
+        id,
+        JSON.stringify(gate),
+      ]);
+    },
+
+    /** Cancels a running or waiting run and closes its open nodes; false when it had already finished. */
+    async cancel(id: string, eventSeq?: number): Promise<boolean> {
+      const result = await pool.query(
+        `WITH cancelled AS (
+           UPDATE svc_runs SET status = 'cancelled', finished_at = now(), pending_gate = NULL,
+                  event_seq = GREATEST(event_seq, COALESCE($2, 0))
+            WHERE id = $1 AND status IN ('running', 'waiting_approval')
+            RETURNING id
+         ), closed AS (
+           UPDATE svc_run_nodes SET status = 'cancelled', exited_at = $3
+            WHERE exited_at IS NULL AND run_id IN (SELECT id FROM cancelled)
+         )
+         SELECT id FROM cancelled`,
+        [id, eventSeq ?? null, now()],
+      );
+      return (result.rowCount ?? 0) > 0;
+    },
+
+    async addRoute(runId: string, route: RouteMatch): Promise<void> {
+      await pool.query(`UPDATE svc_runs SET routes = routes || $2::jsonb WHERE id = $1`, [runId, JSON.stringify([route])]);
+    },
+
+    async enterNode(runId: string, nodeId: string, status: NodeStatus): Promise<number> {
+      const { rows } = await pool.query<{ id: number }>(
+        `INSERT INTO svc_run_nodes (run_id, node_id, status, entered_at) VALUES ($1, $2, $3, $4) RETURNING id`,
+        [runId, nodeId, status, now()],
+      );
+      return rows[0]!.id;
+    },
+
+    async saveNodeOutput(rowId: number, output: string): Promise<void> {
+      await pool.query(`UPDATE svc_run_nodes SET output = $2 WHERE id = $1 AND exited_at IS NULL`, [rowId, output]);
+    },
+
+    /** Closes a node; `exited` false keeps it open (a gate that waits). */
+    async setNodeStatus(rowId: number, status: NodeStatus, output: string | null, exited: boolean): Promise<void> {
+      await pool.query(
+        `UPDATE svc_run_nodes SET status = $2, output = COALESCE($3, output), exited_at = CASE WHEN $4 THEN $5::double precision ELSE NULL END
+          WHERE id = $1`,
+        [rowId, status, output, exited, now()],
+      );
+    },
+
+    /** The open row of a node (a waiting gate), so a resume continues the same row. */
+    async openNodeRow(runId: string, nodeId: string): Promise<number | undefined> {
+      const { rows } = await pool.query<{ id: number }>(
+        `SELECT id FROM svc_run_nodes WHERE run_id = $1 AND node_id = $2 AND exited_at IS NULL ORDER BY id DESC LIMIT 1`,
+        [runId, nodeId],
+      );
+      return rows[0]?.id;
+    },
+  };
+}
+
+export type RunsRepository = ReturnType<typeof runsRepository>;

@@ -3,11 +3,15 @@ import type { Catalog } from '../assets/catalog';
 import type { Authenticator } from '../auth/authenticator';
 import type { Config } from '../config';
 import type { Pool } from '../db/pool';
+import type { PhaseConfigService } from '../runtime/phase-config.service';
+import type { RunsService } from '../runtime/runs.service';
 import { Api } from './api';
 import { docsRouter } from './docs.router';
 import { errorHandler, notFoundHandler } from './errors';
-import { assetRoutes } from './assets.router';
+import { assetRoutes, phaseConfigRoutes } from './assets.router';
 import { healthRoutes } from './health.router';
+import { runRoutes } from './runs.router';
+import { threadRoutes } from './threads.router';
 import { studioRouter } from './studio.router';
 
 export interface AppDeps {
@@ -16,6 +20,8 @@ export interface AppDeps {
   pool: Pool;
   catalog: Catalog;
   auth: Authenticator;
+  runsService: RunsService;
+  phaseConfig: PhaseConfigService;
 }
 
 /** Builds the Express app; listening, signals and shutdown belong to main.ts. */
@@ -28,6 +34,9 @@ export function createApp(deps: AppDeps): Express {
   const api = new Api(deps.auth);
   healthRoutes(api, deps);
   assetRoutes(api, deps);
+  phaseConfigRoutes(api, deps);
+  runRoutes(api, deps);
+  threadRoutes(api, deps);
 
   app.use(docsRouter(() => api.openApiDocument({ version: deps.version })));
   app.use(studioRouter());

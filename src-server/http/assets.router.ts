@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AssetSummarySchema, type AssetKind, type AssetSummary, type Manifest } from '../contracts/assets';
+import { GraphDefinitionSchema, NodeConfigSchema } from '../contracts/runs';
 import type { Api } from './api';
 import type { AppDeps } from './app';
 
@@ -25,4 +26,43 @@ export function assetRoutes(api: Api, deps: AppDeps): void {
     });
   list('agent', '/agents', 'List all agents');
   list('command', '/commands', 'List all commands');
+}
+
+const OrgQuery = z.object({ org_id: z.uuid({ message: 'must be a UUID' }).optional() });
+const NodeParams = z.object({ agent: z.string().min(1).max(200), node: z.string().min(1).max(100) });
+
+export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
+  api.route({
+    method: 'get',
+    path: '/agents/{name}/graph-definition',
+    tag: 'assets',
+    summary: 'Runtime contract projection: phases with their defaults and saved overrides, edges with their conditions',
+    params: z.object({ name: z.string().min(1).max(200) }),
+    query: OrgQuery,
+    responses: { 200: { description: 'the graph definition', schema: GraphDefinitionSchema } },
+    handler: ({ params, query, ctx }) => phaseConfig.graphDefinition(ctx.principal, params.name, query.org_id),
+  });
+
+  api.route({
+    method: 'get',
+    path: '/agents/{agent}/nodes/{node}/config',
+    tag: 'assets',
+    summary: "A node's saved configuration (overrides) for the organisation",
+    params: NodeParams,
+    query: OrgQuery,
+    responses: { 200: { description: 'the saved overrides', schema: NodeConfigSchema } },
+    handler: ({ params, query, ctx }) => phaseConfig.get(ctx.principal, params.agent, params.node, query.org_id),
+  });
+
+  api.route({
+    method: 'put',
+    path: '/agents/{agent}/nodes/{node}/config',
+    tag: 'assets',
+    summary: "Save a node's configuration: instructions override, classification labels, routing rules, notes",
+    params: NodeParams,
+    query: OrgQuery,
+    body: NodeConfigSchema,
+    responses: { 200: { description: 'the saved overrides', schema: NodeConfigSchema } },
+    handler: ({ params, query, body, ctx }) => phaseConfig.save(ctx.principal, params.agent, params.node, body, query.org_id),
+  });
 }

@@ -13,13 +13,17 @@ export interface TestServer extends RunningServer {
  * The real server, in-process, over real HTTP on a free loopback port. Authentication is off unless
  * the test's env turns it on.
  */
-export async function startTestServer(databaseUrl: string, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  options: { generatedDir?: string } = {},
+): Promise<TestServer> {
   const logs: string[] = [];
   const restore = captureLogs((line) => logs.push(line));
   const config = loadConfig({ PORT: '0', AUTH_ENABLED: 'false', LOG_LEVEL: 'INFO', DATABASE_URL: databaseUrl, ...env });
   let server: RunningServer;
   try {
-    server = await startServer({ config });
+    server = await startServer({ config, generatedDir: options.generatedDir });
   } catch (error) {
     restore();
     throw error;

@@ -1,0 +1,97 @@
+import type { RunStatus, Thread } from '../contracts/runs';
+import type { Pool } from './pool';
+
+interface ThreadRow {
+  id: string;
+  agent: string;
+  model: string | null;
+  last_message: string | null;
+  project_path: string | null;
+  project_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  last_run_id: string | null;
+  last_run_status: RunStatus | null;
+}
+
+const SELECT_THREAD = `
+  SELECT t.id, t.agent, t.model, t.last_message, t.project_path, t.project_id, t.created_at, t.updated_at,
+         r.id AS last_run_id, r.status AS last_run_status
+    FROM svc_threads t
+    LEFT JOIN LATERAL (
+      SELECT id, status FROM svc_runs WHERE thread_id = t.id ORDER BY started_at DESC LIMIT 1
+    ) r ON true`;
+
+function toThread(row: ThreadRow): Thread {
+  return {
+    id: row.id,
+    agent: row.agent,
+    model: row.model,
+    last_message: row.last_message,
+    project_path: row.project_path,
+    project_id: row.project_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    last_run: row.last_run_id ? { id: row.last_run_id, status: row.last_run_status! } : null,
+  };
+}
+
+export interface NewThread {
+  id: string;
+  agent: string;
+  model: string | null;
+  projectPath: string | null;
+  projectId: string;
+  createdBy: string;
+}
+
+/** Keyset cursor: the last item's updated_at and id, so pages stay stable while threads are added. */
+export interface ThreadCursor {
+  updatedAt: string;
+  id: string;
+}
+
+export function threadsRepository(pool: Pool) {
+  return {
+    async insert(t: NewThread): Promise<Thread> {
+      await pool.query(
+        `INSERT INTO svc_threads (id, agent, model, project_path, project_id, created_by) VALUES ($1, $2, $3, $4, $5, $6)`,
+        [t.id, t.agent, t.model, t.projectPath, t.projectId, t.createdBy],
+      );
+      return (await this.get(t.id))!;
+    },
+
+    async get(id: string): Promise<Thread | undefined> {
+      const { rows } = await pool.query<ThreadRow>(`${SELECT_THREAD} WHERE t.id = $1`, [id]);
+      return rows[0] && toThread(rows[0]);
+    },
+
+    /** Most recent first; `projectIds` null means every project. */
+    async list(projectIds: string[] | null, limit: number, after?: ThreadCursor): Promise<Thread[]> {
+      const { rows } = await pool.query<ThreadRow>(
+        `${SELECT_THREAD}
+          WHERE ($1::uuid[] IS NULL OR t.project_id = ANY($1))
+            AND ($2::timestamptz IS NULL OR (t.updated_at, t.id) < ($2, $3::uuid))
+          ORDER BY t.updated_at DESC, t.id DESC
+          LIMIT $4`,
+        [projectIds, after?.updatedAt ?? null, after?.id ?? null, limit],
+      );
+      return rows.map(toThread);
+    },
+
+    /** A new message on the thread: it moves to the top of the list. */
+    async touch(id: string, lastMessage: string, model: string, projectPath: string | null): Promise<void> {
+      await pool.query(
+        `UPDATE svc_threads SET last_message = $2, model = $3, project_path = COALESCE($4, project_path), updated_at = now() WHERE id = $1`,
+        [id, lastMessage, model, projectPath],
+      );
+    },
+
+    async delete(id: string): Promise<boolean> {
+      const result = await pool.query(`DELETE FROM svc_threads WHERE id = $1`, [id]);
+      return (result.rowCount ?? 0) > 0;
+    },
+  };
+}
+
+export type ThreadsRepository = ReturnType<typeof threadsRepository>;

@@ -1,0 +1,25 @@
+import type { Request, Response } from 'express';
+import { followStream, type RunStream } from '../runtime/runs.service';
+import { openSse } from './sse';
+
+/** The client's last seen event: the `Last-Event-ID` header (EventSource reconnects) or `?last_event_id=`. */
+export function lastEventId(req: Request): number {
+  const raw = req.get('last-event-id') ?? (typeof req.query.last_event_id === 'string' ? req.query.last_event_id : undefined);
+  const id = Number(raw);
+  return Number.isInteger(id) && id > 0 ? id : 0;
+}
+
+export function wantsEventStream(req: Request): boolean {
+  return (req.get('accept') ?? '').includes('text/event-stream');
+}
+
+/** Sends a run's events as SSE until it ends or the client leaves; leaving never stops the run. */
+export async function pipeRunStream(stream: RunStream, afterId: number, res: Response): Promise<void> {
+  const sse = openSse(res);
+  const unsubscribe = followStream(stream, afterId, {
+    event: ({ id, event }) => sse.send(id, event),
+    end: () => sse.end(),
+  });
+  await sse.closed;
+  unsubscribe();
+}

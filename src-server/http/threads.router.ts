@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { CreateThreadSchema, ThreadPageSchema, ThreadSchema } from '../contracts/runs';
+import type { Api } from './api';
+import type { AppDeps } from './app';
+
+const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
+
+export function threadRoutes(api: Api, { runsService }: AppDeps): void {
+  api.route({
+    method: 'get',
+    path: '/threads',
+    tag: 'threads',
+    summary: 'Threads the caller may see, most recent first',
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(200).default(50),
+      cursor: z.string().max(500).optional(),
+    }),
+    responses: { 200: { description: 'a page of threads', schema: ThreadPageSchema } },
+    handler: ({ query, ctx }) => runsService.listThreads(ctx.principal, query.limit, query.cursor),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/threads',
+    tag: 'threads',
+    summary: 'Create an empty thread for an agent or command',
+    body: CreateThreadSchema,
+    responses: { 201: { description: 'the new thread', schema: ThreadSchema } },
+    handler: ({ body, ctx }) => runsService.createThread(ctx.principal, body),
+  });
+
+  api.route({
+    method: 'get',
+    path: '/threads/{id}',
+    tag: 'threads',
+    summary: 'One thread',
+    params: IdParams,
+    responses: { 200: { description: 'the thread', schema: ThreadSchema } },
+    handler: ({ params, ctx }) => runsService.getThread(ctx.principal, params.id),
+  });
+
+  api.route({
+    method: 'delete',
+    path: '/threads/{id}',
+    tag: 'threads',
+    summary: 'Delete a thread with its runs, nodes and checkpoints (active runs are cancelled first)',
+    params: IdParams,
+    responses: { 204: { description: 'deleted' } },
+    handler: async ({ params, ctx }) => {
+      await runsService.deleteThread(ctx.principal, params.id);
+    },
+  });
+}

@@ -1,0 +1,198 @@
+import { Annotation, END, interrupt, START, StateGraph } from '@langchain/langgraph';
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { Edge, Phase, RoutingRule } from '../contracts/assets';
+import type { NodeConfig, NodeStatus, PendingGate } from '../contracts/runs';
+import type { CatalogEntry } from '../assets/catalog';
+import type { ChatMessage, ModelGateway, QueueInfo, TrimReport } from './model-gateway';
+import { firstMatchingRule } from './routing';
+
+/** A node entered more often than this in one run means routing rules loop. */
+export const MAX_NODE_VISITS = 8;
+
+export class RoutingLoopError extends Error {
+  override name = 'RoutingLoopError';
+}
+
+export interface GateDecision {
+  approved: boolean;
+  reason: string | null;
+}
+
+/**
+ * The graph state, checkpointed per thread. `history` accumulates across the runs of a thread
+ * (earlier messages and answers); the other channels are reset by each new run's input.
+ */
+export const RunState = Annotation.Root({
+  message: Annotation<string>(),
+  project_context: Annotation<string>(),
+  history: Annotation<ChatMessage[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+  outputs: Annotation<Record<string, string>>(),
+  visits: Annotation<Record<string, number>>(),
+  route: Annotation<string | null>(),
+  approved: Annotation<boolean | null>(),
+  last_node: Annotation<string | null>(),
+});
+export type RunStateValue = typeof RunState.State;
+
+export function initialState(message: string, projectContext: string): Partial<RunStateValue> {
+  return { message, project_context: projectContext, outputs: {}, visits: {}, route: null, approved: null, last_node: null };
+}
+
+/** What the graph reports to the run that executes it: events, persistence, cancellation. */
+export interface NodeHooks {
+  readonly signal: AbortSignal;
+  enter(node: string): Promise<void>;
+  token(node: string, text: string): void;
+  exit(node: string, status: NodeStatus, output: string): Promise<void>;
+  queued(node: string, info: QueueInfo): void;
+  trimmed(node: string, report: TrimReport): void;
+  routeMatched(from: string, to: string, rule: RoutingRule): Promise<void>;
+  /** True exactly once, when this execution resumes the given gate after a decision. */
+  takeResume(gate: string): boolean;
+  gateDecided(gate: string, decision: GateDecision): Promise<void>;
+}
+
+export interface GraphOptions {
+  entry: CatalogEntry;
+  model: string;
+  models: ModelGateway;
+  nodeConfigs: ReadonlyMap<string, NodeConfig>;
+  hooks: NodeHooks;
+  checkpointer: BaseCheckpointSaver;
+}
+
+function labels(phase: Phase, config: NodeConfig | undefined): string[] {
+  const custom = config?.classification_labels?.split(',').map((l) => l.trim()).filter(Boolean) ?? [];
+  return custom.length ? custom : phase.classification_options;
+}
+
+function systemPrompt(instructions: string, phase: Phase, config: NodeConfig | undefined): string {
+  const parts = [instructions.trim()];
+  parts.push(`## Current phase: ${phase.name} (${phase.id})`);
+  if (config?.instructions_override?.trim()) {
+    parts.push(config.instructions_override.trim());
+  } else {
+    if (phase.description) parts.push(phase.description);
+    if (phase.expected_output) parts.push(`Expected output: ${phase.expected_output}`);
+  }
+  const options = labels(phase, config);
+  if (options.length) {
+    parts.push(`Classify your result: start your answer with exactly one of these labels on its own line: ${options.join(', ')}.`);
+  }
+  return parts.join('\n\n');
+}
+
+function userPrompt(state: RunStateValue): string {
+  const parts = [state.message];
+  if (state.project_context) parts.push(`## Project context\n${state.project_context}`);
+  const earlier = Object.entries(state.outputs ?? {});
+  if (earlier.length) parts.push(`## Earlier phases of this run\n${earlier.map(([node, text]) => `### ${node}\n${text}`).join('\n\n')}`);
+  return parts.join('\n\n');
+}
+
+/** What a gate shows its approver: each required item with the text the run produced for it. */
+export function gateContext(phase: Phase, state: RunStateValue): PendingGate {
+  const outputs = state.outputs ?? {};
+  const latest = state.last_node ? (outputs[state.last_node] ?? '') : '';
+  const context: Record<string, string> = {};
+  for (const item of phase.required_approval_context) context[item] = outputs[item] ?? latest;
+  if (phase.required_approval_context.length === 0 && state.last_node) context[state.last_node] = latest;
+  return {
+    node: phase.id,
+    question: phase.approval_question ?? `Approve the result of ${state.last_node ?? 'the previous phase'}?`,
+    required_context: phase.required_approval_context,
+    context,
+  };
+}
+
+function staticTarget(edges: Edge[], from: string, condition?: string): string {
+  const edge = edges.find((e) => e.from === from && (condition === undefined ? !e.condition : e.condition === condition));
+  return edge?.to ?? END;
+}
+
+/**
+ * Builds the LangGraph StateGraph for one execution of an agent or command. It is rebuilt for every
+ * start and every resume (possibly in another process), so everything it needs comes in through
+ * `options`; the checkpoint carries the state.
+ */
+export function buildGraph(options: GraphOptions) {
+  const { entry, hooks, models, nodeConfigs } = options;
+  const { manifest, layout } = entry;
+  const phases = new Map(manifest.phases.map((p) => [p.id, p]));
+  const isFinal = (node: string) => !layout.edges.some((e) => e.from === node && e.to !== END);
+
+  const countVisit = (state: RunStateValue, node: string) => {
+    const visits = (state.visits?.[node] ?? 0) + 1;
+    if (visits > MAX_NODE_VISITS) {
+      throw new RoutingLoopError(`node "${node}" was entered ${visits} times in one run: its routing rules form a loop`);
+    }
+    return { ...state.visits, [node]: visits };
+  };
+
+  const finalHistory = (state: RunStateValue, node: string, output: string) =>
+    isFinal(node) ? { history: [{ role: 'user' as const, content: state.message }, { role: 'assistant' as const, content: output }] } : {};
+
+  const graph = new StateGraph(RunState);
+
+  for (const node of layout.nodes) {
+    const phase = phases.get(node.id);
+    if (!phase) throw new Error(`graph ${layout.name} has node ${node.id} but ${manifest.name} has no phase for it`);
+    const config = nodeConfigs.get(node.id);
+
+    if (node.kind === 'llm') {
+      graph.addNode(node.id, async (state: RunStateValue) => {
+        const visits = countVisit(state, node.id);
+        await hooks.enter(node.id);
+        const messages: ChatMessage[] = [
+          { role: 'system', content: systemPrompt(manifest.instructions, phase, config) },
+          ...(state.history ?? []),
+          { role: 'user', content: userPrompt(state) },
+        ];
+        const output = await models.stream({
+          model: options.model,
+          messages,
+          signal: hooks.signal,
+          onToken: (text) => hooks.token(node.id, text),
+          onQueued: (info) => hooks.queued(node.id, info),
+          onTrimmed: (report) => hooks.trimmed(node.id, report),
+        });
+        const rule = config ? firstMatchingRule(config.routing_overrides, output) : undefined;
+        await hooks.exit(node.id, 'completed', output);
+        if (rule) await hooks.routeMatched(node.id, rule.target, rule);
+        return {
+          outputs: { ...state.outputs, [node.id]: output },
+          visits,
+          route: rule?.target ?? null,
+          last_node: node.id,
+          ...finalHistory(state, node.id, output),
+        };
+      });
+      graph.addConditionalEdges(node.id as never, (state: RunStateValue) => state.route ?? staticTarget(layout.edges, node.id));
+    } else if (node.kind === 'gate') {
+      graph.addNode(node.id, async (state: RunStateValue) => {
+        const resuming = hooks.takeResume(node.id);
+        const visits = resuming ? state.visits : countVisit(state, node.id);
+        if (!resuming) await hooks.enter(node.id);
+        // Throws on the first pass (the run pauses, the checkpoint keeps it); returns the decision on resume.
+        const decision = interrupt<PendingGate, GateDecision>(gateContext(phase, state));
+        await hooks.gateDecided(node.id, decision);
+        return { approved: decision.approved, route: null, visits };
+      });
+      graph.addConditionalEdges(node.id as never, (state: RunStateValue) =>
+        staticTarget(layout.edges, node.id, state.approved ? 'approved' : 'rejected'),
+      );
+    } else {
+      // A terminal node (e.g. the cancellation after a rejected gate) ends the run quietly:
+      // SPEC's stream goes straight from gate_rejected to run_rejected.
+      graph.addNode(node.id, async (state: RunStateValue) => {
+        const output = state.approved === false ? 'Stopped: the approval gate was rejected.' : 'Stopped.';
+        return { outputs: { ...state.outputs, [node.id]: output }, last_node: node.id, route: null };
+      });
+      graph.addEdge(node.id as never, END);
+    }
+  }
+  graph.addEdge(START, layout.entry as never);
+  return graph.compile({ checkpointer: options.checkpointer });
+}
+
+export type CompiledRunGraph = ReturnType<typeof buildGraph>;

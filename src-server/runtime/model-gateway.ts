@@ -1,0 +1,29 @@
+import type { RunEventOf } from '../contracts/events';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export type QueueInfo = Omit<RunEventOf<'queue'>, 'type' | 'node'>;
+export type TrimReport = Omit<RunEventOf<'context_trimmed'>, 'type' | 'node'>;
+
+export interface ModelCall {
+  model: string;
+  messages: ChatMessage[];
+  signal: AbortSignal;
+  onToken(text: string): void;
+  /** The call waits for a local-runtime slot (called again whenever its position changes). */
+  onQueued(info: QueueInfo): void;
+  /** Older messages were dropped to fit the context budget. */
+  onTrimmed(report: TrimReport): void;
+}
+
+/**
+ * What the graph needs from the model layer: stream one chat completion, token by token,
+ * abortable, and return the whole text. Provider choice, the local queue and the context budget
+ * live behind it (src-server/models).
+ */
+export interface ModelGateway {
+  stream(call: ModelCall): Promise<string>;
+}

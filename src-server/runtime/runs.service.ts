@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import type { Catalog, CatalogEntry } from '../assets/catalog';
+import type { Access } from '../auth/access';
+import type { Principal } from '../auth/principal';
+import type { CreateThread, RunAccepted, RunDetail, RunRequest, Thread, ThreadPage } from '../contracts/runs';
+import type { Pool } from '../db/pool';
+import type { RunsRepository, StoredRun } from '../db/runs.repository';
+import type { ThreadsRepository } from '../db/threads.repository';
+import { badRequest, conflict, notFound } from '../http/errors';
+import { getLogger } from '../log';
+import type { RunManager } from './run-manager';
+import type { RunSession, SequencedEvent, Subscriber } from './run-session';
+import { replayEvents } from './replay';
+
+const log = getLogger('svc.api');
+
+export const CANCEL_CHANNEL = 'svc_run_cancel';
+
+export interface RunsServiceDeps {
+  pool: Pool;
+  catalog: Catalog;
+  access: Access;
+  threads: ThreadsRepository;
+  runs: RunsRepository;
+  manager: RunManager;
+  defaultModel: string;
+  deleteCheckpoints(threadId: string): Promise<void>;
+}
+
+/** Something a client can follow: a live session in this process, or a replay of what is stored. */
+export type RunStream =
+  | { kind: 'live'; session: RunSession }
+  | { kind: 'replay'; events: SequencedEvent[] };
+
+export function followStream(stream: RunStream, afterId: number, subscriber: Subscriber): () => void {
+  if (stream.kind === 'live') return stream.session.subscribe(afterId, subscriber);
+  for (const entry of stream.events) if (entry.id > afterId) subscriber.event(entry);
+  subscriber.end();
+  return () => undefined;
+}
+
+/**
+ * Runs, threads and gates: the rules (who may do what, which moves are allowed) on top of the
+ * repositories and the run manager. Every method receives the caller.
+ */
+export function runsService(deps: RunsServiceDeps) {
+  const { access, threads, runs, manager, catalog } = deps;
+
+  function entryFor(name: string): CatalogEntry {
+    const entry = catalog.get(name);
+    if (!entry) throw notFound(`no agent or command named "${name}"`);
+    return entry;
+  }
+
+  /** A thread the caller may see at `role`; another tenant's thread is 404, so it does not leak. */
+  async function visibleThread(principal: Principal, id: string, role: 'viewer' | 'member' = 'viewer'): Promise<Thread> {
+    const thread = await threads.get(id);
+    if (!thread) throw notFound(`thread ${id} not found`);
+    await access.requireProjectRole(principal, thread.project_id ?? (await access.defaultProjectId()), role);
+    return thread;
+  }
+
+  async function visibleRun(principal: Principal, id: string, role: 'viewer' | 'member' = 'viewer'): Promise<StoredRun> {
+    const run = await runs.get(id);
+    if (!run) throw notFound(`run ${id} not found`);
+    await access.requireProjectRole(principal, run.project_id ?? (await access.defaultProjectId()), role);
+    return run;
+  }
+
+  return {
+    async startRun(principal: Principal, agent: string, request: RunRequest): Promise<RunSession> {
+      const entry = entryFor(agent);
+      let thread: Thread;
+      if (request.thread_id) {
+        thread = await visibleThread(principal, request.thread_id, 'member');
+        if (thread.agent !== entry.manifest.name) {
+          throw conflict(`thread ${thread.id} belongs to "${thread.agent}", not "${entry.manifest.name}"`);
+        }
+        const active = await runs.activeInThread(thread.id);
+        if (active) {
+          throw conflict(
+            active.status === 'waiting_approval'
+              ? `thread ${thread.id} has run ${active.id} waiting for approval: approve, reject or cancel it first`
+              : `thread ${thread.id} already has run ${active.id} running`,
+          );
+        }
+      } else {
+        const projectId = await access.defaultProjectId();
+        await access.requireProjectRole(principal, projectId, 'member');
+        thread = await threads.insert({
+          id: randomUUID(),
+          agent: entry.manifest.name,
+          model: null,
+          projectPath: request.project_path ?? null,
+          projectId,
+          createdBy: principal.id,
+        });
+      }
+      const model = request.model ?? thread.model ?? deps.defaultModel;
+      const projectPath = request.project_path ?? thread.project_path;
+      const runId = randomUUID();
+      await threads.touch(thread.id, request.message, model, projectPath);
+      await runs.insert({ id: runId, threadId: thread.id, agent: entry.manifest.name, model, message: request.message, projectPath, createdBy: principal.id });
+      log.info(`graph run start agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} user=${principal.name}`);
+      return manager.start({ entry, runId, threadId: thread.id, projectId: thread.project_id, model, message: request.message, projectPath });
+    },
+
+    async decideGate(principal: Principal, threadId: string, gate: string, approved: boolean, reason: string | null): Promise<RunSession> {
+      const thread = await visibleThread(principal, threadId, 'member');
+      const run = await runs.waitingInThread(thread.id);
+      if (!run || !run.pending_gate) throw conflict(`gate "${gate}" is not pending on thread ${thread.id}`);
+      if (run.pending_gate.node !== gate) {
+        throw conflict(`gate "${gate}" is not pending on thread ${thread.id}; the pending gate is "${run.pending_gate.node}"`);
+      }
+      if (!(await manager.hasPendingInterrupt(thread.id))) {
+        throw conflict(`run ${run.id} cannot be resumed: its graph checkpoint is gone; rerun it as a new thread`);
+      }
+      if (!(await runs.claimGate(run.id))) throw conflict(`gate "${gate}" on thread ${thread.id} was already decided`);
+      const pendingGate = run.pending_gate;
+      log.info(`gate ${gate} ${approved ? 'approved' : 'rejected'} thread=${thread.id} run=${run.id} user=${principal.name}`);
+      try {
+        return manager.resume({
+          entry: entryFor(run.agent),
+          runId: run.id,
+          threadId: thread.id,
+          projectId: run.project_id,
+          model: run.model ?? deps.defaultModel,
+          gate: pendingGate,
+          decision: { approved, reason },
+          eventSeq: run.event_seq,
+        });
+      } catch (error) {
+        await runs.unclaimGate(run.id, pendingGate);
+        throw error;
+      }
+    },
+
+    async cancelRun(principal: Principal, runId: string, reason: string | null): Promise<RunAccepted> {
+      const run = await visibleRun(principal, runId, 'member');
+      if (!(await runs.cancel(run.id))) throw conflict(`run ${run.id} is ${run.status}: only a running or waiting run can be cancelled`);
+      log.info(`run ${run.id} cancelled by ${principal.name}${reason ? `: ${reason}` : ''}`);
+      manager.abort(run.id);
+      // Another process may be executing it: tell every process.
+      await deps.pool.query('SELECT pg_notify($1, $2)', [CANCEL_CHANNEL, run.id]);
+      return { run_id: run.id, thread_id: run.thread_id, status: 'cancelled' };
+    },
+
+    async stream(principal: Principal, runId: string): Promise<RunStream> {
+      const run = await visibleRun(principal, runId);
+      const session = manager.session(run.id);
+      if (session) return { kind: 'live', session };
+      const events = replayEvents(run, await runs.nodes(run.id), catalog.get(run.agent));
+      return { kind: 'replay', events };
+    },
+
+    async runDetail(principal: Principal, runId: string): Promise<RunDetail> {
+      const run = await visibleRun(principal, runId);
+      const nodes = await runs.nodes(run.id);
+      const resumable = run.status === 'waiting_approval' ? await manager.hasPendingInterrupt(run.thread_id) : false;
+      const { routes, pending_gate, event_seq: _seq, project_id: _project, ...fields } = run;
+      return { ...fields, nodes, routes, pending_gate, resumable };
+    },
+
+    async threadRuns(principal: Principal, threadId: string) {
+      const thread = await visibleThread(principal, threadId);
+      return (await runs.listByThread(thread.id)).map(
+        ({ routes: _r, pending_gate: _g, event_seq: _s, project_id: _p, ...run }) => run,
+      );
+    },
+
+    async listThreads(principal: Principal, limit: number, cursor?: string): Promise<ThreadPage> {
+      const projects = await access.visibleProjectIds(principal);
+      const after = cursor ? decodeCursor(cursor) : undefined;
+      const items = await threads.list(projects, limit + 1, after);
+      const page = items.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        items: page,
+        next_cursor: items.length > limit && last ? encodeCursor(last.updated_at, last.id) : null,
+      };
+    },
+
+    async createThread(principal: Principal, body: CreateThread): Promise<Thread> {
+      const entry = entryFor(body.agent);
+      const projectId = body.project_id ?? (await access.defaultProjectId());
+      await access.requireProjectRole(principal, projectId, 'member');
+      return threads.insert({
+        id: randomUUID(),
+        agent: entry.manifest.name,
+        model: body.model ?? null,
+        projectPath: body.project_path ?? null,
+        projectId,
+        createdBy: principal.id,
+      });
+    },
+
+    async getThread(principal: Principal, id: string): Promise<Thread> {
+      return visibleThread(principal, id);
+    },
+
+    async deleteThread(principal: Principal, id: string): Promise<void> {
+      const thread = await visibleThread(principal, id, 'member');
+      for (const run of await runs.listByThread(thread.id)) {
+        if (run.status === 'running' || run.status === 'waiting_approval') {
+          await runs.cancel(run.id);
+          manager.abort(run.id);
+          await deps.pool.query('SELECT pg_notify($1, $2)', [CANCEL_CHANNEL, run.id]);
+        }
+      }
+      await deps.deleteCheckpoints(thread.id);
+      await threads.delete(thread.id);
+      log.info(`thread ${thread.id} deleted by ${principal.name}`);
+    },
+  };
+}
+
+export type RunsService = ReturnType<typeof runsService>;
+
+function encodeCursor(updatedAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([updatedAt, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { updatedAt: string; id: string } {
+  try {
+    const [updatedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    if (typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt)) || !/^[0-9a-f-]{36}$/i.test(id)) throw new Error();
+    return { updatedAt, id };
+  } catch {
+    throw badRequest('invalid cursor');
+  }
+}
+

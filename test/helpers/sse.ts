@@ -1,0 +1,56 @@
+import { RunEventSchema, type RunEvent } from '../../src-server/contracts/events';
+
+export interface ReceivedEvent {
+  id: number;
+  name: string;
+  data: RunEvent;
+}
+
+/**
+ * Reads an SSE response frame by frame, checking each frame's `event:` against its data's `type`
+ * and the data against the shared event union. `onEvent` may return true to stop reading early
+ * (the connection is then dropped, as a client that goes away would).
+ */
+export async function readEvents(res: Response, onEvent?: (event: ReceivedEvent) => boolean | void): Promise<ReceivedEvent[]> {
+  if (!res.ok) throw new Error(`stream request failed with ${res.status}: ${await res.text()}`);
+  if (!res.headers.get('content-type')?.startsWith('text/event-stream')) throw new Error(`not an event stream: ${res.headers.get('content-type')}`);
+  const events: ReceivedEvent[] = [];
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let boundary: number;
+    while ((boundary = buffer.indexOf('\n\n')) >= 0) {
+      const frame = buffer.slice(0, boundary);
+      buffer = buffer.slice(boundary + 2);
+      const fields: Record<string, string> = {};
+      for (const line of frame.split('\n')) {
+        if (line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
+      }
+      if (!fields.data) continue;
+      const data = RunEventSchema.parse(JSON.parse(fields.data));
+      if (fields.event !== data.type) throw new Error(`event name ${fields.event} does not match data type ${data.type}`);
+      const event = { id: Number(fields.id), name: fields.event, data };
+      events.push(event);
+      if (onEvent?.(event)) {
+        await reader.cancel();
+        return events;
+      }
+    }
+  }
+  return events;
+}
+
+/** The event names in order, with consecutive token events folded into one, for order assertions. */
+export function eventOrder(events: ReceivedEvent[]): string[] {
+  const order: string[] = [];
+  for (const e of events) {
+    const label = 'node' in e.data && e.name !== 'token' ? `${e.name}:${e.data.node}` : e.name === 'token' ? `token:${(e.data as { node: string }).node}` : e.name;
+    if (label !== order.at(-1) || !label.startsWith('token')) order.push(label);
+  }
+  return order;
+}
