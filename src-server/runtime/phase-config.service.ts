@@ -16,9 +16,14 @@ export interface PhaseConfigDeps {
 }
 
 /** Checks what zod cannot: targets in this graph, patterns that compile, one rule per priority. */
-function validate(entry: CatalogEntry, config: NodeConfig): void {
+function validate(entry: CatalogEntry, node: string, config: NodeConfig): void {
   const nodes = new Set(entry.layout.nodes.map((n) => n.id));
   const problems: { field: string; message: string }[] = [];
+  const kind = entry.layout.nodes.find((n) => n.id === node)?.kind;
+  if (kind !== 'llm' && config.routing_overrides.length > 0) {
+    // A gate's approved/rejected edges are the graph's own and cannot be overridden.
+    problems.push({ field: 'routing_overrides', message: `"${node}" is a ${kind} node: its edges are defined by the graph` });
+  }
   const priorities = new Map<number, number>();
   config.routing_overrides.forEach((rule, index) => {
     const field = `routing_overrides.${index}`;
@@ -94,7 +99,7 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
     async save(principal: Principal, agent: string, node: string, config: NodeConfig, orgId?: string): Promise<NodeConfig> {
       const entry = entryFor(agent);
       phaseOf(entry, node);
-      validate(entry, config);
+      validate(entry, node, config);
       const org = await orgFor(principal, orgId, 'owner');
       await configs.save(org, entry.manifest.name, node, config);
       log.info(`node config saved agent=${entry.manifest.name} node=${node} org=${org} user=${principal.name}`);

@@ -1,0 +1,131 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { writeFixtureCatalog } from '../helpers/fixture-assets';
+import { startTestServer, type TestServer } from '../helpers/server';
+import { eventOrder, readEvents } from '../helpers/sse';
+import { startModelFake, type ModelFake } from './model-fake';
+
+let db: TestDatabase;
+let model: ModelFake;
+let server: TestServer;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  model = await startModelFake();
+  server = await startTestServer(db.url, { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model' }, { generatedDir: await writeFixtureCatalog() });
+});
+afterEach(async () => {
+  model.reset();
+  for (const node of ['dispatch', 'execute', 'summarize']) {
+    await server.request(`/agents/summary/nodes/${node}/config`, { method: 'PUT', json: {} });
+  }
+});
+afterAll(async () => {
+  await server?.close();
+  await model?.close();
+  await db?.drop();
+});
+
+const save = (agent: string, node: string, json: unknown) => server.request(`/agents/${agent}/nodes/${node}/config`, { method: 'PUT', json });
+const rule = (condition: string, match: string, target: string, priority: number) => ({ condition, match, target, priority });
+
+async function runSummary(message = 'summarise please') {
+  const events = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message } }));
+  return { events, runId: (events[0]!.data as { run_id: string }).run_id };
+}
+
+describe('node configuration', () => {
+  it('is saved, read back, and shown apart from the contract defaults in the graph definition', async () => {
+    const config = {
+      instructions_override: 'Answer as a terse checklist.',
+      classification_labels: 'ok, needs-work',
+      routing_overrides: [rule('contains', 'skip', 'summarize', 10)],
+      notes: 'tuned for release week',
+    };
+    const res = await save('summary', 'dispatch', config);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(config);
+    expect(await (await server.request('/agents/summary/nodes/dispatch/config')).json()).toEqual(config);
+
+    const definition = await (await server.request('/agents/summary/graph-definition')).json();
+    const dispatch = definition.phases.find((p: { id: string }) => p.id === 'dispatch');
+    expect(dispatch).toMatchObject({ description: 'The dispatch phase.', expected_output: 'dispatch notes', overrides: config });
+    expect(definition.phases.find((p: { id: string }) => p.id === 'execute').overrides).toBeNull();
+    expect(definition.edges).toEqual([
+      { from: 'dispatch', to: 'execute' },
+      { from: 'execute', to: 'summarize' },
+    ]);
+  });
+
+  it.each([
+    ['an unknown agent', '/agents/nope/nodes/dispatch/config', {}, 404, 'no agent or command named "nope"'],
+    ['an unknown node', '/agents/summary/nodes/nope/config', {}, 404, 'summary has no node "nope"'],
+    ['an unknown condition', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('sounds_like', 'x', 'execute', 1)] }, 400, 'routing_overrides.0.condition'],
+    ['a target outside the graph', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('always', '', 'nowhere', 1)] }, 400, 'routing_overrides.0.target: node "nowhere" is not in the graph of summary'],
+    ['a regex that does not compile', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('regex', '(open', 'execute', 1)] }, 400, 'routing_overrides.0.match: invalid regular expression'],
+    ['a regex that is too long', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('regex', 'a'.repeat(501), 'execute', 1)] }, 400, 'routing_overrides.0.match'],
+    ['duplicate priorities', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('always', '', 'execute', 1), rule('contains', 'x', 'summarize', 1)] }, 400, 'routing_overrides.1.priority: priority 1 is already used by routing_overrides.0'],
+    ['rules on a gate', '/agents/review/nodes/gate/config', { routing_overrides: [rule('always', '', 'output', 1)] }, 400, '"gate" is a gate node: its edges are defined by the graph'],
+    ['a match missing for contains', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('contains', '', 'execute', 1)] }, 400, 'routing_overrides.0.match: a contains rule needs a match value'],
+  ])('refuses %s', async (_what, path, body, status, message) => {
+    const res = await server.request(path, { method: 'PUT', json: body });
+    expect(res.status).toBe(status);
+    expect((await res.json()).error.message).toContain(message);
+  });
+});
+
+describe('routing rules in runs', () => {
+  it('the first matching rule by priority decides the next node, emits route_matched and is recorded', async () => {
+    await save('summary', 'dispatch', {
+      routing_overrides: [rule('always', '', 'execute', 50), rule('contains', 'SKIP', 'summarize', 10), rule('contains', 'skip', 'dispatch', 20)],
+    });
+    model.reply(['please', ' skip', ' ahead']);
+    const { events, runId } = await runSummary();
+    expect(eventOrder(events)).toEqual([
+      'run_start',
+      'node_enter:dispatch',
+      'token:dispatch',
+      'node_exit:dispatch',
+      'route_matched',
+      'node_enter:summarize',
+      'token:summarize',
+      'node_exit:summarize',
+      'run_done',
+    ]);
+    const matched = events.find((e) => e.name === 'route_matched')!.data;
+    expect(matched).toEqual({ type: 'route_matched', from: 'dispatch', to: 'summarize', rule: rule('contains', 'SKIP', 'summarize', 10) });
+    const detail = await (await server.request(`/runs/${runId}`)).json();
+    expect(detail.routes).toEqual([{ from: 'dispatch', to: 'summarize', rule: rule('contains', 'SKIP', 'summarize', 10), at: expect.any(Number) }]);
+    expect(detail.nodes.map((n: { node_id: string }) => n.node_id)).toEqual(['dispatch', 'summarize']);
+  });
+
+  it('falls back to the graph edges when no rule matches', async () => {
+    await save('summary', 'dispatch', { routing_overrides: [rule('starts_with', 'ZZZ', 'summarize', 1)] });
+    const { events } = await runSummary();
+    expect(events.some((e) => e.name === 'route_matched')).toBe(false);
+    expect(events.filter((e) => e.name === 'node_enter').map((e) => (e.data as { node: string }).node)).toEqual(['dispatch', 'execute', 'summarize']);
+  });
+
+  it("puts an instructions override and classification labels into the node's prompt", async () => {
+    await save('summary', 'execute', { instructions_override: 'Write it as a haiku.', classification_labels: 'small, large' });
+    await runSummary();
+    const system = (request: unknown) => JSON.stringify((request as { messages: { role: string; content: string }[] }).messages[0]);
+    const [dispatch, execute] = model.requests.slice(-3);
+    expect(system(execute)).toContain('Write it as a haiku.');
+    expect(system(execute)).toContain('small, large');
+    expect(system(execute)).not.toContain('The execute phase.');
+    expect(system(dispatch)).not.toContain('Write it as a haiku.');
+  });
+
+  it('ends a routing loop with a clear error instead of hanging', async () => {
+    await save('summary', 'execute', { routing_overrides: [rule('always', '', 'dispatch', 1)] });
+    const { events, runId } = await runSummary();
+    const last = events.at(-1)!.data;
+    expect(last).toMatchObject({
+      type: 'run_error',
+      error_detail: 'RoutingLoopError: node "dispatch" was entered 9 times in one run: its routing rules form a loop',
+    });
+    const run = await (await server.request(`/runs/${runId}`)).json();
+    expect(run.status).toBe('error');
+  });
+});
