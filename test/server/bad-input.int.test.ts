@@ -1,0 +1,104 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { writeFixtureCatalog } from '../helpers/fixture-assets';
+import { startTestServer, type TestServer } from '../helpers/server';
+
+interface Operation {
+  method: string;
+  path: string;
+  params: string[];
+  hasBody: boolean;
+}
+
+let db: TestDatabase;
+let server: TestServer;
+let operations: Operation[];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  // No model runtime listens here: any run that starts fails fast instead of waiting.
+  server = await startTestServer(db.url, { LOCAL_LLM_BASE: 'http://127.0.0.1:9', BODY_LIMIT: '64kb' }, { generatedDir: await writeFixtureCatalog() });
+  const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { requestBody?: unknown }>>;
+  };
+  operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({
+      method: method.toUpperCase(),
+      path,
+      params: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!),
+      hasBody: Boolean(op.requestBody),
+    })),
+  );
+});
+afterAll(async () => {
+  await server?.close();
+  await db?.drop();
+});
+
+const oddText = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom('', ' ', '..', '%00', '%2e%2e%2f', 'null', '0', '-1', 'review', 'summary', 'gate', '00000000-0000-0000-0000-000000000000', '💥'.repeat(20), 'a'.repeat(5000)),
+  fc.uuid(),
+);
+
+const deep = (depth: number): unknown => (depth === 0 ? 'leaf' : { nested: deep(depth - 1), list: [deep(depth - 1 > 3 ? 3 : 0)] });
+
+const body = fc.oneof(
+  fc.anything({ maxDepth: 4 }).map((v) => ({ raw: JSON.stringify(v) ?? 'null' })),
+  fc.record({ message: oddText, model: fc.option(oddText), thread_id: fc.option(oddText), project_path: fc.option(oddText) }).map((v) => ({ raw: JSON.stringify(v) })),
+  fc.record({ routing_overrides: fc.array(fc.record({ condition: oddText, match: oddText, target: oddText, priority: fc.oneof(fc.integer(), fc.double(), oddText) }), { maxLength: 5 }) }).map((v) => ({ raw: JSON.stringify(v) })),
+  fc.constantFrom('{', '{"a":', '[1,2', 'nul', '"unterminated', '{"reason": 1e999999}', '\u0000', '{"reason":"\ud800"}').map((raw) => ({ raw })),
+  fc.constant({ raw: JSON.stringify(deep(40)) }),
+  fc.constant({ raw: JSON.stringify({ reason: 'x'.repeat(100_000) }) }),
+);
+
+async function send(op: Operation, values: string[], payload: { raw: string } | null, contentType: string) {
+  let path = op.path;
+  op.params.forEach((name, i) => {
+    path = path.replace(`{${name}}`, encodeURIComponent(values[i] ?? 'x'));
+  });
+  const res = await server.request(path, {
+    method: op.method,
+    headers: payload ? { 'content-type': contentType } : {},
+    body: payload && op.method !== 'GET' ? payload.raw : undefined,
+  });
+  const type = res.headers.get('content-type') ?? '';
+  if (type.startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return { status: res.status, json: undefined };
+  }
+  const text = await res.text();
+  return { status: res.status, json: type.includes('json') ? JSON.parse(text) : undefined, text };
+}
+
+describe('bad input on every endpoint of the OpenAPI document', () => {
+  it('never gets a 5xx, and every error is the JSON envelope', async () => {
+    expect(operations.length).toBeGreaterThan(10);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.array(oddText, { minLength: 3, maxLength: 3 }),
+        fc.option(body, { nil: null }),
+        fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded'),
+        async (pick, values, payload, contentType) => {
+          const op = operations[pick % operations.length]!;
+          const { status, json } = await send(op, values, payload, contentType);
+          expect(status, `${op.method} ${op.path}`).toBeLessThan(500);
+          if (status >= 400) {
+            expect(json, `${op.method} ${op.path} ${status}`).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+  });
+
+  it('answers an oversized body with 413 and the envelope', async () => {
+    const res = await server.request('/threads', { method: 'POST', json: { agent: 'x'.repeat(200_000) } });
+    expect(res.status).toBe(413);
+    expect((await res.json()).error.code).toBe('payload_too_large');
+  });
+});
