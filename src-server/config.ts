@@ -30,6 +30,8 @@ const schema = z.object({
   /** Where the embedded database and other local state live. */
   DATA_DIR: z.string().trim().min(1).default(defaultDataDir()),
   DATABASE_URL: url.optional(),
+  /** Where the build script wrote manifests and layouts (default: the project's generated/). */
+  GENERATED_DIR: z.string().trim().min(1).optional(),
   EMBEDDED_PG_PORT: int(1, 65535).default(54329),
 
   LOCAL_LLM_BASE: url.default('http://127.0.0.1:11434'),

@@ -54,7 +54,7 @@ const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
  * The composition root every mode calls (npm start, npm run serve, the desktop app):
  * config → database → checkpointer → init_db → orphan sweep → app → listen.
  */
-export async function startServer({ config, generatedDir = DEFAULT_GENERATED_DIR }: StartOptions): Promise<RunningServer> {
+export async function startServer({ config, generatedDir = config.GENERATED_DIR ?? DEFAULT_GENERATED_DIR }: StartOptions): Promise<RunningServer> {
   setLogLevel(config.LOG_LEVEL);
   for (const secret of [config.CLOUD_A_API_KEY, config.CLOUD_B_API_KEY, config.CLOUD_C_API_KEY, config.OIDC_CLIENT_SECRET]) {
     registerSecret(secret);

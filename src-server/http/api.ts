@@ -104,6 +104,7 @@ export class Api {
       const result = await spec.handler({ params, query, body, ctx: { principal }, req, res });
       if (res.headersSent || res.writableEnded) return;
       if (result === undefined) res.status(204).end();
+      else if (res.statusCode !== 200) res.json(result);
       else res.status(Object.keys(spec.responses).map(Number).find((s) => s >= 200 && s < 300) ?? 200).json(result);
     });
   }

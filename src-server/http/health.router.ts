@@ -10,9 +10,14 @@ export function healthRoutes(api: Api, deps: AppDeps): void {
     tag: 'service',
     summary: 'Database and local runtime status, and how many agents and commands are loaded',
     public: true,
-    responses: { 200: { description: 'service status', schema: HealthSchema } },
-    handler: async (): Promise<Health> => {
+    responses: {
+      200: { description: 'service status', schema: HealthSchema },
+      503: { description: 'the database is unreachable (same body, status degraded)', schema: HealthSchema },
+    },
+    handler: async ({ res }): Promise<Health> => {
       const database = await pingDatabase(deps.pool);
+      // Load balancers read the status code: a server without its database cannot serve.
+      if (!database.ok) res.status(503);
       return {
         status: database.ok ? 'ok' : 'degraded',
         version: deps.version,

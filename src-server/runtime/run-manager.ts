@@ -124,8 +124,9 @@ export class RunManager {
   }
 
   private track(execution: Promise<void>): void {
-    this.running.add(execution);
-    void execution.finally(() => this.running.delete(execution));
+    const tracked = execution.catch((error) => sseLog.error('run execution failed unexpectedly', error));
+    this.running.add(tracked);
+    void tracked.finally(() => this.running.delete(tracked));
   }
 
   private async execute(
@@ -186,13 +187,19 @@ export class RunManager {
     }
   }
 
+  /**
+   * Ends the run's stream whatever happens to the database: when PostgreSQL is down the row stays
+   * `running` and is swept (or cancelled) later, but the client still learns how the run ended.
+   */
   private async fail(session: RunSession, error: unknown): Promise<void> {
     const { runs } = this.deps;
+    const record = (write: Promise<unknown>) =>
+      write.catch((dbError) => sseLog.error(`run ${session.runId}: could not record its end`, dbError));
     if (session.stopReason === 'cancelled') {
       await session.closeOpenNodes('cancelled');
       await session.drain();
-      // The cancel request already set the run's status; this only ends the stream.
-      await runs.cancel(session.runId, session.lastEventId + 1);
+      // The cancel request already set the run's status; this only closes what opened since.
+      await record(runs.cancel(session.runId, session.lastEventId + 1));
       session.emit({ type: 'run_cancelled', run_id: session.runId, reason: null });
       return;
     }
@@ -201,7 +208,7 @@ export class RunManager {
     sseLog.error(`run ${session.runId} (${session.agent}, thread ${session.threadId}) failed: ${detail}`, cause);
     await session.closeOpenNodes('error');
     await session.drain();
-    await runs.finish(session.runId, 'error', { errorDetail: detail, eventSeq: session.lastEventId + 1 });
+    await record(runs.finish(session.runId, 'error', { errorDetail: detail, eventSeq: session.lastEventId + 1 }));
     session.emit({ type: 'run_error', run_id: session.runId, error_detail: detail });
   }
 }

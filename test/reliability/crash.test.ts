@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { writeFixtureCatalog } from '../helpers/fixture-assets';
+import { startModelFake, type ModelFake } from '../helpers/model-fake';
+import { spawnServer, type ServerProcess } from '../helpers/process';
+import { readEvents } from '../helpers/sse';
+import pg from 'pg';
+
+let db: TestDatabase;
+let model: ModelFake;
+let env: Record<string, string>;
+let sql: pg.Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  model = await startModelFake();
+  env = { DATABASE_URL: db.url, LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', GENERATED_DIR: await writeFixtureCatalog() };
+  sql = new pg.Pool({ connectionString: db.url });
+});
+afterAll(async () => {
+  await sql?.end();
+  await model?.close();
+  await db?.drop();
+});
+
+async function startRun(server: ServerProcess, agent: string, stopAfter: (text: string) => boolean) {
+  let runId = '';
+  let threadId = '';
+  let seen = '';
+  await readEvents(await server.request(`/graphs/${agent}/run`, { method: 'POST', json: { message: 'crash test' } }), (e) => {
+    if (e.data.type === 'run_start') {
+      runId = e.data.run_id;
+      threadId = e.data.thread_id;
+    }
+    if (e.data.type === 'token') seen += e.data.text;
+    return stopAfter(seen) || e.data.type === 'gate_waiting';
+  });
+  return { runId, threadId, seen };
+}
+
+describe('kill -9 of the server', () => {
+  it('during a streaming run: what was written survives, and the run can be followed and cancelled after restart', async () => {
+    model.reply(Array.from({ length: 400 }, (_, i) => `tok${i} `), 20);
+    let server = await spawnServer(env);
+    const { runId, seen } = await startRun(server, 'summary', (text) => text.length > 400);
+    await new Promise((r) => setTimeout(r, 700));
+    await server.stop('SIGKILL');
+
+    const stored = (await sql.query(`SELECT node_id, output, exited_at FROM svc_run_nodes WHERE run_id = $1`, [runId])).rows;
+    expect(stored).toHaveLength(1);
+    expect(stored[0].output.length).toBeGreaterThan(0);
+    // At most the tokens of the last flush interval are lost: what is stored is what streamed, in order.
+    expect(stored[0].output.startsWith(seen.slice(0, stored[0].output.length))).toBe(true);
+    expect(stored[0].output.length).toBeGreaterThanOrEqual(seen.length - 200);
+
+    server = await spawnServer(env);
+    try {
+      const detail = await (await server.request(`/runs/${runId}`)).json();
+      expect(detail.status).toBe('running');
+      const replay = await readEvents(await server.request(`/runs/${runId}/stream`));
+      expect(replay.map((e) => e.name)).toEqual(['run_start', 'node_enter', 'token']);
+      const cancel = await server.request(`/runs/${runId}/cancel`, { method: 'POST', json: { reason: 'orphaned by a crash' } });
+      expect(cancel.status).toBe(200);
+      const after = (await sql.query(`SELECT status, exited_at FROM svc_run_nodes WHERE run_id = $1`, [runId])).rows[0];
+      expect(after).toMatchObject({ status: 'cancelled', exited_at: expect.any(Number) });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('during a streaming run older than the orphan age: swept to error at the next start', async () => {
+    model.reply(Array.from({ length: 400 }, (_, i) => `tok${i} `), 20);
+    let server = await spawnServer(env);
+    const { runId } = await startRun(server, 'summary', (text) => text.length > 100);
+    await server.stop('SIGKILL');
+    await sql.query(`UPDATE svc_runs SET started_at = now() - interval '61 minutes' WHERE id = $1`, [runId]);
+    server = await spawnServer(env);
+    try {
+      const detail = await (await server.request(`/runs/${runId}`)).json();
+      expect(detail.status).toBe('error');
+      expect(detail.error_detail).toMatch(/^OrphanedRunError: /);
+      expect(detail.nodes[0].status).toBe('error');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('during a waiting gate: the gate can still be approved after restart and the run completes', async () => {
+    model.reply(['looks', ' fine']);
+    let server = await spawnServer(env);
+    const { runId, threadId } = await startRun(server, 'review', () => false);
+    await server.stop('SIGKILL');
+    server = await spawnServer(env);
+    try {
+      const resumed = await readEvents(
+        await server.request(`/threads/${threadId}/gates/gate/approve`, { method: 'POST', json: { reason: 'after crash' }, headers: { accept: 'text/event-stream' } }),
+      );
+      expect(resumed.map((e) => e.name)).toEqual(['gate_approved', 'node_enter', 'token', 'token', 'node_exit', 'run_done']);
+      expect(resumed.at(-1)!.data).toEqual({ type: 'run_done', run_id: runId, output: 'looks fine' });
+    } finally {
+      await server.stop();
+    }
+  });
+});
