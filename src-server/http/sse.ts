@@ -25,6 +25,11 @@ export function openSse(res: Response): SseStream {
   res.write(': stream open\n\n');
 
   let ended = false;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    res.uncork();
+  };
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   const closed = new Promise<void>((resolve) => {
     res.on('close', () => {
@@ -37,6 +42,12 @@ export function openSse(res: Response): SseStream {
   return {
     send(id, event) {
       if (ended) return;
+      // Events of one tick (a burst of tokens) leave in one write instead of one syscall each.
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(uncork);
+      }
       res.write(`event: ${event.type}\nid: ${id}\ndata: ${JSON.stringify(event)}\n\n`);
     },
     end() {

@@ -141,7 +141,8 @@ export class RunManager {
       session.controller.abort(new TimeoutError(`run exceeded ${this.deps.runTimeoutS}s`));
     }, this.deps.runTimeoutS * 1000);
     const signal = session.controller.signal;
-    const config = { configurable: { thread_id: session.threadId }, signal, streamMode: 'updates' as const, recursionLimit: 200 };
+    // 'values' hands over the final state as it is produced, saving a checkpoint read at the end.
+    const config = { configurable: { thread_id: session.threadId }, signal, streamMode: ['updates', 'values'] as ('updates' | 'values')[], recursionLimit: 200 };
 
     try {
       const graph = buildGraph({
@@ -153,9 +154,11 @@ export class RunManager {
         checkpointer: this.deps.checkpointer,
       });
       let pending: PendingGate | undefined;
-      for await (const update of await graph.stream((await input(signal)) as Partial<RunStateValue>, config)) {
-        const interrupts = (update as { __interrupt__?: { value: PendingGate }[] }).__interrupt__;
-        if (interrupts?.[0]) pending = interrupts[0].value;
+      let state: Partial<RunStateValue> = {};
+      for await (const [mode, chunk] of (await graph.stream((await input(signal)) as Partial<RunStateValue>, config)) as AsyncIterable<[string, unknown]>) {
+        if (mode === 'values') state = chunk as RunStateValue;
+        const interrupts = (chunk as { __interrupt__?: { value: PendingGate }[] }).__interrupt__;
+        if (mode === 'updates' && interrupts?.[0]) pending = interrupts[0].value;
       }
       signal.throwIfAborted();
 
@@ -167,7 +170,6 @@ export class RunManager {
         session.emit({ type: 'gate_waiting', ...pending });
         return;
       }
-      const state = (await graph.getState({ configurable: { thread_id: session.threadId } })).values as RunStateValue;
       const output = (state.last_node && state.outputs?.[state.last_node]) || '';
       await session.drain();
       if (state.approved === false) {

@@ -102,27 +102,29 @@ export class RunSession {
 
   private flushOutputs(): void {
     for (const node of this.dirty) {
-      const row = this.openRows.get(node);
       const output = this.pendingOutput.get(node) ?? '';
-      if (row !== undefined) void this.persist(() => this.runs.saveNodeOutput(row, output));
+      void this.persist(async () => {
+        const row = this.openRows.get(node);
+        if (row !== undefined) await this.runs.saveNodeOutput(row, output);
+      });
     }
     this.dirty.clear();
   }
 
   /** The open node rows, closed with `status` (used when the run fails or is cancelled). */
   closeOpenNodes(status: NodeStatus): Promise<void> {
-    const rows = [...this.openRows.entries()];
-    this.openRows.clear();
     return this.persist(async () => {
+      const rows = [...this.openRows.entries()];
+      this.openRows.clear();
       for (const [node, row] of rows) await this.runs.setNodeStatus(row, status, this.pendingOutput.get(node) ?? null, true);
     });
   }
 
   /** The gate row stays open while it waits; it is closed by the decision. */
   pauseAtGate(gate: PendingGate): Promise<void> {
-    const row = this.openRows.get(gate.node);
-    this.openRows.delete(gate.node);
     return this.persist(async () => {
+      const row = this.openRows.get(gate.node);
+      this.openRows.delete(gate.node);
       if (row !== undefined) await this.runs.setNodeStatus(row, 'waiting_approval', null, false);
     });
   }
@@ -133,7 +135,8 @@ export class RunSession {
     enter: async (node) => {
       this.emit({ type: 'node_enter', node });
       this.pendingOutput.set(node, '');
-      await this.persist(async () => this.openRows.set(node, await this.runs.enterNode(this.runId, node, 'running')));
+      // Not awaited: the model call starts at once; later writes for this node queue behind the insert.
+      void this.persist(async () => this.openRows.set(node, await this.runs.enterNode(this.runId, node, 'running')));
       this.flushTimer ??= setInterval(() => this.flushOutputs(), OUTPUT_FLUSH_MS);
     },
 
@@ -145,10 +148,12 @@ export class RunSession {
 
     exit: async (node, status, output) => {
       this.dirty.delete(node);
-      const row = this.openRows.get(node);
-      this.openRows.delete(node);
       this.emit({ type: 'node_exit', node, status });
-      if (row !== undefined) await this.persist(() => this.runs.setNodeStatus(row, status, output, true));
+      await this.persist(async () => {
+        const row = this.openRows.get(node);
+        this.openRows.delete(node);
+        if (row !== undefined) await this.runs.setNodeStatus(row, status, output, true);
+      });
     },
 
     queued: (node: string, info: QueueInfo) => this.emit({ type: 'queue', node, ...info }),

@@ -1,0 +1,304 @@
+/**
+ * `npm run bench`: what the service costs on top of the model and the database, as ratios measured
+ * in the same run on the same machine. Prints a markdown table (and writes test-results/bench.md).
+ *
+ * The server runs as its own process (as in production); the fake model runtime and the clients run
+ * here. PostgreSQL: TEST_DATABASE_URL (a fresh database is created on it) or an embedded one.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import { loadCatalog } from '../../src-server/assets/catalog';
+import { startEmbeddedDatabase } from '../../src-server/db/embedded';
+import { buildGraph, initialState, type NodeHooks } from '../../src-server/runtime/graph-builder';
+import { ollamaGateway } from '../../src-server/runtime/ollama-gateway';
+import { writeFixtureCatalog } from '../helpers/fixture-assets';
+import { startModelFake } from '../helpers/model-fake';
+import { freePort } from '../helpers/ports';
+import { spawnServer, type ServerProcess } from '../helpers/process';
+import { readEvents } from '../helpers/sse';
+
+interface Row {
+  benchmark: string;
+  service: string;
+  baseline: string;
+  ratio: string;
+  target: string;
+  met: string;
+}
+
+const rows: Row[] = [];
+const ms = (v: number) => `${v.toFixed(1)} ms`;
+const median = (values: number[]) => percentile(values, 50);
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function databaseServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, stop: async () => undefined };
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-bench-pg-'));
+  await fs.chmod(dir, 0o755);
+  const db = await startEmbeddedDatabase(dir, await freePort());
+  return { url: db.url, stop: () => db.stop() };
+}
+
+async function freshDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `svc_bench_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+/** Reads a stream line by line and JSON-parses each payload line: the same work for both clients. */
+async function readLines(res: Response, onPayload: (payload: string) => boolean): Promise<void> {
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (line && onPayload(line)) {
+        await reader.cancel();
+        return;
+      }
+    }
+  }
+}
+
+interface StreamTiming {
+  tokens: number;
+  tps: number;
+  ttft: number;
+}
+
+/** The baseline: the same three 2,000-token completions read straight from the runtime, one after another. */
+async function directStream(modelUrl: string): Promise<StreamTiming> {
+  const started = performance.now();
+  let tokens = 0;
+  let first = 0;
+  for (let node = 0; node < 3; node++) {
+    const res = await fetch(`${modelUrl}/api/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'fake-model', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    await readLines(res, (line) => {
+      const chunk = JSON.parse(line) as { done: boolean; message: { content: string } };
+      if (!chunk.done && chunk.message.content) {
+        tokens++;
+        first ||= performance.now();
+      }
+      return false;
+    });
+  }
+  return { tokens, tps: tokens / ((performance.now() - started) / 1000), ttft: first - started };
+}
+
+async function serviceStream(server: ServerProcess): Promise<StreamTiming> {
+  const started = performance.now();
+  const res = await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'stream' } });
+  let tokens = 0;
+  let first = 0;
+  let event = '';
+  await readLines(res, (line) => {
+    if (line.startsWith('event: ')) event = line.slice(7);
+    if (!line.startsWith('data: ')) return false;
+    const data = JSON.parse(line.slice(6)) as { text?: string };
+    if (event === 'token' && data.text) {
+      tokens++;
+      first ||= performance.now();
+    }
+    return event === 'run_done' || event === 'run_error';
+  });
+  return { tokens, tps: tokens / ((performance.now() - started) / 1000), ttft: first - started };
+}
+
+async function main() {
+  const database = await databaseServer();
+  const db = await freshDatabase(database.url);
+  const model = await startModelFake();
+  const generated = await writeFixtureCatalog();
+  const env = { DATABASE_URL: db.url, LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', GENERATED_DIR: generated, LOCAL_LLM_MAX_CONCURRENT: '64' };
+  const server = await spawnServer(env);
+
+  try {
+    // Streaming overhead: three nodes of 2,000 tokens each, as fast as the fake can send them.
+    model.reply(Array.from({ length: 2000 }, (_, i) => `t${i} `));
+    await serviceStream(server);
+    await directStream(model.url);
+    const service: StreamTiming[] = [];
+    const direct: StreamTiming[] = [];
+    for (let i = 0; i < 7; i++) {
+      service.push(await serviceStream(server));
+      direct.push(await directStream(model.url));
+    }
+    const serviceTps = median(service.map((s) => s.tps));
+    const directTps = median(direct.map((d) => d.tps));
+    rows.push({
+      benchmark: 'Streaming: tokens/s seen by an SSE client (3 nodes × 2,000 tokens)',
+      service: serviceTps.toFixed(0),
+      baseline: `${directTps.toFixed(0)} (same 3 completions read from the runtime directly)`,
+      ratio: `${((serviceTps / directTps) * 100).toFixed(0)}%`,
+      target: '≥ 90%',
+      met: serviceTps / directTps >= 0.9 ? 'yes' : 'no',
+    });
+    const added = median(service.map((s) => s.ttft)) - median(direct.map((d) => d.ttft));
+    rows.push({
+      benchmark: 'Streaming: time to first token (median)',
+      service: ms(median(service.map((s) => s.ttft))),
+      baseline: ms(median(direct.map((d) => d.ttft))),
+      ratio: `+${ms(added)}`,
+      target: '< 20 ms added',
+      met: added < 20 ? 'yes' : 'no',
+    });
+
+    // Throughput: short runs through the API against in-process LangGraph on the same checkpointer.
+    model.reply(['a', 'b', 'c']);
+    const inProcess = await inProcessRunner(db.url, model.url, generated);
+    for (const clients of [1, 8, 32]) {
+      const viaApi = await throughput(clients, 6, async () => {
+        const events = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'short' } }));
+        if (events.at(-1)?.data.type !== 'run_done') throw new Error(`run did not complete: ${JSON.stringify(events.at(-1)?.data)}`);
+      });
+      const direct = await throughput(clients, 6, inProcess.run);
+      rows.push({
+        benchmark: `Throughput: 3-node runs, ${clients} concurrent client${clients > 1 ? 's' : ''} (p50 / p95 latency)`,
+        service: `${viaApi.rps.toFixed(1)} runs/s (${ms(viaApi.p50)} / ${ms(viaApi.p95)})`,
+        baseline: `${direct.rps.toFixed(1)} runs/s (${ms(direct.p50)} / ${ms(direct.p95)}) in-process`,
+        ratio: `${((viaApi.rps / direct.rps) * 100).toFixed(0)}%`,
+        target: '≥ 70%',
+        met: viaApi.rps / direct.rps >= 0.7 ? 'yes' : 'no',
+      });
+    }
+    await inProcess.close();
+
+    // Gate latency: from the approve request to the first resumed event.
+    model.reply(['ok']);
+    const gate: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const events = await readEvents(await server.request('/graphs/review/run', { method: 'POST', json: { message: 'gate' } }));
+      const threadId = (events[0]!.data as { thread_id: string }).thread_id;
+      const started = performance.now();
+      const res = await server.request(`/threads/${threadId}/gates/gate/approve`, { method: 'POST', json: {}, headers: { accept: 'text/event-stream' } });
+      let first = 0;
+      await readEvents(res, () => {
+        first ||= performance.now();
+      });
+      gate.push(first - started);
+    }
+    rows.push({
+      benchmark: 'Gate latency: approve → first resumed event (median / p95)',
+      service: `${ms(median(gate))} / ${ms(percentile(gate, 95))}`,
+      baseline: '',
+      ratio: '',
+      target: '',
+      met: '',
+    });
+  } finally {
+    await server.stop();
+  }
+
+  // Start-up: process start to a healthy /health.
+  const external = await startupTime({ ...env });
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-bench-embedded-'));
+  await fs.chmod(dataDir, 0o755);
+  const embeddedEnv = { ...env, DATABASE_URL: '', DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()) };
+  await startupTime(embeddedEnv); // first start initialises the data folder
+  const embedded = await startupTime(embeddedEnv);
+  rows.push({ benchmark: 'Start-up to healthy /health, DATABASE_URL', service: ms(external), baseline: '', ratio: '', target: '', met: '' });
+  rows.push({ benchmark: 'Start-up to healthy /health, embedded PostgreSQL (existing data)', service: ms(embedded), baseline: '', ratio: '', target: '', met: '' });
+  await fs.rm(dataDir, { recursive: true, force: true });
+
+  await model.close();
+  await db.drop();
+  await database.stop();
+
+  const header = `Measured ${new Date().toISOString().slice(0, 10)} on ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.\n\n`;
+  const table = [
+    '| benchmark | service | baseline | ratio | target | met |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.benchmark} | ${r.service} | ${r.baseline} | ${r.ratio} | ${r.target} | ${r.met} |`),
+  ].join('\n');
+  process.stdout.write(`\n${header}${table}\n`);
+  await fs.mkdir('test-results', { recursive: true });
+  await fs.writeFile('test-results/bench.md', `${header}${table}\n`);
+}
+
+async function throughput(clients: number, runsPerClient: number, once: () => Promise<void>) {
+  const latencies: number[] = [];
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (let i = 0; i < runsPerClient; i++) {
+        const t = performance.now();
+        await once();
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { rps: latencies.length / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95) };
+}
+
+/** The same graph on the same PostgreSQL checkpointer, run in this process without the service. */
+async function inProcessRunner(databaseUrl: string, modelUrl: string, generated: string) {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  const checkpointer = new PostgresSaver(pool, undefined, { schema: 'graph_checkpoints' });
+  const entry = loadCatalog(generated).get('summary')!;
+  const models = ollamaGateway(modelUrl);
+  const hooks: NodeHooks = {
+    signal: new AbortController().signal,
+    enter: async () => undefined,
+    token: () => undefined,
+    exit: async () => undefined,
+    queued: () => undefined,
+    trimmed: () => undefined,
+    routeMatched: async () => undefined,
+    takeResume: () => false,
+    gateDecided: async () => undefined,
+  };
+  return {
+    run: async () => {
+      const graph = buildGraph({ entry, model: 'fake-model', models, nodeConfigs: new Map(), hooks, checkpointer });
+      const threadId = crypto.randomUUID();
+      for await (const _ of await graph.stream(initialState('short', ''), { configurable: { thread_id: threadId }, streamMode: 'updates' })) {
+        // drain
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function startupTime(env: Record<string, string>): Promise<number> {
+  const started = performance.now();
+  const server = await spawnServer(env);
+  for (;;) {
+    const res = await fetch(`${server.url}/health`).catch(() => undefined);
+    if (res?.status === 200) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const elapsed = performance.now() - started;
+  await server.stop();
+  return elapsed;
+}
+
+await main();
