@@ -17,7 +17,7 @@ export function wantsEventStream(req: Request): boolean {
 export async function pipeRunStream(stream: RunStream, afterId: number, res: Response): Promise<void> {
   const sse = openSse(res);
   const unsubscribe = followStream(stream, afterId, {
-    event: ({ id, event }) => sse.send(id, event),
+    event: (entry) => sse.send(entry.frame),
     end: () => sse.end(),
   });
   await sse.closed;

@@ -3,8 +3,14 @@ import type { RunEvent } from '../contracts/events';
 
 const HEARTBEAT_MS = 15_000;
 
+/** One event on the wire. Computed once per event, however many clients follow the run. */
+export function formatSseEvent(id: number, event: RunEvent): string {
+  return `event: ${event.type}\nid: ${id}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
 export interface SseStream {
-  send(id: number, event: RunEvent): void;
+  /** Writes a frame made by formatSseEvent. */
+  send(frame: string): void;
   end(): void;
   /** Resolves when the client goes away or the stream is ended. */
   readonly closed: Promise<void>;
@@ -40,7 +46,7 @@ export function openSse(res: Response): SseStream {
   });
 
   return {
-    send(id, event) {
+    send(frame) {
       if (ended) return;
       // Events of one tick (a burst of tokens) leave in one write instead of one syscall each.
       if (!corked) {
@@ -48,7 +54,7 @@ export function openSse(res: Response): SseStream {
         res.cork();
         process.nextTick(uncork);
       }
-      res.write(`event: ${event.type}\nid: ${id}\ndata: ${JSON.stringify(event)}\n\n`);
+      res.write(frame);
     },
     end() {
       if (ended) return;

@@ -2,13 +2,13 @@ import type { CatalogEntry } from '../assets/catalog';
 import type { RunEvent } from '../contracts/events';
 import type { RunNode } from '../contracts/runs';
 import type { StoredRun } from '../db/runs.repository';
-import type { SequencedEvent } from './run-session';
+import { LoggedEvent } from './run-session';
 
 /**
  * The stream of a run that no process is executing any more, rebuilt from its stored rows: each
  * node's output arrives as one token event. Used to re-attach to a finished (or paused) run.
  */
-export function replayEvents(run: StoredRun, nodes: RunNode[], entry: CatalogEntry | undefined): SequencedEvent[] {
+export function replayEvents(run: StoredRun, nodes: RunNode[], entry: CatalogEntry | undefined): LoggedEvent[] {
   const events: RunEvent[] = [
     { type: 'run_start', run_id: run.id, thread_id: run.thread_id, agent: run.agent, model: run.model ?? '' },
   ];
@@ -48,5 +48,5 @@ export function replayEvents(run: StoredRun, nodes: RunNode[], entry: CatalogEnt
       // Executed by another process, or orphaned: the replay ends with what is stored so far.
       break;
   }
-  return events.map((event, index) => ({ id: index + 1, event }));
+  return events.map((event, index) => new LoggedEvent(index + 1, event));
 }

@@ -2,6 +2,7 @@ import type { RoutingRule } from '../contracts/assets';
 import { TERMINAL_EVENTS, type RunEvent } from '../contracts/events';
 import type { NodeStatus, PendingGate } from '../contracts/runs';
 import type { RunsRepository } from '../db/runs.repository';
+import { formatSseEvent } from '../http/sse';
 import { getLogger } from '../log';
 import type { GateDecision, NodeHooks } from './graph-builder';
 import type { QueueInfo, TrimReport } from './model-gateway';
@@ -11,13 +12,20 @@ const log = getLogger('svc.sse');
 /** Token text reaches the database at most this often per node: a crash loses at most this much. */
 const OUTPUT_FLUSH_MS = 500;
 
-export interface SequencedEvent {
-  id: number;
-  event: RunEvent;
+/** An event with its per-run sequence number and its wire form, serialised at most once. */
+export class LoggedEvent {
+  private cached?: string;
+  constructor(
+    readonly id: number,
+    readonly event: RunEvent,
+  ) {}
+  get frame(): string {
+    return (this.cached ??= formatSseEvent(this.id, this.event));
+  }
 }
 
 export interface Subscriber {
-  event(entry: SequencedEvent): void;
+  event(entry: LoggedEvent): void;
   /** The stream is over: the run finished or stopped at a gate. */
   end(): void;
 }
@@ -28,7 +36,7 @@ export interface Subscriber {
  * step with it. The graph reports through `hooks`.
  */
 export class RunSession {
-  private readonly log: SequencedEvent[] = [];
+  private readonly log: LoggedEvent[] = [];
   private readonly subscribers = new Set<Subscriber>();
   private writes: Promise<unknown> = Promise.resolve();
   private readonly openRows = new Map<string, number>();
@@ -65,7 +73,7 @@ export class RunSession {
   }
 
   emit(event: RunEvent): void {
-    const entry = { id: ++this.seq, event };
+    const entry = new LoggedEvent(++this.seq, event);
     this.log.push(entry);
     for (const subscriber of this.subscribers) subscriber.event(entry);
     if (TERMINAL_EVENTS.includes(event.type)) {

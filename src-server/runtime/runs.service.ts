@@ -9,7 +9,7 @@ import type { ThreadsRepository } from '../db/threads.repository';
 import { badRequest, conflict, notFound } from '../http/errors';
 import { getLogger } from '../log';
 import type { RunManager } from './run-manager';
-import type { RunSession, SequencedEvent, Subscriber } from './run-session';
+import type { LoggedEvent, RunSession, Subscriber } from './run-session';
 import { replayEvents } from './replay';
 
 const log = getLogger('svc.api');
@@ -30,7 +30,7 @@ export interface RunsServiceDeps {
 /** Something a client can follow: a live session in this process, or a replay of what is stored. */
 export type RunStream =
   | { kind: 'live'; session: RunSession }
-  | { kind: 'replay'; events: SequencedEvent[] };
+  | { kind: 'replay'; events: LoggedEvent[] };
 
 export function followStream(stream: RunStream, afterId: number, subscriber: Subscriber): () => void {
   if (stream.kind === 'live') return stream.session.subscribe(afterId, subscriber);
