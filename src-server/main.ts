@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
-import { createAccess } from './auth/access';
+import { createAccess, ensureDefaultTenancy } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
 import { baseUrl, type Config } from './config';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
@@ -87,13 +87,14 @@ export async function startServer({ config, generatedDir = config.GENERATED_DIR 
     }
     // 2. init_db()
     await initDb(pool);
+    await ensureDefaultTenancy(pool);
     // 3. orphan sweep
     const swept = await sweepOrphanedRuns(pool);
     if (swept > 0) log.warn(`closed ${swept} orphaned run(s) older than 1 hour as error`);
 
     const catalog = loadCatalog(generatedDir);
     const auth = createAuthenticator(config);
-    const access = createAccess(pool, config);
+    const access = createAccess(pool);
     const runs = runsRepository(pool);
     const phaseConfig = phaseConfigService({ catalog, access, configs: nodeConfigsRepository(pool) });
     const manager = new RunManager({

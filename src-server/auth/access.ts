@@ -1,3 +1,5 @@
+import type { Pool } from '../db/pool';
+import { forbidden, notFound } from '../http/errors';
 import type { Principal } from './principal';
 
 /** Roles per scope, highest first. A role on a scope applies to everything inside it. */
@@ -15,10 +17,107 @@ export interface Access {
   visibleProjectIds(principal: Principal): Promise<string[] | null>;
   /**
    * Throws unless the caller holds at least `role` on the project (directly or through its team or
-   * organisation). A caller who cannot even read the project gets 404, never 403, so nothing leaks.
+   * organisation). A caller who cannot even read the project gets 404 (`<what> not found`), never 403,
+   * so nothing leaks.
    */
-  requireProjectRole(principal: Principal, projectId: string, role: Role): Promise<void>;
+  requireProjectRole(principal: Principal, projectId: string, role: Role, what?: string): Promise<void>;
   /** The organisation a project belongs to: phase configuration is kept per organisation. */
   orgIdOfProject(projectId: string): Promise<string>;
-  requireOrgRole(principal: Principal, orgId: string, role: Role): Promise<void>;
+  requireOrgRole(principal: Principal, orgId: string, role: Role, what?: string): Promise<void>;
+}
+
+const RANK: Record<Role, number> = { admin: 4, owner: 3, member: 2, viewer: 1 };
+
+export function atLeast(role: Role | null, needed: Role): boolean {
+  return role !== null && RANK[role] >= RANK[needed];
+}
+
+/** The default tenancy, the same in every installation so two processes never create two. */
+export const DEFAULT_ORG_ID = '00000000-0000-4000-8000-000000000001';
+export const DEFAULT_TEAM_ID = '00000000-0000-4000-8000-000000000002';
+export const DEFAULT_PROJECT_ID = '00000000-0000-4000-8000-000000000003';
+
+export async function ensureDefaultTenancy(pool: Pool): Promise<void> {
+  await pool.query(
+    `WITH o AS (INSERT INTO svc_orgs (id, name) VALUES ($1, 'Default organisation') ON CONFLICT (id) DO NOTHING),
+          t AS (INSERT INTO svc_teams (id, org_id, name) VALUES ($2, $1, 'Default team') ON CONFLICT (id) DO NOTHING)
+     INSERT INTO svc_projects (id, team_id, name) VALUES ($3, $2, 'Default project') ON CONFLICT (id) DO NOTHING`,
+    [DEFAULT_ORG_ID, DEFAULT_TEAM_ID, DEFAULT_PROJECT_ID],
+  );
+}
+
+function highest(roles: Role[]): Role | null {
+  return roles.reduce<Role | null>((best, role) => (best === null || RANK[role] > RANK[best] ? role : best), null);
+}
+
+/**
+ * Roles come from svc_memberships: a role on an organisation or team applies to every project in it.
+ * Instance administrators (the API token, the anonymous user when auth is off) pass every check.
+ */
+export function createAccess(pool: Pool): Access {
+  const projectRole = async (principal: Principal, projectId: string): Promise<Role | null> => {
+    if (principal.instanceAdmin) return 'admin';
+    if (principal.kind !== 'session') return null;
+    const { rows } = await pool.query<{ role: Role }>(
+      `SELECT m.role FROM svc_projects p
+         JOIN svc_teams t ON t.id = p.team_id
+         JOIN svc_memberships m ON m.user_id = $1
+          AND ((m.scope_type = 'project' AND m.scope_id = p.id)
+            OR (m.scope_type = 'team' AND m.scope_id = t.id)
+            OR (m.scope_type = 'org' AND m.scope_id = t.org_id))
+        WHERE p.id = $2`,
+      [principal.id, projectId],
+    );
+    return highest(rows.map((r) => r.role));
+  };
+
+  const orgRole = async (principal: Principal, orgId: string): Promise<Role | null> => {
+    if (principal.instanceAdmin) return 'admin';
+    if (principal.kind !== 'session') return null;
+    const { rows } = await pool.query<{ role: Role }>(
+      `SELECT role FROM svc_memberships WHERE user_id = $1 AND scope_type = 'org' AND scope_id = $2`,
+      [principal.id, orgId],
+    );
+    return highest(rows.map((r) => r.role));
+  };
+
+  return {
+    defaultProjectId: async () => DEFAULT_PROJECT_ID,
+
+    async visibleProjectIds(principal) {
+      if (principal.instanceAdmin) return null;
+      if (principal.kind !== 'session') return [];
+      const { rows } = await pool.query<{ id: string }>(
+        `SELECT DISTINCT p.id FROM svc_projects p
+           JOIN svc_teams t ON t.id = p.team_id
+           JOIN svc_memberships m ON m.user_id = $1
+            AND ((m.scope_type = 'project' AND m.scope_id = p.id)
+              OR (m.scope_type = 'team' AND m.scope_id = t.id)
+              OR (m.scope_type = 'org' AND m.scope_id = t.org_id))`,
+        [principal.id],
+      );
+      return rows.map((r) => r.id);
+    },
+
+    async requireProjectRole(principal, projectId, role, what = 'project') {
+      const held = await projectRole(principal, projectId);
+      if (held === null) throw notFound(`${what} not found`);
+      if (!atLeast(held, role)) throw forbidden(`your role here is ${held}; this needs ${role} or higher`);
+    },
+
+    async orgIdOfProject(projectId) {
+      const { rows } = await pool.query<{ org_id: string }>(
+        `SELECT t.org_id FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id WHERE p.id = $1`,
+        [projectId],
+      );
+      if (!rows[0]) throw notFound('project not found');
+      return rows[0].org_id;
+    },
+
+    async requireOrgRole(principal, orgId, role, what = 'organisation') {
+      const held = await orgRole(principal, orgId);
+      if (held === null) throw notFound(`${what} not found`);
+      if (!atLeast(held, role)) throw forbidden(`your role here is ${held}; this needs ${role} or higher`);
+    },
+  };
 }

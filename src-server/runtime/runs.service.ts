@@ -56,14 +56,14 @@ export function runsService(deps: RunsServiceDeps) {
   async function visibleThread(principal: Principal, id: string, role: 'viewer' | 'member' = 'viewer'): Promise<Thread> {
     const thread = await threads.get(id);
     if (!thread) throw notFound(`thread ${id} not found`);
-    await access.requireProjectRole(principal, thread.project_id ?? (await access.defaultProjectId()), role);
+    await access.requireProjectRole(principal, thread.project_id ?? (await access.defaultProjectId()), role, `thread ${id}`);
     return thread;
   }
 
   async function visibleRun(principal: Principal, id: string, role: 'viewer' | 'member' = 'viewer'): Promise<StoredRun> {
     const run = await runs.get(id);
     if (!run) throw notFound(`run ${id} not found`);
-    await access.requireProjectRole(principal, run.project_id ?? (await access.defaultProjectId()), role);
+    await access.requireProjectRole(principal, run.project_id ?? (await access.defaultProjectId()), role, `run ${id}`);
     return run;
   }
 
