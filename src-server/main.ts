@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
 import { createAccess, ensureDefaultTenancy } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
-import { baseUrl, type Config } from './config';
+import { baseUrl, isLoopbackHost, type Config } from './config';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { createPool, withAdvisoryLock, type Pool } from './db/pool';
 import { sweepOrphanedRuns } from './db/runs.repository';
@@ -14,8 +15,11 @@ import { threadsRepository } from './db/threads.repository';
 import { runsRepository } from './db/runs.repository';
 import { nodeConfigsRepository } from './db/node-configs.repository';
 import { createApp } from './http/app';
+import { buildProjectContext } from './context/project-context';
+import { LocalQueue } from './models/local-queue';
+import { assertModelConfigured } from './models/cloud-providers';
+import { createModelGateway } from './models/model-gateway';
 import { listenForCancellations } from './runtime/cancel-listener';
-import { ollamaGateway } from './runtime/ollama-gateway';
 import { phaseConfigService } from './runtime/phase-config.service';
 import { RunManager } from './runtime/run-manager';
 import { CANCEL_CHANNEL, runsService } from './runtime/runs.service';
@@ -97,11 +101,18 @@ export async function startServer({ config, generatedDir = config.GENERATED_DIR 
     const access = createAccess(pool);
     const runs = runsRepository(pool);
     const phaseConfig = phaseConfigService({ catalog, access, configs: nodeConfigsRepository(pool) });
+    const queue = new LocalQueue(config.LOCAL_LLM_MAX_CONCURRENT, config.LOCAL_LLM_QUEUE_TIMEOUT_S);
+    const projectContextOptions = {
+      cacheDir: path.join(config.DATA_DIR, 'repositories'),
+      allowedRoots: isLoopbackHost(config.HOST) ? null : config.PROJECT_ROOTS,
+      // The context shares the local budget with the instructions and the conversation.
+      maxChars: Math.floor(config.LOCAL_LLM_MAX_CONTEXT_TOKENS * 4 * 0.5),
+    };
     const manager = new RunManager({
       runs,
       checkpointer,
-      models: ollamaGateway(config.LOCAL_LLM_BASE),
-      projectContext: async () => '',
+      models: createModelGateway(config, queue),
+      projectContext: (projectPath) => buildProjectContext(projectPath, projectContextOptions),
       nodeConfigs: (agent, projectId) => phaseConfig.forRun(agent, projectId),
       runTimeoutS: config.RUN_TIMEOUT_S,
     });
@@ -118,9 +129,10 @@ export async function startServer({ config, generatedDir = config.GENERATED_DIR 
       runs,
       manager,
       defaultModel: config.DEFAULT_MODEL,
+      checkModel: (model) => assertModelConfigured(config, model),
       deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
     });
-    const app = createApp({ config, version, pool, catalog, auth, runsService: service, phaseConfig });
+    const app = createApp({ config, version, pool, catalog, auth, runsService: service, phaseConfig, access, queue });
 
     const server = await listen(app, config);
     const port = (server.address() as AddressInfo).port;

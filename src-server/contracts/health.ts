@@ -5,6 +5,12 @@ export const HealthSchema = z
     status: z.enum(['ok', 'degraded']).meta({ description: 'degraded when the database is unreachable' }),
     version: z.string(),
     database: z.object({ ok: z.boolean(), error: z.string().optional() }),
+    local_runtime: z.object({
+      base_url: z.string(),
+      reachable: z.boolean(),
+      models: z.array(z.string()),
+      error: z.string().nullable().meta({ description: 'e.g. ConnectionRefusedError: … when the runtime is not running' }),
+    }),
     agents: z.number().int(),
     commands: z.number().int(),
     auth: z.object({ enabled: z.boolean(), oidc: z.boolean() }),

@@ -2,7 +2,9 @@ import express, { type Express } from 'express';
 import type { Catalog } from '../assets/catalog';
 import type { Authenticator } from '../auth/authenticator';
 import type { Config } from '../config';
+import type { Access } from '../auth/access';
 import type { Pool } from '../db/pool';
+import type { LocalQueue } from '../models/local-queue';
 import type { PhaseConfigService } from '../runtime/phase-config.service';
 import type { RunsService } from '../runtime/runs.service';
 import { Api } from './api';
@@ -10,6 +12,7 @@ import { docsRouter } from './docs.router';
 import { errorHandler, notFoundHandler } from './errors';
 import { assetRoutes, phaseConfigRoutes } from './assets.router';
 import { healthRoutes } from './health.router';
+import { modelRoutes } from './models.router';
 import { runRoutes } from './runs.router';
 import { threadRoutes } from './threads.router';
 import { studioRouter } from './studio.router';
@@ -22,6 +25,8 @@ export interface AppDeps {
   auth: Authenticator;
   runsService: RunsService;
   phaseConfig: PhaseConfigService;
+  access: Access;
+  queue: LocalQueue;
 }
 
 /** Builds the Express app; listening, signals and shutdown belong to main.ts. */
@@ -35,6 +40,7 @@ export function createApp(deps: AppDeps): Express {
   healthRoutes(api, deps);
   assetRoutes(api, deps);
   phaseConfigRoutes(api, deps);
+  modelRoutes(api, deps);
   runRoutes(api, deps);
   threadRoutes(api, deps);
 

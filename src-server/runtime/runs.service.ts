@@ -24,6 +24,8 @@ export interface RunsServiceDeps {
   runs: RunsRepository;
   manager: RunManager;
   defaultModel: string;
+  /** Throws when the model's provider is not configured, before any run is created. */
+  checkModel(model: string): void;
   deleteCheckpoints(threadId: string): Promise<void>;
 }
 
@@ -97,6 +99,7 @@ export function runsService(deps: RunsServiceDeps) {
         });
       }
       const model = request.model ?? thread.model ?? deps.defaultModel;
+      deps.checkModel(model);
       const projectPath = request.project_path ?? thread.project_path;
       const runId = randomUUID();
       await threads.touch(thread.id, request.message, model, projectPath);

@@ -13,9 +13,11 @@ import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { loadCatalog } from '../../src-server/assets/catalog';
 import { startEmbeddedDatabase } from '../../src-server/db/embedded';
 import { buildGraph, initialState, type NodeHooks } from '../../src-server/runtime/graph-builder';
-import { ollamaGateway } from '../../src-server/runtime/ollama-gateway';
+import { loadConfig } from '../../src-server/config';
+import { LocalQueue } from '../../src-server/models/local-queue';
+import { createModelGateway } from '../../src-server/models/model-gateway';
 import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startModelFake } from '../helpers/model-fake';
+import { startModelFake } from '../fixtures/fake-models';
 import { freePort } from '../helpers/ports';
 import { spawnServer, type ServerProcess } from '../helpers/process';
 import { readEvents } from '../helpers/sse';
@@ -264,7 +266,7 @@ async function inProcessRunner(databaseUrl: string, modelUrl: string, generated:
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   const checkpointer = new PostgresSaver(pool, undefined, { schema: 'graph_checkpoints' });
   const entry = loadCatalog(generated).get('summary')!;
-  const models = ollamaGateway(modelUrl);
+  const models = createModelGateway(loadConfig({ LOCAL_LLM_BASE: modelUrl }), new LocalQueue(64, 300));
   const hooks: NodeHooks = {
     signal: new AbortController().signal,
     enter: async () => undefined,

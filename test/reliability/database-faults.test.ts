@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src-server/db/embedded';
 import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startModelFake, type ModelFake } from '../helpers/model-fake';
+import { startModelFake, type ModelFake } from '../fixtures/fake-models';
 import { freePort } from '../helpers/ports';
 import { spawnServer, type ServerProcess } from '../helpers/process';
 import { readEvents } from '../helpers/sse';

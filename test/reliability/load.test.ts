@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startModelFake, type ModelFake } from '../helpers/model-fake';
+import { startModelFake, type ModelFake } from '../fixtures/fake-models';
 import { spawnServer, type ServerProcess } from '../helpers/process';
 import { readEvents } from '../helpers/sse';
 

@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { writeFixtureCatalog } from '../helpers/fixture-assets';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { eventOrder, readEvents } from '../helpers/sse';
-import { startModelFake, type ModelFake } from '../helpers/model-fake';
+import { startModelFake, type ModelFake } from '../fixtures/fake-models';
 
 let db: TestDatabase;
 let model: ModelFake;

@@ -1,0 +1,71 @@
+import { ChatAnthropic } from '@langchain/anthropic';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { ChatGoogleGenerativeAI } from '@langchain/google-genai';
+import { ChatOpenAI } from '@langchain/openai';
+import type { Config } from '../config';
+import type { ProviderId } from '../contracts/models';
+import { badRequest } from '../http/errors';
+import { ProviderNotConfiguredError } from './errors';
+import { parseModel } from './model-ref';
+
+type CloudId = Exclude<ProviderId, 'local'>;
+
+export interface CloudProvider {
+  id: CloudId;
+  name: string;
+  keyVariable: 'CLOUD_A_API_KEY' | 'CLOUD_B_API_KEY' | 'CLOUD_C_API_KEY';
+  /** Well-known models offered in lists; any other name the provider knows works too. */
+  models: string[];
+  create(config: Config, model: string): BaseChatModel;
+}
+
+export const CLOUD_PROVIDERS: Record<CloudId, CloudProvider> = {
+  cloud_a: {
+    id: 'cloud_a',
+    name: 'Google Gemini (generative-AI API)',
+    keyVariable: 'CLOUD_A_API_KEY',
+    models: ['gemini-2.5-flash', 'gemini-2.5-pro'],
+    create: (config, model) =>
+      new ChatGoogleGenerativeAI({ model, apiKey: config.CLOUD_A_API_KEY, baseUrl: config.CLOUD_A_BASE_URL, streaming: true, maxRetries: 0 }),
+  },
+  cloud_b: {
+    id: 'cloud_b',
+    name: 'Anthropic (Messages API)',
+    keyVariable: 'CLOUD_B_API_KEY',
+    models: ['claude-sonnet-4-5', 'claude-haiku-4-5'],
+    create: (config, model) =>
+      new ChatAnthropic({ model, apiKey: config.CLOUD_B_API_KEY, anthropicApiUrl: config.CLOUD_B_BASE_URL, streaming: true, maxRetries: 0 }),
+  },
+  cloud_c: {
+    id: 'cloud_c',
+    name: 'OpenAI (Responses API)',
+    keyVariable: 'CLOUD_C_API_KEY',
+    models: ['gpt-5', 'gpt-5-mini', 'gpt-4.1-mini'],
+    create: (config, model) =>
+      new ChatOpenAI({
+        model,
+        apiKey: config.CLOUD_C_API_KEY,
+        useResponsesApi: true,
+        streaming: true,
+        maxRetries: 0,
+        configuration: config.CLOUD_C_BASE_URL ? { baseURL: config.CLOUD_C_BASE_URL } : undefined,
+      }),
+  },
+};
+
+/** A cloud provider's models are enabled only when its key variable is set. */
+export function cloudModel(config: Config, provider: CloudId, model: string): BaseChatModel {
+  const spec = CLOUD_PROVIDERS[provider];
+  if (!config[spec.keyVariable]) {
+    throw new ProviderNotConfiguredError(`${provider} models need ${spec.keyVariable}, which is not set`);
+  }
+  return spec.create(config, model);
+}
+
+/** Refuses a run whose cloud provider is disabled, naming the variable to set. */
+export function assertModelConfigured(config: Config, model: string): void {
+  const { provider } = parseModel(model);
+  if (provider === 'local') return;
+  const spec = CLOUD_PROVIDERS[provider];
+  if (!config[spec.keyVariable]) throw badRequest(`model "${model}" needs ${spec.keyVariable}, which is not set`);
+}

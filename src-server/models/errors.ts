@@ -1,0 +1,25 @@
+/** SPEC's names: the runtime stores and shows `${name}: ${message}`. */
+export class ConnectionRefusedError extends Error {
+  override name = 'ConnectionRefusedError';
+}
+
+export class ProviderNotConfiguredError extends Error {
+  override name = 'ProviderNotConfiguredError';
+}
+
+function causeCode(error: unknown): string | undefined {
+  for (let current = error; current; current = (current as { cause?: unknown }).cause) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    if (current instanceof AggregateError) return causeCode(current.errors[0]);
+  }
+  return undefined;
+}
+
+/** A refused connection says which runtime was not there; anything else keeps the provider's own words. */
+export function describeConnectionError(error: unknown, what: string, address: string): unknown {
+  if (causeCode(error) === 'ECONNREFUSED') {
+    return new ConnectionRefusedError(`cannot reach ${what} at ${address} (connection refused): is it running?`);
+  }
+  return error;
+}

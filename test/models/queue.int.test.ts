@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { writeFixtureCatalog } from '../helpers/fixture-assets';
+import { startTestServer, type TestServer } from '../helpers/server';
+import { readEvents, type ReceivedEvent } from '../helpers/sse';
+import { startModelFake, type ModelFake } from '../fixtures/fake-models';
+
+let db: TestDatabase;
+let model: ModelFake;
+let generatedDir: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  model = await startModelFake();
+  generatedDir = await writeFixtureCatalog();
+});
+afterAll(async () => {
+  await model?.close();
+  await db?.drop();
+});
+
+const start = (server: TestServer, message: string, onEvent?: (e: ReceivedEvent) => boolean | void) =>
+  server.request('/graphs/summary/run', { method: 'POST', json: { message } }).then((res) => readEvents(res, onEvent));
+
+const status = async (server: TestServer) => (await server.request('/queue/status')).json();
+
+/** Resolves once the run has streamed its first token (it holds a slot). */
+function startHolding(server: TestServer, message: string) {
+  let holding!: () => void;
+  const started = new Promise<void>((resolve) => (holding = resolve));
+  const run = { id: '', started, done: Promise.resolve([] as ReceivedEvent[]) };
+  run.done = start(server, message, (e) => {
+    if (e.data.type === 'run_start') run.id = e.data.run_id;
+    if (e.name === 'token') holding();
+  });
+  return run;
+}
+
+describe('the local-runtime queue with two slots', () => {
+  it('queues a third run at position 1, runs it when a slot frees, and /queue/status follows every step', async () => {
+    const server = await startTestServer(db.url, { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', LOCAL_LLM_MAX_CONCURRENT: '2' }, { generatedDir });
+    try {
+      model.reply(Array.from({ length: 30 }, (_, i) => `${i} `), 20);
+      const a = startHolding(server, 'a');
+      const b = startHolding(server, 'b');
+      await Promise.all([a.started, b.started]);
+      expect(await status(server)).toMatchObject({ slots: 2, active: 2, waiting: 0 });
+
+      const queued: ReceivedEvent[] = [];
+      let sawStatus: unknown;
+      const c = start(server, 'c', (e) => {
+        if (e.name === 'queue') {
+          queued.push(e);
+          void status(server).then((s) => (sawStatus ??= s));
+        }
+      });
+      const events = await c;
+      expect(queued[0]!.data).toMatchObject({ type: 'queue', node: 'dispatch', position: 1, waiting: 1, active: 2 });
+      expect(sawStatus).toMatchObject({ active: 2, waiting: 1 });
+      // Queued before its first model call, then it ran normally.
+      expect(events.findIndex((e) => e.name === 'queue')).toBeLessThan(events.findIndex((e) => e.name === 'token'));
+      expect(events.at(-1)!.data.type).toBe('run_done');
+      await Promise.all([a.done, b.done]);
+      expect(await status(server)).toMatchObject({ active: 0, waiting: 0, timed_out: 0 });
+      expect(model.maxInFlight).toBeLessThanOrEqual(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('fails runs that wait longer than LOCAL_LLM_QUEUE_TIMEOUT_S with the exact TimeoutError text', async () => {
+    const server = await startTestServer(
+      db.url,
+      { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', LOCAL_LLM_MAX_CONCURRENT: '2', LOCAL_LLM_QUEUE_TIMEOUT_S: '1' },
+      { generatedDir },
+    );
+    try {
+      model.reply(Array.from({ length: 100 }, (_, i) => `${i} `), 30);
+      const a = startHolding(server, 'a');
+      const b = startHolding(server, 'b');
+      await Promise.all([a.started, b.started]);
+      const [third, fourth] = await Promise.all([start(server, 'third'), start(server, 'fourth')]);
+      const details = [third, fourth].map((events) => events.at(-1)!.data).map((d) => (d.type === 'run_error' ? d.error_detail : d.type)).sort();
+      expect(details).toEqual([
+        'TimeoutError: local runtime queue timeout after 1s (0 still waiting, 2 active)',
+        'TimeoutError: local runtime queue timeout after 1s (1 still waiting, 2 active)',
+      ]);
+      expect(await status(server)).toMatchObject({ timed_out: 2, waiting: 0 });
+      for (const run of [a, b]) await server.request(`/runs/${run.id}/cancel`, { method: 'POST', json: {} });
+      await Promise.all([a.done, b.done]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('resets counters during active calls without going negative or losing a run', async () => {
+    const server = await startTestServer(db.url, { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', LOCAL_LLM_MAX_CONCURRENT: '2' }, { generatedDir });
+    try {
+      model.reply(Array.from({ length: 30 }, (_, i) => `${i} `), 20);
+      const a = startHolding(server, 'a');
+      const b = startHolding(server, 'b');
+      await Promise.all([a.started, b.started]);
+      const c = startHolding(server, 'c');
+      await expect.poll(async () => (await status(server)).waiting).toBe(1);
+
+      const reset = await server.request('/queue/reset', { method: 'POST', json: { reason: 'stale counters in a test' } });
+      expect(reset.status).toBe(200);
+      // The waiting run got a slot at once; the two older calls no longer count.
+      expect(await reset.json()).toMatchObject({ active: 1, waiting: 0, served: 0 });
+      expect(server.logs.some((l) => l.includes('WARNING svc.models queue reset (stale counters in a test (by anonymous))'))).toBe(true);
+
+      const finished = await Promise.all([a.done, b.done, c.done]);
+      expect(finished.map((events) => events.at(-1)!.data.type)).toEqual(['run_done', 'run_done', 'run_done']);
+      const after = await status(server);
+      expect(after.active).toBe(0);
+      expect(after.waiting).toBe(0);
+      const { rows } = await server.pool.query(`SELECT count(*)::int AS n FROM svc_runs WHERE status = 'completed' AND message IN ('a', 'b', 'c')`);
+      expect(rows[0].n).toBeGreaterThanOrEqual(3);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('cloud calls', () => {
+  it('bypass the local queue', async () => {
+    const server = await startTestServer(
+      db.url,
+      { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', LOCAL_LLM_MAX_CONCURRENT: '1', CLOUD_B_API_KEY: 'k', CLOUD_B_BASE_URL: model.url },
+      { generatedDir },
+    );
+    try {
+      model.reply(Array.from({ length: 20 }, (_, i) => `${i} `), 20);
+      const local = startHolding(server, 'local');
+      await local.started;
+      const cloud = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'cloud', model: 'cloud_b:claude-test' } }));
+      expect(cloud.some((e) => e.name === 'queue')).toBe(false);
+      expect(cloud.at(-1)!.data.type).toBe('run_done');
+      await local.done;
+    } finally {
+      await server.close();
+    }
+  });
+});
