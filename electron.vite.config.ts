@@ -25,6 +25,7 @@ export default defineConfig({
     root: resolve(__dirname, 'src-renderer'),
     base: '/ui/',
     plugins: [vue()],
+    resolve: { alias: { '@contracts': resolve(__dirname, 'src-server/contracts') } },
     build: {
       outDir: resolve(__dirname, 'out/renderer'),
       emptyOutDir: true,

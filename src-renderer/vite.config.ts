@@ -7,5 +7,6 @@ export default defineConfig({
   root: __dirname,
   base: '/ui/',
   plugins: [vue()],
+  resolve: { alias: { '@contracts': resolve(__dirname, '../src-server/contracts') } },
   build: { outDir: resolve(__dirname, '../out/renderer'), emptyOutDir: true },
 });

@@ -40,16 +40,14 @@ const errorResponses = {
   404: 'not found',
 };
 
-function describeIssues(where: string, error: z.ZodError): string {
-  const parts = error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message));
-  return `invalid ${where}: ${parts.join('; ')}`;
-}
-
+/** `details.fields` lets a form show each problem at its field; `message` says it all in one line. */
 function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where: string): z.infer<T> {
   if (!schema) return {} as z.infer<T>;
   const result = schema.safeParse(value);
-  if (!result.success) throw badRequest(describeIssues(where, result.error));
-  return result.data;
+  if (result.success) return result.data;
+  const fields = result.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message }));
+  const parts = fields.map((f) => (f.field ? `${f.field}: ${f.message}` : f.message));
+  throw badRequest(`invalid ${where}: ${parts.join('; ')}`, { fields });
 }
 
 /**

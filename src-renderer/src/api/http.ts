@@ -1,0 +1,53 @@
+import { TOKEN_STORAGE_KEY } from '@contracts/storage';
+
+/** An error answer of the API: its envelope, with per-field problems when the server gave them. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly fields: { field: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export function getToken(): string | null {
+  return localStorage.getItem(TOKEN_STORAGE_KEY);
+}
+
+export function setToken(token: string | null): void {
+  if (token) localStorage.setItem(TOKEN_STORAGE_KEY, token);
+  else localStorage.removeItem(TOKEN_STORAGE_KEY);
+}
+
+/** Listeners told when the server refuses the token, so the app can ask for a new one. */
+const unauthorizedListeners = new Set<() => void>();
+export function onUnauthorized(listener: () => void): void {
+  unauthorizedListeners.add(listener);
+}
+
+export function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const token = getToken();
+  return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra };
+}
+
+export async function raise(res: Response): Promise<never> {
+  if (res.status === 401) unauthorizedListeners.forEach((l) => l());
+  const body = await res.json().catch(() => null);
+  const error = body?.error;
+  throw new ApiError(res.status, error?.code ?? 'error', error?.message ?? `${res.status} ${res.statusText}`, error?.details?.fields ?? []);
+}
+
+/** The one way the studio calls the JSON API. */
+export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
+  const res = await fetch(path, {
+    method: init.method ?? 'GET',
+    headers: headers(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
+    signal: init.signal,
+  });
+  if (!res.ok) await raise(res);
+  if (res.status === 204) return undefined as T;
+  return (await res.json()) as T;
+}

@@ -1,0 +1,31 @@
+import type { AssetSummary } from '@contracts/assets';
+import type { GraphDefinition, NodeConfig } from '@contracts/runs';
+import { defineStore } from 'pinia';
+import { ref } from 'vue';
+import { assetsApi } from '../api/resources.api';
+
+/** Agents and commands, and the graph definition of the one selected. */
+export const useCatalogStore = defineStore('catalog', () => {
+  const agents = ref<AssetSummary[]>([]);
+  const commands = ref<AssetSummary[]>([]);
+  const selected = ref<string | null>(null);
+  const graph = ref<GraphDefinition | null>(null);
+
+  async function load(): Promise<void> {
+    [agents.value, commands.value] = await Promise.all([assetsApi.agents(), assetsApi.commands()]);
+    if (!selected.value) await select(agents.value[0]?.name ?? commands.value[0]?.name ?? null);
+  }
+
+  async function select(name: string | null): Promise<void> {
+    selected.value = name;
+    graph.value = name ? await assetsApi.graph(name) : null;
+  }
+
+  async function saveConfig(node: string, config: NodeConfig): Promise<void> {
+    if (!selected.value) return;
+    await assetsApi.saveConfig(selected.value, node, config);
+    graph.value = await assetsApi.graph(selected.value);
+  }
+
+  return { agents, commands, selected, graph, load, select, saveConfig };
+});

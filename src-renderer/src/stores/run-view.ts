@@ -1,0 +1,174 @@
+import type { RunEvent } from '@contracts/events';
+import type { PendingGate, RunDetail, RunStatus } from '@contracts/runs';
+
+/** How a phase looks on the canvas. */
+export type PhaseState = 'idle' | 'active' | 'completed' | 'gate_waiting' | 'gate_passed' | 'gate_rejected' | 'error' | 'cancelled';
+
+export interface TranscriptEntry {
+  node: string;
+  text: string;
+}
+
+export interface RunView {
+  runId: string | null;
+  threadId: string | null;
+  agent: string | null;
+  model: string | null;
+  message: string | null;
+  projectPath: string | null;
+  status: RunStatus | 'idle';
+  startedAt: string | null;
+  output: string;
+  errorDetail: string | null;
+  phases: Record<string, PhaseState>;
+  /** Nodes in the order they ran: the breadcrumb trail. */
+  trail: string[];
+  transcript: TranscriptEntry[];
+  queue: { position: number; estimatedWaitS: number } | null;
+  warnings: string[];
+  routes: { from: string; to: string }[];
+  flash: string | null;
+  pendingGate: PendingGate | null;
+  resumable: boolean;
+  lastEventId: number;
+}
+
+export function emptyView(): RunView {
+  return {
+    runId: null,
+    threadId: null,
+    agent: null,
+    model: null,
+    message: null,
+    projectPath: null,
+    status: 'idle',
+    startedAt: null,
+    output: '',
+    errorDetail: null,
+    phases: {},
+    trail: [],
+    transcript: [],
+    queue: null,
+    warnings: [],
+    routes: [],
+    flash: null,
+    pendingGate: null,
+    resumable: false,
+    lastEventId: 0,
+  };
+}
+
+function append(view: RunView, node: string, text: string): void {
+  const last = view.transcript.at(-1);
+  if (last && last.node === node) last.text += text;
+  else view.transcript.push({ node, text });
+}
+
+/** Folds one stream event into the view; the same function serves live streams and replays. */
+export function applyEvent(view: RunView, event: RunEvent, id: number): void {
+  view.lastEventId = Math.max(view.lastEventId, id);
+  switch (event.type) {
+    case 'run_start':
+      Object.assign(view, { runId: event.run_id, threadId: event.thread_id, agent: event.agent, model: event.model, status: 'running' });
+      view.startedAt ??= new Date().toISOString();
+      break;
+    case 'node_enter':
+      view.phases[event.node] = 'active';
+      view.trail.push(event.node);
+      view.queue = null;
+      break;
+    case 'token':
+      view.queue = null;
+      append(view, event.node, event.text);
+      break;
+    case 'node_exit':
+      view.phases[event.node] = event.status === 'completed' ? 'completed' : event.status === 'error' ? 'error' : 'cancelled';
+      break;
+    case 'queue':
+      view.queue = { position: event.position, estimatedWaitS: event.estimated_wait_s };
+      break;
+    case 'context_trimmed':
+      view.warnings.push(
+        `Context trimmed for ${event.node}: ${event.dropped_messages} older message(s) dropped (≈${event.estimated_tokens_before} → ${event.estimated_tokens_after} tokens, budget ${event.budget}).`,
+      );
+      break;
+    case 'route_matched':
+      view.routes.push({ from: event.from, to: event.to });
+      view.flash = event.to;
+      break;
+    case 'gate_waiting':
+      view.phases[event.node] = 'gate_waiting';
+      view.status = 'waiting_approval';
+      view.pendingGate = { node: event.node, question: event.question, required_context: event.required_context, context: event.context };
+      view.resumable = true;
+      break;
+    case 'gate_approved':
+      view.phases[event.node] = 'gate_passed';
+      view.status = 'running';
+      view.pendingGate = null;
+      break;
+    case 'gate_rejected':
+      view.phases[event.node] = 'gate_rejected';
+      view.pendingGate = null;
+      break;
+    case 'run_rejected':
+      view.status = 'rejected';
+      break;
+    case 'run_done':
+      view.status = 'completed';
+      view.output = event.output;
+      break;
+    case 'run_error':
+      view.status = 'error';
+      view.errorDetail = event.error_detail;
+      for (const [node, state] of Object.entries(view.phases)) if (state === 'active') view.phases[node] = 'error';
+      break;
+    case 'run_cancelled':
+      view.status = 'cancelled';
+      for (const [node, state] of Object.entries(view.phases)) if (state === 'active') view.phases[node] = 'cancelled';
+      break;
+  }
+}
+
+const NODE_STATE: Record<string, PhaseState> = {
+  running: 'active',
+  completed: 'completed',
+  waiting_approval: 'gate_waiting',
+  approved: 'gate_passed',
+  rejected: 'gate_rejected',
+  error: 'error',
+  cancelled: 'cancelled',
+};
+
+/** A stored run as the studio shows it after a reload or when a thread is selected. */
+export function viewFromDetail(detail: RunDetail): RunView {
+  const view = emptyView();
+  Object.assign(view, {
+    runId: detail.id,
+    threadId: detail.thread_id,
+    agent: detail.agent,
+    model: detail.model,
+    message: detail.message,
+    projectPath: detail.project_path,
+    status: detail.status,
+    startedAt: detail.started_at,
+    output: detail.output ?? '',
+    errorDetail: detail.error_detail,
+    pendingGate: detail.pending_gate,
+    resumable: detail.resumable,
+    routes: detail.routes.map(({ from, to }) => ({ from, to })),
+  });
+  for (const node of detail.nodes) {
+    view.phases[node.node_id] = NODE_STATE[node.status] ?? 'idle';
+    view.trail.push(node.node_id);
+    if (node.output) view.transcript.push({ node: node.node_id, text: node.output });
+  }
+  return view;
+}
+
+/** SPEC: a run still `running` two minutes after it started appears stuck. */
+export const STUCK_AFTER_MS = 2 * 60_000;
+
+export function isStuck(view: RunView, now = Date.now()): boolean {
+  return view.status === 'running' && view.startedAt !== null && now - Date.parse(view.startedAt) > STUCK_AFTER_MS;
+}
