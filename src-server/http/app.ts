@@ -15,6 +15,7 @@ import { healthRoutes } from './health.router';
 import { modelRoutes } from './models.router';
 import { runRoutes } from './runs.router';
 import { threadRoutes } from './threads.router';
+import { portalRouter } from './portal.router';
 import { studioRouter } from './studio.router';
 
 export interface AppDeps {
@@ -45,6 +46,7 @@ export function createApp(deps: AppDeps): Express {
   threadRoutes(api, deps);
 
   app.use(docsRouter(() => api.openApiDocument({ version: deps.version })));
+  app.use(portalRouter(() => deps.catalog.list('agent')[0]?.name ?? 'change-review'));
   app.use(studioRouter());
   app.use(api.router);
   app.use(notFoundHandler);

@@ -1,0 +1,64 @@
+import { test as base, expect, type Page } from '@playwright/test';
+import pg from 'pg';
+
+const env = (name: string) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the browser tests with npm run test:e2e`);
+  return value;
+};
+
+export const baseUrl = () => env('E2E_BASE_URL');
+export const token = () => env('E2E_TOKEN');
+
+/** Tells the fake model runtime what to stream next. */
+export async function script(tokens: string[], delayMs = 0): Promise<void> {
+  await fetch(`${env('E2E_MODEL_URL')}/__script`, { method: 'POST', body: JSON.stringify({ tokens, delayMs }) });
+}
+
+export async function failModel(status: number, message: string): Promise<void> {
+  await fetch(`${env('E2E_MODEL_URL')}/__script`, { method: 'POST', body: JSON.stringify({ fail: { status, message } }) });
+}
+
+export function api(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
+  return fetch(`${baseUrl()}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${token()}`, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.headers as Record<string, string>) },
+    body: init.json !== undefined ? JSON.stringify(init.json) : init.body,
+  });
+}
+
+export async function sql<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: env('E2E_DATABASE_URL') });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+/** Opens the studio signed in with the token from the URL fragment, as the start-up link does. */
+export async function openStudio(page: Page, agent = 'change-review'): Promise<void> {
+  await page.goto(`${baseUrl()}/ui#token=${token()}`);
+  await expect(page.getByTestId(`asset-${agent}`)).toBeVisible();
+  await page.getByTestId(`asset-${agent}`).click();
+  await expect(page.getByTestId('phase-intake').or(page.getByTestId('phase-dispatch'))).toBeVisible();
+}
+
+export async function startRun(page: Page, message: string): Promise<void> {
+  await page.getByTestId('run-message').fill(message);
+  const continueThread = page.getByTestId('run-continue-thread');
+  if (await continueThread.isVisible()) await continueThread.uncheck();
+  await page.getByTestId('run-submit').click();
+}
+
+export const phase = (page: Page, id: string) => page.getByTestId(`phase-${id}`);
+
+export const test = base.extend({
+  page: async ({ page }, use, testInfo) => {
+    await script(['ok']);
+    await use(page);
+    await page.screenshot({ path: testInfo.outputPath('final.png') }).catch(() => undefined);
+  },
+});
+export { expect };

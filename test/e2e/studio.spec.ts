@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import { api, expect, failModel, openStudio, phase, script, sql, startRun, test } from './studio.fixtures';
+
+const shot = (name: string) => `test-results/e2e/screenshots/${name}.png`;
+const words = (text: string) => text.split(' ').map((w) => `${w} `);
+
+test('runs an agent to its gate and approves it: canvas colours, transcript and approval card', async ({ page }) => {
+  await openStudio(page);
+  await page.screenshot({ path: shot('01-studio') });
+  await script(words('The change renames the loader and adds tests. Risk is low.'), 15);
+  await startRun(page, 'Review: rename the config loader');
+
+  await expect(phase(page, 'intake')).toHaveAttribute('data-state', 'active');
+  await expect(phase(page, 'intake')).toHaveCSS('border-top-color', 'rgb(37, 99, 235)');
+  await expect(page.getByTestId('transcript-intake')).toContainText('The change renames');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await expect(page.getByTestId('approval-card')).toContainText('Publish this review to the author?');
+  await expect(page.getByTestId('approval-card')).toContainText('Risk is low.');
+  await expect(page.getByTestId('run-status')).toContainText('Waiting for approval');
+  await expect(phase(page, 'intake')).toHaveAttribute('data-state', 'completed');
+  await expect(phase(page, 'analysis')).toHaveCSS('border-top-color', 'rgb(22, 163, 74)');
+  await expect(phase(page, 'gate')).toHaveAttribute('data-state', 'gate_waiting');
+  await page.screenshot({ path: shot('02-approval') });
+
+  await script(words('Looks good to me: ship it.'), 10);
+  await page.getByTestId('gate-approve').click();
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await expect(phase(page, 'gate')).toHaveAttribute('data-state', 'gate_passed');
+  await expect(phase(page, 'gate')).toHaveCSS('border-top-color', 'rgb(13, 148, 136)');
+  await expect(phase(page, 'output')).toHaveAttribute('data-state', 'completed');
+  await expect(page.getByTestId('transcript-output')).toHaveText('Looks good to me: ship it. ');
+  await expect(page.getByTestId('run-id')).toHaveText(/^[0-9a-f-]{36}$/);
+  await page.screenshot({ path: shot('03-completed') });
+});
+
+test('rejects at the gate: the run ends without the output phase', async ({ page }) => {
+  await openStudio(page);
+  await startRun(page, 'Review: remove all tests');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await page.getByTestId('gate-reason').fill('not acceptable');
+  await page.getByTestId('gate-reject').click();
+  await expect(page.getByTestId('run-status')).toContainText('✕ Run rejected');
+  await expect(phase(page, 'gate')).toHaveAttribute('data-state', 'gate_rejected');
+  await expect(phase(page, 'output')).toHaveAttribute('data-state', 'idle');
+  const runId = await page.getByTestId('run-id').textContent();
+  const [row] = await sql<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]);
+  expect(row!.status).toBe('rejected');
+});
+
+test('Stop during streaming aborts the stream and cancels the run on the server', async ({ page }) => {
+  await openStudio(page, 'repo-summary');
+  await script(Array.from({ length: 300 }, (_, i) => `w${i} `), 40);
+  await startRun(page, 'Summarise slowly');
+  await expect(page.getByTestId('transcript-dispatch')).toContainText('w3');
+  const runId = await page.getByTestId('run-id').textContent();
+  await page.getByTestId('run-stop').click();
+  await expect(page.getByTestId('run-status')).toContainText('Run cancelled');
+  await expect.poll(async () => (await sql<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]))[0]!.status).toBe('cancelled');
+  await expect(phase(page, 'dispatch')).toHaveAttribute('data-state', 'cancelled');
+});
+
+test('a page reload during a run re-attaches to its stream', async ({ page }) => {
+  await openStudio(page, 'repo-summary');
+  await script(Array.from({ length: 60 }, (_, i) => `r${i} `), 30);
+  await startRun(page, 'Summarise, then reload');
+  await expect(page.getByTestId('transcript-dispatch')).toContainText('r5');
+  const runId = await page.getByTestId('run-id').textContent();
+  await page.reload();
+  await expect(page.getByTestId('run-id')).toHaveText(runId!);
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete', { timeout: 30_000 });
+  await expect(page.getByTestId('transcript-summarize')).toContainText('r59');
+  await expect(page.getByTestId('transcript-dispatch')).toContainText('r0 r1 r2');
+});
+
+test('selecting a thread restores its node states, output, error detail, run id and model', async ({ page }) => {
+  await openStudio(page, 'repo-summary');
+  await script(words('Restored output text.'));
+  await startRun(page, 'A thread to restore');
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  const runId = await page.getByTestId('run-id').textContent();
+
+  await page.reload();
+  await page.getByTestId('asset-change-review').click();
+  await page.getByTestId('thread-item').filter({ hasText: 'A thread to restore' }).click();
+  await expect(page.getByTestId('run-id')).toHaveText(runId!);
+  await expect(page.getByTestId('run-model-shown')).toHaveText('fake-model');
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await expect(phase(page, 'summarize')).toHaveAttribute('data-state', 'completed');
+  await expect(page.getByTestId('transcript-summarize')).toHaveText('Restored output text. ');
+  await page.getByTestId('tab-state').click();
+  await expect(page.getByTestId('state-trail')).toHaveText('dispatch › execute › summarize');
+  await expect(page.getByTestId('state-last-node')).toHaveText('summarize');
+});
+
+test('shows the queue banner and the badge while the single slot is busy', async ({ page }) => {
+  await openStudio(page, 'repo-summary');
+  await script(Array.from({ length: 200 }, (_, i) => `q${i} `), 40);
+  const blocker = await api('/graphs/repo-summary/run', { method: 'POST', json: { message: 'hold the slot' } });
+  const reader = blocker.body!.getReader();
+  await reader.read();
+  await startRun(page, 'I have to wait');
+  await expect(page.getByTestId('queue-banner')).toContainText('Queued: position 1');
+  await expect(page.getByTestId('queue-badge')).toHaveClass(/waiting/);
+  await expect(page.getByTestId('queue-badge')).toHaveCSS('background-color', 'rgb(220, 38, 38)');
+  await page.screenshot({ path: shot('04-queued') });
+  const blocked = (await sql<{ id: string }>(`SELECT id FROM svc_runs WHERE message = 'hold the slot' ORDER BY started_at DESC LIMIT 1`))[0]!;
+  await api(`/runs/${blocked.id}/cancel`, { method: 'POST', json: {} });
+  await reader.cancel();
+  await expect(page.getByTestId('queue-banner')).toBeHidden();
+  await expect(page.getByTestId('transcript-dispatch')).toContainText('q1');
+  await page.getByTestId('run-stop').click();
+});
+
+test("a failed run shows the exact exception text, also after reload", async ({ page }) => {
+  await openStudio(page, 'repo-summary');
+  await failModel(500, 'model crashed: out of memory');
+  await startRun(page, 'This will fail');
+  await expect(page.getByTestId('run-status')).toContainText('✕ Run failed');
+  await expect(page.getByTestId('run-error')).toHaveText('ResponseError: model crashed: out of memory');
+  await expect(phase(page, 'dispatch')).toHaveAttribute('data-state', 'error');
+  await page.screenshot({ path: shot('05-failed') });
+  await page.reload();
+  await page.getByTestId('thread-item').filter({ hasText: 'This will fail' }).click();
+  await expect(page.getByTestId('run-error')).toHaveText('ResponseError: model crashed: out of memory');
+});
+
+test('a run still running after two minutes appears stuck, and can be cancelled', async ({ page }) => {
+  const thread = randomUUID();
+  const run = randomUUID();
+  await sql(`INSERT INTO svc_threads (id, agent, model, last_message, project_id) VALUES ($1, 'repo-summary', 'fake-model', 'stuck since a crash', '00000000-0000-4000-8000-000000000003')`, [thread]);
+  await sql(`INSERT INTO svc_runs (id, thread_id, agent, model, status, message, started_at) VALUES ($1, $2, 'repo-summary', 'fake-model', 'running', 'stuck since a crash', now() - interval '3 minutes')`, [run, thread]);
+  await openStudio(page, 'repo-summary');
+  await page.getByTestId('thread-item').filter({ hasText: 'stuck since a crash' }).click();
+  await expect(page.getByTestId('run-stuck')).toHaveText('⚠ Run appears stuck');
+  await page.getByTestId('run-cancel').click();
+  await expect(page.getByTestId('run-status')).toContainText('Run cancelled');
+  expect((await sql<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [run]))[0]!.status).toBe('cancelled');
+});
+
+test('a saved routing rule shows its validation errors, then its from → to line on the next run', async ({ page }) => {
+  await openStudio(page, 'repo-summary');
+  await phase(page, 'dispatch').click();
+  await expect(page.getByTestId('phase-config')).toContainText('Decide which parts of the repository context matter');
+  await page.getByTestId('rule-add').click();
+  await page.getByTestId('rule-0-condition').selectOption('regex');
+  await page.getByTestId('rule-0-match').fill('(unclosed');
+  await page.getByTestId('rule-0-target').selectOption('summarize');
+  await page.getByTestId('config-save').click();
+  await expect(page.getByTestId('rule-0-error')).toContainText('invalid regular expression');
+
+  await page.getByTestId('rule-0-condition').selectOption('contains');
+  await page.getByTestId('rule-0-match').fill('shortcut');
+  await page.getByTestId('config-save').click();
+  await expect(page.getByTestId('config-saved')).toBeVisible();
+  await page.screenshot({ path: shot('06-phase-config') });
+
+  await script(words('take the shortcut please'));
+  await startRun(page, 'Summarise with a shortcut');
+  await expect(page.getByTestId('route-lines')).toHaveText('dispatch → summarize');
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await expect(phase(page, 'execute')).toHaveAttribute('data-state', 'idle');
+  await api('/agents/repo-summary/nodes/dispatch/config', { method: 'PUT', json: {} });
+});
+
+test('pane sizes survive a reload', async ({ page }) => {
+  await openStudio(page);
+  const handle = page.getByRole('separator', { name: 'Resize navigation' });
+  const box = (await handle.boundingBox())!;
+  await page.mouse.move(box.x + 2, box.y + 200);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 102, box.y + 200, { steps: 5 });
+  await page.mouse.up();
+  await page.getByRole('separator', { name: 'Resize output' }).focus();
+  await page.keyboard.press('ArrowUp');
+  const sizes = await page.evaluate(() => JSON.parse(localStorage.getItem('svc.panes') ?? '{}'));
+  expect(sizes.left).toBeGreaterThanOrEqual(350);
+  expect(sizes.bottom).toBe(280);
+  await page.reload();
+  await expect(page.getByTestId('asset-change-review')).toBeVisible();
+  const navWidth = await page.locator('nav').evaluate((el) => el.getBoundingClientRect().width);
+  expect(Math.round(navWidth)).toBe(sizes.left);
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  await page.screenshot({ path: shot('07-wide') });
+});
+
+test('the token from the URL fragment is stored and removed from the address bar; sign out asks again', async ({ page }) => {
+  await openStudio(page);
+  expect(page.url()).not.toContain('token=');
+  expect(await page.evaluate(() => localStorage.getItem('svc.token'))).toBe(process.env.E2E_TOKEN);
+  await page.getByTestId('sign-out').click();
+  await expect(page.getByTestId('sign-in')).toBeVisible();
+  await page.getByTestId('sign-in-token').fill(process.env.E2E_TOKEN!);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByTestId('asset-change-review')).toBeVisible();
+});
+
+test('the portal page links the studio and the docs with copy-ready examples', async ({ page }) => {
+  await page.goto(`${process.env.E2E_BASE_URL}/`);
+  await expect(page.getByRole('link', { name: /studio/i }).first()).toHaveAttribute('href', '/ui');
+  await expect(page.getByRole('link', { name: /API docs/i }).first()).toHaveAttribute('href', '/docs');
+  await expect(page.locator('pre').first()).toContainText(`curl -N`);
+  await expect(page.locator('pre').first()).toContainText(`${process.env.E2E_BASE_URL}/graphs/`);
+  await page.screenshot({ path: shot('08-portal') });
+});
