@@ -6,6 +6,10 @@ import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
 import { createAccess, ensureDefaultTenancy } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
+import { createOidc } from './auth/oidc';
+import { tenancyService } from './auth/tenancy.service';
+import { tenancyRepository } from './db/tenancy.repository';
+import { usersRepository } from './db/users.repository';
 import { baseUrl, isLoopbackHost, type Config } from './config';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { createPool, withAdvisoryLock, type Pool } from './db/pool';
@@ -132,7 +136,17 @@ export async function startServer({ config, generatedDir = config.GENERATED_DIR 
       checkModel: (model) => assertModelConfigured(config, model),
       deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
     });
-    const app = createApp({ config, version, pool, catalog, auth, runsService: service, phaseConfig, access, queue });
+    const users = usersRepository(pool);
+    const oidc = config.AUTH_ENABLED && config.OIDC_ISSUER_URL
+      ? createOidc({
+          issuer: config.OIDC_ISSUER_URL,
+          clientId: config.OIDC_CLIENT_ID,
+          clientSecret: config.OIDC_CLIENT_SECRET,
+          redirectUri: config.OIDC_REDIRECT_URI ?? `${baseUrl(config)}/auth/callback`,
+        })
+      : undefined;
+    const tenancy = tenancyService({ access, tenancy: tenancyRepository(pool), users });
+    const app = createApp({ config, version, pool, catalog, auth, runsService: service, phaseConfig, access, queue, tenancy, users, oidc });
 
     const server = await listen(app, config);
     const port = (server.address() as AddressInfo).port;

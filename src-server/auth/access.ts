@@ -24,6 +24,9 @@ export interface Access {
   /** The organisation a project belongs to: phase configuration is kept per organisation. */
   orgIdOfProject(projectId: string): Promise<string>;
   requireOrgRole(principal: Principal, orgId: string, role: Role, what?: string): Promise<void>;
+  /** The caller's role on any scope, inherited from the scopes above it; null when none. */
+  scopeRole(principal: Principal, type: ScopeType, id: string): Promise<Role | null>;
+  requireScopeRole(principal: Principal, type: ScopeType, id: string, role: Role, what?: string): Promise<void>;
 }
 
 const RANK: Record<Role, number> = { admin: 4, owner: 3, member: 2, viewer: 1 };
@@ -50,35 +53,36 @@ function highest(roles: Role[]): Role | null {
   return roles.reduce<Role | null>((best, role) => (best === null || RANK[role] > RANK[best] ? role : best), null);
 }
 
+export type ScopeType = 'org' | 'team' | 'project';
+
 /**
- * Roles come from svc_memberships: a role on an organisation or team applies to every project in it.
+ * Roles come from svc_memberships: a role on an organisation or team applies to everything in it.
  * Instance administrators (the API token, the anonymous user when auth is off) pass every check.
  */
 export function createAccess(pool: Pool): Access {
-  const projectRole = async (principal: Principal, projectId: string): Promise<Role | null> => {
-    if (principal.instanceAdmin) return 'admin';
-    if (principal.kind !== 'session') return null;
-    const { rows } = await pool.query<{ role: Role }>(
-      `SELECT m.role FROM svc_projects p
-         JOIN svc_teams t ON t.id = p.team_id
-         JOIN svc_memberships m ON m.user_id = $1
-          AND ((m.scope_type = 'project' AND m.scope_id = p.id)
-            OR (m.scope_type = 'team' AND m.scope_id = t.id)
-            OR (m.scope_type = 'org' AND m.scope_id = t.org_id))
-        WHERE p.id = $2`,
-      [principal.id, projectId],
+  /** The caller's role on a scope, inherited from above; `exists` false when there is no such scope. */
+  const scopeRole = async (principal: Principal, type: ScopeType, id: string): Promise<{ exists: boolean; role: Role | null }> => {
+    const { rows } = await pool.query<{ role: Role | null }>(
+      `WITH scope AS (
+         SELECT o.id AS org, NULL::uuid AS team, NULL::uuid AS project FROM svc_orgs o WHERE $2 = 'org' AND o.id = $3
+         UNION ALL SELECT t.org_id, t.id, NULL FROM svc_teams t WHERE $2 = 'team' AND t.id = $3
+         UNION ALL SELECT t.org_id, t.id, p.id FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id WHERE $2 = 'project' AND p.id = $3
+       )
+       SELECT m.role FROM scope LEFT JOIN svc_memberships m ON m.user_id = $1
+          AND ((m.scope_type = 'org' AND m.scope_id = scope.org)
+            OR (m.scope_type = 'team' AND m.scope_id = scope.team)
+            OR (m.scope_type = 'project' AND m.scope_id = scope.project))`,
+      [principal.kind === 'session' ? principal.id : null, type, id],
     );
-    return highest(rows.map((r) => r.role));
+    if (rows.length === 0) return { exists: false, role: null };
+    if (principal.instanceAdmin) return { exists: true, role: 'admin' };
+    return { exists: true, role: highest(rows.flatMap((r) => (r.role ? [r.role] : []))) };
   };
 
-  const orgRole = async (principal: Principal, orgId: string): Promise<Role | null> => {
-    if (principal.instanceAdmin) return 'admin';
-    if (principal.kind !== 'session') return null;
-    const { rows } = await pool.query<{ role: Role }>(
-      `SELECT role FROM svc_memberships WHERE user_id = $1 AND scope_type = 'org' AND scope_id = $2`,
-      [principal.id, orgId],
-    );
-    return highest(rows.map((r) => r.role));
+  const requireScopeRole = async (principal: Principal, type: ScopeType, id: string, role: Role, what: string) => {
+    const { exists, role: held } = await scopeRole(principal, type, id);
+    if (!exists || held === null) throw notFound(`${what} not found`);
+    if (!atLeast(held, role)) throw forbidden(`your role here is ${held}; this needs ${role} or higher`);
   };
 
   return {
@@ -99,11 +103,12 @@ export function createAccess(pool: Pool): Access {
       return rows.map((r) => r.id);
     },
 
-    async requireProjectRole(principal, projectId, role, what = 'project') {
-      const held = await projectRole(principal, projectId);
-      if (held === null) throw notFound(`${what} not found`);
-      if (!atLeast(held, role)) throw forbidden(`your role here is ${held}; this needs ${role} or higher`);
-    },
+    scopeRole: async (principal, type, id) => (await scopeRole(principal, type, id)).role,
+
+    requireScopeRole: (principal, type, id, role, what = type === 'org' ? 'organisation' : type) =>
+      requireScopeRole(principal, type, id, role, what),
+
+    requireProjectRole: (principal, projectId, role, what = 'project') => requireScopeRole(principal, 'project', projectId, role, what),
 
     async orgIdOfProject(projectId) {
       const { rows } = await pool.query<{ org_id: string }>(
@@ -114,10 +119,6 @@ export function createAccess(pool: Pool): Access {
       return rows[0].org_id;
     },
 
-    async requireOrgRole(principal, orgId, role, what = 'organisation') {
-      const held = await orgRole(principal, orgId);
-      if (held === null) throw notFound(`${what} not found`);
-      if (!atLeast(held, role)) throw forbidden(`your role here is ${held}; this needs ${role} or higher`);
-    },
+    requireOrgRole: (principal, orgId, role, what = 'organisation') => requireScopeRole(principal, 'org', orgId, role, what),
   };
 }

@@ -15,6 +15,9 @@ export interface Authenticator {
   readonly generatedToken?: string;
   authenticate(req: Request): Promise<Principal>;
   issueSession(user: { id: string; name: string; email?: string }): Promise<string>;
+  /** Seals what a login must find again at its callback (PKCE verifier, state, nonce) for a cookie. */
+  sealLogin(pending: Record<string, string>): Promise<string>;
+  openLogin(sealed: string): Promise<Record<string, string>>;
 }
 
 /** Hashing first makes the comparison constant-time whatever the lengths. */
@@ -63,6 +66,17 @@ export function createAuthenticator(config: Config): Authenticator {
       } catch {
         throw unauthorized('invalid or expired token');
       }
+    },
+    async sealLogin(pending) {
+      return new SignJWT({ pending })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setAudience('svc-login')
+        .setExpirationTime('10m')
+        .sign(secret);
+    },
+    async openLogin(sealed) {
+      const { payload } = await jwtVerify(sealed, secret, { algorithms: ['HS256'], audience: 'svc-login' });
+      return payload.pending as Record<string, string>;
     },
     async issueSession(user) {
       return new SignJWT({ name: user.name, ...(user.email ? { email: user.email } : {}) })

@@ -3,6 +3,9 @@ import type { Catalog } from '../assets/catalog';
 import type { Authenticator } from '../auth/authenticator';
 import type { Config } from '../config';
 import type { Access } from '../auth/access';
+import type { Oidc } from '../auth/oidc';
+import type { TenancyService } from '../auth/tenancy.service';
+import type { UsersRepository } from '../db/users.repository';
 import type { Pool } from '../db/pool';
 import type { LocalQueue } from '../models/local-queue';
 import type { PhaseConfigService } from '../runtime/phase-config.service';
@@ -11,6 +14,9 @@ import { Api } from './api';
 import { docsRouter } from './docs.router';
 import { errorHandler, notFoundHandler } from './errors';
 import { assetRoutes, phaseConfigRoutes } from './assets.router';
+import { authRoutes } from './auth.router';
+import { cors, loopbackHostGuard } from './guards';
+import { tenancyRoutes } from './tenancy.router';
 import { healthRoutes } from './health.router';
 import { modelRoutes } from './models.router';
 import { runRoutes } from './runs.router';
@@ -28,6 +34,9 @@ export interface AppDeps {
   phaseConfig: PhaseConfigService;
   access: Access;
   queue: LocalQueue;
+  tenancy: TenancyService;
+  users: UsersRepository;
+  oidc?: Oidc;
 }
 
 /** Builds the Express app; listening, signals and shutdown belong to main.ts. */
@@ -35,6 +44,8 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
+  app.use(loopbackHostGuard(deps.config));
+  app.use(cors(deps.config));
   app.use(express.json({ limit: deps.config.BODY_LIMIT }));
 
   const api = new Api(deps.auth);
@@ -42,6 +53,8 @@ export function createApp(deps: AppDeps): Express {
   assetRoutes(api, deps);
   phaseConfigRoutes(api, deps);
   modelRoutes(api, deps);
+  authRoutes(api, deps, { oidc: deps.oidc, users: deps.users });
+  tenancyRoutes(api, deps.tenancy);
   runRoutes(api, deps);
   threadRoutes(api, deps);
 

@@ -1,0 +1,87 @@
+import * as client from 'openid-client';
+import { isLoopbackHost } from '../config';
+import { getLogger } from '../log';
+
+const log = getLogger('svc.auth');
+
+export interface OidcSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  redirectUri: string;
+}
+
+export interface LoginStart {
+  url: string;
+  /** Kept by the browser (in a signed cookie) until the callback. */
+  pending: { verifier: string; state: string; nonce: string };
+}
+
+export interface OidcIdentity {
+  issuer: string;
+  subject: string;
+  name: string | null;
+  email: string | null;
+}
+
+/**
+ * Authorization Code with PKCE, state and nonce, through openid-client. Discovery happens on first
+ * use and is retried on the next login after a failure, so a provider that is down does not stop the
+ * server from starting.
+ */
+export function createOidc(settings: OidcSettings) {
+  let configuration: Promise<client.Configuration> | undefined;
+
+  const discover = () => {
+    configuration ??= (async () => {
+      const issuer = new URL(settings.issuer);
+      const insecure = issuer.protocol === 'http:' && isLoopbackHost(issuer.hostname);
+      const config = await client.discovery(
+        issuer,
+        settings.clientId,
+        settings.clientSecret,
+        settings.clientSecret ? undefined : client.None(),
+        insecure ? { execute: [client.allowInsecureRequests] } : undefined,
+      );
+      log.info(`OIDC provider discovered: ${config.serverMetadata().issuer}`);
+      return config;
+    })().catch((error) => {
+      configuration = undefined;
+      throw error;
+    });
+    return configuration;
+  };
+
+  return {
+    async start(): Promise<LoginStart> {
+      const config = await discover();
+      const verifier = client.randomPKCECodeVerifier();
+      const state = client.randomState();
+      const nonce = client.randomNonce();
+      const url = client.buildAuthorizationUrl(config, {
+        redirect_uri: settings.redirectUri,
+        scope: 'openid profile email',
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state,
+        nonce,
+      });
+      return { url: url.href, pending: { verifier, state, nonce } };
+    },
+
+    async finish(callbackUrl: URL, pending: LoginStart['pending']): Promise<OidcIdentity> {
+      const config = await discover();
+      const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
+        pkceCodeVerifier: pending.verifier,
+        expectedState: pending.state,
+        expectedNonce: pending.nonce,
+        idTokenExpected: true,
+      });
+      const claims = tokens.claims()!;
+      const name = typeof claims.name === 'string' ? claims.name : typeof claims.preferred_username === 'string' ? claims.preferred_username : null;
+      return { issuer: claims.iss, subject: claims.sub, name, email: typeof claims.email === 'string' ? claims.email : null };
+    },
+  };
+}
+
+export type Oidc = ReturnType<typeof createOidc>;

@@ -1,0 +1,79 @@
+import type { Scope } from '../contracts/tenancy';
+import type { TenancyRepository } from '../db/tenancy.repository';
+import type { UsersRepository } from '../db/users.repository';
+import { badRequest, conflict, forbidden, notFound } from '../http/errors';
+import { getLogger } from '../log';
+import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID, type Access, type Role, type ScopeType } from './access';
+import type { Principal } from './principal';
+
+const log = getLogger('svc.auth');
+const DEFAULTS = new Set([DEFAULT_ORG_ID, DEFAULT_TEAM_ID, DEFAULT_PROJECT_ID]);
+const PARENT: Record<ScopeType, ScopeType | null> = { org: null, team: 'org', project: 'team' };
+const NAME: Record<ScopeType, string> = { org: 'organisation', team: 'team', project: 'project' };
+
+/**
+ * SPEC's hierarchy rules: org admins manage teams, team admins manage projects, project owners manage
+ * members (and admins of a scope manage its members too); a scope the caller cannot see is 404.
+ */
+export function tenancyService(deps: { access: Access; tenancy: TenancyRepository; users: UsersRepository }) {
+  const { access, tenancy, users } = deps;
+  const manageMembersRole: Record<ScopeType, Role> = { org: 'admin', team: 'admin', project: 'owner' };
+
+  async function toScope(principal: Principal, type: ScopeType, row: { id: string; name: string; parent_id: string | null; created_at: Date }): Promise<Scope> {
+    return { id: row.id, name: row.name, parent_id: row.parent_id, role: await access.scopeRole(principal, type, row.id), created_at: row.created_at.toISOString() };
+  }
+
+  return {
+    async list(principal: Principal, type: ScopeType, parentId?: string): Promise<Scope[]> {
+      const userId = principal.instanceAdmin ? null : principal.kind === 'session' ? principal.id : '00000000-0000-0000-0000-00000000ffff';
+      const rows = await tenancy.list(type, userId, parentId);
+      return Promise.all(rows.map((row) => toScope(principal, type, row)));
+    },
+
+    async create(principal: Principal, type: ScopeType, name: string, parentId?: string): Promise<Scope> {
+      const parentType = PARENT[type];
+      if (parentType) {
+        if (!parentId) throw badRequest(`invalid request body: parent_id: a ${NAME[type]} needs the id of its ${NAME[parentType]}`);
+        await access.requireScopeRole(principal, parentType, parentId, 'admin', `${NAME[parentType]} ${parentId}`);
+      } else if (!principal.instanceAdmin) {
+        throw forbidden('only instance administrators create organisations');
+      }
+      const row = await tenancy.create(type, name, parentId ?? null);
+      if (principal.kind === 'session' && !parentType) await tenancy.setRole(type, row.id, principal.id, 'admin');
+      log.info(`${NAME[type]} ${row.id} created by ${principal.name}`);
+      return toScope(principal, type, row);
+    },
+
+    async remove(principal: Principal, type: ScopeType, id: string): Promise<void> {
+      const row = await tenancy.get(type, id);
+      if (!row) throw notFound(`${NAME[type]} ${id} not found`);
+      const parentType = PARENT[type];
+      await access.requireScopeRole(principal, type, id, 'viewer', `${NAME[type]} ${id}`);
+      if (parentType) await access.requireScopeRole(principal, parentType, row.parent_id!, 'admin', `${NAME[type]} ${id}`);
+      else await access.requireScopeRole(principal, type, id, 'admin', `${NAME[type]} ${id}`);
+      if (DEFAULTS.has(id)) throw conflict(`the default ${NAME[type]} cannot be deleted`);
+      await tenancy.remove(type, id);
+      log.info(`${NAME[type]} ${id} deleted by ${principal.name}`);
+    },
+
+    async members(principal: Principal, type: ScopeType, id: string) {
+      await access.requireScopeRole(principal, type, id, 'viewer', `${NAME[type]} ${id}`);
+      return tenancy.members(type, id);
+    },
+
+    async setRole(principal: Principal, type: ScopeType, id: string, userId: string, role: Role) {
+      await access.requireScopeRole(principal, type, id, manageMembersRole[type], `${NAME[type]} ${id}`);
+      if (!(await users.get(userId))) throw notFound(`user ${userId} not found`);
+      await tenancy.setRole(type, id, userId, role);
+      log.info(`${NAME[type]} ${id}: user ${userId} is now ${role} (by ${principal.name})`);
+      return tenancy.members(type, id);
+    },
+
+    async removeMember(principal: Principal, type: ScopeType, id: string, userId: string): Promise<void> {
+      await access.requireScopeRole(principal, type, id, manageMembersRole[type], `${NAME[type]} ${id}`);
+      if (!(await tenancy.removeMember(type, id, userId))) throw notFound(`user ${userId} is not a member of ${NAME[type]} ${id}`);
+    },
+  };
+}
+
+export type TenancyService = ReturnType<typeof tenancyService>;

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+export const RoleSchema = z.enum(['admin', 'owner', 'member', 'viewer']);
+
+export const ScopeSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    /** The organisation of a team, the team of a project. */
+    parent_id: z.uuid().nullable(),
+    /** The caller's role here, inherited from above; null for instance administrators without a membership. */
+    role: RoleSchema.nullable(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'Scope' });
+export type Scope = z.infer<typeof ScopeSchema>;
+
+export const CreateScopeSchema = z.object({ name: z.string().trim().min(1).max(200), parent_id: z.uuid({ message: 'must be a UUID' }).optional() }).meta({ id: 'CreateScope' });
+
+export const MemberSchema = z
+  .object({ user_id: z.uuid(), name: z.string().nullable(), email: z.string().nullable(), role: RoleSchema })
+  .meta({ id: 'Member' });
+export type Member = z.infer<typeof MemberSchema>;
+
+export const SetRoleSchema = z.object({ role: RoleSchema }).meta({ id: 'SetRole' });

@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { DEFAULT_ORG_ID } from '../auth/access';
+import type { Pool } from './pool';
+
+export interface UserRow {
+  id: string;
+  name: string | null;
+  email: string | null;
+}
+
+export interface MembershipRow {
+  scope_type: 'org' | 'team' | 'project';
+  scope_id: string;
+  scope_name: string;
+  role: string;
+}
+
+/** Serialises "is this the first user?" across processes. */
+const FIRST_USER_LOCK = 7_305_113;
+
+export function usersRepository(pool: Pool) {
+  return {
+    /**
+     * Creates or updates the user of an identity-provider login. The first user ever to sign in
+     * becomes admin of the default organisation; later users belong nowhere until someone adds them.
+     */
+    async upsertFromLogin(issuer: string, subject: string, name: string | null, email: string | null): Promise<UserRow> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT pg_advisory_xact_lock($1)', [FIRST_USER_LOCK]);
+        const { rows } = await client.query<UserRow>(
+          `INSERT INTO svc_users (id, issuer, subject, name, email, last_login_at) VALUES ($1, $2, $3, $4, $5, now())
+           ON CONFLICT (issuer, subject) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email, last_login_at = now()
+           RETURNING id, name, email`,
+          [randomUUID(), issuer, subject, name, email],
+        );
+        const user = rows[0]!;
+        const { rows: admins } = await client.query(`SELECT 1 FROM svc_memberships WHERE scope_type = 'org' AND role = 'admin' LIMIT 1`);
+        if (admins.length === 0) {
+          await client.query(
+            `INSERT INTO svc_memberships (user_id, scope_type, scope_id, role) VALUES ($1, 'org', $2, 'admin') ON CONFLICT DO NOTHING`,
+            [user.id, DEFAULT_ORG_ID],
+          );
+        }
+        await client.query('COMMIT');
+        return user;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+
+    async get(id: string): Promise<UserRow | undefined> {
+      const { rows } = await pool.query<UserRow>(`SELECT id, name, email FROM svc_users WHERE id = $1`, [id]);
+      return rows[0];
+    },
+
+    async memberships(userId: string): Promise<MembershipRow[]> {
+      const { rows } = await pool.query<MembershipRow>(
+        `SELECT m.scope_type, m.scope_id, m.role,
+                COALESCE(o.name, t.name, p.name, '') AS scope_name
+           FROM svc_memberships m
+           LEFT JOIN svc_orgs o ON m.scope_type = 'org' AND o.id = m.scope_id
+           LEFT JOIN svc_teams t ON m.scope_type = 'team' AND t.id = m.scope_id
+           LEFT JOIN svc_projects p ON m.scope_type = 'project' AND p.id = m.scope_id
+          WHERE m.user_id = $1
+          ORDER BY m.scope_type, scope_name`,
+        [userId],
+      );
+      return rows;
+    },
+  };
+}
+
+export type UsersRepository = ReturnType<typeof usersRepository>;

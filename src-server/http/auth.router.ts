@@ -1,0 +1,122 @@
+import type { Request, Response } from 'express';
+import { MeSchema, type Me } from '../contracts/auth';
+import type { Oidc } from '../auth/oidc';
+import type { UsersRepository } from '../db/users.repository';
+import { getLogger } from '../log';
+import type { Api } from './api';
+import { errorBody } from './errors';
+import type { AppDeps } from './app';
+
+const log = getLogger('svc.auth');
+const LOGIN_COOKIE = 'svc_login';
+
+function readCookie(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(value.join('='));
+  }
+  return undefined;
+}
+
+const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * Provider errors and forged or replayed callbacks end here, not in a 500: a page that says what
+ * happened for a browser, the error envelope for any other client.
+ */
+function loginFailed(req: Request, res: Response, message: string, status = 400): void {
+  if (req.accepts(['application/json', 'text/html']) !== 'text/html') {
+    res.status(status).json(errorBody('login_failed', message));
+    return;
+  }
+  res
+    .status(status)
+    .type('html')
+    .send(
+      `<!doctype html><html lang="en"><meta charset="utf-8"><title>Sign-in failed</title><body style="font-family:system-ui;max-width:640px;margin:60px auto">` +
+        `<h1>Sign-in failed</h1><p>${escape(message)}</p><p><a href="/auth/login">Try again</a> · <a href="/ui">Back to the studio</a></p></body></html>`,
+    );
+}
+
+export interface AuthRouteDeps {
+  oidc?: Oidc;
+  users: UsersRepository;
+}
+
+export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }: AuthRouteDeps): void {
+  api.route({
+    method: 'get',
+    path: '/auth/login',
+    tag: 'auth',
+    summary: 'Redirect to the identity provider (Authorization Code with PKCE)',
+    public: true,
+    responses: { 302: { description: 'to the provider' }, 404: { description: 'OIDC is not configured' } },
+    handler: async ({ req, res }) => {
+      if (!oidc) {
+        loginFailed(req, res, 'Sign-in with an identity provider is not configured on this server (OIDC_ISSUER_URL).', 404);
+        return;
+      }
+      try {
+        const { url, pending } = await oidc.start();
+        res.cookie(LOGIN_COOKIE, await auth.sealLogin(pending), { httpOnly: true, sameSite: 'lax', path: '/auth', maxAge: 600_000 });
+        res.redirect(302, url);
+      } catch (error) {
+        log.warn(`OIDC login could not start: ${error instanceof Error ? error.message : String(error)}`);
+        loginFailed(req, res, 'The identity provider cannot be reached right now. Try again in a moment, or use an API token.');
+      }
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/auth/callback',
+    tag: 'auth',
+    summary: 'Identity-provider callback: issues a session token and leads to the studio (token in the URL fragment)',
+    public: true,
+    responses: { 302: { description: 'to /ui#token=…' }, 400: { description: 'the login failed' } },
+    handler: async ({ req, res }) => {
+      res.clearCookie(LOGIN_COOKIE, { path: '/auth' });
+      const error = typeof req.query.error === 'string' ? req.query.error : undefined;
+      if (error) {
+        const description = typeof req.query.error_description === 'string' ? `: ${req.query.error_description}` : '';
+        loginFailed(req, res, `The identity provider refused the sign-in (${error}${description}).`);
+        return;
+      }
+      const sealed = readCookie(req, LOGIN_COOKIE);
+      if (!oidc || !sealed) {
+        loginFailed(req, res, 'This sign-in link has expired or was already used. Start again from the studio.');
+        return;
+      }
+      try {
+        const pending = await auth.openLogin(sealed);
+        const callbackUrl = new URL(req.originalUrl, config.OIDC_REDIRECT_URI ?? `${req.protocol}://${req.get('host')}`);
+        const identity = await oidc.finish(callbackUrl, pending as { verifier: string; state: string; nonce: string });
+        const user = await users.upsertFromLogin(identity.issuer, identity.subject, identity.name, identity.email);
+        const token = await auth.issueSession({ id: user.id, name: user.name ?? user.email ?? identity.subject, email: user.email ?? undefined });
+        log.info(`signed in user=${user.id}`);
+        res.redirect(302, `/ui#token=${encodeURIComponent(token)}`);
+      } catch (e) {
+        log.warn(`OIDC callback refused: ${e instanceof Error ? e.message : String(e)}`);
+        loginFailed(req, res, 'The sign-in response could not be verified (it may be forged, replayed or expired). Start again from the studio.');
+      }
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/auth/me',
+    tag: 'auth',
+    summary: 'The signed-in user, their memberships and roles',
+    responses: { 200: { description: 'current user', schema: MeSchema } },
+    handler: async ({ ctx }): Promise<Me> => {
+      const p = ctx.principal;
+      const stored = p.kind === 'session' ? await users.get(p.id) : undefined;
+      return {
+        user: { id: p.id, name: stored?.name ?? p.name, email: stored?.email ?? p.email ?? null, kind: p.kind },
+        instance_admin: p.instanceAdmin,
+        memberships: p.kind === 'session' ? ((await users.memberships(p.id)) as Me['memberships']) : [],
+        oidc_enabled: Boolean(oidc),
+      };
+    },
+  });
+}

@@ -1,0 +1,37 @@
+import type { RequestHandler } from 'express';
+import { isLoopbackHost, type Config } from '../config';
+import { errorBody } from './errors';
+
+/**
+ * A server on loopback answers only requests addressed to a loopback name: a web page on another
+ * site cannot reach it through DNS rebinding.
+ */
+export function loopbackHostGuard(config: Config): RequestHandler {
+  const active = isLoopbackHost(config.HOST);
+  return (req, res, next) => {
+    if (!active) return next();
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+    if (isLoopbackHost(host)) return next();
+    res.status(403).json(errorBody('forbidden_host', `requests to this server must address it by a loopback name, not "${host}"`));
+  };
+}
+
+/** No CORS unless CORS_ORIGINS lists origins; then exactly those, preflight included. */
+export function cors(config: Config): RequestHandler {
+  const allowed = new Set(config.CORS_ORIGINS);
+  return (req, res, next) => {
+    const origin = req.headers.origin;
+    if (!origin || !allowed.has(origin)) return next();
+    res.setHeader('Access-Control-Allow-Origin', origin);
+    res.setHeader('Vary', 'Origin');
+    res.setHeader('Access-Control-Expose-Headers', 'Content-Type');
+    if (req.method === 'OPTIONS') {
+      res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE');
+      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Last-Event-ID, Accept');
+      res.setHeader('Access-Control-Max-Age', '600');
+      res.status(204).end();
+      return;
+    }
+    next();
+  };
+}

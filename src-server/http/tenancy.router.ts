@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import type { ScopeType } from '../auth/access';
+import type { TenancyService } from '../auth/tenancy.service';
+import { CreateScopeSchema, MemberSchema, ScopeSchema, SetRoleSchema } from '../contracts/tenancy';
+import type { Api } from './api';
+
+const uuid = z.uuid({ message: 'must be a UUID' });
+const RESOURCES: { type: ScopeType; path: string; parentQuery: string | null }[] = [
+  { type: 'org', path: '/orgs', parentQuery: null },
+  { type: 'team', path: '/teams', parentQuery: 'org_id' },
+  { type: 'project', path: '/projects', parentQuery: 'team_id' },
+];
+
+/** GET/POST/DELETE on /orgs, /teams, /projects, and their `/{id}/members` sub-resources. */
+export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
+  for (const { type, path, parentQuery } of RESOURCES) {
+    const tag = 'tenancy';
+    api.route({
+      method: 'get',
+      path,
+      tag,
+      summary: `${path.slice(1)} the caller may see${parentQuery ? `, optionally within ?${parentQuery}=` : ''}`,
+      query: parentQuery ? z.object({ [parentQuery]: uuid.optional() }) : undefined,
+      responses: { 200: { description: 'visible scopes', schema: z.array(ScopeSchema) } },
+      handler: ({ query, ctx }) => tenancy.list(ctx.principal, type, parentQuery ? (query as Record<string, string | undefined>)[parentQuery] : undefined),
+    });
+    api.route({
+      method: 'post',
+      path,
+      tag,
+      summary: parentQuery ? `Create (parent_id: the ${parentQuery.replace('_id', '')})` : 'Create an organisation (instance administrators)',
+      body: CreateScopeSchema,
+      responses: { 201: { description: 'created', schema: ScopeSchema } },
+      handler: ({ body, ctx }) => tenancy.create(ctx.principal, type, body.name, body.parent_id),
+    });
+    api.route({
+      method: 'delete',
+      path: `${path}/{id}`,
+      tag,
+      summary: 'Delete, with everything inside it (the defaults cannot be deleted)',
+      params: z.object({ id: uuid }),
+      responses: { 204: { description: 'deleted' }, 409: { description: 'a default scope' } },
+      handler: async ({ params, ctx }) => {
+        await tenancy.remove(ctx.principal, type, params.id);
+      },
+    });
+    api.route({
+      method: 'get',
+      path: `${path}/{id}/members`,
+      tag,
+      summary: 'Members and their roles',
+      params: z.object({ id: uuid }),
+      responses: { 200: { description: 'members', schema: z.array(MemberSchema) } },
+      handler: ({ params, ctx }) => tenancy.members(ctx.principal, type, params.id),
+    });
+    api.route({
+      method: 'put',
+      path: `${path}/{id}/members/{user_id}`,
+      tag,
+      summary: "Add a member or change a member's role",
+      params: z.object({ id: uuid, user_id: uuid }),
+      body: SetRoleSchema,
+      responses: { 200: { description: 'members after the change', schema: z.array(MemberSchema) } },
+      handler: ({ params, body, ctx }) => tenancy.setRole(ctx.principal, type, params.id, params.user_id, body.role),
+    });
+    api.route({
+      method: 'delete',
+      path: `${path}/{id}/members/{user_id}`,
+      tag,
+      summary: 'Remove a member',
+      params: z.object({ id: uuid, user_id: uuid }),
+      responses: { 204: { description: 'removed' } },
+      handler: async ({ params, ctx }) => {
+        await tenancy.removeMember(ctx.principal, type, params.id, params.user_id);
+      },
+    });
+  }
+}
