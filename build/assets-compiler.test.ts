@@ -1,11 +1,13 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadCatalog } from '../src-server/assets/catalog';
+import { RuntimeContractSchema } from '../src-server/assets/runtime-contract';
 import { GraphLayoutSchema, ManifestSchema } from '../src-server/contracts/assets';
-import { compileAssets, writeGenerated } from './assets-compiler';
+import { checkLayout, compileAssets, DEFAULT_LAYOUTS, fieldName, writeGenerated } from './assets-compiler';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dirs: string[] = [];
@@ -13,10 +15,15 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
 /** An assets folder with the given files, e.g. { 'agents/x.md': '...' }. */
 function assets(files: Record<string, string>): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-assets-'));
-  dirs.push(dir);
+  const dir = tempDir('svc-assets-');
   for (const [name, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
     fs.writeFileSync(path.join(dir, name), text);
@@ -24,8 +31,25 @@ function assets(files: Record<string, string>): string {
   return dir;
 }
 
-const agent = (front: string, body = 'Do the work well.') => `---\n${front}\n---\n${body}\n`;
+const asset = (front: string, body = 'Do the work well.') => `---\n${front}\n---\n${body}\n`;
 const ok = 'name: demo\ndescription: A demo agent.\ncategory: review';
+const withPhases = (phases: string) => asset(`${ok}\nphases:\n${phases}`);
+const layout = (value: object) => JSON.stringify(value);
+const triageLike = {
+  name: 'flow',
+  entry: 'a',
+  nodes: [
+    { id: 'a', kind: 'llm' },
+    { id: 'g', kind: 'gate' },
+    { id: 'b', kind: 'llm' },
+    { id: 'stop', kind: 'terminal' },
+  ],
+  edges: [
+    { from: 'a', to: 'g' },
+    { from: 'g', to: 'b', condition: 'approved' },
+    { from: 'g', to: 'stop', condition: 'rejected' },
+  ],
+};
 
 function error(files: Record<string, string>): string {
   try {
@@ -36,78 +60,307 @@ function error(files: Record<string, string>): string {
   throw new Error('expected the build to fail');
 }
 
+const cli = (...args: string[]) => [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'build/build-assets.ts', ...args];
+
 describe('the shipped assets', () => {
-  it('build into manifests, layouts and a runtime contract the server loads', () => {
-    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-gen-')), 'generated');
-    dirs.push(path.dirname(out));
-    const compiled = compileAssets(path.join(root, 'assets'));
-    writeGenerated(out, compiled);
-    for (const m of compiled.manifests) expect(ManifestSchema.parse(m)).toEqual(m);
-    for (const l of compiled.layouts) expect(GraphLayoutSchema.parse(l)).toEqual(l);
+  it('build into manifests, layouts and a runtime contract that match the schemas and load in the server', () => {
+    const out = path.join(tempDir('svc-gen-'), 'generated');
+    writeGenerated(out, compileAssets(path.join(root, 'assets')));
+    const read = (file: string) => JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
+
+    const manifests = ['agents', 'commands'].flatMap((kind) =>
+      fs.readdirSync(path.join(out, 'manifests', kind)).map((f) => ManifestSchema.parse(read(`manifests/${kind}/${f}`))),
+    );
+    expect(manifests.map((m) => `${m.kind}:${m.name}`).sort()).toEqual([
+      'agent:change-review',
+      'agent:incident-triage',
+      'command:explain-error',
+      'command:repo-summary',
+    ]);
+    for (const m of manifests) {
+      expect(m.instructions.length).toBeGreaterThan(200);
+      expect(m.source).toBe(`assets/${m.kind}s/${m.name}.md`);
+      for (const p of m.phases.filter((p) => p.kind === 'llm')) expect(p.description && p.expected_output, `${m.name}.${p.id}`).toBeTruthy();
+    }
+    expect(fs.readdirSync(path.join(out, 'graphs')).sort()).toEqual(['default-agent.json', 'default-command.json', 'triage.json']);
+    for (const f of fs.readdirSync(path.join(out, 'graphs'))) GraphLayoutSchema.parse(read(`graphs/${f}`));
 
     const catalog = loadCatalog(out);
     expect(catalog.counts()).toEqual({ agents: 2, commands: 2 });
     expect(catalog.get('change-review')!.layout.nodes.map((n) => n.id)).toEqual(['intake', 'analysis', 'gate', 'output', 'cancelled']);
     expect(catalog.get('incident-triage')!.manifest.graph).toBe('triage');
-    expect(catalog.get('repo-summary')!.layout.nodes.map((n) => n.id)).toEqual(['dispatch', 'execute', 'summarize']);
-    const gate = catalog.get('change-review')!.manifest.phases.find((p) => p.id === 'gate')!;
-    expect(gate).toMatchObject({ kind: 'gate', approval_question: 'Publish this review to the author?', required_approval_context: ['analysis'] });
+    expect(catalog.get('incident-triage')!.manifest.phases.map((p) => p.id)).toEqual(['intake', 'classify', 'gate', 'respond', 'cancelled']);
+    expect(catalog.get('repo-summary')!.manifest.phases.map((p) => p.id)).toEqual(['dispatch', 'execute', 'summarize']);
 
-    const contract = JSON.parse(fs.readFileSync(path.join(out, 'runtime-contract.json'), 'utf8'));
-    expect(contract.assets['change-review'].gates).toEqual([{ node: 'gate', question: 'Publish this review to the author?', required_context: ['analysis'] }]);
-    expect(contract.assets['change-review'].phases.find((p: { id: string }) => p.id === 'gate').outgoing).toEqual([
+    const contract = RuntimeContractSchema.parse(read('runtime-contract.json'));
+    expect(Object.keys(contract.assets).sort()).toEqual(['change-review', 'explain-error', 'incident-triage', 'repo-summary']);
+    const review = contract.assets['change-review']!;
+    expect(review).toMatchObject({ kind: 'agent', graph: 'default-agent', category: 'review', entry: 'intake' });
+    expect(review.gates).toEqual([
+      { node: 'gate', question: 'Publish this review to the author?', required_context: ['analysis'], approved: 'output', rejected: 'cancelled' },
+    ]);
+    expect(review.edges).toEqual([
+      { from: 'intake', to: 'analysis' },
+      { from: 'analysis', to: 'gate' },
       { from: 'gate', to: 'output', condition: 'approved' },
       { from: 'gate', to: 'cancelled', condition: 'rejected' },
     ]);
+    expect(contract.assets['repo-summary']!.gates).toEqual([]);
   });
 
-  it('picks up a new asset file at the next build', () => {
-    const dir = assets({ 'agents/demo.md': agent(ok) });
-    expect(compileAssets(dir).manifests.map((m) => m.name)).toEqual(['demo']);
-    fs.writeFileSync(path.join(dir, 'agents', 'second.md'), agent('name: second\ndescription: Another.'));
-    expect(compileAssets(dir).manifests.map((m) => m.name)).toEqual(['demo', 'second']);
-  });
-
-  it('fails from the command line with exit 1 and the file and field, leaving the old output whole', () => {
-    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-gen-')), 'generated');
-    dirs.push(path.dirname(out));
-    writeGenerated(out, compileAssets(assets({ 'agents/demo.md': agent(ok) })));
-    const bad = assets({ 'agents/bad.md': agent('name: bad\ndescription: x\ncategory: nonsense') });
-    let stderr = '';
-    try {
-      execFileSync(process.execPath, ['--import', 'tsx', 'build/build-assets.ts', bad, out], { cwd: root, stdio: 'pipe' });
-    } catch (e) {
-      stderr = String((e as { stderr: Buffer }).stderr);
-      expect((e as { status: number }).status).toBe(1);
-    }
-    expect(stderr).toContain('agents/bad.md: category: unknown category "nonsense"');
-    expect(fs.readdirSync(path.join(out, 'manifests', 'agents'))).toEqual(['demo.json']);
+  it('builds from the command line into generated/ with one summary line', () => {
+    const out = path.join(tempDir('svc-gen-'), 'generated');
+    const stdout = execFileSync(process.execPath, cli(path.join(root, 'assets'), out), { cwd: root, encoding: 'utf8' });
+    expect(stdout).toMatch(/^build-assets: 2 agents, 2 commands, 3 graph layouts → \S+\n$/);
+    expect(fs.existsSync(path.join(out, 'runtime-contract.json'))).toBe(true);
   });
 });
 
-describe('bad assets', () => {
-  it.each([
+describe('compiling', () => {
+  it('fills in every node of the layout in graph order, with defaults', () => {
+    const scrambled = { ...triageLike, nodes: [...triageLike.nodes].reverse() };
+    const { manifests, contract } = compileAssets(
+      assets({ 'graphs/flow.json': layout(scrambled), 'agents/demo.md': asset('name: demo\ndescription: A demo.\ncategory: flow\nphases:\n  a:\n    name: First') }),
+    );
+    const [demo] = manifests;
+    expect(demo!.phases.map((p) => p.id)).toEqual(['a', 'g', 'b', 'stop']);
+    expect(demo!.phases[0]).toEqual({
+      id: 'a',
+      name: 'First',
+      kind: 'llm',
+      description: '',
+      expected_output: '',
+      classification_options: [],
+      required_approval_context: [],
+      routes: [],
+    });
+    expect(demo!.phases[1]).toMatchObject({ kind: 'gate', name: 'g', approval_question: 'Approve the result of First and continue?' });
+    expect(demo).toMatchObject({ kind: 'agent', category: 'flow', graph: 'flow', instructions: 'Do the work well.', source: 'assets/agents/demo.md' });
+    expect(contract.assets.demo!.gates).toEqual([{ node: 'g', question: 'Approve the result of First and continue?', required_context: [], approved: 'b', rejected: 'stop' }]);
+  });
+
+  it('gives routes without a priority their position, and accepts routes that loop back when an exit remains', () => {
+    const { manifests } = compileAssets(
+      assets({
+        'agents/demo.md': withPhases(
+          '  output:\n    routes:\n      - { condition: contains, match: "more detail", target: analysis }\n      - { condition: regex, match: "^retry", target: intake }',
+        ),
+      }),
+    );
+    expect(manifests[0]!.phases.find((p) => p.id === 'output')!.routes).toEqual([
+      { condition: 'contains', match: 'more detail', target: 'analysis', priority: 0 },
+      { condition: 'regex', match: '^retry', target: 'intake', priority: 1 },
+    ]);
+  });
+
+  it('uses the default layout of its kind for a built-in category', () => {
+    const { manifests } = compileAssets(
+      assets({ 'agents/a.md': asset('name: a\ndescription: x'), 'commands/c.md': asset('name: c\ndescription: x\ncategory: ops') }),
+    );
+    expect(manifests.map((m) => [m.name, m.category, m.graph])).toEqual([
+      ['a', 'general', 'default-agent'],
+      ['c', 'ops', 'default-command'],
+    ]);
+  });
+
+  it('picks up a new asset file at the next build, and the server lists it after loading again', () => {
+    const dir = assets({ 'agents/demo.md': asset(ok) });
+    const out = path.join(tempDir('svc-gen-'), 'generated');
+    writeGenerated(out, compileAssets(dir));
+    expect(loadCatalog(out).list('agent').map((m) => m.name)).toEqual(['demo']);
+    fs.writeFileSync(path.join(dir, 'agents', 'second.md'), asset('name: second\ndescription: Another.'));
+    writeGenerated(out, compileAssets(dir));
+    expect(loadCatalog(out).list('agent').map((m) => m.name)).toEqual(['demo', 'second']);
+  });
+
+  it('ships built-in layouts that pass its own checks, already in graph order', () => {
+    for (const builtIn of Object.values(DEFAULT_LAYOUTS)) expect(checkLayout('(built-in)', builtIn)).toEqual(builtIn);
+  });
+
+  it('names fields as they are written in YAML', () => {
+    expect(fieldName(['phases', 'analysis', 'routes', 0, 'target'])).toBe('phases.analysis.routes[0].target');
+    expect(fieldName([])).toBe('');
+  });
+});
+
+describe('writing generated/', () => {
+  const outputOf = (out: string) => fs.readdirSync(path.join(out, 'manifests', 'agents'));
+
+  it('fails from the command line with exit 1 and the file and field, leaving the old output whole', () => {
+    const out = path.join(tempDir('svc-gen-'), 'generated');
+    writeGenerated(out, compileAssets(assets({ 'agents/demo.md': asset(ok) })));
+    const bad = assets({ 'agents/good.md': asset('name: good\ndescription: x'), 'agents/bad.md': asset('name: bad\ndescription: x\ncategory: nonsense') });
+    let failure: { status: number; stderr: string } | undefined;
+    try {
+      execFileSync(process.execPath, cli(bad, out), { cwd: root, stdio: 'pipe', encoding: 'utf8' });
+    } catch (e) {
+      failure = e as { status: number; stderr: string };
+    }
+    expect(failure?.status).toBe(1);
+    expect(failure?.stderr).toMatch(/^build-assets: \S*agents\/bad\.md: category: unknown category "nonsense"/);
+    expect(outputOf(out)).toEqual(['demo.json']);
+  });
+
+  it('keeps the old output and leaves no temporary folder when writing fails half way', () => {
+    const parent = tempDir('svc-gen-');
+    const out = path.join(parent, 'generated');
+    const compiled = compileAssets(assets({ 'agents/demo.md': asset(ok) }));
+    writeGenerated(out, compiled);
+    const broken = { ...compiled, manifests: [...compiled.manifests, { ...compiled.manifests[0]!, name: 'no/such/folder' }] };
+    expect(() => writeGenerated(out, broken)).toThrow(/ENOENT/);
+    expect(outputOf(out)).toEqual(['demo.json']);
+    expect(fs.readdirSync(parent)).toEqual(['generated']);
+  });
+
+  it('replaces the whole folder, so a removed asset disappears', () => {
+    const out = path.join(tempDir('svc-gen-'), 'generated');
+    writeGenerated(out, compileAssets(assets({ 'agents/demo.md': asset(ok), 'agents/other.md': asset('name: other\ndescription: x') })));
+    writeGenerated(out, compileAssets(assets({ 'agents/demo.md': asset(ok) })));
+    expect(outputOf(out)).toEqual(['demo.json']);
+  });
+
+  it('survives builds running at the same time', async () => {
+    const parent = tempDir('svc-gen-');
+    const out = path.join(parent, 'generated');
+    const run = () => promisify(execFile)(process.execPath, cli(path.join(root, 'assets'), out), { cwd: root });
+    await Promise.all([run(), run(), run()]);
+    expect(fs.readdirSync(parent)).toEqual(['generated']);
+    expect(loadCatalog(out).counts()).toEqual({ agents: 2, commands: 2 });
+  });
+});
+
+describe('bad assets are refused with the file and field', () => {
+  const cases: [string, Record<string, string>, string][] = [
     ['no frontmatter', { 'agents/a.md': 'just text' }, 'agents/a.md: (frontmatter): the file must start with a --- YAML frontmatter block ---'],
-    ['invalid YAML', { 'agents/a.md': agent('name: [unclosed') }, 'agents/a.md: (frontmatter): invalid YAML'],
-    ['a missing description', { 'agents/a.md': agent('name: a') }, 'agents/a.md: description:'],
-    ['a wrong type', { 'agents/a.md': agent(`${ok}\nphases:\n  analysis:\n    classification_options: yes`) }, 'agents/a.md: phases.analysis.classification_options:'],
-    ['an unknown field', { 'agents/a.md': agent(`${ok}\ncolour: red`) }, 'agents/a.md: (frontmatter): Unrecognized key: "colour"'],
-    ['a bad name', { 'agents/a.md': agent('name: Bad Name\ndescription: x') }, 'agents/a.md: name: must be lowercase letters, digits and dashes'],
-    ['an unknown category', { 'agents/a.md': agent('name: a\ndescription: x\ncategory: nonsense') }, 'agents/a.md: category: unknown category "nonsense"'],
-    ['a phase outside the graph', { 'agents/a.md': agent(`${ok}\nphases:\n  review:\n    description: x`) }, 'agents/a.md: phases.review: node "review" is not in graph "default-agent"'],
-    ['a route to a missing node', { 'agents/a.md': agent(`${ok}\nphases:\n  analysis:\n    routes:\n      - { condition: always, target: nowhere }`) }, 'agents/a.md: phases.analysis.routes[0].target: node "nowhere" is not in graph "default-agent"'],
-    ['a route with an unknown condition', { 'agents/a.md': agent(`${ok}\nphases:\n  analysis:\n    routes:\n      - { condition: maybe, target: output }`) }, 'agents/a.md: phases.analysis.routes.0.condition:'],
-    ['empty instructions', { 'agents/a.md': agent(ok, '') }, 'agents/a.md: (body): the instructions'],
-    ['a duplicate name', { 'agents/a.md': agent(ok), 'agents/b.md': agent(ok) }, 'agents/b.md: name: "demo" is already used by assets/agents/a.md'],
+    ['invalid YAML', { 'agents/a.md': asset('name: [unclosed') }, 'agents/a.md: (frontmatter): invalid YAML at line 2: Flow sequence in block collection must be sufficiently indented and end with a ]'],
+    ['YAML that is not a mapping', { 'agents/a.md': asset('- a\n- b') }, 'agents/a.md: (frontmatter): must be a YAML mapping'],
+    ['a missing name', { 'agents/a.md': asset('description: x') }, 'agents/a.md: name: is required'],
+    ['a missing description', { 'agents/a.md': asset('name: a') }, 'agents/a.md: description: is required'],
+    ['a wrong type', { 'agents/a.md': withPhases('  analysis:\n    classification_options: yes') }, 'agents/a.md: phases.analysis.classification_options: Invalid input: expected array'],
+    ['a wrong type in a list', { 'agents/a.md': withPhases('  gate:\n    required_approval_context: [analysis, 3]') }, 'agents/a.md: phases.gate.required_approval_context[1]: Invalid input: expected string'],
+    ['an unknown field', { 'agents/a.md': asset(`${ok}\ncolour: red`) }, 'agents/a.md: colour: unknown field'],
+    ['an unknown phase field', { 'agents/a.md': withPhases('  analysis:\n    prompt: x') }, 'agents/a.md: phases.analysis.prompt: unknown field'],
+    ['a bad name', { 'agents/a.md': asset('name: Bad Name\ndescription: x') }, 'agents/a.md: name: must be lowercase letters, digits and dashes'],
+    ['empty instructions', { 'agents/a.md': asset(ok, '') }, 'agents/a.md: (body): the instructions'],
+    ['an unknown category', { 'agents/a.md': asset('name: a\ndescription: x\ncategory: nonsense') }, 'agents/a.md: category: unknown category "nonsense": use one of general, review'],
     [
-      'a layout with a missing node',
-      { 'graphs/loop.json': JSON.stringify({ name: 'loop', entry: 'a', nodes: [{ id: 'a', kind: 'llm' }], edges: [{ from: 'a', to: 'b' }] }) },
-      'graphs/loop.json: edges[0].to: node "b" is not in the graph',
+      'a custom layout for a command',
+      { 'graphs/flow.json': layout(triageLike), 'commands/c.md': asset('name: c\ndescription: x\ncategory: flow') },
+      'commands/c.md: category: custom graph layouts are for agents',
+    ],
+    ['a phase outside the graph', { 'agents/a.md': withPhases('  review:\n    description: x') }, 'agents/a.md: phases.review: node "review" is not in graph "default-agent"'],
+    [
+      'a route to a missing node',
+      { 'agents/a.md': withPhases('  analysis:\n    routes:\n      - { condition: always, target: nowhere }') },
+      'agents/a.md: phases.analysis.routes[0].target: node "nowhere" is not in graph "default-agent"',
     ],
     [
-      'a cycle without an exit',
+      'a route with an unknown condition',
+      { 'agents/a.md': withPhases('  analysis:\n    routes:\n      - { condition: maybe, target: output }') },
+      'agents/a.md: phases.analysis.routes[0].condition: unknown condition "maybe": use one of contains, starts_with, ends_with, regex, always',
+    ],
+    [
+      "a route with a gate's condition",
+      { 'agents/a.md': withPhases('  analysis:\n    routes:\n      - { condition: approved, target: output }') },
+      'agents/a.md: phases.analysis.routes[0].condition: "approved" is a gate decision, not a routing rule',
+    ],
+    [
+      'a route from a gate',
+      { 'agents/a.md': withPhases('  gate:\n    routes:\n      - { condition: always, target: output }') },
+      'agents/a.md: phases.gate.routes: "gate" is a gate node: its edges are defined by graph "default-agent"',
+    ],
+    [
+      'a route without a match value',
+      { 'agents/a.md': withPhases('  intake:\n    routes:\n      - { condition: contains, target: output }') },
+      'agents/a.md: phases.intake.routes[0].match: a contains rule needs a match value',
+    ],
+    [
+      'a route with a bad regular expression',
+      { 'agents/a.md': withPhases('  intake:\n    routes:\n      - { condition: regex, match: "(", target: output }') },
+      'agents/a.md: phases.intake.routes[0].match: invalid regular expression',
+    ],
+    [
+      'two routes with one priority',
+      { 'agents/a.md': withPhases('  intake:\n    routes:\n      - { condition: contains, match: x, target: output, priority: 1 }\n      - { condition: always, target: gate }') },
+      'agents/a.md: phases.intake.routes[1].priority: priority 1 is already used by phases.intake.routes[0]',
+    ],
+    [
+      'routes that loop without an exit',
+      { 'agents/a.md': withPhases('  analysis:\n    routes:\n      - { condition: contains, match: x, target: analysis }\n      - { condition: always, target: intake }') },
+      'agents/a.md: phases.analysis.routes: graph cycle without an exit through "intake", "analysis"',
+    ],
+    ['an approval question outside a gate', { 'agents/a.md': withPhases('  output:\n    approval_question: Sure?') }, 'agents/a.md: phases.output.approval_question: "output" is not a gate'],
+    [
+      'approval context outside a gate',
+      { 'agents/a.md': withPhases('  output:\n    required_approval_context: [analysis]') },
+      'agents/a.md: phases.output.required_approval_context: "output" is not a gate',
+    ],
+    [
+      'approval context naming a missing node',
+      { 'agents/a.md': withPhases('  gate:\n    required_approval_context: [diff]') },
+      'agents/a.md: phases.gate.required_approval_context[0]: "diff" is not an llm node of graph "default-agent"',
+    ],
+    [
+      'classification options on a gate',
+      { 'agents/a.md': withPhases('  gate:\n    classification_options: [yes, no]') },
+      'agents/a.md: phases.gate.classification_options: "gate" is a gate node',
+    ],
+    [
+      'a duplicate name',
+      { 'agents/a.md': asset(ok), 'commands/b.md': asset('name: demo\ndescription: x') },
+      'commands/b.md: name: "demo" is already used by assets/agents/a.md',
+    ],
+    ['a layout that is not JSON', { 'graphs/flow.json': '{ nope' }, 'graphs/flow.json: (json):'],
+    ['a layout with a wrong kind', { 'graphs/flow.json': layout({ ...triageLike, nodes: [{ id: 'a', kind: 'robot' }] }) }, 'graphs/flow.json: nodes[0].kind: Invalid option'],
+    ['a layout named after another file', { 'graphs/flow.json': layout({ ...triageLike, name: 'other' }) }, 'graphs/flow.json: name: must be "flow", the file\'s name'],
+    ['a layout replacing a built-in one', { 'graphs/default-agent.json': layout({ ...triageLike, name: 'default-agent' }) }, 'graphs/default-agent.json: name: "default-agent" is a built-in layout'],
+    ['a layout with a reserved node id', { 'graphs/flow.json': layout({ ...triageLike, nodes: [...triageLike.nodes, { id: '__end__', kind: 'terminal' }] }) }, 'graphs/flow.json: nodes[4].id: "__end__" must be lowercase'],
+    ['a layout with a duplicate node', { 'graphs/flow.json': layout({ ...triageLike, nodes: [...triageLike.nodes, { id: 'a', kind: 'llm' }] }) }, 'graphs/flow.json: nodes[4].id: node "a" is defined twice'],
+    ['a layout with a missing entry', { 'graphs/flow.json': layout({ ...triageLike, entry: 'start' }) }, 'graphs/flow.json: entry: node "start" is not in graph "flow"'],
+    [
+      'a layout with an edge to a missing node',
+      { 'graphs/flow.json': layout({ ...triageLike, edges: [...triageLike.edges, { from: 'b', to: '__end__' }] }) },
+      'graphs/flow.json: edges[3].to: node "__end__" is not in graph "flow"',
+    ],
+    [
+      'a layout with a condition on an llm edge',
+      { 'graphs/flow.json': layout({ ...triageLike, edges: [{ from: 'a', to: 'g', condition: 'approved' }, ...triageLike.edges.slice(1)] }) },
+      'graphs/flow.json: edges[0].condition: only a gate\'s edges carry a condition; "a" is an llm node',
+    ],
+    [
+      'a layout with an unknown edge condition',
+      { 'graphs/flow.json': layout({ ...triageLike, edges: [...triageLike.edges.slice(0, 2), { from: 'g', to: 'stop', condition: 'maybe' }] }) },
+      'graphs/flow.json: edges[2].condition: unknown condition "maybe"',
+    ],
+    [
+      'a gate without a rejected edge',
+      { 'graphs/flow.json': layout({ ...triageLike, edges: triageLike.edges.slice(0, 2) }) },
+      'graphs/flow.json: edges: gate "g" needs exactly one rejected edge, it has 0',
+    ],
+    [
+      'a gate rejecting into an llm node',
+      { 'graphs/flow.json': layout({ ...triageLike, edges: [...triageLike.edges.slice(0, 2), { from: 'g', to: 'a', condition: 'rejected' }] }) },
+      'graphs/flow.json: edges: gate "g": the rejected edge must lead to a terminal node, "a" is an llm node',
+    ],
+    [
+      'an llm node with two edges',
+      { 'graphs/flow.json': layout({ ...triageLike, edges: [...triageLike.edges, { from: 'a', to: 'b' }] }) },
+      'graphs/flow.json: edges: node "a" has 2 outgoing edges',
+    ],
+    [
+      'a terminal node with an edge',
+      { 'graphs/flow.json': layout({ ...triageLike, edges: [...triageLike.edges, { from: 'stop', to: 'b' }] }) },
+      'graphs/flow.json: edges[3].from: terminal node "stop" cannot have outgoing edges',
+    ],
+    [
+      'an unreachable node',
+      { 'graphs/flow.json': layout({ ...triageLike, nodes: [...triageLike.nodes, { id: 'orphan', kind: 'llm' }] }) },
+      'graphs/flow.json: nodes: "orphan" cannot be reached from the entry "a"',
+    ],
+    [
+      'a layout cycle without an exit',
       {
-        'graphs/loop.json': JSON.stringify({
+        'graphs/loop.json': layout({
           name: 'loop',
           entry: 'a',
           nodes: [{ id: 'a', kind: 'llm' }, { id: 'b', kind: 'llm' }],
@@ -116,12 +369,13 @@ describe('bad assets', () => {
       },
       'graphs/loop.json: edges: graph cycle without an exit through "a", "b"',
     ],
-    [
-      'a gate without an approved edge',
-      { 'graphs/g.json': JSON.stringify({ name: 'g', entry: 'gate', nodes: [{ id: 'gate', kind: 'gate' }, { id: 'x', kind: 'llm' }], edges: [{ from: 'gate', to: 'x', condition: 'rejected' }] }) },
-      'graphs/g.json: edges: gate "gate" has no approved edge',
-    ],
-  ])('%s is refused with the file and field', (_what, files, message) => {
-    expect(error(files as Record<string, string>)).toContain(message);
+  ];
+
+  it.each(cases)('%s', (_what, files, message) => {
+    expect(error(files)).toContain(message);
+  });
+
+  it('a missing assets folder', () => {
+    expect(() => compileAssets(path.join(tempDir('svc-assets-'), 'nope'))).toThrow(/nope: \(folder\): no such assets folder/);
   });
 });

@@ -1,23 +1,32 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
+import YAML, { YAMLError } from 'yaml';
 import { z } from 'zod';
+import { RUNTIME_CONTRACT_FILE, RuntimeContractSchema, type GateContract, type RuntimeContract } from '../src-server/assets/runtime-contract';
 import {
   GraphLayoutSchema,
   ManifestSchema,
   RouteConditionSchema,
+  RoutingRuleSchema,
   type AssetKind,
   type GraphLayout,
   type Manifest,
   type Phase,
+  type RoutingRule,
 } from '../src-server/contracts/assets';
+import { compilePattern } from '../src-server/runtime/routing';
 
 /**
  * Turns asset files into what the server loads:
  *   assets/agents/*.md, assets/commands/*.md  (YAML frontmatter + markdown instructions)
  *   assets/graphs/<name>.json                 (custom layouts, chosen by an agent's `category`)
  * into generated/manifests/{agents,commands}/<name>.json, generated/graphs/<layout>.json and
- * generated/runtime-contract.json. A graph ends at a node without outgoing edges.
+ * generated/runtime-contract.json.
+ *
+ * A graph ends at a node without outgoing edges; there is no explicit end node, and `__end__` is not a
+ * valid edge target. Only a gate's edges carry a condition: exactly one `approved` and one `rejected`,
+ * the rejected one leading to a terminal node (the run's cancellation). Branching elsewhere is done by
+ * routing rules, evaluated at run time.
  */
 
 export class AssetError extends Error {
@@ -61,12 +70,17 @@ export const DEFAULT_LAYOUTS: Record<AssetKind, GraphLayout> = {
 /** Categories that need no graph file of their own. */
 export const BUILT_IN_CATEGORIES = ['general', 'review', 'docs', 'analysis', 'ops', 'release'] as const;
 
-const RouteSchema = z.object({
-  condition: RouteConditionSchema,
-  match: z.string().default(''),
-  target: z.string().min(1),
-  priority: z.number().int().min(0).default(100),
-});
+const GATE_CONDITIONS = ['approved', 'rejected'] as const;
+
+// Node ids travel in URLs and name LangGraph nodes, which reserves `__start__` and `__end__`.
+const NODE_ID = /^[a-z][a-z0-9_-]{0,62}$/;
+
+const RouteFrontmatterSchema = RoutingRuleSchema.extend({
+  // Checked by hand, to tell a gate's conditions apart from a typo.
+  condition: z.string(),
+  // Defaults to the rule's position, so a list of rules is evaluated in the order it is written.
+  priority: RoutingRuleSchema.shape.priority.optional(),
+}).strict();
 
 const PhaseFrontmatterSchema = z
   .object({
@@ -76,88 +90,139 @@ const PhaseFrontmatterSchema = z
     classification_options: z.array(z.string().min(1)).default([]),
     approval_question: z.string().min(1).optional(),
     required_approval_context: z.array(z.string().min(1)).default([]),
-    routes: z.array(RouteSchema).default([]),
+    routes: z.array(RouteFrontmatterSchema).default([]),
   })
   .strict();
+type PhaseFrontmatter = z.infer<typeof PhaseFrontmatterSchema>;
+const UNDESCRIBED_PHASE = PhaseFrontmatterSchema.parse({});
 
 const FrontmatterSchema = z
   .object({
     name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lowercase letters, digits and dashes'),
     description: z.string().min(1),
     category: z.string().min(1).default('general'),
-    phases: z.record(z.string(), PhaseFrontmatterSchema).default({}),
+    // `cancelled:` with nothing under it is a phase described by its layout alone.
+    phases: z.record(z.string(), PhaseFrontmatterSchema.nullable().transform((p) => p ?? UNDESCRIBED_PHASE)).default({}),
   })
   .strict();
 
 function fail(file: string, field: string, message: string): never {
-  throw new AssetError(`${path.relative(process.cwd(), file)}: ${field}: ${message}`);
+  throw new AssetError(`${path.relative(process.cwd(), file) || file}: ${field}: ${message}`);
 }
 
-function zodFail(file: string, error: z.ZodError, prefix = ''): never {
+/** `phases.analysis.routes[0].target`, as an author would point at it in the YAML. */
+export function fieldName(segments: readonly PropertyKey[]): string {
+  return segments.reduce<string>(
+    (field, segment) => (typeof segment === 'number' ? `${field}[${segment}]` : field ? `${field}.${String(segment)}` : String(segment)),
+    '',
+  );
+}
+
+function zodFail(file: string, error: z.ZodError): never {
   const issue = error.issues[0]!;
-  const field = [prefix, ...issue.path.map(String)].filter(Boolean).join('.') || '(frontmatter)';
-  fail(file, field, issue.message);
+  if (issue.code === 'unrecognized_keys') fail(file, fieldName([...issue.path, issue.keys[0]!]), 'unknown field');
+  const message = issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? 'is required' : issue.message;
+  fail(file, fieldName(issue.path) || '(frontmatter)', message);
 }
 
 /** Splits `---\nyaml\n---\nbody`; the YAML must be a mapping. */
-export function parseFrontmatter(file: string, text: string): { data: unknown; body: string } {
-  const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text);
+export function parseFrontmatter(file: string, text: string): { data: object; body: string } {
+  const match = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---(?:\r?\n([\s\S]*))?$/.exec(text);
   if (!match) fail(file, '(frontmatter)', 'the file must start with a --- YAML frontmatter block ---');
   let data: unknown;
   try {
     data = YAML.parse(match[1]!);
   } catch (error) {
-    fail(file, '(frontmatter)', `invalid YAML: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    if (!(error instanceof YAMLError)) throw error;
+    // The parser counts lines from the start of the frontmatter; authors look at the file, one line further.
+    const where = error.linePos ? ` at line ${error.linePos[0].line + 1}` : '';
+    fail(file, '(frontmatter)', `invalid YAML${where}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) fail(file, '(frontmatter)', 'must be a YAML mapping');
-  return { data, body: match[2]!.trim() };
+  return { data, body: (match[2] ?? '').trim() };
 }
 
-/** A set of nodes that can loop forever: some node of the graph from which no end is reachable. */
-export function checkLayout(file: string, layout: GraphLayout): void {
-  const ids = new Set(layout.nodes.map((n) => n.id));
-  if (ids.size !== layout.nodes.length) fail(file, 'nodes', 'node ids must be unique');
-  if (!ids.has(layout.entry)) fail(file, 'entry', `node "${layout.entry}" is not in the graph`);
-  layout.edges.forEach((edge, i) => {
-    if (!ids.has(edge.from)) fail(file, `edges[${i}].from`, `node "${edge.from}" is not in the graph`);
-    if (!ids.has(edge.to)) fail(file, `edges[${i}].to`, `node "${edge.to}" is not in the graph`);
-    const fromKind = layout.nodes.find((n) => n.id === edge.from)!.kind;
-    if (edge.condition && !['approved', 'rejected'].includes(edge.condition)) {
-      fail(file, `edges[${i}].condition`, `unknown condition "${edge.condition}" (approved or rejected)`);
-    }
-    if (edge.condition && fromKind !== 'gate') fail(file, `edges[${i}].condition`, `only a gate's edges carry conditions; "${edge.from}" is a ${fromKind} node`);
-    if (fromKind === 'terminal') fail(file, `edges[${i}].from`, `terminal node "${edge.from}" cannot have outgoing edges`);
-  });
-  for (const node of layout.nodes.filter((n) => n.kind === 'gate')) {
-    const out = layout.edges.filter((e) => e.from === node.id);
-    if (!out.some((e) => e.condition === 'approved')) fail(file, 'edges', `gate "${node.id}" has no approved edge`);
-    if (out.some((e) => !e.condition)) fail(file, 'edges', `gate "${node.id}" may only have approved and rejected edges`);
-  }
-  for (const node of layout.nodes.filter((n) => n.kind === 'llm')) {
-    if (layout.edges.filter((e) => e.from === node.id).length > 1) {
-      fail(file, 'edges', `node "${node.id}" has more than one outgoing edge: branching is done by routing rules`);
-    }
-  }
-  // Nodes that reach an end (a node without outgoing edges), walking edges backwards.
-  const canEnd = new Set(layout.nodes.filter((n) => !layout.edges.some((e) => e.from === n.id)).map((n) => n.id));
+// Where a run goes after a node without a next node; LangGraph reserves the name, so no node has it.
+const END = '__end__';
+
+/** Nodes from which the run can never reach END: they loop forever. */
+function nodesWithoutExit(ids: readonly string[], successors: (id: string) => readonly string[]): string[] {
+  const canEnd = new Set([END]);
   for (let grew = true; grew; ) {
     grew = false;
-    for (const edge of layout.edges) {
-      if (canEnd.has(edge.to) && !canEnd.has(edge.from)) {
-        canEnd.add(edge.from);
+    for (const id of ids) {
+      if (!canEnd.has(id) && successors(id).some((next) => canEnd.has(next))) {
+        canEnd.add(id);
         grew = true;
       }
     }
   }
-  const stuck = layout.nodes.filter((n) => !canEnd.has(n.id)).map((n) => n.id);
-  if (stuck.length) fail(file, 'edges', `graph cycle without an exit through ${stuck.map((id) => `"${id}"`).join(', ')}`);
+  return ids.filter((id) => !canEnd.has(id));
 }
 
-function readLayouts(graphsDir: string): Map<string, { layout: GraphLayout; file: string }> {
-  const layouts = new Map<string, { layout: GraphLayout; file: string }>();
+const quoted = (ids: readonly string[]) => ids.map((id) => `"${id}"`).join(', ');
+const aKind = (kind: string) => `${kind === 'llm' ? 'an' : 'a'} ${kind} node`;
+
+/**
+ * Checks a layout the runtime can execute and returns it with its nodes in graph order
+ * (breadth-first from the entry), the order phases are listed and drawn in.
+ */
+export function checkLayout(file: string, layout: GraphLayout): GraphLayout {
+  const byId = new Map<string, GraphLayout['nodes'][number]>();
+  layout.nodes.forEach((node, i) => {
+    if (!NODE_ID.test(node.id)) fail(file, `nodes[${i}].id`, `"${node.id}" must be lowercase letters, digits, _ and -, starting with a letter`);
+    if (byId.has(node.id)) fail(file, `nodes[${i}].id`, `node "${node.id}" is defined twice`);
+    byId.set(node.id, node);
+  });
+  if (!byId.has(layout.entry)) fail(file, 'entry', `node "${layout.entry}" is not in graph "${layout.name}"`);
+  layout.edges.forEach((edge, i) => {
+    for (const end of ['from', 'to'] as const) {
+      if (!byId.has(edge[end])) fail(file, `edges[${i}].${end}`, `node "${edge[end]}" is not in graph "${layout.name}"`);
+    }
+    const from = byId.get(edge.from)!;
+    if (from.kind === 'terminal') fail(file, `edges[${i}].from`, `terminal node "${edge.from}" cannot have outgoing edges`);
+    if (edge.condition !== undefined && !(GATE_CONDITIONS as readonly string[]).includes(edge.condition)) {
+      fail(file, `edges[${i}].condition`, `unknown condition "${edge.condition}": a gate's edges are approved or rejected, other branching is done by routing rules`);
+    }
+    if (edge.condition !== undefined && from.kind !== 'gate') {
+      fail(file, `edges[${i}].condition`, `only a gate's edges carry a condition; "${edge.from}" is ${aKind(from.kind)}`);
+    }
+  });
+  const outgoing = (id: string) => layout.edges.filter((e) => e.from === id);
+  for (const node of layout.nodes) {
+    const out = outgoing(node.id);
+    if (node.kind === 'llm' && out.length > 1) {
+      fail(file, 'edges', `node "${node.id}" has ${out.length} outgoing edges: an llm node has at most one, branching is done by routing rules`);
+    }
+    if (node.kind !== 'gate') continue;
+    for (const condition of GATE_CONDITIONS) {
+      const edges = out.filter((e) => e.condition === condition);
+      if (edges.length !== 1) fail(file, 'edges', `gate "${node.id}" needs exactly one ${condition} edge, it has ${edges.length}`);
+    }
+    if (out.length !== 2) fail(file, 'edges', `gate "${node.id}" may only have its approved and rejected edges`);
+    const rejected = out.find((e) => e.condition === 'rejected')!.to;
+    if (byId.get(rejected)!.kind !== 'terminal') {
+      fail(file, 'edges', `gate "${node.id}": the rejected edge must lead to a terminal node, "${rejected}" is ${aKind(byId.get(rejected)!.kind)}`);
+    }
+  }
+
+  const order = [layout.entry];
+  for (let i = 0; i < order.length; i++) {
+    for (const edge of outgoing(order[i]!)) if (!order.includes(edge.to)) order.push(edge.to);
+  }
+  const unreachable = layout.nodes.filter((n) => !order.includes(n.id)).map((n) => n.id);
+  if (unreachable.length) fail(file, 'nodes', `${quoted(unreachable)} cannot be reached from the entry "${layout.entry}"`);
+
+  const stuck = nodesWithoutExit(order, (id) => (outgoing(id).length ? outgoing(id).map((e) => e.to) : [END]));
+  if (stuck.length) fail(file, 'edges', `graph cycle without an exit through ${quoted(stuck)}`);
+  return { ...layout, nodes: order.map((id) => byId.get(id)!) };
+}
+
+function readCustomLayouts(graphsDir: string): Map<string, GraphLayout> {
+  const layouts = new Map<string, GraphLayout>();
   if (!fs.existsSync(graphsDir)) return layouts;
-  for (const name of fs.readdirSync(graphsDir).filter((f) => f.endsWith('.json')).sort()) {
-    const file = path.join(graphsDir, name);
+  for (const fileName of fs.readdirSync(graphsDir).filter((f) => f.endsWith('.json')).sort()) {
+    const file = path.join(graphsDir, fileName);
     let raw: unknown;
     try {
       raw = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -166,63 +231,115 @@ function readLayouts(graphsDir: string): Map<string, { layout: GraphLayout; file
     }
     const parsed = GraphLayoutSchema.safeParse(raw);
     if (!parsed.success) zodFail(file, parsed.error);
-    const expected = path.basename(name, '.json');
+    const expected = path.basename(fileName, '.json');
     if (parsed.data.name !== expected) fail(file, 'name', `must be "${expected}", the file's name`);
-    checkLayout(file, parsed.data);
-    layouts.set(expected, { layout: parsed.data, file });
+    if (Object.values(DEFAULT_LAYOUTS).some((l) => l.name === expected)) fail(file, 'name', `"${expected}" is a built-in layout`);
+    layouts.set(expected, checkLayout(file, parsed.data));
   }
   return layouts;
 }
 
-function compileAsset(
-  file: string,
-  relative: string,
-  kind: AssetKind,
-  text: string,
-  layouts: Map<string, { layout: GraphLayout }>,
-): { manifest: Manifest; layout: GraphLayout } {
+function layoutFor(file: string, kind: AssetKind, category: string, customLayouts: ReadonlyMap<string, GraphLayout>): GraphLayout {
+  const custom = customLayouts.get(category);
+  if (custom) {
+    if (kind !== 'agent') fail(file, 'category', `custom graph layouts are for agents; "${category}" is one`);
+    return custom;
+  }
+  if ((BUILT_IN_CATEGORIES as readonly string[]).includes(category)) return DEFAULT_LAYOUTS[kind];
+  fail(file, 'category', `unknown category "${category}": use one of ${BUILT_IN_CATEGORIES.join(', ')} or add assets/graphs/${category}.json`);
+}
+
+/** The rules of one phase with their priorities, checked as the runtime checks saved overrides. */
+function routesOf(file: string, node: GraphLayout['nodes'][number], given: PhaseFrontmatter, layout: GraphLayout): RoutingRule[] {
+  const field = `phases.${node.id}.routes`;
+  if (given.routes.length && node.kind !== 'llm') fail(file, field, `"${node.id}" is ${aKind(node.kind)}: its edges are defined by graph "${layout.name}"`);
+  const priorities = new Map<number, number>();
+  return given.routes.map((route, i) => {
+    const at = `${field}[${i}]`;
+    if ((GATE_CONDITIONS as readonly string[]).includes(route.condition)) {
+      fail(file, `${at}.condition`, `"${route.condition}" is a gate decision, not a routing rule: only a gate node's edges in graph "${layout.name}" carry it`);
+    }
+    const condition = RouteConditionSchema.safeParse(route.condition);
+    if (!condition.success) fail(file, `${at}.condition`, `unknown condition "${route.condition}": use one of ${RouteConditionSchema.options.join(', ')}`);
+    if (!layout.nodes.some((n) => n.id === route.target)) fail(file, `${at}.target`, `node "${route.target}" is not in graph "${layout.name}"`);
+    if (condition.data !== 'always' && route.match === '') fail(file, `${at}.match`, `a ${condition.data} rule needs a match value`);
+    if (condition.data === 'regex') {
+      try {
+        compilePattern(route.match);
+      } catch (error) {
+        fail(file, `${at}.match`, `invalid regular expression: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    const priority = route.priority ?? i;
+    const earlier = priorities.get(priority);
+    if (earlier !== undefined) fail(file, `${at}.priority`, `priority ${priority} is already used by ${field}[${earlier}]`);
+    priorities.set(priority, i);
+    return { condition: condition.data, match: route.match, target: route.target, priority };
+  });
+}
+
+/**
+ * Where a run can go after a phase: the targets of the rules up to the first `always`, then, when no
+ * rule matches, the static edge or the end of the run.
+ */
+function successors(layout: GraphLayout, phase: Phase): string[] {
+  const rules = [...phase.routes].sort((a, b) => a.priority - b.priority);
+  const always = rules.findIndex((r) => r.condition === 'always');
+  if (always !== -1) return rules.slice(0, always + 1).map((r) => r.target);
+  const edges = layout.edges.filter((e) => e.from === phase.id).map((e) => e.to);
+  return [...rules.map((r) => r.target), ...(edges.length ? edges : [END])];
+}
+
+function compileAsset(file: string, source: string, kind: AssetKind, text: string, customLayouts: ReadonlyMap<string, GraphLayout>): Manifest {
   const { data, body } = parseFrontmatter(file, text);
   const parsed = FrontmatterSchema.safeParse(data);
   if (!parsed.success) zodFail(file, parsed.error);
   const front = parsed.data;
   if (!body) fail(file, '(body)', 'the instructions (markdown after the frontmatter) are empty');
 
-  let layout: GraphLayout;
-  const custom = layouts.get(front.category);
-  if (custom) {
-    if (kind !== 'agent') fail(file, 'category', `custom graph layouts are for agents; "${front.category}" is one`);
-    layout = custom.layout;
-  } else if ((BUILT_IN_CATEGORIES as readonly string[]).includes(front.category)) {
-    layout = DEFAULT_LAYOUTS[kind];
-  } else {
-    fail(file, 'category', `unknown category "${front.category}": use one of ${BUILT_IN_CATEGORIES.join(', ')} or add assets/graphs/${front.category}.json`);
+  const layout = layoutFor(file, kind, front.category, customLayouts);
+  const byId = new Map(layout.nodes.map((n) => [n.id, n]));
+  for (const key of Object.keys(front.phases)) {
+    if (!byId.has(key)) fail(file, `phases.${key}`, `node "${key}" is not in graph "${layout.name}"`);
   }
 
-  const ids = new Set(layout.nodes.map((n) => n.id));
-  for (const key of Object.keys(front.phases)) {
-    if (!ids.has(key)) fail(file, `phases.${key}`, `node "${key}" is not in graph "${layout.name}"`);
-  }
   const phases: Phase[] = layout.nodes.map((node) => {
-    const given = front.phases[node.id];
-    given?.routes.forEach((route, i) => {
-      if (!ids.has(route.target)) fail(file, `phases.${node.id}.routes[${i}].target`, `node "${route.target}" is not in graph "${layout.name}"`);
-      if (node.kind !== 'llm') fail(file, `phases.${node.id}.routes`, `"${node.id}" is a ${node.kind} node: its edges are defined by the graph`);
+    const given = front.phases[node.id] ?? UNDESCRIBED_PHASE;
+    const at = `phases.${node.id}`;
+    if (node.kind !== 'gate') {
+      if (given.approval_question) fail(file, `${at}.approval_question`, `"${node.id}" is not a gate`);
+      if (given.required_approval_context.length) fail(file, `${at}.required_approval_context`, `"${node.id}" is not a gate`);
+    }
+    if (node.kind !== 'llm' && given.classification_options.length) {
+      fail(file, `${at}.classification_options`, `"${node.id}" is ${aKind(node.kind)}: only llm nodes produce output to classify`);
+    }
+    given.required_approval_context.forEach((item, i) => {
+      if (byId.get(item)?.kind !== 'llm') fail(file, `${at}.required_approval_context[${i}]`, `"${item}" is not an llm node of graph "${layout.name}"`);
     });
-    if (given?.approval_question && node.kind !== 'gate') fail(file, `phases.${node.id}.approval_question`, `"${node.id}" is not a gate`);
     return {
       id: node.id,
-      name: given?.name ?? node.name ?? node.id,
+      name: given.name ?? node.name ?? node.id,
       kind: node.kind,
-      description: given?.description ?? '',
-      expected_output: given?.expected_output ?? '',
-      classification_options: given?.classification_options ?? [],
-      ...(given?.approval_question ? { approval_question: given.approval_question } : {}),
-      required_approval_context: given?.required_approval_context ?? [],
-      routes: given?.routes ?? [],
+      description: given.description,
+      expected_output: given.expected_output,
+      classification_options: given.classification_options,
+      ...(node.kind === 'gate' ? { approval_question: given.approval_question ?? defaultQuestion(layout, node.id, front.phases) } : {}),
+      required_approval_context: given.required_approval_context,
+      routes: routesOf(file, node, given, layout),
     };
   });
 
-  const manifest = ManifestSchema.parse({
+  const phaseById = new Map(phases.map((p) => [p.id, p]));
+  const stuck = nodesWithoutExit(
+    phases.map((p) => p.id),
+    (id) => successors(layout, phaseById.get(id)!),
+  );
+  if (stuck.length) {
+    const routed = stuck.find((id) => phaseById.get(id)!.routes.length) ?? stuck[0]!;
+    fail(file, `phases.${routed}.routes`, `graph cycle without an exit through ${quoted(stuck)}`);
+  }
+
+  return ManifestSchema.parse({
     kind,
     name: front.name,
     description: front.description,
@@ -230,81 +347,106 @@ function compileAsset(
     graph: layout.name,
     instructions: body,
     phases,
-    source: relative,
+    source,
   });
-  return { manifest, layout };
+}
+
+/** A gate without its own question asks about the phase before it, as the approver sees that output. */
+function defaultQuestion(layout: GraphLayout, gate: string, given: Record<string, PhaseFrontmatter>): string {
+  const before = layout.edges.filter((e) => e.to === gate).map((e) => e.from);
+  if (before.length !== 1) return 'Approve the result so far and continue?';
+  const node = layout.nodes.find((n) => n.id === before[0])!;
+  return `Approve the result of ${given[node.id]?.name ?? node.name ?? node.id} and continue?`;
+}
+
+function gatesOf(layout: GraphLayout, phases: readonly Phase[]): GateContract[] {
+  return phases
+    .filter((p) => p.kind === 'gate')
+    .map((p) => {
+      const to = (condition: string) => layout.edges.find((e) => e.from === p.id && e.condition === condition)!.to;
+      return { node: p.id, question: p.approval_question!, required_context: p.required_approval_context, approved: to('approved'), rejected: to('rejected') };
+    });
 }
 
 export interface CompiledAssets {
   manifests: Manifest[];
+  /** Every layout, built-in and custom, used or not. */
   layouts: GraphLayout[];
-  contract: object;
+  contract: RuntimeContract;
 }
 
-/** Reads every asset under `assetsDir`; throws an AssetError naming the file and field on the first problem. */
+/** Reads every asset under `assetsDir`; throws an AssetError naming the file and field of the first problem. */
 export function compileAssets(assetsDir: string): CompiledAssets {
-  const layouts = readLayouts(path.join(assetsDir, 'graphs'));
+  if (!fs.statSync(assetsDir, { throwIfNoEntry: false })?.isDirectory()) fail(assetsDir, '(folder)', 'no such assets folder');
+  const customLayouts = readCustomLayouts(path.join(assetsDir, 'graphs'));
   const manifests: Manifest[] = [];
-  const used = new Map<string, GraphLayout>();
-  const names = new Map<string, string>();
+  const sources = new Map<string, string>();
   for (const [kind, folder] of [['agent', 'agents'], ['command', 'commands']] as const) {
     const dir = path.join(assetsDir, folder);
     if (!fs.existsSync(dir)) continue;
-    for (const name of fs.readdirSync(dir).filter((f) => f.endsWith('.md')).sort()) {
-      const file = path.join(dir, name);
-      const relative = path.join('assets', folder, name);
-      const { manifest, layout } = compileAsset(file, relative, kind, fs.readFileSync(file, 'utf8'), layouts);
-      const clash = names.get(manifest.name);
+    for (const fileName of fs.readdirSync(dir).filter((f) => f.endsWith('.md')).sort()) {
+      const file = path.join(dir, fileName);
+      const source = path.posix.join('assets', folder, fileName);
+      const manifest = compileAsset(file, source, kind, fs.readFileSync(file, 'utf8'), customLayouts);
+      // Agents and commands share one namespace: both run through POST /graphs/{name}/run.
+      const clash = sources.get(manifest.name);
       if (clash) fail(file, 'name', `"${manifest.name}" is already used by ${clash}`);
-      names.set(manifest.name, relative);
+      sources.set(manifest.name, source);
       manifests.push(manifest);
-      used.set(layout.name, layout);
     }
   }
-  const contract = {
+  const layouts = new Map([...Object.values(DEFAULT_LAYOUTS), ...customLayouts.values()].map((l) => [l.name, l]));
+  const contract = RuntimeContractSchema.parse({
     assets: Object.fromEntries(
       manifests.map((m) => {
-        const layout = used.get(m.graph)!;
-        return [
-          m.name,
-          {
-            kind: m.kind,
-            category: m.category,
-            graph: m.graph,
-            entry: layout.entry,
-            phases: m.phases.map(({ id, name, kind, description, expected_output, classification_options, routes }) => ({
-              id,
-              name,
-              kind,
-              description,
-              expected_output,
-              classification_options,
-              outgoing: layout.edges.filter((e) => e.from === id),
-              routes,
-            })),
-            gates: m.phases
-              .filter((p) => p.kind === 'gate')
-              .map((p) => ({ node: p.id, question: p.approval_question ?? null, required_context: p.required_approval_context })),
-          },
-        ];
+        const layout = layouts.get(m.graph)!;
+        return [m.name, { kind: m.kind, graph: m.graph, category: m.category, entry: layout.entry, phases: m.phases, edges: layout.edges, gates: gatesOf(layout, m.phases) }];
       }),
     ),
-  };
-  return { manifests, layouts: [...used.values()], contract };
+  });
+  return { manifests, layouts: [...layouts.values()], contract };
 }
 
-/** Writes into a fresh folder beside `outDir`, then swaps it in: a failed build leaves the old output whole. */
+const errno = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/**
+ * Writes into a fresh folder beside `outDir`, then swaps it in: a failed build leaves the old output
+ * whole, and a reader sees either the old or the new folder, never a mix.
+ */
 export function writeGenerated(outDir: string, compiled: CompiledAssets): void {
-  const staging = `${outDir}.tmp-${process.pid}`;
-  fs.rmSync(staging, { recursive: true, force: true });
-  for (const sub of ['manifests/agents', 'manifests/commands', 'graphs']) fs.mkdirSync(path.join(staging, sub), { recursive: true });
-  const write = (file: string, value: unknown) => fs.writeFileSync(path.join(staging, file), `${JSON.stringify(value, null, 2)}\n`);
-  for (const m of compiled.manifests) write(`manifests/${m.kind === 'agent' ? 'agents' : 'commands'}/${m.name}.json`, m);
-  for (const layout of compiled.layouts) write(`graphs/${layout.name}.json`, layout);
-  write('runtime-contract.json', compiled.contract);
-  fs.writeFileSync(path.join(staging, '.gitkeep'), '');
-  const old = `${outDir}.old-${process.pid}`;
-  if (fs.existsSync(outDir)) fs.renameSync(outDir, old);
-  fs.renameSync(staging, outDir);
-  fs.rmSync(old, { recursive: true, force: true });
+  fs.mkdirSync(path.dirname(outDir), { recursive: true });
+  const staging = fs.mkdtempSync(path.join(path.dirname(outDir), `.${path.basename(outDir)}-`));
+  try {
+    for (const sub of ['manifests/agents', 'manifests/commands', 'graphs']) fs.mkdirSync(path.join(staging, sub), { recursive: true });
+    const write = (file: string, value: unknown) => fs.writeFileSync(path.join(staging, file), `${JSON.stringify(value, null, 2)}\n`);
+    for (const m of compiled.manifests) write(`manifests/${m.kind === 'agent' ? 'agents' : 'commands'}/${m.name}.json`, m);
+    for (const layout of compiled.layouts) write(`graphs/${layout.name}.json`, layout);
+    write(RUNTIME_CONTRACT_FILE, compiled.contract);
+    // The repository keeps the empty generated/ folder through this file.
+    fs.writeFileSync(path.join(staging, '.gitkeep'), '');
+    swapIn(staging, outDir);
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** Several builds may swap the same folder at once (`npm test` runs one as pretest): the last one wins. */
+function swapIn(staging: string, outDir: string): void {
+  const aside = `${staging}-old`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      fs.renameSync(outDir, aside);
+    } catch (error) {
+      if (errno(error) !== 'ENOENT') throw error;
+    }
+    try {
+      fs.renameSync(staging, outDir);
+      return;
+    } catch (error) {
+      // Another build put its output in place in between: move that one aside too and retry.
+      if (!['ENOTEMPTY', 'EEXIST'].includes(errno(error) ?? '') || attempt === 5) throw error;
+    } finally {
+      fs.rmSync(aside, { recursive: true, force: true });
+    }
+  }
 }
