@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { GraphDefinition } from '../../src-server/contracts/runs';
 import { api, expect, failModel, openStudio, phase, script, sql, startRun, test } from './studio.fixtures';
 
 const shot = (name: string) => `test-results/e2e/screenshots/${name}.png`;
@@ -139,8 +140,9 @@ test('a run still running after two minutes appears stuck, and can be cancelled'
 
 test('a saved routing rule shows its validation errors, then its from → to line on the next run', async ({ page }) => {
   await openStudio(page, 'repo-summary');
+  const graph = (await (await api('/agents/repo-summary/graph-definition')).json()) as GraphDefinition;
   await phase(page, 'dispatch').click();
-  await expect(page.getByTestId('phase-config')).toContainText('Decide which parts of the repository context matter');
+  await expect(page.getByTestId('phase-config')).toContainText(graph.phases.find((p) => p.id === 'dispatch')!.description);
   await page.getByTestId('rule-add').click();
   await page.getByTestId('rule-0-condition').selectOption('regex');
   await page.getByTestId('rule-0-match').fill('(unclosed');

@@ -2,18 +2,25 @@ import { RunEventSchema, type RunEvent } from '@contracts/events';
 import { headers, raise } from './http';
 
 export interface StreamedEvent {
+  /** The per-run sequence number (`id:`), what `Last-Event-ID` resumes after. */
   id: number;
   event: RunEvent;
 }
 
+export type EventHandler = (e: StreamedEvent) => void;
+
+/** The server sent something the shared event union does not describe: studio and server disagree. */
+export class StreamProtocolError extends Error {}
+
 /**
  * Opens a run stream with fetch (EventSource cannot POST or send a bearer token), parses SSE frames
- * and checks each event against the shared union. Resolves when the stream ends; abort it with `signal`.
+ * and checks each event against the shared union. Resolves when the server ends the stream; abort
+ * it with `signal`.
  */
-export async function streamRun(
+export async function openEventStream(
   path: string,
   init: { method?: string; body?: unknown; lastEventId?: number; signal: AbortSignal },
-  onEvent: (e: StreamedEvent) => void,
+  onEvent: EventHandler,
 ): Promise<void> {
   const res = await fetch(path, {
     method: init.method ?? 'GET',
@@ -26,25 +33,42 @@ export async function streamRun(
     signal: init.signal,
   });
   if (!res.ok) await raise(res);
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  if (!res.body) throw new StreamProtocolError('the run stream has no body');
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
-    buffer += value;
+    buffer += value.replace(/\r\n?/g, '\n');
     let boundary: number;
     while ((boundary = buffer.indexOf('\n\n')) >= 0) {
-      const frame = buffer.slice(0, boundary);
+      const frame = parseFrame(buffer.slice(0, boundary));
       buffer = buffer.slice(boundary + 2);
-      let id = 0;
-      let data = '';
-      for (const line of frame.split('\n')) {
-        if (line.startsWith('id:')) id = Number(line.slice(3).trim());
-        else if (line.startsWith('data:')) data += line.slice(5).trim();
-      }
-      if (!data) continue;
-      const parsed = RunEventSchema.safeParse(JSON.parse(data));
-      if (parsed.success) onEvent({ id, event: parsed.data });
+      if (frame) onEvent(frame);
     }
   }
+}
+
+/** One SSE frame: comment lines (keep-alives) are skipped, `data:` lines are joined as the spec says. */
+function parseFrame(frame: string): StreamedEvent | null {
+  let id = 0;
+  const data: string[] = [];
+  for (const line of frame.split('\n')) {
+    if (line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'id') id = Number(value);
+    else if (field === 'data') data.push(value);
+  }
+  if (data.length === 0) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(data.join('\n'));
+  } catch {
+    throw new StreamProtocolError(`the run stream sent data that is not JSON: ${data.join('\n').slice(0, 200)}`);
+  }
+  const parsed = RunEventSchema.safeParse(json);
+  if (!parsed.success) throw new StreamProtocolError(`the run stream sent an unknown event: ${parsed.error.message}`);
+  return { id, event: parsed.data };
 }

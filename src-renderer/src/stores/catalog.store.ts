@@ -2,7 +2,7 @@ import type { AssetSummary } from '@contracts/assets';
 import type { GraphDefinition, NodeConfig } from '@contracts/runs';
 import { defineStore } from 'pinia';
 import { ref } from 'vue';
-import { assetsApi } from '../api/resources.api';
+import { assetsApi } from '../api/assets.api';
 
 /** Agents and commands, and the graph definition of the one selected. */
 export const useCatalogStore = defineStore('catalog', () => {
@@ -23,7 +23,7 @@ export const useCatalogStore = defineStore('catalog', () => {
 
   async function saveConfig(node: string, config: NodeConfig): Promise<void> {
     if (!selected.value) return;
-    await assetsApi.saveConfig(selected.value, node, config);
+    await assetsApi.saveNodeConfig(selected.value, node, config);
     graph.value = await assetsApi.graph(selected.value);
   }
 

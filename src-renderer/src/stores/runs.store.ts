@@ -1,8 +1,10 @@
+import { TERMINAL_EVENTS } from '@contracts/events';
 import { FINISHED_RUN_STATUSES } from '@contracts/runs';
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
-import { runsApi, threadsApi } from '../api/resources.api';
-import { streamRun, type StreamedEvent } from '../api/sse-client';
+import { runsApi } from '../api/runs.api';
+import type { EventHandler, StreamedEvent } from '../api/sse-client';
+import { threadsApi } from '../api/threads.api';
 import { applyEvent, emptyView, isStuck, viewFromDetail, type RunView } from './run-view';
 import { useThreadsStore } from './threads.store';
 
@@ -15,7 +17,13 @@ export interface RunRequestForm {
   model?: string;
   projectPath?: string;
   threadId?: string;
+  /** A new thread is created in this project first; without it the server uses the default project. */
+  projectId?: string;
 }
+
+type Open = (signal: AbortSignal, onEvent: EventHandler) => Promise<void>;
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** The run on screen: what its stream said so far, and the actions on it. */
 export const useRunsStore = defineStore('runs', () => {
@@ -30,21 +38,29 @@ export const useRunsStore = defineStore('runs', () => {
   const stuck = computed(() => isStuck(view.value, now.value));
   const finished = computed(() => (FINISHED_RUN_STATUSES as readonly string[]).includes(view.value.status));
 
-  function onEvent({ id, event }: StreamedEvent): void {
-    applyEvent(view.value, event, id);
-    if (event.type === 'run_start') sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
-  }
-
-  async function follow(path: string, init: { method?: string; body?: unknown; lastEventId?: number }): Promise<void> {
+  /**
+   * Follows one stream into the view. A stream that drops before the run ended (a proxy, a sleeping
+   * laptop) is picked up once more from the stored run: event ids of a run replayed from the database
+   * do not continue the live ones, so resuming by `Last-Event-ID` could skip or repeat output.
+   */
+  async function follow(open: Open, pickUpIfDropped = true): Promise<void> {
     controller?.abort();
     const current = new AbortController();
     controller = current;
     streaming.value = true;
     error.value = null;
+    let ended = false;
+    const onEvent = ({ id, event }: StreamedEvent) => {
+      applyEvent(view.value, event, id);
+      if (event.type === 'run_start') sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
+      if (TERMINAL_EVENTS.includes(event.type)) ended = true;
+    };
+    let dropped = false;
     try {
-      await streamRun(path, { ...init, signal: current.signal }, onEvent);
+      await open(current.signal, onEvent);
+      dropped = !ended && !current.signal.aborted;
     } catch (e) {
-      if (!current.signal.aborted) error.value = e instanceof Error ? e.message : String(e);
+      if (!current.signal.aborted) error.value = errorText(e);
     } finally {
       if (controller === current) {
         streaming.value = false;
@@ -53,27 +69,35 @@ export const useRunsStore = defineStore('runs', () => {
       if (view.value.status !== 'running') sessionStorage.removeItem(LIVE_RUN_KEY);
       void useThreadsStore().load().catch(() => undefined);
     }
+    const runId = view.value.runId;
+    if (dropped && pickUpIfDropped && runId) await load(runId).catch((e) => (error.value = errorText(e)));
   }
 
   async function start(form: RunRequestForm): Promise<void> {
     lastRequest.value = form;
-    view.value = { ...emptyView(), message: form.message, projectPath: form.projectPath ?? null };
-    await follow(`/graphs/${encodeURIComponent(form.agent)}/run`, {
-      method: 'POST',
-      body: {
-        message: form.message,
-        ...(form.model ? { model: form.model } : {}),
-        ...(form.projectPath ? { project_path: form.projectPath } : {}),
-        ...(form.threadId ? { thread_id: form.threadId } : {}),
-      },
-    });
+    view.value = { ...emptyView(), agent: form.agent, message: form.message, projectPath: form.projectPath ?? null };
+    let threadId = form.threadId;
+    if (!threadId && form.projectId) {
+      try {
+        threadId = (await threadsApi.create({ agent: form.agent, model: form.model, project_path: form.projectPath, project_id: form.projectId })).id;
+      } catch (e) {
+        error.value = errorText(e);
+        return;
+      }
+    }
+    const body = {
+      message: form.message,
+      ...(form.model ? { model: form.model } : {}),
+      ...(form.projectPath ? { project_path: form.projectPath } : {}),
+      ...(threadId ? { thread_id: threadId } : {}),
+    };
+    await follow((signal, onEvent) => runsApi.start(form.agent, body, signal, onEvent));
   }
 
   /** Stop: the browser stream ends at once, and the run itself is cancelled when its id is known. */
   async function stop(): Promise<void> {
     controller?.abort();
-    const runId = view.value.runId;
-    if (runId) await cancel();
+    if (view.value.runId) await cancel();
   }
 
   async function cancel(): Promise<void> {
@@ -82,7 +106,7 @@ export const useRunsStore = defineStore('runs', () => {
     try {
       await runsApi.cancel(runId, 'stopped from the studio');
     } catch (e) {
-      error.value = e instanceof Error ? e.message : String(e);
+      error.value = errorText(e);
     }
     await load(runId);
   }
@@ -90,8 +114,7 @@ export const useRunsStore = defineStore('runs', () => {
   /** Same agent, model, project path and message, in a new thread: no checkpoint is reused. */
   async function rerun(): Promise<void> {
     const request = lastRequest.value ?? requestFromView();
-    if (!request) return;
-    await start({ ...request, threadId: undefined });
+    if (request) await start({ ...request, threadId: undefined });
   }
 
   function requestFromView(): RunRequestForm | null {
@@ -101,27 +124,28 @@ export const useRunsStore = defineStore('runs', () => {
   }
 
   async function decide(approved: boolean, reason: string): Promise<void> {
-    const { threadId, pendingGate } = view.value;
+    const { threadId, runId, pendingGate } = view.value;
     if (!threadId || !pendingGate) return;
-    await follow(`/threads/${threadId}/gates/${encodeURIComponent(pendingGate.node)}/${approved ? 'approve' : 'reject'}`, {
-      method: 'POST',
-      body: { reason },
-    });
+    await follow((signal, onEvent) => threadsApi.decideGate(threadId, pendingGate.node, approved, reason, signal, onEvent));
+    // A refused decision (the gate was decided elsewhere, or its checkpoint is gone): show what is stored.
+    if (error.value && runId) await load(runId).catch(() => undefined);
   }
 
-  /** Shows a stored run; a run still going is followed from where the stored state ends. */
+  /** Shows a stored run; a run still going is followed from the start of its stream. */
   async function load(runId: string): Promise<void> {
     const detail = await runsApi.detail(runId);
     view.value = viewFromDetail(detail);
     lastRequest.value = requestFromView();
     if (detail.status === 'running' && !streaming.value) {
-      view.value = { ...viewFromDetail(detail), transcript: [], trail: [] };
-      await follow(`/runs/${runId}/stream`, {});
+      // The stream replays every event, so the stored trail and output would otherwise appear twice.
+      view.value = { ...view.value, transcript: [], trail: [] };
+      await follow((signal, onEvent) => runsApi.attach(runId, 0, signal, onEvent), false);
     }
   }
 
   async function openThread(threadId: string): Promise<void> {
     controller?.abort();
+    error.value = null;
     const runs = await threadsApi.runs(threadId);
     if (runs[0]) await load(runs[0].id);
     else view.value = { ...emptyView(), threadId };
@@ -132,5 +156,12 @@ export const useRunsStore = defineStore('runs', () => {
     if (runId) await load(runId).catch(() => sessionStorage.removeItem(LIVE_RUN_KEY));
   }
 
-  return { view, streaming, error, stuck, finished, lastRequest, start, stop, cancel, rerun, decide, load, openThread, resumeAfterReload };
+  function clear(): void {
+    controller?.abort();
+    view.value = emptyView();
+    lastRequest.value = null;
+    error.value = null;
+  }
+
+  return { view, streaming, error, stuck, finished, lastRequest, start, stop, cancel, rerun, decide, load, openThread, resumeAfterReload, clear };
 });

@@ -1,14 +1,57 @@
+import type { Me } from '@contracts/auth';
+import type { Scope } from '@contracts/tenancy';
 import { defineStore } from 'pinia';
-import { ref } from 'vue';
+import { computed, ref, watch } from 'vue';
+import { authApi } from '../api/auth.api';
 import { getToken, onUnauthorized, setToken } from '../api/http';
+import { tenancyApi } from '../api/tenancy.api';
+
+/** The organisation and project chosen in the switcher; only the studio reads it. */
+const SCOPE_STORAGE_KEY = 'svc.scope';
+
+interface ChosenScope {
+  orgId: string | null;
+  projectId: string | null;
+}
+
+function readScope(): ChosenScope {
+  try {
+    const saved = JSON.parse(localStorage.getItem(SCOPE_STORAGE_KEY) ?? '{}') as Partial<ChosenScope>;
+    return { orgId: saved.orgId ?? null, projectId: saved.projectId ?? null };
+  } catch {
+    return { orgId: null, projectId: null };
+  }
+}
 
 /**
- * Who the studio signs in as. A token in the URL fragment (`#token=…`, from the start-up link or an
- * OIDC login) is stored in local storage and removed from the address bar.
+ * Who the studio signs in as, and in which organisation and project it works. A token in the URL
+ * fragment (`#token=…`, from the start-up link or an OIDC login) is stored in local storage and
+ * removed from the address bar.
  */
 export const useSessionStore = defineStore('session', () => {
   const token = ref<string | null>(getToken());
   const needsSignIn = ref(false);
+  const me = ref<Me | null>(null);
+  const orgs = ref<Scope[]>([]);
+  const teams = ref<Scope[]>([]);
+  const projects = ref<Scope[]>([]);
+  const scope = ref<ChosenScope>(readScope());
+  watch(scope, (value) => localStorage.setItem(SCOPE_STORAGE_KEY, JSON.stringify(value)), { deep: true });
+
+  /** Projects of the chosen organisation (through their teams), labelled `team / project`. */
+  const projectChoices = computed(() => {
+    const teamsInOrg = new Map(teams.value.filter((t) => t.parent_id === scope.value.orgId).map((t) => [t.id, t.name]));
+    return projects.value
+      .filter((p) => p.parent_id && teamsInOrg.has(p.parent_id))
+      .map((p) => ({ id: p.id, label: `${teamsInOrg.get(p.parent_id!)} / ${p.name}`, role: p.role }));
+  });
+
+  /** Whether a thread of this project belongs to the chosen scope (threads from before tenancy always do). */
+  function inScope(projectId: string | null): boolean {
+    if (scope.value.projectId) return projectId === scope.value.projectId;
+    if (!scope.value.orgId || projectId === null) return true;
+    return projectChoices.value.some((c) => c.id === projectId);
+  }
 
   function takeTokenFromFragment(): void {
     const match = /(?:^#|&)token=([^&]+)/.exec(window.location.hash);
@@ -16,6 +59,27 @@ export const useSessionStore = defineStore('session', () => {
     setToken(decodeURIComponent(match[1]!));
     token.value = getToken();
     history.replaceState(null, '', window.location.pathname + window.location.search);
+  }
+
+  /** The user and the scopes they may see; a server without tenancy endpoints leaves the switcher out. */
+  async function loadIdentity(): Promise<void> {
+    const [who, o, t, p] = await Promise.allSettled([authApi.me(), tenancyApi.orgs(), tenancyApi.teams(), tenancyApi.projects()]);
+    me.value = who.status === 'fulfilled' ? who.value : null;
+    orgs.value = o.status === 'fulfilled' ? o.value : [];
+    teams.value = t.status === 'fulfilled' ? t.value : [];
+    projects.value = p.status === 'fulfilled' ? p.value : [];
+    if (!orgs.value.some((org) => org.id === scope.value.orgId)) selectOrg(orgs.value[0]?.id ?? null);
+    else if (scope.value.projectId && !projectChoices.value.some((c) => c.id === scope.value.projectId)) selectProject(null);
+  }
+
+  function selectOrg(id: string | null): void {
+    scope.value = { orgId: id, projectId: null };
+    const choices = projectChoices.value;
+    if (choices.length === 1) scope.value.projectId = choices[0]!.id;
+  }
+
+  function selectProject(id: string | null): void {
+    scope.value.projectId = id;
   }
 
   function signIn(value: string): void {
@@ -27,6 +91,7 @@ export const useSessionStore = defineStore('session', () => {
   function signOut(): void {
     setToken(null);
     token.value = null;
+    me.value = null;
     needsSignIn.value = true;
   }
 
@@ -34,5 +99,8 @@ export const useSessionStore = defineStore('session', () => {
     needsSignIn.value = true;
   });
 
-  return { token, needsSignIn, takeTokenFromFragment, signIn, signOut };
+  return {
+    token, needsSignIn, me, orgs, teams, projects, scope, projectChoices,
+    inScope, takeTokenFromFragment, loadIdentity, selectOrg, selectProject, signIn, signOut,
+  };
 });

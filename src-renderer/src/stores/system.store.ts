@@ -2,13 +2,17 @@ import type { Health } from '@contracts/health';
 import type { Models, QueueStatus } from '@contracts/models';
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
-import { healthApi, modelsApi, queueApi } from '../api/resources.api';
+import { healthApi } from '../api/health.api';
+import { modelsApi } from '../api/models.api';
+import { queueApi } from '../api/queue.api';
 
 /** Header state: the local runtime, the models to choose from, and the queue. */
 export const useSystemStore = defineStore('system', () => {
   const health = ref<Health | null>(null);
   const models = ref<Models | null>(null);
   const queue = ref<QueueStatus | null>(null);
+  /** Why the last header action failed, e.g. a queue reset the caller may not do. */
+  const error = ref<string | null>(null);
   let timer: ReturnType<typeof setInterval> | undefined;
 
   const runtimeOnline = computed(() => health.value?.local_runtime.reachable ?? false);
@@ -21,7 +25,8 @@ export const useSystemStore = defineStore('system', () => {
 
   async function refresh(): Promise<void> {
     const [h, q] = await Promise.allSettled([healthApi.get(), queueApi.status()]);
-    if (h.status === 'fulfilled') health.value = h.value;
+    // A server that does not answer says nothing about the runtime: show it as unreachable.
+    health.value = h.status === 'fulfilled' ? h.value : null;
     if (q.status === 'fulfilled') queue.value = q.value;
   }
 
@@ -30,7 +35,12 @@ export const useSystemStore = defineStore('system', () => {
   }
 
   async function resetQueue(): Promise<void> {
-    queue.value = await queueApi.reset('reset from the studio');
+    try {
+      queue.value = await queueApi.reset('reset from the studio');
+      error.value = null;
+    } catch (e) {
+      error.value = `Queue reset failed: ${e instanceof Error ? e.message : String(e)}`;
+    }
   }
 
   function poll(everyMs = 2000): void {
@@ -39,5 +49,5 @@ export const useSystemStore = defineStore('system', () => {
     timer = setInterval(() => void refresh(), everyMs);
   }
 
-  return { health, models, queue, runtimeOnline, queueLevel, modelChoices, refresh, loadModels, resetQueue, poll };
+  return { health, models, queue, error, runtimeOnline, queueLevel, modelChoices, refresh, loadModels, resetQueue, poll };
 });

@@ -1,13 +1,28 @@
 import type { Thread } from '@contracts/runs';
 import { defineStore } from 'pinia';
 import { ref } from 'vue';
-import { threadsApi } from '../api/resources.api';
+import { threadsApi } from '../api/threads.api';
 
+const PAGE = 50;
+
+/** Threads the caller may see, most recent first, a page at a time. */
 export const useThreadsStore = defineStore('threads', () => {
   const threads = ref<Thread[]>([]);
+  const nextCursor = ref<string | null>(null);
 
+  /** Reloads from the top, keeping as many threads as were shown. */
   async function load(): Promise<void> {
-    threads.value = (await threadsApi.list()).items;
+    const page = await threadsApi.list(Math.max(PAGE, Math.min(threads.value.length, 200)));
+    threads.value = page.items;
+    nextCursor.value = page.next_cursor;
+  }
+
+  async function loadMore(): Promise<void> {
+    if (!nextCursor.value) return;
+    const page = await threadsApi.list(PAGE, nextCursor.value);
+    const seen = new Set(threads.value.map((t) => t.id));
+    threads.value.push(...page.items.filter((t) => !seen.has(t.id)));
+    nextCursor.value = page.next_cursor;
   }
 
   async function remove(id: string): Promise<void> {
@@ -15,5 +30,5 @@ export const useThreadsStore = defineStore('threads', () => {
     await load();
   }
 
-  return { threads, load, remove };
+  return { threads, nextCursor, load, loadMore, remove };
 });

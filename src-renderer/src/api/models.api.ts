@@ -1,0 +1,6 @@
+import type { Models } from '@contracts/models';
+import { api } from './http';
+
+export const modelsApi = {
+  list: () => api<Models>('/models'),
+};
