@@ -77,9 +77,19 @@ export function createOidc(settings: OidcSettings) {
         expectedNonce: pending.nonce,
         idTokenExpected: true,
       });
-      const claims = tokens.claims()!;
-      const name = typeof claims.name === 'string' ? claims.name : typeof claims.preferred_username === 'string' ? claims.preferred_username : null;
-      return { issuer: claims.iss, subject: claims.sub, name, email: typeof claims.email === 'string' ? claims.email : null };
+      let claims: Record<string, unknown> = tokens.claims()!;
+      const subject = String(claims.sub);
+      // Many providers keep profile and email out of the ID token: ask the userinfo endpoint then.
+      if (typeof claims.name !== 'string' || typeof claims.email !== 'string') {
+        claims = { ...(await client.fetchUserInfo(config, tokens.access_token, subject)), ...claims };
+      }
+      const text = (value: unknown) => (typeof value === 'string' && value ? value : null);
+      return {
+        issuer: String(claims.iss ?? config.serverMetadata().issuer),
+        subject,
+        name: text(claims.name) ?? text(claims.preferred_username),
+        email: text(claims.email),
+      };
     },
   };
 }

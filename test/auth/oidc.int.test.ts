@@ -1,0 +1,146 @@
+import type { Server } from 'node:http';
+import Provider from 'oidc-provider';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startModelFake, type ModelFake } from '../fixtures/fake-models';
+import { launchChromium } from '../helpers/browser';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { writeFixtureCatalog } from '../helpers/fixture-assets';
+import { freePort } from '../helpers/ports';
+import { startTestServer, type TestServer } from '../helpers/server';
+import { readEvents } from '../helpers/sse';
+
+let db: TestDatabase;
+let model: ModelFake;
+let provider: Server;
+let issuer: string;
+let server: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  model = await startModelFake();
+  const serverPort = await freePort();
+  const providerPort = await freePort();
+  issuer = `http://127.0.0.1:${providerPort}`;
+  // A real OpenID provider, in-process, with its development login form.
+  const oidc = new Provider(issuer, {
+    clients: [
+      {
+        client_id: 'svc',
+        client_secret: 'svc-client-secret-for-tests',
+        redirect_uris: [`http://127.0.0.1:${serverPort}/auth/callback`],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
+    claims: { openid: ['sub'], profile: ['name'], email: ['email'] },
+    findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub, name: `User ${sub}`, email: `${sub}@example.com` }) }),
+    features: { devInteractions: { enabled: true } },
+    cookies: { keys: ['a-cookie-key-for-tests'] },
+  });
+  await new Promise<void>((resolve) => {
+    provider = oidc.listen(providerPort, '127.0.0.1', resolve);
+  });
+  server = await startTestServer(
+    db.url,
+    {
+      PORT: String(serverPort),
+      AUTH_ENABLED: 'true',
+      OIDC_ISSUER_URL: issuer,
+      OIDC_CLIENT_ID: 'svc',
+      OIDC_CLIENT_SECRET: 'svc-client-secret-for-tests',
+      SESSION_SECRET: 'session-secret-for-the-oidc-test-0123',
+      LOCAL_LLM_BASE: model.url,
+      DEFAULT_MODEL: 'fake-model',
+    },
+    { generatedDir: await writeFixtureCatalog() },
+  );
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await new Promise((r) => provider?.close(r));
+  await model?.close();
+  await db?.drop();
+});
+
+/** Drives the provider's own login and consent forms in the browser; ends on the studio with the token stored. */
+async function signIn(login: string): Promise<{ token: string; landed: string }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${server.url}/auth/login`);
+  await expect.poll(() => page.url()).toContain(issuer);
+  await page.fill('input[name=login]', login);
+  await page.fill('input[name=password]', 'any password');
+  await page.click('button[type=submit]');
+  await page.waitForURL((url) => url.href.startsWith(server.url) || url.href.includes('/consent') || url.pathname.includes('interaction'));
+  if (!page.url().startsWith(server.url)) {
+    await page.click('button[type=submit]');
+  }
+  await page.waitForURL(`${server.url}/ui**`);
+  const landed = page.url();
+  await expect.poll(() => page.evaluate(() => localStorage.getItem('svc.token'))).not.toBeNull();
+  const token = (await page.evaluate(() => localStorage.getItem('svc.token')))!;
+  await context.close();
+  return { token, landed };
+}
+
+describe('OIDC login against a real OpenID provider', () => {
+  it('redirects to the provider with PKCE, state, nonce and the scopes', async () => {
+    const res = await fetch(`${server.url}/auth/login`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    const location = new URL(res.headers.get('location')!);
+    expect(location.origin).toBe(issuer);
+    expect(location.searchParams.get('scope')).toBe('openid profile email');
+    expect(location.searchParams.get('redirect_uri')).toBe(`${server.url}/auth/callback`);
+    expect(location.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(location.searchParams.get('state')).toBeTruthy();
+    expect(location.searchParams.get('nonce')).toBeTruthy();
+    expect(res.headers.get('set-cookie')).toMatch(/svc_login=.*HttpOnly/i);
+  });
+
+  it('signs in through the provider form: session token in the fragment, /auth/me, an authenticated run; the first user is admin', async () => {
+    const { token, landed } = await signIn('ada');
+    expect(landed).not.toContain('token=');
+    const me = await (await server.request('/auth/me', { headers: { authorization: `Bearer ${token}` } })).json();
+    expect(me).toMatchObject({ user: { name: 'User ada', email: 'ada@example.com', kind: 'session' }, instance_admin: false, oidc_enabled: true });
+    expect(me.memberships).toEqual([{ scope_type: 'org', scope_id: expect.any(String), scope_name: 'Default organisation', role: 'admin' }]);
+
+    const run = await fetch(`${server.url}/graphs/summary/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'signed-in run' }),
+    });
+    const events = await readEvents(run);
+    expect(events.at(-1)!.data.type).toBe('run_done');
+    expect(server.logs.some((l) => l.includes('graph run start agent=summary') && l.includes('user=User ada'))).toBe(true);
+  });
+
+  it('a later user belongs nowhere until someone adds them', async () => {
+    const { token } = await signIn('bob');
+    const me = await (await server.request('/auth/me', { headers: { authorization: `Bearer ${token}` } })).json();
+    expect(me.memberships).toEqual([]);
+    const threads = await (await server.request('/threads', { headers: { authorization: `Bearer ${token}` } })).json();
+    expect(threads.items).toEqual([]);
+    const run = await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'x' }, headers: { authorization: `Bearer ${token}` } });
+    expect(run.status).toBe(404);
+  });
+
+  it('answers a forged or replayed callback and a provider error with a clear page, not a 500', async () => {
+    const forged = await fetch(`${server.url}/auth/callback?code=forged&state=forged`, { headers: { accept: 'text/html' } });
+    expect(forged.status).toBe(400);
+    expect(await forged.text()).toContain('This sign-in link has expired or was already used');
+
+    const login = await fetch(`${server.url}/auth/login`, { redirect: 'manual' });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const tampered = await fetch(`${server.url}/auth/callback?code=abc&state=wrong`, { headers: { accept: 'text/html', cookie } });
+    expect(tampered.status).toBe(400);
+    expect(await tampered.text()).toContain('could not be verified');
+
+    const refused = await fetch(`${server.url}/auth/callback?error=access_denied&error_description=user+cancelled`, { headers: { accept: 'text/html' } });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('The identity provider refused the sign-in (access_denied: user cancelled).');
+  });
+});
