@@ -156,7 +156,9 @@ export function buildGraph(options: GraphOptions) {
           onQueued: (info) => hooks.queued(node.id, info),
           onTrimmed: (report) => hooks.trimmed(node.id, report),
         });
-        const rule = config ? firstMatchingRule(config.routing_overrides, output) : undefined;
+        // Saved overrides replace the asset's own routes for this node; without them the asset's routes apply.
+        const rules = config?.routing_overrides.length ? config.routing_overrides : phase.routes;
+        const rule = firstMatchingRule(rules, output);
         await hooks.exit(node.id, 'completed', output);
         if (rule) await hooks.routeMatched(node.id, rule.target, rule);
         return {

@@ -75,14 +75,17 @@ export const summaryCommand: Manifest = {
   phases: [phase('dispatch', 'llm'), phase('execute', 'llm'), phase('summarize', 'llm')],
 };
 
-/** A generated/ folder with one agent and one command, independent of the shipped assets. */
-export async function writeFixtureCatalog(): Promise<string> {
+/** A generated/ folder with one agent and one command (and any extra manifests), independent of the shipped assets. */
+export async function writeFixtureCatalog(extra: Manifest[] = []): Promise<string> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-generated-'));
   await fs.mkdir(path.join(dir, 'manifests', 'agents'), { recursive: true });
   await fs.mkdir(path.join(dir, 'manifests', 'commands'), { recursive: true });
   await fs.mkdir(path.join(dir, 'graphs'), { recursive: true });
   await fs.writeFile(path.join(dir, 'manifests', 'agents', 'review.json'), JSON.stringify(reviewAgent));
   await fs.writeFile(path.join(dir, 'manifests', 'commands', 'summary.json'), JSON.stringify(summaryCommand));
+  for (const manifest of extra) {
+    await fs.writeFile(path.join(dir, 'manifests', `${manifest.kind}s`, `${manifest.name}.json`), JSON.stringify(manifest));
+  }
   await fs.writeFile(path.join(dir, 'graphs', 'default-agent.json'), JSON.stringify(reviewLayout));
   await fs.writeFile(path.join(dir, 'graphs', 'default-command.json'), JSON.stringify(commandLayout));
   return dir;

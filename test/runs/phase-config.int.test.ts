@@ -129,3 +129,25 @@ describe('routing rules in runs', () => {
     expect(run.status).toBe('error');
   });
 });
+
+describe("an asset's own routes", () => {
+  it('apply when no override is saved, and a saved override replaces them', async () => {
+    const { writeFixtureCatalog: write, summaryCommand } = await import('../helpers/fixture-assets');
+    const routed = {
+      ...summaryCommand,
+      name: 'routed',
+      phases: summaryCommand.phases.map((p) => (p.id === 'dispatch' ? { ...p, routes: [{ condition: 'contains' as const, match: 'urgent', target: 'summarize', priority: 1 }] } : p)),
+    };
+    const dir = await write([routed]);
+    const own = await startTestServer(db.url, { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model' }, { generatedDir: dir });
+    try {
+      model.reply(['this is urgent']);
+      const run = async () => readEvents(await own.request('/graphs/routed/run', { method: 'POST', json: { message: 'x' } }));
+      expect((await run()).find((e) => e.name === 'route_matched')?.data).toMatchObject({ from: 'dispatch', to: 'summarize' });
+      await own.request('/agents/routed/nodes/dispatch/config', { method: 'PUT', json: { routing_overrides: [rule('contains', 'nothing-matches', 'summarize', 1)] } });
+      expect((await run()).some((e) => e.name === 'route_matched')).toBe(false);
+    } finally {
+      await own.close();
+    }
+  });
+});
