@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { test as base, expect, type Page } from '@playwright/test';
 import pg from 'pg';
 
@@ -8,6 +9,9 @@ const env = (name: string) => {
 };
 
 export const baseUrl = () => env('E2E_BASE_URL');
+
+/** Screenshots of the main screens, in the test output folder (see playwright.config.ts). */
+export const screenshotPath = (name: string) => path.resolve(import.meta.dirname, '../../test-results/e2e/screenshots', `${name}.png`);
 export const token = () => env('E2E_TOKEN');
 
 /** Tells the fake model runtime what to stream next. */

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { GraphDefinition } from '../../src-server/contracts/runs';
-import { api, expect, failModel, openStudio, phase, script, sql, startRun, test } from './studio.fixtures';
+import { api, expect, failModel, openStudio, phase, screenshotPath as shot, script, sql, startRun, test } from './studio.fixtures';
 
-const shot = (name: string) => `test-results/e2e/screenshots/${name}.png`;
 const words = (text: string) => text.split(' ').map((w) => `${w} `);
 
 test('runs an agent to its gate and approves it: canvas colours, transcript and approval card', async ({ page }) => {

@@ -3,7 +3,7 @@ import type { Edge, Node } from '@vue-flow/core';
 import { computed, type Ref } from 'vue';
 import type { RunView } from '../stores/run-view';
 
-const COLUMN = 230;
+const COLUMN = 270;
 const ROW = 110;
 
 /** Places phases in columns by their distance from the entry, following the graph's edges. */

@@ -89,7 +89,9 @@ export function applyEvent(view: RunView, event: RunEvent, id: number): void {
       break;
     case 'context_trimmed':
       view.warnings.push(
-        `Context trimmed for ${event.node}: ${event.dropped_messages} older message(s) dropped (≈${event.estimated_tokens_before} → ${event.estimated_tokens_after} tokens, budget ${event.budget}).`,
+        event.estimated_tokens_after > event.budget
+          ? `Context over budget for ${event.node}: ${event.dropped_messages} older message(s) dropped, still ≈${event.estimated_tokens_after} tokens (budget ${event.budget}); the instructions and the newest message were sent as they are.`
+          : `Context trimmed for ${event.node}: ${event.dropped_messages} older message(s) dropped (≈${event.estimated_tokens_before} → ${event.estimated_tokens_after} tokens, budget ${event.budget}).`,
       );
       break;
     case 'route_matched':

@@ -1,0 +1,119 @@
+import type { Scope } from '../../src-server/contracts/tenancy';
+import { api, expect, openStudio, phase, screenshotPath, script, sql, startRun, test } from './studio.fixtures';
+
+const words = (text: string) => text.split(' ').map((w) => `${w} `);
+
+test('a run whose checkpoint is gone is a read-only trace: its card says so and offers no approval', async ({ page }) => {
+  await openStudio(page);
+  await script(words('Small change, low risk.'));
+  await startRun(page, 'Review: a gate whose checkpoint is lost');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await expect(page.getByTestId('gate-approve')).toBeVisible();
+  const [run] = await sql<{ thread_id: string }>(`SELECT thread_id FROM svc_runs WHERE message = 'Review: a gate whose checkpoint is lost'`);
+  for (const table of ['checkpoint_writes', 'checkpoint_blobs', 'checkpoints']) {
+    await sql(`DELETE FROM graph_checkpoints.${table} WHERE thread_id = $1`, [run!.thread_id]);
+  }
+
+  await page.reload();
+  await page.getByTestId('thread-item').filter({ hasText: 'Review: a gate whose checkpoint is lost' }).click();
+  await expect(page.getByTestId('run-status')).toContainText('Waiting for approval');
+  await page.getByTestId('tab-approval').click();
+  await expect(page.getByTestId('gate-readonly')).toContainText('cannot be resumed');
+  await expect(page.getByTestId('gate-approve')).toHaveCount(0);
+  await expect(phase(page, 'analysis')).toHaveAttribute('data-state', 'completed');
+  await expect(page.getByTestId('transcript-intake')).toHaveText('Small change, low risk. ');
+});
+
+test('Rerun as new thread repeats agent, model and message in a new thread', async ({ page }) => {
+  await openStudio(page, 'repo-summary');
+  await script(words('First pass.'));
+  await startRun(page, 'Summarise twice');
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  const firstRun = await page.getByTestId('run-id').textContent();
+  await page.getByTestId('tab-state').click();
+  const firstThread = await page.getByTestId('state-thread').textContent();
+
+  await script(words('Second pass.'));
+  await page.getByTestId('run-rerun').click();
+  await expect(page.getByTestId('run-id')).not.toHaveText(firstRun!);
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await expect(page.getByTestId('state-thread')).not.toHaveText(firstThread!);
+  await expect(page.getByTestId('transcript-summarize')).toHaveText('Second pass. ');
+  const rows = await sql<{ thread_id: string; model: string }>(`SELECT thread_id, model FROM svc_runs WHERE message = 'Summarise twice' ORDER BY started_at`);
+  expect(rows).toHaveLength(2);
+  expect(rows[0]!.thread_id).not.toBe(rows[1]!.thread_id);
+  expect(rows[1]!.model).toBe(rows[0]!.model);
+});
+
+test('a message over the context budget shows the yellow warning', async ({ page }) => {
+  await openStudio(page, 'repo-summary');
+  await script(words('Done.'));
+  // About 7,500 estimated tokens: over the default budget of 6,000 on its own.
+  await startRun(page, `Summarise this: ${'lorem ipsum '.repeat(2_500)}`);
+  await expect(page.getByTestId('context-warning').first()).toContainText('budget 6000');
+  await expect(page.getByTestId('context-warning').first()).toHaveCSS('background-color', 'rgb(254, 249, 195)');
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+});
+
+test('the queue badge Reset frees a leaked slot: the waiting run starts', async ({ page }) => {
+  await openStudio(page, 'repo-summary');
+  await script(Array.from({ length: 200 }, (_, i) => `z${i} `), 40);
+  const blocker = await api('/graphs/repo-summary/run', { method: 'POST', json: { message: 'leak the slot' } });
+  const reader = blocker.body!.getReader();
+  await reader.read();
+  await expect(page.getByTestId('queue-badge')).toHaveClass(/busy/);
+  await expect(page.getByTestId('queue-badge')).toHaveCSS('background-color', 'rgb(254, 249, 195)');
+  await startRun(page, 'Wait for the leaked slot');
+  await expect(page.getByTestId('queue-banner')).toBeVisible();
+  await expect(page.getByTestId('queue-badge')).toHaveClass(/waiting/);
+
+  await page.getByTestId('queue-reset').click();
+  await expect(page.getByTestId('queue-banner')).toBeHidden();
+  await expect(page.getByTestId('transcript-dispatch')).toContainText('z1');
+  await page.getByTestId('run-stop').click();
+  const [held] = await sql<{ id: string }>(`SELECT id FROM svc_runs WHERE message = 'leak the slot'`);
+  await api(`/runs/${held!.id}/cancel`, { method: 'POST', json: {} });
+  await reader.cancel();
+});
+
+test('the project switcher runs in the chosen project and lists only its threads', async ({ page }) => {
+  const [team] = (await (await api('/teams')).json()) as Scope[];
+  const created = await api('/projects', { method: 'POST', json: { name: 'Browser tests', parent_id: team!.id } });
+  expect(created.status).toBe(201);
+  const project = (await created.json()) as Scope;
+
+  await openStudio(page, 'repo-summary');
+  await expect(page.getByTestId('scope-org')).toBeVisible();
+  await page.getByTestId('scope-project').selectOption(project.id);
+  await script(words('In the new project.'));
+  await startRun(page, 'A run in the browser-tests project');
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  const [thread] = await sql<{ project_id: string }>(`SELECT project_id FROM svc_threads WHERE last_message = 'A run in the browser-tests project'`);
+  expect(thread!.project_id).toBe(project.id);
+  await expect(page.getByTestId('thread-item')).toHaveCount(1);
+
+  await page.reload();
+  await expect(page.getByTestId('scope-project')).toHaveValue(project.id);
+  const other = await page.getByTestId('scope-project').locator('option').filter({ hasNotText: 'Browser tests' }).filter({ hasNotText: 'All projects' }).first().getAttribute('value');
+  await page.getByTestId('scope-project').selectOption(other!);
+  await expect(page.getByTestId('thread-item').filter({ hasText: 'A run in the browser-tests project' })).toHaveCount(0);
+  await page.getByTestId('scope-project').selectOption('');
+  await expect(page.getByTestId('thread-item').filter({ hasText: 'A run in the browser-tests project' })).toHaveCount(1);
+  await api(`/projects/${project.id}`, { method: 'DELETE' });
+});
+
+test('the State tab shows thread, last node, output tail and the phase trail', async ({ page }) => {
+  await openStudio(page);
+  await script(words('Rename only. Risk is low.'));
+  await startRun(page, 'Review: state tab');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await page.getByTestId('gate-approve').click();
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await page.getByTestId('tab-state').click();
+  await expect(page.getByTestId('state-thread')).toHaveText(/^[0-9a-f-]{36}$/);
+  await expect(page.getByTestId('state-last-node')).toHaveText('output');
+  await expect(page.getByTestId('state-tail')).toHaveText('Rename only. Risk is low. ');
+  await expect(page.getByTestId('state-trail')).toHaveText('intake › analysis › gate › output');
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  await page.screenshot({ path: screenshotPath('09-state-1920') });
+});
