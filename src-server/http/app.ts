@@ -59,7 +59,7 @@ export function createApp(deps: AppDeps): Express {
   threadRoutes(api, deps);
 
   app.use(docsRouter(() => api.openApiDocument({ version: deps.version })));
-  app.use(portalRouter(() => deps.catalog.list('agent')[0]?.name ?? 'change-review'));
+  app.use(portalRouter(deps.catalog, deps.config.AUTH_ENABLED));
   app.use(studioRouter());
   app.use(api.router);
   app.use(notFoundHandler);

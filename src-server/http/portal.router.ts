@@ -1,10 +1,31 @@
 import express, { type Router } from 'express';
+import type { Catalog } from '../assets/catalog';
 
 const escape = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-function page(base: string, example: string): string {
+/** What the examples run: an agent with an approval gate when there is one, so both examples fit together. */
+interface Example {
+  agent: string;
+  gate: string;
+}
+
+function example(catalog: Pick<Catalog, 'list' | 'get'>): Example {
+  const agents = catalog.list('agent');
+  for (const agent of agents) {
+    const gate = catalog.get(agent.name)?.layout.nodes.find((n) => n.kind === 'gate');
+    if (gate) return { agent: agent.name, gate: gate.id };
+  }
+  return { agent: agents[0]?.name ?? 'change-review', gate: 'gate' };
+}
+
+function page(base: string, { agent, gate }: Example, authEnabled: boolean): string {
   const b = escape(base);
+  const a = escape(encodeURIComponent(agent));
+  const g = escape(encodeURIComponent(gate));
+  const token = authEnabled
+    ? `<p>Every call carries a bearer token: the one in the studio link the server printed at start (<code>…/ui#token=…</code>), <code>SVC_API_TOKEN</code>, or a session from signing in to the studio.</p>`
+    : `<p>Authentication is off on this server: any token (or none) is accepted.</p>`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -12,38 +33,68 @@ function page(base: string, example: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Agent workflow service</title>
 <style>
-  body { font-family: system-ui, sans-serif; max-width: 860px; margin: 40px auto; padding: 0 20px; color: #1f2328; line-height: 1.55; }
-  h1 { margin-bottom: 4px; } .lead { color: #6a737d; margin-top: 0; }
-  .links a { display: inline-block; margin-right: 12px; padding: 8px 14px; border-radius: 8px; background: #4f46e5; color: #fff; text-decoration: none; }
-  .links a.secondary { background: #eef2ff; color: #4f46e5; }
-  pre { background: #f6f8fa; border: 1px solid #e3e6ea; border-radius: 8px; padding: 12px; overflow: auto; font-size: 13px; }
+  :root { --accent: #4f46e5; --line: #e3e6ea; --muted: #6a737d; }
+  body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; max-width: 880px; margin: 40px auto; padding: 0 20px; color: #1f2328; line-height: 1.55; background: #f6f7f9; }
+  h1 { margin-bottom: 4px; } h2 { margin-top: 32px; font-size: 18px; } .lead { color: var(--muted); margin-top: 0; }
+  .links a { display: inline-block; margin: 0 10px 8px 0; padding: 8px 14px; border-radius: 8px; background: var(--accent); color: #fff; text-decoration: none; }
+  .links a.secondary { background: #eef2ff; color: var(--accent); }
+  .example { position: relative; }
+  pre { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; overflow: auto; font-size: 13px; margin: 0; }
+  .copy { position: absolute; top: 8px; right: 8px; font: inherit; font-size: 12px; padding: 3px 10px; border: 1px solid var(--line); border-radius: 6px; background: #f6f7f9; cursor: pointer; }
+  .copy:focus-visible, a:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+  code { font-size: 13px; }
 </style>
 </head>
 <body>
 <h1>Agent workflow service</h1>
-<p class="lead">Runs agents and commands as LangGraph graphs, streams every token as server-sent events, and stops at approval gates until a person decides.</p>
+<p class="lead">Runs agents and commands as stateful graphs (intake, analysis, approval gate, output), streams every token as server-sent events, and stops at approval gates until a person approves or rejects. Threads, runs and paused graphs are kept in PostgreSQL.</p>
 <p class="links"><a href="/ui">Open the studio</a><a class="secondary" href="/docs">API docs</a><a class="secondary" href="/openapi.json">OpenAPI 3.1</a></p>
+
+<h2>Set up your shell</h2>
+${token}
+<div class="example"><pre>export BASE=${b}
+export TOKEN='paste-your-token-here'</pre></div>
+
 <h2>Run an agent and read its stream</h2>
-<pre>curl -N -X POST ${b}/graphs/${escape(example)}/run \\
+<div class="example"><pre data-example="run">curl -N -X POST "$BASE/graphs/${a}/run" \\
   -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
-  -d '{"message": "Review: rename the config loader"}'</pre>
-<p>The stream starts with <code>run_start</code> (carrying <code>run_id</code> and <code>thread_id</code>), then <code>node_enter</code>, <code>token</code> and <code>node_exit</code> events; at an approval gate it ends with <code>gate_waiting</code>.</p>
-<h2>Approve a gate and follow the resumed run</h2>
-<pre>curl -N -X POST ${b}/threads/$THREAD_ID/gates/gate/approve \\
+  -d '{"message": "Review: rename the config loader"}'</pre></div>
+<p>Each event is an <code>event:</code>, <code>id:</code> and JSON <code>data:</code> line. The stream starts with <code>run_start</code> (carrying <code>run_id</code> and <code>thread_id</code>), then <code>node_enter</code>, <code>token</code> and <code>node_exit</code>; at the approval gate it ends with <code>gate_waiting</code>.</p>
+
+<h2>Approve the gate and follow the resumed run</h2>
+<div class="example"><pre data-example="approve">curl -N -X POST "$BASE/threads/$THREAD_ID/gates/${g}/approve" \\
   -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
-  -H "Accept: text/event-stream" -d '{"reason": "looks good"}'</pre>
+  -H "Accept: text/event-stream" -d '{"reason": "looks good"}'</pre></div>
+<p>Use the <code>thread_id</code> from <code>run_start</code>. To stop the run instead, call <code>…/gates/${g}/reject</code> the same way.</p>
+
 <h2>Re-attach to a run</h2>
-<pre>curl -N ${b}/runs/$RUN_ID/stream -H "Authorization: Bearer $TOKEN" -H "Last-Event-ID: 0"</pre>
-<p>The token is the one in the studio link the server printed at start (<code>…/ui#token=…</code>), or <code>SVC_API_TOKEN</code>.</p>
+<div class="example"><pre data-example="attach">curl -N "$BASE/runs/$RUN_ID/stream" -H "Authorization: Bearer $TOKEN" -H "Last-Event-ID: 0"</pre></div>
+<p>A client that disconnects never stops a run; <code>POST /runs/{id}/cancel</code> does.</p>
+
+<script>
+  for (const block of document.querySelectorAll('.example')) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'copy';
+    button.textContent = 'Copy';
+    button.addEventListener('click', async () => {
+      await navigator.clipboard.writeText(block.querySelector('pre').textContent);
+      button.textContent = 'Copied';
+      setTimeout(() => (button.textContent = 'Copy'), 1500);
+    });
+    block.append(button);
+  }
+</script>
 </body>
 </html>`;
 }
 
-/** GET /: what the service is, where the studio and the docs are, and curl examples with the real address. */
-export function portalRouter(exampleAgent: () => string): Router {
+/** GET /: what the service is, where the studio and the docs are, and curl examples with the address the browser used. */
+export function portalRouter(catalog: Pick<Catalog, 'list' | 'get'>, authEnabled: boolean): Router {
   const router = express.Router();
   router.get('/', (req, res) => {
-    res.type('html').send(page(`${req.protocol}://${req.get('host') ?? 'localhost'}`, exampleAgent()));
+    res.setHeader('Cache-Control', 'no-cache');
+    res.type('html').send(page(`${req.protocol}://${req.get('host') ?? 'localhost'}`, example(catalog), authEnabled));
   });
   return router;
 }

@@ -195,11 +195,16 @@ test('the token from the URL fragment is stored and removed from the address bar
   await expect(page.getByTestId('asset-change-review')).toBeVisible();
 });
 
-test('the portal page links the studio and the docs with copy-ready examples', async ({ page }) => {
-  await page.goto(`${process.env.E2E_BASE_URL}/`);
+test('the portal page links the studio and the docs with copy-ready examples at the real address', async ({ page, context }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  const base = process.env.E2E_BASE_URL!;
+  await page.goto(`${base}/`);
   await expect(page.getByRole('link', { name: /studio/i }).first()).toHaveAttribute('href', '/ui');
   await expect(page.getByRole('link', { name: /API docs/i }).first()).toHaveAttribute('href', '/docs');
-  await expect(page.locator('pre').first()).toContainText(`curl -N`);
-  await expect(page.locator('pre').first()).toContainText(`${process.env.E2E_BASE_URL}/graphs/`);
-  await page.screenshot({ path: shot('08-portal') });
+  await expect(page.locator('pre').first()).toContainText(`export BASE=${base}`);
+  await expect(page.locator('pre[data-example=run]')).toContainText('curl -N -X POST "$BASE/graphs/change-review/run"');
+  await expect(page.locator('pre[data-example=approve]')).toContainText('/gates/gate/approve');
+  await page.locator('.example').filter({ has: page.locator('pre[data-example=run]') }).getByRole('button', { name: 'Copy' }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await page.locator('pre[data-example=run]').textContent());
+  await page.screenshot({ path: shot('08-portal'), fullPage: true });
 });
