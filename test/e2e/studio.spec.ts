@@ -158,6 +158,7 @@ test('a saved routing rule shows its validation errors, then its from → to lin
   await script(words('take the shortcut please'));
   await startRun(page, 'Summarise with a shortcut');
   await expect(page.getByTestId('route-lines')).toHaveText('dispatch → summarize');
+  await expect(phase(page, 'summarize')).toHaveAttribute('data-flash', 'cyan');
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   await expect(phase(page, 'execute')).toHaveAttribute('data-state', 'idle');
   await api('/agents/repo-summary/nodes/dispatch/config', { method: 'PUT', json: {} });

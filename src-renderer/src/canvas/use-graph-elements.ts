@@ -1,5 +1,5 @@
 import type { GraphDefinition } from '@contracts/runs';
-import type { Edge, Node } from '@vue-flow/core';
+import { MarkerType, type Edge, type Node } from '@vue-flow/core';
 import { computed, type Ref } from 'vue';
 import type { RunView } from '../stores/run-view';
 
@@ -57,13 +57,14 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
       source: e.from,
       target: e.to,
       label: e.condition,
+      markerEnd: MarkerType.ArrowClosed,
       animated: view.value.phases[e.from] === 'active',
     }));
     const routed: Edge[] = [...matched]
       .filter((key) => !base.some((b) => b.id === key))
       .map((key) => {
         const [source, target] = key.split('->') as [string, string];
-        return { id: `route:${key}`, source, target, label: 'rule', class: 'route-edge', animated: true };
+        return { id: `route:${key}`, source, target, label: 'rule', class: 'route-edge', markerEnd: MarkerType.ArrowClosed, animated: true };
       });
     return [...base, ...routed];
   });
