@@ -22,7 +22,10 @@ export default async function globalSetup() {
     await fs.chmod(dir, 0o755);
     const db = await startEmbeddedDatabase(dir, await freePort());
     serverUrl = db.url;
-    stopDatabase = () => db.stop();
+    stopDatabase = async () => {
+      await db.stop();
+      await fs.rm(dir, { recursive: true, force: true });
+    };
   }
   const name = `svc_e2e_${Date.now()}`;
   const admin = new pg.Client({ connectionString: serverUrl });
