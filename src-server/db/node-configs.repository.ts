@@ -24,6 +24,18 @@ export function nodeConfigsRepository(pool: Pool) {
       return new Map(rows.map((row) => [row.node_id, toConfig(row)]));
     },
 
+    /** The overrides a run applies: those of the organisation its project belongs to, in one round trip. */
+    async forProject(projectId: string, agent: string): Promise<Map<string, NodeConfig>> {
+      const { rows } = await pool.query<NodeConfigRow>(
+        `SELECT c.node_id, c.instructions_override, c.classification_labels, c.routing_overrides, c.notes
+           FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id
+           JOIN svc_node_configs c ON c.org_id = t.org_id AND c.agent = $2
+          WHERE p.id = $1`,
+        [projectId, agent],
+      );
+      return new Map(rows.map((row) => [row.node_id, toConfig(row)]));
+    },
+
     async save(orgId: string, agent: string, nodeId: string, config: NodeConfig): Promise<void> {
       await pool.query(
         `INSERT INTO svc_node_configs (org_id, agent, node_id, instructions_override, classification_labels, routing_overrides, notes, updated_at)

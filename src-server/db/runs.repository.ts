@@ -92,9 +92,14 @@ const now = () => Date.now() / 1000;
 /** Runs and their nodes. Every status change is guarded by the status it expects, so two processes never both win. */
 export function runsRepository(pool: Pool) {
   return {
+    /** The new run, and its thread moved to the top of the list with the message: one round trip. */
     async insert(run: NewRun): Promise<void> {
       await pool.query(
-        `INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by)
+        `WITH touched AS (
+           UPDATE svc_threads SET last_message = $5, model = $4, project_path = COALESCE($6, project_path), updated_at = now()
+            WHERE id = $2
+         )
+         INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by)
          VALUES ($1, $2, $3, $4, 'running', $5, $6, $7)`,
         [run.id, run.threadId, run.agent, run.model, run.message, run.projectPath, run.createdBy],
       );

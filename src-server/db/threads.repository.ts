@@ -54,11 +54,13 @@ export interface ThreadCursor {
 export function threadsRepository(pool: Pool) {
   return {
     async insert(t: NewThread): Promise<Thread> {
-      await pool.query(
-        `INSERT INTO svc_threads (id, agent, model, project_path, project_id, created_by) VALUES ($1, $2, $3, $4, $5, $6)`,
+      const { rows } = await pool.query<ThreadRow>(
+        `INSERT INTO svc_threads (id, agent, model, project_path, project_id, created_by) VALUES ($1, $2, $3, $4, $5, $6)
+         RETURNING id, agent, model, last_message, project_path, project_id, created_at, updated_at,
+                   NULL::uuid AS last_run_id, NULL::text AS last_run_status`,
         [t.id, t.agent, t.model, t.projectPath, t.projectId, t.createdBy],
       );
-      return (await this.get(t.id))!;
+      return toThread(rows[0]!);
     },
 
     async get(id: string): Promise<Thread | undefined> {
@@ -77,14 +79,6 @@ export function threadsRepository(pool: Pool) {
         [projectIds, after?.updatedAt ?? null, after?.id ?? null, limit],
       );
       return rows.map(toThread);
-    },
-
-    /** A new message on the thread: it moves to the top of the list. */
-    async touch(id: string, lastMessage: string, model: string, projectPath: string | null): Promise<void> {
-      await pool.query(
-        `UPDATE svc_threads SET last_message = $2, model = $3, project_path = COALESCE($4, project_path), updated_at = now() WHERE id = $1`,
-        [id, lastMessage, model, projectPath],
-      );
     },
 
     async delete(id: string): Promise<boolean> {

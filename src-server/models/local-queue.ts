@@ -42,9 +42,12 @@ export class LocalQueue {
   ) {}
 
   /** Resolves with the function that frees the slot; rejects on timeout or abort. */
-  acquire(options: { signal?: AbortSignal; onQueued?: (info: QueueInfo) => void } = {}): Promise<() => void> {
+  acquire(options: { signal?: AbortSignal; onQueued?: (info: QueueInfo) => void; label?: string } = {}): Promise<() => void> {
     options.signal?.throwIfAborted();
+    const label = options.label ?? 'a call';
     if (this.active < this.slots && this.waiters.length === 0) return Promise.resolve(this.take());
+    const queuedAt = performance.now();
+    if (log.enabled('DEBUG')) log.debug(`queue: ${label} waits at position ${this.waiters.length + 1}`);
     return new Promise((resolve, reject) => {
       const leave = () => {
         const index = this.waiters.indexOf(waiter);
@@ -66,6 +69,7 @@ export class LocalQueue {
         position: 0,
         onQueued: options.onQueued,
         grant: (release) => {
+          if (log.enabled('DEBUG')) log.debug(`queue: ${label} got a slot after ${Math.round(performance.now() - queuedAt)} ms`);
           clearTimeout(timer);
           options.signal?.removeEventListener('abort', onAbort);
           resolve(release);

@@ -19,7 +19,7 @@ export function createModelGateway(config: Config, queue: LocalQueue): ModelGate
   async function streamLocal(call: ModelCall, model: string): Promise<string> {
     const { messages, report } = trimToBudget(call.messages, config.LOCAL_LLM_MAX_CONTEXT_TOKENS);
     if (report) call.onTrimmed(report);
-    const release = await queue.acquire({ signal: call.signal, onQueued: call.onQueued });
+    const release = await queue.acquire({ signal: call.signal, onQueued: call.onQueued, label: call.label });
     try {
       const response = await ollama.chat({ model, messages, stream: true });
       const abort = () => response.abort();

@@ -54,6 +54,8 @@ export interface NodeHooks {
 
 export interface GraphOptions {
   entry: CatalogEntry;
+  /** Names this run in the model layer's debug logs. */
+  runId: string;
   model: string;
   models: ModelGateway;
   nodeConfigs: ReadonlyMap<string, NodeConfig>;
@@ -150,6 +152,7 @@ export function buildGraph(options: GraphOptions) {
         ];
         const output = await models.stream({
           model: options.model,
+          label: `run ${options.runId} node ${node.id}`,
           messages,
           signal: hooks.signal,
           onToken: (text) => hooks.token(node.id, text),

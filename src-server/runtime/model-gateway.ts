@@ -10,6 +10,8 @@ export type TrimReport = Omit<RunEventOf<'context_trimmed'>, 'type' | 'node'>;
 
 export interface ModelCall {
   model: string;
+  /** Names the call in debug logs, e.g. `run <id> node analysis`. */
+  label: string;
   messages: ChatMessage[];
   signal: AbortSignal;
   onToken(text: string): void;

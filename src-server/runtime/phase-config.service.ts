@@ -108,8 +108,7 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
 
     /** What a run applies: the overrides of the organisation its project belongs to. */
     async forRun(agent: string, projectId: string | null): Promise<ReadonlyMap<string, NodeConfig>> {
-      const org = await access.orgIdOfProject(projectId ?? (await access.defaultProjectId()));
-      return configs.forAgent(org, agent);
+      return configs.forProject(projectId ?? (await access.defaultProjectId()), agent);
     },
   };
 }

@@ -147,6 +147,7 @@ export class RunManager {
     try {
       const graph = buildGraph({
         entry,
+        runId: session.runId,
         model: session.model,
         models: this.deps.models,
         nodeConfigs: await this.deps.nodeConfigs(entry.manifest.name, projectId),

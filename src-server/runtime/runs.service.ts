@@ -102,7 +102,6 @@ export function runsService(deps: RunsServiceDeps) {
       deps.checkModel(model);
       const projectPath = request.project_path ?? thread.project_path;
       const runId = randomUUID();
-      await threads.touch(thread.id, request.message, model, projectPath);
       await runs.insert({ id: runId, threadId: thread.id, agent: entry.manifest.name, model, message: request.message, projectPath, createdBy: principal.id });
       log.info(`graph run start agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} user=${principal.name}`);
       return manager.start({ entry, runId, threadId: thread.id, projectId: thread.project_id, model, message: request.message, projectPath });

@@ -74,11 +74,11 @@ async function signIn(login: string): Promise<{ token: string; landed: string }>
   await expect.poll(() => page.url()).toContain(issuer);
   await page.fill('input[name=login]', login);
   await page.fill('input[name=password]', 'any password');
-  await page.click('button[type=submit]');
-  await page.waitForURL((url) => url.href.startsWith(server.url) || url.href.includes('/consent') || url.pathname.includes('interaction'));
-  if (!page.url().startsWith(server.url)) {
-    await page.click('button[type=submit]');
-  }
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  // The provider asks for consent once per client: the page that follows is either that or the studio.
+  const consent = page.getByRole('button', { name: 'Continue' });
+  await expect.poll(async () => page.url().startsWith(`${server.url}/ui`) || (await consent.isVisible()), { timeout: 15_000 }).toBe(true);
+  if (!page.url().startsWith(`${server.url}/ui`)) await consent.click();
   await page.waitForURL(`${server.url}/ui**`);
   const landed = page.url();
   await expect.poll(() => page.evaluate(() => localStorage.getItem('svc.token'))).not.toBeNull();

@@ -219,6 +219,45 @@ async function main() {
     await server.stop();
   }
 
+  // Concurrency: 500 runs at once against one local-runtime slot.
+  {
+    const concurrencyDb = await freshDatabase(database.url);
+    const single = await spawnServer({ ...env, DATABASE_URL: concurrencyDb.url, LOCAL_LLM_MAX_CONCURRENT: '1', LOCAL_LLM_QUEUE_TIMEOUT_S: '20', LOG_LEVEL: 'DEBUG' });
+    model.reply(['x', 'y']);
+    const outcomes = await Promise.all(
+      Array.from({ length: 500 }, async (_, i) => {
+        const res = await single.request('/graphs/summary/run', { method: 'POST', json: { message: `run-${String(i).padStart(3, '0')}` } });
+        let last = '';
+        let detail = '';
+        await readLines(res, (line) => {
+          if (line.startsWith('event: ')) last = line.slice(7);
+          if (line.startsWith('data: ') && last === 'run_error') detail = (JSON.parse(line.slice(6)) as { error_detail: string }).error_detail;
+          return false;
+        });
+        return { last, detail };
+      }),
+    );
+    const done = outcomes.filter((o) => o.last === 'run_done').length;
+    const timedOut = outcomes.filter((o) => o.last === 'run_error' && /^TimeoutError: local runtime queue timeout after 20s \(\d+ still waiting, 1 active\)$/.test(o.detail)).length;
+    // First come, first served: calls got their slot in the order they started waiting (from the server's debug log).
+    const lines = single.output().split('\n');
+    const waited = lines.flatMap((l) => /queue: (run \S+ node \w+) waits at position/.exec(l)?.[1] ?? []);
+    const granted = new Set(lines.flatMap((l) => /queue: (run \S+ node \w+) got a slot/.exec(l)?.[1] ?? []));
+    const grantOrder = lines.flatMap((l) => /queue: (run \S+ node \w+) got a slot/.exec(l)?.[1] ?? []);
+    const fifo = waited.length > 0 && grantOrder.join() === waited.filter((w) => granted.has(w)).join();
+    const peak = await peakMemoryMiB(single.child.pid!);
+    await single.stop();
+    await concurrencyDb.drop();
+    rows.push({
+      benchmark: 'Concurrency: 500 runs at once, one local-runtime slot, 20 s queue timeout',
+      service: `${done} completed, ${timedOut} timed out with the exact message, ${500 - done - timedOut} other; ${waited.length} calls waited, served first come first served: ${fifo ? 'yes' : 'no'}; server peak RSS ${peak} MiB`,
+      baseline: '',
+      ratio: '',
+      target: 'every run completes or times out; FIFO',
+      met: done + timedOut === 500 && fifo ? 'yes' : 'no',
+    });
+  }
+
   // Start-up: process start to a healthy /health.
   const external = await startupTime({ ...env });
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-bench-embedded-'));
@@ -243,6 +282,13 @@ async function main() {
   process.stdout.write(`\n${header}${table}\n`);
   await fs.mkdir('test-results', { recursive: true });
   await fs.writeFile('test-results/bench.md', `${header}${table}\n`);
+}
+
+/** Peak resident memory of a process (VmHWM), Linux only. */
+async function peakMemoryMiB(pid: number): Promise<string> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]);
+  return Number.isFinite(kb) && kb > 0 ? (kb / 1024).toFixed(0) : 'n/a';
 }
 
 async function throughput(clients: number, runsPerClient: number, once: () => Promise<void>) {
@@ -280,7 +326,7 @@ async function inProcessRunner(databaseUrl: string, modelUrl: string, generated:
   };
   return {
     run: async () => {
-      const graph = buildGraph({ entry, model: 'fake-model', models, nodeConfigs: new Map(), hooks, checkpointer });
+      const graph = buildGraph({ entry, runId: 'in-process', model: 'fake-model', models, nodeConfigs: new Map(), hooks, checkpointer });
       const threadId = crypto.randomUUID();
       for await (const _ of await graph.stream(initialState('short', ''), { configurable: { thread_id: threadId }, streamMode: 'updates' })) {
         // drain
