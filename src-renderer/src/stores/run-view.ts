@@ -1,5 +1,5 @@
 import type { RunEvent } from '@contracts/events';
-import type { PendingGate, RunDetail, RunStatus } from '@contracts/runs';
+import type { NodeStatus, PendingGate, RunDetail, RunStatus } from '@contracts/runs';
 
 /** How a phase looks on the canvas. */
 export type PhaseState = 'idle' | 'active' | 'completed' | 'gate_waiting' | 'gate_passed' | 'gate_rejected' | 'error' | 'cancelled';
@@ -64,6 +64,17 @@ function append(view: RunView, node: string, text: string): void {
   else view.transcript.push({ node, text });
 }
 
+/** A node's stored or reported status as the canvas shows it. */
+const NODE_STATE: Record<NodeStatus, PhaseState> = {
+  running: 'active',
+  completed: 'completed',
+  waiting_approval: 'gate_waiting',
+  approved: 'gate_passed',
+  rejected: 'gate_rejected',
+  error: 'error',
+  cancelled: 'cancelled',
+};
+
 /** Folds one stream event into the view; the same function serves live streams and replays. */
 export function applyEvent(view: RunView, event: RunEvent, id: number): void {
   view.lastEventId = Math.max(view.lastEventId, id);
@@ -82,7 +93,7 @@ export function applyEvent(view: RunView, event: RunEvent, id: number): void {
       append(view, event.node, event.text);
       break;
     case 'node_exit':
-      view.phases[event.node] = event.status === 'completed' ? 'completed' : event.status === 'error' ? 'error' : 'cancelled';
+      view.phases[event.node] = NODE_STATE[event.status];
       break;
     case 'queue':
       view.queue = { position: event.position, estimatedWaitS: event.estimated_wait_s };
@@ -115,32 +126,26 @@ export function applyEvent(view: RunView, event: RunEvent, id: number): void {
       break;
     case 'run_rejected':
       view.status = 'rejected';
+      view.queue = null;
       break;
     case 'run_done':
       view.status = 'completed';
+      view.queue = null;
       view.output = event.output;
       break;
     case 'run_error':
       view.status = 'error';
+      view.queue = null;
       view.errorDetail = event.error_detail;
       for (const [node, state] of Object.entries(view.phases)) if (state === 'active') view.phases[node] = 'error';
       break;
     case 'run_cancelled':
       view.status = 'cancelled';
+      view.queue = null;
       for (const [node, state] of Object.entries(view.phases)) if (state === 'active') view.phases[node] = 'cancelled';
       break;
   }
 }
-
-const NODE_STATE: Record<string, PhaseState> = {
-  running: 'active',
-  completed: 'completed',
-  waiting_approval: 'gate_waiting',
-  approved: 'gate_passed',
-  rejected: 'gate_rejected',
-  error: 'error',
-  cancelled: 'cancelled',
-};
 
 /** A stored run as the studio shows it after a reload or when a thread is selected. */
 export function viewFromDetail(detail: RunDetail): RunView {
@@ -161,14 +166,14 @@ export function viewFromDetail(detail: RunDetail): RunView {
     routes: detail.routes.map(({ from, to }) => ({ from, to })),
   });
   for (const node of detail.nodes) {
-    view.phases[node.node_id] = NODE_STATE[node.status] ?? 'idle';
+    view.phases[node.node_id] = NODE_STATE[node.status];
     view.trail.push(node.node_id);
     if (node.output) view.transcript.push({ node: node.node_id, text: node.output });
   }
   return view;
 }
 
-/** SPEC: a run still `running` two minutes after it started appears stuck. */
+/** SPEC: a run still `running` two minutes after it started appears stuck (see the runs store for live streams). */
 export const STUCK_AFTER_MS = 2 * 60_000;
 
 export function isStuck(view: RunView, now = Date.now()): boolean {

@@ -5,7 +5,7 @@ import { computed, ref } from 'vue';
 import { runsApi } from '../api/runs.api';
 import type { EventHandler, StreamedEvent } from '../api/sse-client';
 import { threadsApi } from '../api/threads.api';
-import { applyEvent, emptyView, isStuck, viewFromDetail, type RunView } from './run-view';
+import { applyEvent, emptyView, isStuck, STUCK_AFTER_MS, viewFromDetail, type RunView } from './run-view';
 import { useThreadsStore } from './threads.store';
 
 /** The live run survives a page reload: its id is kept for this tab, and the studio re-attaches. */
@@ -35,7 +35,13 @@ export const useRunsStore = defineStore('runs', () => {
   setInterval(() => (now.value = Date.now()), 5000);
   let controller: AbortController | null = null;
 
-  const stuck = computed(() => isStuck(view.value, now.value));
+  /** When the stream on screen last said something. */
+  const lastActivity = ref(0);
+  // A run the studio is following live is stuck only once its stream has gone quiet: one resumed from a
+  // gate after a long wait started long ago, yet is busy.
+  const stuck = computed(
+    () => isStuck(view.value, now.value) && (!streaming.value || now.value - lastActivity.value > STUCK_AFTER_MS),
+  );
   const finished = computed(() => (FINISHED_RUN_STATUSES as readonly string[]).includes(view.value.status));
 
   /**
@@ -51,6 +57,7 @@ export const useRunsStore = defineStore('runs', () => {
     error.value = null;
     let ended = false;
     const onEvent = ({ id, event }: StreamedEvent) => {
+      lastActivity.value = Date.now();
       applyEvent(view.value, event, id);
       if (event.type === 'run_start') sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
       if (TERMINAL_EVENTS.includes(event.type)) ended = true;
