@@ -18,7 +18,11 @@ export default defineConfig({
     plugins: [externalizeDepsPlugin()],
     build: {
       outDir: 'out/preload',
-      rollupOptions: { input: { index: resolve(__dirname, 'src-main/preload.ts') } },
+      // Sandboxed preload scripts must be CommonJS, whatever the package's module type.
+      rollupOptions: {
+        input: { index: resolve(__dirname, 'src-main/preload.ts') },
+        output: { format: 'cjs', entryFileNames: '[name].cjs' },
+      },
     },
   },
   renderer: {

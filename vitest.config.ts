@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['src-server/**/*.test.ts', 'src-main/**/*.test.ts', 'build/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: ['test/e2e/**', 'test/reliability/**', 'node_modules/**'],
+    // The keychain test needs a Secret Service: `npm run test:keychain` provides one.
+    exclude: ['test/e2e/**', 'test/reliability/**', 'node_modules/**', '**/*.keychain.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

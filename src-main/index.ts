@@ -1,3 +1,78 @@
-import { app } from 'electron';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { app, BrowserWindow, ipcMain, shell } from 'electron';
+import { startServer } from '../src-server/main';
+import { createDesktop, errorPage } from './desktop';
+import { openKeychain } from './keychain';
+import { registerIpc } from './ipc';
 
-app.whenReady().then(() => undefined);
+/** Electron's side only: one instance, one window on the studio, the server stopped on quit. */
+if (!app.requestSingleInstanceLock()) app.quit();
+
+const version = (JSON.parse(readFileSync(path.join(app.getAppPath(), 'package.json'), 'utf8')) as { version: string }).version;
+let window: BrowserWindow | null = null;
+
+function createWindow(): BrowserWindow {
+  const win = new BrowserWindow({
+    width: 1400,
+    height: 900,
+    title: 'Agent workflow studio',
+    webPreferences: {
+      preload: path.join(import.meta.dirname, '../preload/index.cjs'),
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+    },
+  });
+  // Links to other sites open in the browser, never inside the app.
+  win.webContents.setWindowOpenHandler(({ url }) => {
+    void shell.openExternal(url);
+    return { action: 'deny' };
+  });
+  return win;
+}
+
+app.on('second-instance', () => {
+  if (window?.isMinimized()) window.restore();
+  window?.focus();
+});
+
+void app.whenReady().then(async () => {
+  const desktop = createDesktop({
+    userDataDir: app.getPath('userData'),
+    version,
+    env: process.env,
+    keychain: await openKeychain(),
+    startServer,
+    generatedDir: app.isPackaged ? path.join(process.resourcesPath, 'generated') : undefined,
+  });
+  registerIpc(ipcMain, {
+    'settings:get': desktop.api.getSettings,
+    'settings:set': desktop.api.setSettings,
+    'secrets:status': desktop.api.secretStatus,
+    'secrets:set': desktop.api.setSecret,
+    'secrets:delete': desktop.api.deleteSecret,
+    'app:info': desktop.api.appInfo,
+    'database:test': desktop.api.testDatabase,
+    'server:restart': async () => {
+      const info = await desktop.api.restartServer();
+      if (info.apiUrl && window) await window.loadURL(`${info.apiUrl}/ui#token=${encodeURIComponent(info.apiToken ?? '')}`);
+      return info;
+    },
+  });
+
+  window = createWindow();
+  const started = await desktop.start();
+  await window.loadURL('url' in started ? started.url : errorPage(started.error));
+
+  let quitting = false;
+  app.on('before-quit', (event) => {
+    if (quitting) return;
+    event.preventDefault();
+    quitting = true;
+    void desktop.stop().finally(() => app.quit());
+  });
+});
+
+app.on('window-all-closed', () => app.quit());
+

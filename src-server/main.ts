@@ -55,8 +55,20 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
-  .version;
+/** The package's version, found upward from this file: it runs from src-server/ and, bundled, from out/main/. */
+function packageVersion(): string {
+  for (let dir = import.meta.dirname; ; dir = path.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'agent-workflow-service' && pkg.version) return pkg.version;
+    } catch {
+      // not here: look one folder up
+    }
+    if (path.dirname(dir) === dir) return '0.0.0';
+  }
+}
+
+const version = packageVersion();
 
 /**
  * The composition root every mode calls (npm start, npm run serve, the desktop app):

@@ -1,0 +1,44 @@
+/**
+ * The only bridge between the studio and the desktop app: these channels, nothing else. The preload
+ * exposes them as `window.desktop`; the main process answers only these.
+ */
+export const DESKTOP_CHANNELS = [
+  'settings:get',
+  'settings:set',
+  'secrets:status',
+  'secrets:set',
+  'secrets:delete',
+  'app:info',
+  'database:test',
+  'server:restart',
+] as const;
+export type DesktopChannel = (typeof DESKTOP_CHANNELS)[number];
+
+export const SECRET_NAMES = ['CLOUD_A_API_KEY', 'CLOUD_B_API_KEY', 'CLOUD_C_API_KEY', 'SESSION_SECRET', 'DATABASE_PASSWORD', 'OIDC_CLIENT_SECRET'] as const;
+export type SecretName = (typeof SECRET_NAMES)[number];
+
+export interface DesktopSettings {
+  database: { mode: 'embedded' } | { mode: 'remote'; url: string };
+  localLlmBase: string | null;
+}
+
+export interface AppInfo {
+  version: string;
+  /** Where the API listens, for scripts on this machine. */
+  apiUrl: string | null;
+  apiToken: string | null;
+  serverError: string | null;
+  keychain: { available: boolean; reason: string | null };
+}
+
+export interface DesktopApi {
+  getSettings(): Promise<DesktopSettings>;
+  setSettings(settings: DesktopSettings): Promise<DesktopSettings>;
+  /** Which secrets are stored; never their values. */
+  secretStatus(): Promise<Record<SecretName, boolean>>;
+  setSecret(name: SecretName, value: string): Promise<void>;
+  deleteSecret(name: SecretName): Promise<void>;
+  appInfo(): Promise<AppInfo>;
+  testDatabase(url: string, password: string | null): Promise<{ ok: boolean; error: string | null }>;
+  restartServer(): Promise<AppInfo>;
+}

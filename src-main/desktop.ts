@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pg from 'pg';
+import { loadConfig } from '../src-server/config';
+import type { RunningServer } from '../src-server/main';
+import type { AppInfo, DesktopApi, DesktopSettings, SecretName } from './desktop-api';
+import { SECRET_NAMES } from './desktop-api';
+import type { Keychain } from './keychain';
+import { choosePort } from './ports';
+import { readSettings, resolveServerEnv, withPassword, writeSettings } from './settings';
+
+export interface DesktopDeps {
+  userDataDir: string;
+  version: string;
+  env: Record<string, string | undefined>;
+  keychain: Keychain;
+  startServer(options: { config: ReturnType<typeof loadConfig>; generatedDir?: string }): Promise<RunningServer>;
+  generatedDir?: string;
+}
+
+/** A page for the window when the server cannot start: the reason and what to do, never a blank window. */
+export function errorPage(message: string): string {
+  const escaped = message.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+  const html = `<!doctype html><html><head><meta charset="utf-8"><title>Agent workflow service</title></head>
+<body style="font-family:system-ui;max-width:640px;margin:60px auto;line-height:1.5">
+<h1>The service could not start</h1><pre style="white-space:pre-wrap;background:#fef2f2;padding:12px;border-radius:8px">${escaped}</pre>
+<p>Check the database settings (an embedded database needs a free port and a writable data folder; a remote one must be
+reachable), then restart the app. Logs are in the app's data folder.</p></body></html>`;
+  return `data:text/html;charset=utf-8,${encodeURIComponent(html)}`;
+}
+
+/**
+ * The desktop app's logic without Electron: it runs the same startServer() as the headless mode, with
+ * its data under the app's user-data folder, and answers the studio's settings calls.
+ */
+export function createDesktop(deps: DesktopDeps) {
+  const settingsFile = path.join(deps.userDataDir, 'settings.json');
+  let server: RunningServer | undefined;
+  let apiToken: string | null = null;
+  let serverError: string | null = null;
+
+  async function start(): Promise<{ url: string } | { error: string }> {
+    try {
+      const settings = await readSettings(settingsFile);
+      const token = randomBytes(24).toString('base64url');
+      const env = await resolveServerEnv({
+        env: deps.env,
+        keychain: deps.keychain,
+        settings,
+        userDataDir: deps.userDataDir,
+        port: await choosePort(8000),
+        apiToken: token,
+      });
+      server = await deps.startServer({ config: loadConfig(env), generatedDir: deps.generatedDir });
+      apiToken = env.SVC_API_TOKEN ?? token;
+      serverError = null;
+      return { url: `${server.url}/ui#token=${encodeURIComponent(apiToken)}` };
+    } catch (error) {
+      serverError = error instanceof Error ? error.message : String(error);
+      server = undefined;
+      return { error: serverError };
+    }
+  }
+
+  async function stop(): Promise<void> {
+    const running = server;
+    server = undefined;
+    await running?.close();
+  }
+
+  const info = (): AppInfo => ({
+    version: deps.version,
+    apiUrl: server?.url ?? null,
+    apiToken: server ? apiToken : null,
+    serverError,
+    keychain: { available: deps.keychain.available, reason: deps.keychain.reason },
+  });
+
+  const api: DesktopApi = {
+    getSettings: () => readSettings(settingsFile),
+    setSettings: (settings: DesktopSettings) => writeSettings(settingsFile, settings),
+    async secretStatus() {
+      const entries = await Promise.all(SECRET_NAMES.map(async (name) => [name, Boolean(await deps.keychain.get(name))] as const));
+      return Object.fromEntries(entries) as Record<SecretName, boolean>;
+    },
+    setSecret: (name, value) => deps.keychain.set(name, value),
+    deleteSecret: (name) => deps.keychain.delete(name),
+    appInfo: async () => info(),
+    async testDatabase(url, password) {
+      const client = new pg.Client({ connectionString: withPassword(url, password), connectionTimeoutMillis: 5000 });
+      try {
+        await client.connect();
+        await client.query('SELECT 1');
+        return { ok: true, error: null };
+      } catch (error) {
+        return { ok: false, error: error instanceof Error ? error.message : String(error) };
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    },
+    async restartServer() {
+      await stop();
+      await start();
+      return info();
+    },
+  };
+
+  return { start, stop, api, info };
+}
+
+export type Desktop = ReturnType<typeof createDesktop>;
