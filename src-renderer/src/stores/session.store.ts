@@ -38,12 +38,12 @@ export const useSessionStore = defineStore('session', () => {
   const scope = ref<ChosenScope>(readScope());
   watch(scope, (value) => localStorage.setItem(SCOPE_STORAGE_KEY, JSON.stringify(value)), { deep: true });
 
-  /** Projects of the chosen organisation (through their teams), labelled `team / project`. */
+  /** Projects of the chosen organisation (through their teams), with the team each belongs to. */
   const projectChoices = computed(() => {
     const teamsInOrg = new Map(teams.value.filter((t) => t.parent_id === scope.value.orgId).map((t) => [t.id, t.name]));
     return projects.value
       .filter((p) => p.parent_id && teamsInOrg.has(p.parent_id))
-      .map((p) => ({ id: p.id, label: `${teamsInOrg.get(p.parent_id!)} / ${p.name}`, role: p.role }));
+      .map((p) => ({ id: p.id, name: p.name, team: teamsInOrg.get(p.parent_id!)!, role: p.role }));
   });
 
   /** Whether a thread of this project belongs to the chosen scope (threads from before tenancy always do). */
