@@ -117,3 +117,22 @@ test('the State tab shows thread, last node, output tail and the phase trail', a
   await page.setViewportSize({ width: 1920, height: 1080 });
   await page.screenshot({ path: screenshotPath('09-state-1920') });
 });
+
+test('keyboard only: choose an agent, open a phase, run with Enter, approve', async ({ page }) => {
+  await openStudio(page, 'repo-summary');
+  await page.getByTestId('asset-change-review').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('asset-change-review')).toHaveClass(/selected/);
+  await phase(page, 'intake').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('phase-config')).toBeVisible();
+
+  await script(words('Keyboard review.'));
+  await page.getByTestId('run-message').focus();
+  await page.keyboard.type('Review: typed, not clicked');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await page.getByTestId('gate-approve').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+});
