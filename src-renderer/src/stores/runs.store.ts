@@ -1,5 +1,4 @@
 import { TERMINAL_EVENTS } from '@contracts/events';
-import { FINISHED_RUN_STATUSES } from '@contracts/runs';
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
 import { runsApi } from '../api/runs.api';
@@ -42,7 +41,6 @@ export const useRunsStore = defineStore('runs', () => {
   const stuck = computed(
     () => isStuck(view.value, now.value) && (!streaming.value || now.value - lastActivity.value > STUCK_AFTER_MS),
   );
-  const finished = computed(() => (FINISHED_RUN_STATUSES as readonly string[]).includes(view.value.status));
 
   /**
    * Follows one stream into the view. A stream that drops before the run ended (a proxy, a sleeping
@@ -170,5 +168,5 @@ export const useRunsStore = defineStore('runs', () => {
     error.value = null;
   }
 
-  return { view, streaming, error, stuck, finished, lastRequest, start, stop, cancel, rerun, decide, load, openThread, resumeAfterReload, clear };
+  return { view, streaming, error, stuck, lastRequest, start, stop, cancel, rerun, decide, load, openThread, resumeAfterReload, clear };
 });
