@@ -14,9 +14,10 @@ export function threadRoutes(api: Api, { runsService }: AppDeps): void {
     query: z.object({
       limit: z.coerce.number().int().min(1).max(200).default(50),
       cursor: z.string().max(500).optional(),
+      project_id: z.uuid({ message: 'must be a UUID' }).optional(),
     }),
     responses: { 200: { description: 'a page of threads', schema: ThreadPageSchema } },
-    handler: ({ query, ctx }) => runsService.listThreads(ctx.principal, query.limit, query.cursor),
+    handler: ({ query, ctx }) => runsService.listThreads(ctx.principal, query.limit, query.cursor, query.project_id),
   });
 
   api.route({

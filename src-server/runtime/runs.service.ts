@@ -170,8 +170,9 @@ export function runsService(deps: RunsServiceDeps) {
       );
     },
 
-    async listThreads(principal: Principal, limit: number, cursor?: string): Promise<ThreadPage> {
-      const projects = await access.visibleProjectIds(principal);
+    async listThreads(principal: Principal, limit: number, cursor?: string, projectId?: string): Promise<ThreadPage> {
+      if (projectId) await access.requireProjectRole(principal, projectId, 'viewer', `project ${projectId}`);
+      const projects = projectId ? [projectId] : await access.visibleProjectIds(principal);
       const after = cursor ? decodeCursor(cursor) : undefined;
       const items = await threads.list(projects, limit + 1, after);
       const page = items.slice(0, limit);

@@ -263,6 +263,11 @@ describe('threads and runs', () => {
     expect(page.items.map((t: { id: string }) => t.id)).toEqual([created[2], created[1]]);
     const next = await (await server.request(`/threads?limit=2&cursor=${page.next_cursor}`)).json();
     expect(next.items[0].id).toBe(created[0]);
+    const project = await (await server.request('/projects', { method: 'POST', json: { name: 'Elsewhere', parent_id: '00000000-0000-4000-8000-000000000002' } })).json();
+    const elsewhere = await (await server.request('/threads', { method: 'POST', json: { agent: 'summary', project_id: project.id } })).json();
+    const filtered = await (await server.request(`/threads?project_id=${project.id}`)).json();
+    expect(filtered.items.map((t: { id: string }) => t.id)).toEqual([elsewhere.id]);
+    expect((await server.request(`/threads?project_id=${crypto.randomUUID()}`)).status).toBe(404);
   });
 
   it('deletes a thread with its runs, nodes and checkpoints', async () => {
