@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from './config';
 import { getLogger } from './log';
-import { startServer } from './main';
+import { startServer, type RunningServer } from './main';
 
 /** Headless entry point: `npm start` and `npm run serve`. */
 const log = getLogger('svc.api');
@@ -17,24 +17,25 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  let server;
-  try {
-    server = await startServer({ config });
-  } catch (error) {
-    log.error(error instanceof Error ? error.message : String(error));
-    process.exit(1);
-  }
-
+  // Signals are handled from the first moment: one may arrive while the server is still starting.
+  let starting: Promise<RunningServer | undefined> | undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info(`${signal} received: shutting down`);
-    await server.close();
+    const server = await starting;
+    await server?.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  starting = startServer({ config }).catch((error: unknown) => {
+    log.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  });
+  await starting;
 }
 
 void main();
