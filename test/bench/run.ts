@@ -11,7 +11,6 @@ import path from 'node:path';
 import pg from 'pg';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { loadCatalog } from '../../src-server/assets/catalog';
-import { startEmbeddedDatabase } from '../../src-server/db/embedded';
 import { buildGraph, initialState, type NodeHooks } from '../../src-server/runtime/graph-builder';
 import { loadConfig } from '../../src-server/config';
 import { LocalQueue } from '../../src-server/models/local-queue';
@@ -19,6 +18,7 @@ import { createModelGateway } from '../../src-server/models/model-gateway';
 import { writeFixtureCatalog } from '../helpers/fixture-assets';
 import { startModelFake } from '../fixtures/fake-models';
 import { freePort } from '../helpers/ports';
+import { createDatabase, startDatabaseServer } from '../helpers/postgres';
 import { spawnServer, type ServerProcess } from '../helpers/process';
 import { readEvents } from '../helpers/sse';
 
@@ -37,33 +37,6 @@ const median = (values: number[]) => percentile(values, 50);
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-async function databaseServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, stop: async () => undefined };
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-bench-pg-'));
-  await fs.chmod(dir, 0o755);
-  const db = await startEmbeddedDatabase(dir, await freePort());
-  return { url: db.url, stop: () => db.stop() };
-}
-
-async function freshDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `svc_bench_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
 }
 
 /** Reads a stream line by line and JSON-parses each payload line: the same work for both clients. */
@@ -163,8 +136,8 @@ async function serviceStream(server: ServerProcess): Promise<StreamTiming> {
 }
 
 async function main() {
-  const database = await databaseServer();
-  const db = await freshDatabase(database.url);
+  const database = await startDatabaseServer();
+  const db = await createDatabase(database.url, 'svc_bench');
   const model = await startModelFake();
   const generated = await writeFixtureCatalog();
   const env = { DATABASE_URL: db.url, LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', GENERATED_DIR: generated, LOCAL_LLM_MAX_CONCURRENT: '64' };
@@ -259,7 +232,7 @@ async function main() {
 
   // Concurrency: 500 runs at once against one local-runtime slot.
   {
-    const concurrencyDb = await freshDatabase(database.url);
+    const concurrencyDb = await createDatabase(database.url, 'svc_bench');
     const single = await spawnServer({ ...env, DATABASE_URL: concurrencyDb.url, LOCAL_LLM_MAX_CONCURRENT: '1', LOCAL_LLM_QUEUE_TIMEOUT_S: '20', LOG_LEVEL: 'DEBUG' });
     model.reply(['x', 'y']);
     const outcomes = await Promise.all(

@@ -1,29 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { inject } from 'vitest';
+import { createDatabase, type TestDatabase } from './postgres';
 
-export interface TestDatabase {
-  url: string;
-  drop(): Promise<void>;
-}
+export type { TestDatabase };
 
-/** A fresh database on the shared test server, named so leftovers are easy to spot. */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const serverUrl = inject('databaseUrl');
-  const name = `svc_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
+/** A fresh database on the run's shared server (see global-setup.ts), so test files run in parallel. */
+export function createTestDatabase(): Promise<TestDatabase> {
+  return createDatabase(inject('databaseUrl'));
 }
