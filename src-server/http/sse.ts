@@ -31,10 +31,10 @@ export function openSse(res: Response): SseStream {
   res.write(': stream open\n\n');
 
   let ended = false;
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    res.uncork();
+  let pending = '';
+  const flush = () => {
+    if (!ended && pending) res.write(pending);
+    pending = '';
   };
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   const closed = new Promise<void>((resolve) => {
@@ -48,16 +48,13 @@ export function openSse(res: Response): SseStream {
   return {
     send(frame) {
       if (ended) return;
-      // Events of one tick (a burst of tokens) leave in one write instead of one syscall each.
-      if (!corked) {
-        corked = true;
-        res.cork();
-        process.nextTick(uncork);
-      }
-      res.write(frame);
+      // Frames of one tick (a burst of tokens) leave in one write: one syscall, not one per token.
+      if (pending === '') process.nextTick(flush);
+      pending += frame;
     },
     end() {
       if (ended) return;
+      flush();
       ended = true;
       clearInterval(heartbeat);
       res.end();

@@ -1,4 +1,3 @@
-import { Ollama } from 'ollama';
 import type { Config } from '../config';
 import type { ModelCall, ModelGateway } from '../runtime/model-gateway';
 import { cloudModel } from './cloud-providers';
@@ -6,37 +5,21 @@ import { trimToBudget } from './context-budget';
 import { describeConnectionError } from './errors';
 import type { LocalQueue } from './local-queue';
 import { parseModel } from './model-ref';
+import { streamOllamaChat } from './ollama-chat';
 
 /**
  * Every model call of every run. Local calls are trimmed to the context budget and wait for a slot
- * in the queue; they speak Ollama's protocol with the official client rather than through
- * LangChain, whose per-chunk message objects cost more than the rest of the token path together.
+ * in the queue; they speak Ollama's protocol directly (ollama-chat.ts) rather than through LangChain,
+ * whose per-chunk message objects cost more than the rest of the token path together.
  * Cloud calls go straight to their provider through LangChain's clients.
  */
 export function createModelGateway(config: Config, queue: LocalQueue): ModelGateway {
-  const ollama = new Ollama({ host: config.LOCAL_LLM_BASE });
-
   async function streamLocal(call: ModelCall, model: string): Promise<string> {
     const { messages, report } = trimToBudget(call.messages, config.LOCAL_LLM_MAX_CONTEXT_TOKENS);
     if (report) call.onTrimmed(report);
     const release = await queue.acquire({ signal: call.signal, onQueued: call.onQueued, label: call.label });
     try {
-      const response = await ollama.chat({ model, messages, stream: true });
-      const abort = () => response.abort();
-      call.signal.addEventListener('abort', abort, { once: true });
-      let text = '';
-      try {
-        for await (const chunk of response) {
-          const piece = chunk.message.content;
-          if (!piece) continue;
-          text += piece;
-          call.onToken(piece);
-        }
-      } finally {
-        call.signal.removeEventListener('abort', abort);
-      }
-      call.signal.throwIfAborted();
-      return text;
+      return await streamOllamaChat(config.LOCAL_LLM_BASE, { model, messages }, call.signal, call.onToken);
     } catch (error) {
       call.signal.throwIfAborted();
       throw describeConnectionError(error, 'the local model runtime', config.LOCAL_LLM_BASE);
