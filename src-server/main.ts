@@ -138,7 +138,6 @@ export async function startServer({ config, generatedDir = config.GENERATED_DIR 
       await manager.shutdown();
     };
     const service = runsService({
-      pool,
       catalog,
       access,
       threads: threadsRepository(pool),

@@ -192,6 +192,11 @@ export function runsRepository(pool: Pool) {
       return (result.rowCount ?? 0) > 0;
     },
 
+    /** Tells every server process (they LISTEN on `channel`) that the run was cancelled. */
+    async announceCancel(runId: string, channel: string): Promise<void> {
+      await pool.query('SELECT pg_notify($1, $2)', [channel, runId]);
+    },
+
     async addRoute(runId: string, route: RouteMatch): Promise<void> {
       await pool.query(`UPDATE svc_runs SET routes = routes || $2::jsonb WHERE id = $1`, [runId, JSON.stringify([route])]);
     },

@@ -3,7 +3,6 @@ import type { Catalog, CatalogEntry } from '../assets/catalog';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import type { CreateThread, RunAccepted, RunDetail, RunRequest, Thread, ThreadPage } from '../contracts/runs';
-import type { Pool } from '../db/pool';
 import type { RunsRepository, StoredRun } from '../db/runs.repository';
 import type { ThreadsRepository } from '../db/threads.repository';
 import { badRequest, conflict, notFound } from '../http/errors';
@@ -17,7 +16,6 @@ const log = getLogger('svc.api');
 export const CANCEL_CHANNEL = 'svc_run_cancel';
 
 export interface RunsServiceDeps {
-  pool: Pool;
   catalog: Catalog;
   access: Access;
   threads: ThreadsRepository;
@@ -60,6 +58,14 @@ export function runsService(deps: RunsServiceDeps) {
     if (!thread) throw notFound(`thread ${id} not found`);
     await access.requireProjectRole(principal, thread.project_id ?? (await access.defaultProjectId()), role, `thread ${id}`);
     return thread;
+  }
+
+  /** Cancels in the database, here, and in whichever other process executes the run. */
+  async function cancelEverywhere(runId: string): Promise<boolean> {
+    if (!(await runs.cancel(runId))) return false;
+    manager.abort(runId);
+    await runs.announceCancel(runId, CANCEL_CHANNEL);
+    return true;
   }
 
   async function visibleRun(principal: Principal, id: string, role: 'viewer' | 'member' = 'viewer'): Promise<StoredRun> {
@@ -139,11 +145,8 @@ export function runsService(deps: RunsServiceDeps) {
 
     async cancelRun(principal: Principal, runId: string, reason: string | null): Promise<RunAccepted> {
       const run = await visibleRun(principal, runId, 'member');
-      if (!(await runs.cancel(run.id))) throw conflict(`run ${run.id} is ${run.status}: only a running or waiting run can be cancelled`);
+      if (!(await cancelEverywhere(run.id))) throw conflict(`run ${run.id} is ${run.status}: only a running or waiting run can be cancelled`);
       log.info(`run ${run.id} cancelled by ${principal.name}${reason ? `: ${reason}` : ''}`);
-      manager.abort(run.id);
-      // Another process may be executing it: tell every process.
-      await deps.pool.query('SELECT pg_notify($1, $2)', [CANCEL_CHANNEL, run.id]);
       return { run_id: run.id, thread_id: run.thread_id, status: 'cancelled' };
     },
 
@@ -204,11 +207,7 @@ export function runsService(deps: RunsServiceDeps) {
     async deleteThread(principal: Principal, id: string): Promise<void> {
       const thread = await visibleThread(principal, id, 'member');
       for (const run of await runs.listByThread(thread.id)) {
-        if (run.status === 'running' || run.status === 'waiting_approval') {
-          await runs.cancel(run.id);
-          manager.abort(run.id);
-          await deps.pool.query('SELECT pg_notify($1, $2)', [CANCEL_CHANNEL, run.id]);
-        }
+        if (run.status === 'running' || run.status === 'waiting_approval') await cancelEverywhere(run.id);
       }
       await deps.deleteCheckpoints(thread.id);
       await threads.delete(thread.id);
