@@ -1,8 +1,7 @@
-import type { Server } from 'node:http';
-import Provider from 'oidc-provider';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelFake, type ModelFake } from '../fixtures/fake-models';
+import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOidcProvider, type OidcProvider } from '../fixtures/oidc-provider';
 import { launchChromium } from '../helpers/browser';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { writeFixtureCatalog } from '../helpers/fixture-assets';
@@ -12,7 +11,7 @@ import { readEvents } from '../helpers/sse';
 
 let db: TestDatabase;
 let model: ModelFake;
-let provider: Server;
+let provider: OidcProvider;
 let issuer: string;
 let server: TestServer;
 let browser: Browser;
@@ -21,35 +20,16 @@ beforeAll(async () => {
   db = await createTestDatabase();
   model = await startModelFake();
   const serverPort = await freePort();
-  const providerPort = await freePort();
-  issuer = `http://127.0.0.1:${providerPort}`;
-  // A real OpenID provider, in-process, with its development login form.
-  const oidc = new Provider(issuer, {
-    clients: [
-      {
-        client_id: 'svc',
-        client_secret: 'svc-client-secret-for-tests',
-        redirect_uris: [`http://127.0.0.1:${serverPort}/auth/callback`],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-      },
-    ],
-    claims: { openid: ['sub'], profile: ['name'], email: ['email'] },
-    findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub, name: `User ${sub}`, email: `${sub}@example.com` }) }),
-    features: { devInteractions: { enabled: true } },
-    cookies: { keys: ['a-cookie-key-for-tests'] },
-  });
-  await new Promise<void>((resolve) => {
-    provider = oidc.listen(providerPort, '127.0.0.1', resolve);
-  });
+  provider = await startOidcProvider(`http://127.0.0.1:${serverPort}/auth/callback`);
+  issuer = provider.issuer;
   server = await startTestServer(
     db.url,
     {
       PORT: String(serverPort),
       AUTH_ENABLED: 'true',
       OIDC_ISSUER_URL: issuer,
-      OIDC_CLIENT_ID: 'svc',
-      OIDC_CLIENT_SECRET: 'svc-client-secret-for-tests',
+      OIDC_CLIENT_ID,
+      OIDC_CLIENT_SECRET,
       SESSION_SECRET: 'session-secret-for-the-oidc-test-0123',
       LOCAL_LLM_BASE: model.url,
       DEFAULT_MODEL: 'fake-model',
@@ -61,7 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  await new Promise((r) => provider?.close(r));
+  await provider?.close();
   await model?.close();
   await db?.drop();
 });

@@ -1,5 +1,4 @@
-import type { Server } from 'node:http';
-import Provider from 'oidc-provider';
+import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOidcProvider, type OidcProvider } from '../fixtures/oidc-provider';
 import { freePort } from '../helpers/ports';
 import { spawnServer, type ServerProcess } from '../helpers/process';
 import { expect, screenshotPath, test } from './studio.fixtures';
@@ -8,47 +7,28 @@ import { expect, screenshotPath, test } from './studio.fixtures';
  * The studio's identity-provider button, end to end: a second server, configured for OIDC against a
  * real OpenID provider running in this process, on the browser tests' database.
  */
-let provider: Server;
+let provider: OidcProvider;
 let server: ServerProcess;
 
 test.beforeAll(async () => {
   const serverPort = await freePort();
-  const providerPort = await freePort();
-  const issuer = `http://127.0.0.1:${providerPort}`;
-  const oidc = new Provider(issuer, {
-    clients: [
-      {
-        client_id: 'svc',
-        client_secret: 'svc-client-secret-for-e2e',
-        redirect_uris: [`http://127.0.0.1:${serverPort}/auth/callback`],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-      },
-    ],
-    claims: { openid: ['sub'], profile: ['name'], email: ['email'] },
-    findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub, name: `User ${sub}`, email: `${sub}@example.com` }) }),
-    features: { devInteractions: { enabled: true } },
-    cookies: { keys: ['a-cookie-key-for-e2e'] },
-  });
-  await new Promise<void>((resolve) => {
-    provider = oidc.listen(providerPort, '127.0.0.1', resolve);
-  });
+  provider = await startOidcProvider(`http://127.0.0.1:${serverPort}/auth/callback`);
   server = await spawnServer({
     PORT: String(serverPort),
     DATABASE_URL: process.env.E2E_DATABASE_URL!,
     LOCAL_LLM_BASE: process.env.E2E_MODEL_URL!,
     DEFAULT_MODEL: 'fake-model',
     AUTH_ENABLED: 'true',
-    OIDC_ISSUER_URL: issuer,
-    OIDC_CLIENT_ID: 'svc',
-    OIDC_CLIENT_SECRET: 'svc-client-secret-for-e2e',
+    OIDC_ISSUER_URL: provider.issuer,
+    OIDC_CLIENT_ID,
+    OIDC_CLIENT_SECRET,
     SESSION_SECRET: 'session-secret-for-the-e2e-sign-in-0123',
   });
 });
 
 test.afterAll(async () => {
   await server?.stop();
-  await new Promise((resolve) => provider?.close(resolve));
+  await provider?.close();
 });
 
 test('signs in with the identity provider from the sign-in screen, then signs out', async ({ page }) => {
