@@ -107,14 +107,15 @@ export async function startServer({ config, generatedDir = config.GENERATED_DIR 
     }
     // 2. init_db()
     await initDb(pool);
-    await ensureDefaultTenancy(pool);
+    const tenancyRows = tenancyRepository(pool);
+    await ensureDefaultTenancy(tenancyRows);
     // 3. orphan sweep
     const swept = await sweepOrphanedRuns(pool);
     if (swept > 0) log.warn(`closed ${swept} orphaned run(s) older than 1 hour as error`);
 
     const catalog = loadCatalog(generatedDir);
     const auth = createAuthenticator(config);
-    const access = createAccess(pool);
+    const access = createAccess(tenancyRows);
     const runs = runsRepository(pool);
     const phaseConfig = phaseConfigService({ catalog, access, configs: nodeConfigsRepository(pool) });
     const queue = new LocalQueue(config.LOCAL_LLM_MAX_CONCURRENT, config.LOCAL_LLM_QUEUE_TIMEOUT_S);
@@ -156,7 +157,7 @@ export async function startServer({ config, generatedDir = config.GENERATED_DIR 
           redirectUri: config.OIDC_REDIRECT_URI ?? `${baseUrl(config)}/auth/callback`,
         })
       : undefined;
-    const tenancy = tenancyService({ access, tenancy: tenancyRepository(pool), users });
+    const tenancy = tenancyService({ access, tenancy: tenancyRows, users });
     const app = createApp({ config, version, pool, catalog, auth, runsService: service, phaseConfig, access, queue, tenancy, users, oidc });
 
     const server = await listen(app, config);

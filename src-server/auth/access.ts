@@ -1,4 +1,4 @@
-import type { Pool } from '../db/pool';
+import type { TenancyRepository } from '../db/tenancy.repository';
 import { forbidden, notFound } from '../http/errors';
 import type { Principal } from './principal';
 
@@ -40,13 +40,8 @@ export const DEFAULT_ORG_ID = '00000000-0000-4000-8000-000000000001';
 export const DEFAULT_TEAM_ID = '00000000-0000-4000-8000-000000000002';
 export const DEFAULT_PROJECT_ID = '00000000-0000-4000-8000-000000000003';
 
-export async function ensureDefaultTenancy(pool: Pool): Promise<void> {
-  await pool.query(
-    `WITH o AS (INSERT INTO svc_orgs (id, name) VALUES ($1, 'Default organisation') ON CONFLICT (id) DO NOTHING),
-          t AS (INSERT INTO svc_teams (id, org_id, name) VALUES ($2, $1, 'Default team') ON CONFLICT (id) DO NOTHING)
-     INSERT INTO svc_projects (id, team_id, name) VALUES ($3, $2, 'Default project') ON CONFLICT (id) DO NOTHING`,
-    [DEFAULT_ORG_ID, DEFAULT_TEAM_ID, DEFAULT_PROJECT_ID],
-  );
+export function ensureDefaultTenancy(tenancy: TenancyRepository): Promise<void> {
+  return tenancy.ensureDefaults(DEFAULT_ORG_ID, DEFAULT_TEAM_ID, DEFAULT_PROJECT_ID);
 }
 
 function highest(roles: Role[]): Role | null {
@@ -59,24 +54,12 @@ export type ScopeType = 'org' | 'team' | 'project';
  * Roles come from svc_memberships: a role on an organisation or team applies to everything in it.
  * Instance administrators (the API token, the anonymous user when auth is off) pass every check.
  */
-export function createAccess(pool: Pool): Access {
+export function createAccess(tenancy: TenancyRepository): Access {
   /** The caller's role on a scope, inherited from above; `exists` false when there is no such scope. */
   const scopeRole = async (principal: Principal, type: ScopeType, id: string): Promise<{ exists: boolean; role: Role | null }> => {
-    const { rows } = await pool.query<{ role: Role | null }>(
-      `WITH scope AS (
-         SELECT o.id AS org, NULL::uuid AS team, NULL::uuid AS project FROM svc_orgs o WHERE $2 = 'org' AND o.id = $3
-         UNION ALL SELECT t.org_id, t.id, NULL FROM svc_teams t WHERE $2 = 'team' AND t.id = $3
-         UNION ALL SELECT t.org_id, t.id, p.id FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id WHERE $2 = 'project' AND p.id = $3
-       )
-       SELECT m.role FROM scope LEFT JOIN svc_memberships m ON m.user_id = $1
-          AND ((m.scope_type = 'org' AND m.scope_id = scope.org)
-            OR (m.scope_type = 'team' AND m.scope_id = scope.team)
-            OR (m.scope_type = 'project' AND m.scope_id = scope.project))`,
-      [principal.kind === 'session' ? principal.id : null, type, id],
-    );
-    if (rows.length === 0) return { exists: false, role: null };
-    if (principal.instanceAdmin) return { exists: true, role: 'admin' };
-    return { exists: true, role: highest(rows.flatMap((r) => (r.role ? [r.role] : []))) };
+    const { exists, roles } = await tenancy.rolesOn(principal.kind === 'session' ? principal.id : null, type, id);
+    if (!exists) return { exists, role: null };
+    return { exists, role: principal.instanceAdmin ? 'admin' : highest(roles as Role[]) };
   };
 
   const requireScopeRole = async (principal: Principal, type: ScopeType, id: string, role: Role, what: string) => {
@@ -91,16 +74,7 @@ export function createAccess(pool: Pool): Access {
     async visibleProjectIds(principal) {
       if (principal.instanceAdmin) return null;
       if (principal.kind !== 'session') return [];
-      const { rows } = await pool.query<{ id: string }>(
-        `SELECT DISTINCT p.id FROM svc_projects p
-           JOIN svc_teams t ON t.id = p.team_id
-           JOIN svc_memberships m ON m.user_id = $1
-            AND ((m.scope_type = 'project' AND m.scope_id = p.id)
-              OR (m.scope_type = 'team' AND m.scope_id = t.id)
-              OR (m.scope_type = 'org' AND m.scope_id = t.org_id))`,
-        [principal.id],
-      );
-      return rows.map((r) => r.id);
+      return (await tenancy.list('project', principal.id)).map((p) => p.id);
     },
 
     scopeRole: async (principal, type, id) => (await scopeRole(principal, type, id)).role,
@@ -111,12 +85,9 @@ export function createAccess(pool: Pool): Access {
     requireProjectRole: (principal, projectId, role, what = 'project') => requireScopeRole(principal, 'project', projectId, role, what),
 
     async orgIdOfProject(projectId) {
-      const { rows } = await pool.query<{ org_id: string }>(
-        `SELECT t.org_id FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id WHERE p.id = $1`,
-        [projectId],
-      );
-      if (!rows[0]) throw notFound('project not found');
-      return rows[0].org_id;
+      const orgId = await tenancy.orgIdOfProject(projectId);
+      if (!orgId) throw notFound('project not found');
+      return orgId;
     },
 
     requireOrgRole: (principal, orgId, role, what = 'organisation') => requireScopeRole(principal, 'org', orgId, role, what),

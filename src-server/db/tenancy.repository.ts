@@ -70,6 +70,41 @@ export function tenancyRepository(pool: Pool) {
       await pool.query(`DELETE FROM svc_memberships WHERE scope_type = $1 AND scope_id = $2`, [type, id]);
     },
 
+    /** Creates the default organisation, team and project when missing (fixed ids: safe from any process). */
+    async ensureDefaults(orgId: string, teamId: string, projectId: string): Promise<void> {
+      await pool.query(
+        `WITH o AS (INSERT INTO svc_orgs (id, name) VALUES ($1, 'Default organisation') ON CONFLICT (id) DO NOTHING),
+              t AS (INSERT INTO svc_teams (id, org_id, name) VALUES ($2, $1, 'Default team') ON CONFLICT (id) DO NOTHING)
+         INSERT INTO svc_projects (id, team_id, name) VALUES ($3, $2, 'Default project') ON CONFLICT (id) DO NOTHING`,
+        [orgId, teamId, projectId],
+      );
+    },
+
+    /** The user's roles on a scope and on the scopes above it; `exists` false when there is no such scope. */
+    async rolesOn(userId: string | null, type: ScopeType, id: string): Promise<{ exists: boolean; roles: string[] }> {
+      const { rows } = await pool.query<{ role: string | null }>(
+        `WITH scope AS (
+           SELECT o.id AS org, NULL::uuid AS team, NULL::uuid AS project FROM svc_orgs o WHERE $2 = 'org' AND o.id = $3
+           UNION ALL SELECT t.org_id, t.id, NULL FROM svc_teams t WHERE $2 = 'team' AND t.id = $3
+           UNION ALL SELECT t.org_id, t.id, p.id FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id WHERE $2 = 'project' AND p.id = $3
+         )
+         SELECT m.role FROM scope LEFT JOIN svc_memberships m ON m.user_id = $1
+            AND ((m.scope_type = 'org' AND m.scope_id = scope.org)
+              OR (m.scope_type = 'team' AND m.scope_id = scope.team)
+              OR (m.scope_type = 'project' AND m.scope_id = scope.project))`,
+        [userId, type, id],
+      );
+      return { exists: rows.length > 0, roles: rows.flatMap((r) => (r.role ? [r.role] : [])) };
+    },
+
+    async orgIdOfProject(projectId: string): Promise<string | undefined> {
+      const { rows } = await pool.query<{ org_id: string }>(
+        `SELECT t.org_id FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id WHERE p.id = $1`,
+        [projectId],
+      );
+      return rows[0]?.org_id;
+    },
+
     async members(type: ScopeType, id: string): Promise<Member[]> {
       const { rows } = await pool.query<Member>(
         `SELECT u.id AS user_id, u.name, u.email, m.role FROM svc_memberships m JOIN svc_users u ON u.id = m.user_id

@@ -39,6 +39,19 @@ function decide(threadId: string, decision: 'approve' | 'reject', target: TestSe
   });
 }
 
+/** A review run up to its gate, as the stream tells it (consecutive tokens folded). */
+const TO_THE_GATE = [
+  'run_start',
+  'node_enter:intake',
+  'token:intake',
+  'node_exit:intake',
+  'node_enter:analysis',
+  'token:analysis',
+  'node_exit:analysis',
+  'node_enter:gate',
+  'gate_waiting:gate',
+];
+
 async function runToGate(): Promise<{ events: ReceivedEvent[]; runId: string; threadId: string }> {
   const events = await readEvents(await run({ message: 'Review: rename the config loader' }));
   const start = events[0]!.data;
@@ -64,17 +77,7 @@ describe('a run to its approval gate', () => {
     model.reply(['Hello', ' from', ' the', ' model']);
     const { events, runId, threadId } = await runToGate();
 
-    expect(eventOrder(events)).toEqual([
-      'run_start',
-      'node_enter:intake',
-      'token:intake',
-      'node_exit:intake',
-      'node_enter:analysis',
-      'token:analysis',
-      'node_exit:analysis',
-      'node_enter:gate',
-      'gate_waiting:gate',
-    ]);
+    expect(eventOrder(events)).toEqual(TO_THE_GATE);
     expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
     const tokens = events.filter((e) => e.data.type === 'token' && e.data.node === 'intake').map((e) => (e.data as { text: string }).text);
     expect(tokens).toEqual(['Hello', ' from', ' the', ' model']);
@@ -237,17 +240,7 @@ describe('cancellation, failures and re-attaching', () => {
     await server.close();
     server = await start();
     const replay = await readEvents(await server.request(`/runs/${runId}/stream`));
-    expect(eventOrder(replay)).toEqual([
-      'run_start',
-      'node_enter:intake',
-      'token:intake',
-      'node_exit:intake',
-      'node_enter:analysis',
-      'token:analysis',
-      'node_exit:analysis',
-      'node_enter:gate',
-      'gate_waiting:gate',
-    ]);
+    expect(eventOrder(replay)).toEqual(TO_THE_GATE);
   });
 });
 
