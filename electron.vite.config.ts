@@ -11,7 +11,8 @@ export default defineConfig({
     plugins: [externalizeDepsPlugin()],
     build: {
       outDir: 'out/main',
-      rollupOptions: { input: { index: resolve(__dirname, 'src-main/index.ts') } },
+      // keytar is optional and native: loaded at run time from node_modules when it is there, never bundled.
+      rollupOptions: { input: { index: resolve(__dirname, 'src-main/index.ts') }, external: ['keytar'] },
     },
   },
   preload: {

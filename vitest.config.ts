@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: { alias: { '@contracts': resolve(import.meta.dirname, 'src-server/contracts') } },
   test: {
-    include: ['src-server/**/*.test.ts', 'src-main/**/*.test.ts', 'src-renderer/**/*.test.ts', 'build/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['src-server/**/*.test.ts', 'src-main/**/*.test.ts', 'src-renderer/**/*.test.ts', 'test/**/*.test.ts'],
     // The keychain test needs a Secret Service: `npm run test:keychain` provides one.
     exclude: ['test/e2e/**', 'test/reliability/**', 'node_modules/**', '**/*.keychain.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],

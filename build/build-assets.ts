@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AssetError, compileAssets, writeGenerated } from './assets-compiler';
+import { AssetError, compileAssets, writeGenerated } from '../src-server/assets/asset-compiler';
 
 /** `npm run build:assets`: assets/ → generated/. Exits 1 with the file and field of the first problem. */
 const root = path.resolve(import.meta.dirname, '..');

@@ -8,6 +8,7 @@ import { SECRET_NAMES } from './desktop-api';
 import type { Keychain } from './keychain';
 import { choosePort } from './ports';
 import { readSettings, resolveServerEnv, withPassword, writeSettings } from './settings';
+import { errorMessage } from '../src-server/contracts/errors';
 
 export interface DesktopDeps {
   userDataDir: string;
@@ -56,7 +57,7 @@ export function createDesktop(deps: DesktopDeps) {
       serverError = null;
       return { url: `${server.url}/ui#token=${encodeURIComponent(apiToken)}` };
     } catch (error) {
-      serverError = error instanceof Error ? error.message : String(error);
+      serverError = errorMessage(error);
       server = undefined;
       return { error: serverError };
     }
@@ -93,7 +94,7 @@ export function createDesktop(deps: DesktopDeps) {
         await client.query('SELECT 1');
         return { ok: true, error: null };
       } catch (error) {
-        return { ok: false, error: error instanceof Error ? error.message : String(error) };
+        return { ok: false, error: errorMessage(error) };
       } finally {
         await client.end().catch(() => undefined);
       }

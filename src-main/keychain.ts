@@ -1,4 +1,5 @@
 import type { SecretName } from './desktop-api';
+import { errorMessage } from '../src-server/contracts/errors';
 
 export const KEYCHAIN_SERVICE = 'agent-workflow-service';
 
@@ -14,7 +15,8 @@ export interface Keychain {
   delete(name: SecretName): Promise<void>;
 }
 
-type Keytar = {
+/** The part of keytar's API used here, written out so that its types are not needed. */
+export type Keytar = {
   getPassword(service: string, account: string): Promise<string | null>;
   setPassword(service: string, account: string, password: string): Promise<void>;
   deletePassword(service: string, account: string): Promise<boolean>;
@@ -27,15 +29,27 @@ function unavailable(reason: string): Keychain {
   return { available: false, reason, get: async () => null, set: refuse, delete: refuse };
 }
 
+/**
+ * keytar is an optional dependency: `npm install` skips it where libsecret's headers are missing. So its
+ * name is not a literal import: neither the type check nor the bundle depends on it being installed,
+ * and only this function finds out, at run time.
+ */
+const KEYTAR_MODULE = 'keytar';
+
+async function loadKeytar(): Promise<Keytar> {
+  const module = (await import(/* @vite-ignore */ KEYTAR_MODULE)) as { default?: Keytar } & Keytar;
+  return module.default ?? module;
+}
+
 /** Opens the keychain, or says why there is none (no binding, no Secret Service running). */
-export async function openKeychain(service = KEYCHAIN_SERVICE, load: () => Promise<Keytar> = async () => (await import('keytar')).default as Keytar): Promise<Keychain> {
+export async function openKeychain(service = KEYCHAIN_SERVICE, load: () => Promise<Keytar> = loadKeytar): Promise<Keychain> {
   let keytar: Keytar;
   try {
     keytar = await load();
     // A probe read: fails when the binding loads but no Secret Service answers.
     await keytar.getPassword(service, '__probe__');
   } catch (error) {
-    return unavailable(error instanceof Error ? error.message : String(error));
+    return unavailable(errorMessage(error));
   }
   return {
     available: true,

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from './config';
 import { getLogger } from './log';
 import { startServer, type RunningServer } from './main';
+import { errorMessage } from './contracts/errors';
 
 /** Headless entry point: `npm start` and `npm run serve`. */
 const log = getLogger('svc.api');
@@ -32,7 +33,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   starting = startServer({ config }).catch((error: unknown) => {
-    log.error(error instanceof Error ? error.message : String(error));
+    log.error(errorMessage(error));
     process.exit(1);
   });
   await starting;

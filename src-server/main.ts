@@ -22,12 +22,14 @@ import { createApp } from './http/app';
 import { buildProjectContext } from './context/project-context';
 import { LocalQueue } from './models/local-queue';
 import { assertModelConfigured } from './models/cloud-providers';
-import { createModelGateway } from './models/model-gateway';
-import { listenForCancellations } from './runtime/cancel-listener';
+import { createModelProviders } from './models/model-providers';
+import { listenForCancellations } from './db/run-notifications';
 import { phaseConfigService } from './runtime/phase-config.service';
 import { RunManager } from './runtime/run-manager';
-import { CANCEL_CHANNEL, runsService } from './runtime/runs.service';
+import { runsService } from './runtime/runs.service';
+import { threadsService } from './runtime/threads.service';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
+import { errorMessage } from './contracts/errors';
 
 const log = getLogger('svc.api');
 
@@ -103,7 +105,7 @@ export async function startServer({ config, generatedDir = config.GENERATED_DIR 
     try {
       await withAdvisoryLock(pool, MIGRATION_LOCK_KEY, () => checkpointer.setup());
     } catch (error) {
-      throw new StartupError(`checkpointer setup failed: ${describe(error)}`);
+      throw new StartupError(`checkpointer setup failed: ${errorMessage(error)}`);
     }
     // 2. init_db()
     await initDb(pool);
@@ -128,25 +130,34 @@ export async function startServer({ config, generatedDir = config.GENERATED_DIR 
     const manager = new RunManager({
       runs,
       checkpointer,
-      models: createModelGateway(config, queue),
+      models: createModelProviders(config, queue),
       projectContext: (projectPath) => buildProjectContext(projectPath, projectContextOptions),
       nodeConfigs: (agent, projectId) => phaseConfig.forRun(agent, projectId),
       runTimeoutS: config.RUN_TIMEOUT_S,
     });
-    const cancellations = await listenForCancellations(databaseUrl, CANCEL_CHANNEL, (runId) => manager.abort(runId));
+    const cancellations = await listenForCancellations(databaseUrl, (runId) => manager.abort(runId));
     stopRuns = async () => {
       await cancellations.close();
       await manager.shutdown();
     };
+    const threadRows = threadsRepository(pool);
+    const threads = threadsService({
+      catalog,
+      access,
+      threads: threadRows,
+      runs,
+      manager,
+      deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
+    });
     const service = runsService({
       catalog,
       access,
-      threads: threadsRepository(pool),
+      threads,
+      threadRows,
       runs,
       manager,
       defaultModel: config.DEFAULT_MODEL,
       checkModel: (model) => assertModelConfigured(config, model),
-      deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
     });
     const users = usersRepository(pool);
     const oidc = config.AUTH_ENABLED && config.OIDC_ISSUER_URL
@@ -158,7 +169,7 @@ export async function startServer({ config, generatedDir = config.GENERATED_DIR 
         })
       : undefined;
     const tenancy = tenancyService({ access, tenancy: tenancyRows, users });
-    const app = createApp({ config, version, pool, catalog, auth, runsService: service, phaseConfig, access, queue, tenancy, users, oidc });
+    const app = createApp({ config, version, pool, catalog, auth, runsService: service, threadsService: threads, phaseConfig, access, queue, tenancy, users, oidc });
 
     const server = await listen(app, config);
     const port = (server.address() as AddressInfo).port;
@@ -215,12 +226,6 @@ function closeServer(server: Server): Promise<void> {
     });
     server.closeIdleConnections();
   });
-}
-
-function describe(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length) return describe(error.errors[0]);
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
 }
 
 function safePassword(url: string): string | undefined {

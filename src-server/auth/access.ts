@@ -1,10 +1,13 @@
 import type { TenancyRepository } from '../db/tenancy.repository';
-import { forbidden, notFound } from '../http/errors';
+import { forbidden, notFound } from '../contracts/errors';
+import {
+  DEFAULT_ORG_ID,
+  DEFAULT_PROJECT_ID,
+  DEFAULT_TEAM_ID,
+  type Role,
+  type ScopeType,
+} from '../contracts/tenancy';
 import type { Principal } from './principal';
-
-/** Roles per scope, highest first. A role on a scope applies to everything inside it. */
-export const ROLES = ['admin', 'owner', 'member', 'viewer'] as const;
-export type Role = (typeof ROLES)[number];
 
 /**
  * Access rules in one place: every service asks this before it reads or changes tenant data.
@@ -35,11 +38,6 @@ export function atLeast(role: Role | null, needed: Role): boolean {
   return role !== null && RANK[role] >= RANK[needed];
 }
 
-/** The default tenancy, the same in every installation so two processes never create two. */
-export const DEFAULT_ORG_ID = '00000000-0000-4000-8000-000000000001';
-export const DEFAULT_TEAM_ID = '00000000-0000-4000-8000-000000000002';
-export const DEFAULT_PROJECT_ID = '00000000-0000-4000-8000-000000000003';
-
 export function ensureDefaultTenancy(tenancy: TenancyRepository): Promise<void> {
   return tenancy.ensureDefaults(DEFAULT_ORG_ID, DEFAULT_TEAM_ID, DEFAULT_PROJECT_ID);
 }
@@ -47,8 +45,6 @@ export function ensureDefaultTenancy(tenancy: TenancyRepository): Promise<void> 
 function highest(roles: Role[]): Role | null {
   return roles.reduce<Role | null>((best, role) => (best === null || RANK[role] > RANK[best] ? role : best), null);
 }
-
-export type ScopeType = 'org' | 'team' | 'project';
 
 /**
  * Roles come from svc_memberships: a role on an organisation or team applies to everything in it.

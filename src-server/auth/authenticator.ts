@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { jwtVerify, SignJWT } from 'jose';
 import { INSECURE_SESSION_SECRET, type Config } from '../config';
 import { getLogger, registerSecret } from '../log';
-import { unauthorized } from '../http/errors';
+import { unauthorized } from '../contracts/errors';
 import { ANONYMOUS_ADMIN, API_TOKEN_ADMIN, type Principal } from './principal';
 
 const log = getLogger('svc.auth');

@@ -1,9 +1,10 @@
 import type { Scope } from '../contracts/tenancy';
 import type { TenancyRepository } from '../db/tenancy.repository';
 import type { UsersRepository } from '../db/users.repository';
-import { badRequest, conflict, forbidden, notFound } from '../http/errors';
+import { badRequest, conflict, forbidden, notFound } from '../contracts/errors';
 import { getLogger } from '../log';
-import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID, type Access, type Role, type ScopeType } from './access';
+import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID, type Role, type ScopeType } from '../contracts/tenancy';
+import type { Access } from './access';
 import type { Principal } from './principal';
 
 const log = getLogger('svc.auth');

@@ -57,3 +57,11 @@ export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
 
 /** Events after which a stream ends: the run finished, or it stopped at a gate. */
 export const TERMINAL_EVENTS: readonly RunEventType[] = ['run_done', 'run_error', 'run_cancelled', 'run_rejected', 'gate_waiting'];
+
+/**
+ * One event on the wire: `event:` is the type, `id:` the run's sequence, `data:` the JSON event.
+ * Computed once per event, however many clients follow the run.
+ */
+export function formatSseEvent(id: number, event: RunEvent): string {
+  return `event: ${event.type}\nid: ${id}\ndata: ${JSON.stringify(event)}\n\n`;
+}

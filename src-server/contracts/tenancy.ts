@@ -1,6 +1,16 @@
 import { z } from 'zod';
 
-export const RoleSchema = z.enum(['admin', 'owner', 'member', 'viewer']);
+/** Roles per scope, highest first. A role on a scope applies to everything inside it. */
+export const ROLES = ['admin', 'owner', 'member', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+export const RoleSchema = z.enum(ROLES);
+
+export type ScopeType = 'org' | 'team' | 'project';
+
+/** The default tenancy, the same in every installation so two processes never create two. */
+export const DEFAULT_ORG_ID = '00000000-0000-4000-8000-000000000001';
+export const DEFAULT_TEAM_ID = '00000000-0000-4000-8000-000000000002';
+export const DEFAULT_PROJECT_ID = '00000000-0000-4000-8000-000000000003';
 
 export const ScopeSchema = z
   .object({

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { getLogger } from '../log';
+import { errorMessage } from '../contracts/errors';
 
 const log = getLogger('svc.db');
 
@@ -21,7 +22,7 @@ export async function pingDatabase(pool: pg.Pool): Promise<{ ok: boolean; error?
     await pool.query('SELECT 1');
     return { ok: true };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    return { ok: false, error: errorMessage(error) };
   }
 }
 

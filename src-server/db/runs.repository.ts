@@ -1,5 +1,6 @@
 import type { NodeStatus, PendingGate, RouteMatch, Run, RunNode, RunStatus } from '../contracts/runs';
 import type { Pool } from './pool';
+import { CANCEL_CHANNEL } from './run-notifications';
 
 export const ORPHAN_AGE_S = 3600;
 
@@ -174,7 +175,10 @@ export function runsRepository(pool: Pool) {
       ]);
     },
 
-    /** Cancels a running or waiting run and closes its open nodes; false when it had already finished. */
+    /**
+     * Cancels a running or waiting run and closes its open nodes; false when it had already finished.
+     * The same statement announces it on CANCEL_CHANNEL, so whichever process executes the run aborts it.
+     */
     async cancel(id: string, eventSeq?: number): Promise<boolean> {
       const result = await pool.query(
         `WITH cancelled AS (
@@ -186,15 +190,10 @@ export function runsRepository(pool: Pool) {
            UPDATE svc_run_nodes SET status = 'cancelled', exited_at = $3
             WHERE exited_at IS NULL AND run_id IN (SELECT id FROM cancelled)
          )
-         SELECT id FROM cancelled`,
-        [id, eventSeq ?? null, now()],
+         SELECT id, pg_notify($4, id::text) FROM cancelled`,
+        [id, eventSeq ?? null, now(), CANCEL_CHANNEL],
       );
       return (result.rowCount ?? 0) > 0;
-    },
-
-    /** Tells every server process (they LISTEN on `channel`) that the run was cancelled. */
-    async announceCancel(runId: string, channel: string): Promise<void> {
-      await pool.query('SELECT pg_notify($1, $2)', [channel, runId]);
     },
 
     async addRoute(runId: string, route: RouteMatch): Promise<void> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ScopeType } from '../auth/access';
+import type { ScopeType } from '../contracts/tenancy';
 import type { Member } from '../contracts/tenancy';
 import type { Pool } from './pool';
 

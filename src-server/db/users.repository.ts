@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_ORG_ID } from '../auth/access';
+import { DEFAULT_ORG_ID } from '../contracts/tenancy';
 import type { Pool } from './pool';
 
 export interface UserRow {

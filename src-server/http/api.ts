@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Authenticator } from '../auth/authenticator';
 import { PUBLIC_VISITOR, type RequestContext } from '../auth/principal';
 import { ErrorBodySchema } from '../contracts/common';
-import { badRequest, unsupportedMediaType } from './errors';
+import { badRequest, unsupportedMediaType } from '../contracts/errors';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 type AnyObject = z.ZodType<Record<string, unknown>>;

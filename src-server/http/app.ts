@@ -1,16 +1,6 @@
 import express, { type Express } from 'express';
-import type { Catalog } from '../assets/catalog';
-import type { Authenticator } from '../auth/authenticator';
-import type { Config } from '../config';
-import type { Access } from '../auth/access';
-import type { Oidc } from '../auth/oidc';
-import type { TenancyService } from '../auth/tenancy.service';
-import type { UsersRepository } from '../db/users.repository';
-import type { Pool } from '../db/pool';
-import type { LocalQueue } from '../models/local-queue';
-import type { PhaseConfigService } from '../runtime/phase-config.service';
-import type { RunsService } from '../runtime/runs.service';
 import { Api } from './api';
+import type { AppDeps } from './deps';
 import { docsRouter } from './docs.router';
 import { errorHandler, notFoundHandler } from './errors';
 import { assetRoutes, phaseConfigRoutes } from './assets.router';
@@ -23,21 +13,6 @@ import { runRoutes } from './runs.router';
 import { threadRoutes } from './threads.router';
 import { portalRouter } from './portal.router';
 import { studioRouter } from './studio.router';
-
-export interface AppDeps {
-  config: Config;
-  version: string;
-  pool: Pool;
-  catalog: Catalog;
-  auth: Authenticator;
-  runsService: RunsService;
-  phaseConfig: PhaseConfigService;
-  access: Access;
-  queue: LocalQueue;
-  tenancy: TenancyService;
-  users: UsersRepository;
-  oidc?: Oidc;
-}
 
 /** Builds the Express app; listening, signals and shutdown belong to main.ts. */
 export function createApp(deps: AppDeps): Express {

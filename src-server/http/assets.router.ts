@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AssetSummarySchema, type AssetKind, type AssetSummary, type Manifest } from '../contracts/assets';
 import { GraphDefinitionSchema, NodeConfigSchema } from '../contracts/runs';
 import type { Api } from './api';
-import type { AppDeps } from './app';
+import type { AppDeps } from './deps';
 
 function summary(manifest: Manifest): AssetSummary {
   return {

@@ -4,8 +4,9 @@ import type { Oidc } from '../auth/oidc';
 import type { UsersRepository } from '../db/users.repository';
 import { getLogger } from '../log';
 import type { Api } from './api';
-import { errorBody } from './errors';
-import type { AppDeps } from './app';
+import { errorBody } from '../contracts/errors';
+import type { AppDeps } from './deps';
+import { errorMessage } from '../contracts/errors';
 
 const log = getLogger('svc.auth');
 const LOGIN_COOKIE = 'svc_login';
@@ -61,7 +62,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
         res.cookie(LOGIN_COOKIE, await auth.sealLogin(pending), { httpOnly: true, sameSite: 'lax', path: '/auth', maxAge: 600_000 });
         res.redirect(302, url);
       } catch (error) {
-        log.warn(`OIDC login could not start: ${error instanceof Error ? error.message : String(error)}`);
+        log.warn(`OIDC login could not start: ${errorMessage(error)}`);
         loginFailed(req, res, 'The identity provider cannot be reached right now. Try again in a moment, or use an API token.');
       }
     },
@@ -96,7 +97,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
         log.info(`signed in user=${user.id}`);
         res.redirect(302, `/ui#token=${encodeURIComponent(token)}`);
       } catch (e) {
-        log.warn(`OIDC callback refused: ${e instanceof Error ? e.message : String(e)}`);
+        log.warn(`OIDC callback refused: ${errorMessage(e)}`);
         loginFailed(req, res, 'The sign-in response could not be verified (it may be forged, replayed or expired). Start again from the studio.');
       }
     },

@@ -1,40 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { errorBody, ServiceError } from '../contracts/errors';
 import { getLogger } from '../log';
 
 const log = getLogger('svc.api');
-
-/**
- * Every failure a client can see. Services throw these; the one error handler below turns them into
- * `{"error": {"code", "message"}}` with the status. Anything else becomes a 500 without details.
- */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: unknown,
-  ) {
-    super(message);
-    this.name = 'HttpError';
-  }
-}
-
-export const badRequest = (message: string, details?: unknown) => new HttpError(400, 'invalid_request', message, details);
-export const unauthorized = (message = 'authentication required: send Authorization: Bearer <token>') =>
-  new HttpError(401, 'unauthorized', message);
-export const forbidden = (message = 'your role does not allow this') => new HttpError(403, 'forbidden', message);
-export const notFound = (message: string) => new HttpError(404, 'not_found', message);
-export const conflict = (message: string) => new HttpError(409, 'conflict', message);
-export const unsupportedMediaType = (message: string) => new HttpError(415, 'unsupported_media_type', message);
-export const serviceUnavailable = (message: string) => new HttpError(503, 'unavailable', message);
-
-export interface ErrorBody {
-  error: { code: string; message: string; details?: unknown };
-}
-
-export function errorBody(code: string, message: string, details?: unknown): ErrorBody {
-  return { error: details === undefined ? { code, message } : { code, message, details } };
-}
 
 /** Errors raised by body-parser carry a `type` and a 4xx status. */
 const parserErrors: Record<string, { code: string; message: (e: { limit?: number }) => string }> = {
@@ -55,7 +23,7 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     res.end();
     return;
   }
-  if (error instanceof HttpError) {
+  if (error instanceof ServiceError) {
     if (error.status === 404) log.info(`404 ${req.method} ${req.path}: ${error.message}`);
     res.status(error.status).json(errorBody(error.code, error.message, error.details));
     return;

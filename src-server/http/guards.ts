@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { isLoopbackHost, type Config } from '../config';
-import { errorBody } from './errors';
+import { errorBody } from '../contracts/errors';
 
 /**
  * A server on loopback answers only requests addressed to a loopback name: a web page on another

@@ -2,7 +2,7 @@ import { HealthSchema, type Health } from '../contracts/health';
 import { pingDatabase } from '../db/pool';
 import { localRuntimeStatus } from '../models/model-catalog';
 import type { Api } from './api';
-import type { AppDeps } from './app';
+import type { AppDeps } from './deps';
 
 export function healthRoutes(api: Api, deps: AppDeps): void {
   api.route({

@@ -2,7 +2,7 @@ import { ReasonBodySchema } from '../contracts/common';
 import { ModelsSchema, QueueStatusSchema } from '../contracts/models';
 import { listModels } from '../models/model-catalog';
 import type { Api } from './api';
-import type { AppDeps } from './app';
+import type { AppDeps } from './deps';
 
 export function modelRoutes(api: Api, { config, queue, access }: AppDeps): void {
   api.route({

@@ -3,7 +3,7 @@ import { ReasonBodySchema } from '../contracts/common';
 import { RunEventSchema } from '../contracts/events';
 import { RunAcceptedSchema, RunDetailSchema, RunRequestSchema, RunSchema } from '../contracts/runs';
 import type { Api } from './api';
-import type { AppDeps } from './app';
+import type { AppDeps } from './deps';
 import { lastEventId, pipeRunStream, wantsEventStream } from './run-stream';
 
 const RunIdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
@@ -14,7 +14,7 @@ const eventStream = {
   contentType: 'text/event-stream',
 };
 
-export function runRoutes(api: Api, { runsService }: AppDeps): void {
+export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): void {
   api.route({
     method: 'post',
     path: '/graphs/{agent}/run',
@@ -100,6 +100,6 @@ export function runRoutes(api: Api, { runsService }: AppDeps): void {
     summary: 'Run history of a thread, most recent first',
     params: RunIdParams,
     responses: { 200: { description: 'runs', schema: z.array(RunSchema) } },
-    handler: ({ params, ctx }) => runsService.threadRuns(ctx.principal, params.id),
+    handler: ({ params, ctx }) => threadsService.runs(ctx.principal, params.id),
   });
 }

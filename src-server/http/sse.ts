@@ -1,12 +1,6 @@
 import type { Response } from 'express';
-import type { RunEvent } from '../contracts/events';
 
 const HEARTBEAT_MS = 15_000;
-
-/** One event on the wire. Computed once per event, however many clients follow the run. */
-export function formatSseEvent(id: number, event: RunEvent): string {
-  return `event: ${event.type}\nid: ${id}\ndata: ${JSON.stringify(event)}\n\n`;
-}
 
 export interface SseStream {
   /** Writes a frame made by formatSseEvent. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ScopeType } from '../auth/access';
+import type { ScopeType } from '../contracts/tenancy';
 import type { TenancyService } from '../auth/tenancy.service';
 import { CreateScopeSchema, MemberSchema, ScopeSchema, SetRoleSchema } from '../contracts/tenancy';
 import type { Api } from './api';

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { CreateThreadSchema, ThreadPageSchema, ThreadSchema } from '../contracts/runs';
 import type { Api } from './api';
-import type { AppDeps } from './app';
+import type { AppDeps } from './deps';
 
 const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
 
-export function threadRoutes(api: Api, { runsService }: AppDeps): void {
+export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
   api.route({
     method: 'get',
     path: '/threads',
@@ -17,7 +17,7 @@ export function threadRoutes(api: Api, { runsService }: AppDeps): void {
       project_id: z.uuid({ message: 'must be a UUID' }).optional(),
     }),
     responses: { 200: { description: 'a page of threads', schema: ThreadPageSchema } },
-    handler: ({ query, ctx }) => runsService.listThreads(ctx.principal, query.limit, query.cursor, query.project_id),
+    handler: ({ query, ctx }) => threadsService.list(ctx.principal, query.limit, query.cursor, query.project_id),
   });
 
   api.route({
@@ -27,7 +27,7 @@ export function threadRoutes(api: Api, { runsService }: AppDeps): void {
     summary: 'Create an empty thread for an agent or command',
     body: CreateThreadSchema,
     responses: { 201: { description: 'the new thread', schema: ThreadSchema } },
-    handler: ({ body, ctx }) => runsService.createThread(ctx.principal, body),
+    handler: ({ body, ctx }) => threadsService.create(ctx.principal, body),
   });
 
   api.route({
@@ -37,7 +37,7 @@ export function threadRoutes(api: Api, { runsService }: AppDeps): void {
     summary: 'One thread',
     params: IdParams,
     responses: { 200: { description: 'the thread', schema: ThreadSchema } },
-    handler: ({ params, ctx }) => runsService.getThread(ctx.principal, params.id),
+    handler: ({ params, ctx }) => threadsService.get(ctx.principal, params.id),
   });
 
   api.route({
@@ -48,7 +48,7 @@ export function threadRoutes(api: Api, { runsService }: AppDeps): void {
     params: IdParams,
     responses: { 204: { description: 'deleted' } },
     handler: async ({ params, ctx }) => {
-      await runsService.deleteThread(ctx.principal, params.id);
+      await threadsService.delete(ctx.principal, params.id);
     },
   });
 }

@@ -4,7 +4,7 @@ import { ChatGoogleGenerativeAI } from '@langchain/google-genai';
 import { ChatOpenAI } from '@langchain/openai';
 import type { Config } from '../config';
 import type { ProviderId } from '../contracts/models';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../contracts/errors';
 import { ProviderNotConfiguredError } from './errors';
 import { parseModel } from './model-ref';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../runtime/model-gateway';
+import type { ChatMessage } from './model-client';
 import { estimateTokens, trimToBudget } from './context-budget';
 
 const msg = (role: ChatMessage['role'], chars: number, tag = ''): ChatMessage => ({ role, content: tag + 'x'.repeat(chars) });

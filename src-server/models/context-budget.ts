@@ -1,4 +1,4 @@
-import type { ChatMessage, TrimReport } from '../runtime/model-gateway';
+import type { ChatMessage, TrimReport } from './model-client';
 
 /** About four characters per token for English text and code, plus a few tokens of message framing. */
 export function estimateTokens(messages: readonly ChatMessage[]): number {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { QueueInfo } from '../runtime/model-gateway';
+import type { QueueInfo } from './model-client';
 import { LocalQueue } from './local-queue';
 
 const tick = () => new Promise((r) => setTimeout(r, 0));

@@ -1,5 +1,5 @@
 import type { QueueStatus } from '../contracts/models';
-import type { QueueInfo } from '../runtime/model-gateway';
+import type { QueueInfo } from './model-client';
 import { getLogger } from '../log';
 
 const log = getLogger('svc.models');

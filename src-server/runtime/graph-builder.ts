@@ -3,7 +3,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { Edge, Phase, RoutingRule } from '../contracts/assets';
 import type { NodeConfig, NodeStatus, PendingGate } from '../contracts/runs';
 import type { CatalogEntry } from '../assets/catalog';
-import type { ChatMessage, ModelGateway, QueueInfo, TrimReport } from './model-gateway';
+import type { ChatMessage, ModelClient, QueueInfo, TrimReport } from '../models/model-client';
 import { firstMatchingRule } from './routing';
 
 /** A node entered more often than this in one run means routing rules loop. */
@@ -57,7 +57,7 @@ export interface GraphOptions {
   /** Names this run in the model layer's debug logs. */
   runId: string;
   model: string;
-  models: ModelGateway;
+  models: ModelClient;
   nodeConfigs: ReadonlyMap<string, NodeConfig>;
   hooks: NodeHooks;
   checkpointer: BaseCheckpointSaver;

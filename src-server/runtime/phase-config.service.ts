@@ -3,9 +3,10 @@ import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import type { GraphDefinition, NodeConfig } from '../contracts/runs';
 import type { NodeConfigsRepository } from '../db/node-configs.repository';
-import { badRequest, notFound } from '../http/errors';
+import { badRequest, notFound } from '../contracts/errors';
 import { getLogger } from '../log';
-import { compilePattern } from './routing';
+import { compilePattern } from '../assets/route-pattern';
+import { errorMessage } from '../contracts/errors';
 
 const log = getLogger('svc.api');
 
@@ -34,7 +35,7 @@ function validate(entry: CatalogEntry, node: string, config: NodeConfig): void {
       try {
         compilePattern(rule.match);
       } catch (error) {
-        problems.push({ field: `${field}.match`, message: `invalid regular expression: ${error instanceof Error ? error.message : String(error)}` });
+        problems.push({ field: `${field}.match`, message: `invalid regular expression: ${errorMessage(error)}` });
       }
     } else if (rule.condition !== 'always' && rule.match === '') {
       problems.push({ field: `${field}.match`, message: `a ${rule.condition} rule needs a match value` });

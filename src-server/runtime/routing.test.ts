@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RoutingRule } from '../contracts/assets';
-import { compilePattern, firstMatchingRule, MAX_PATTERN_LENGTH } from './routing';
+import { compilePattern, MAX_PATTERN_LENGTH } from '../assets/route-pattern';
+import { firstMatchingRule } from './routing';
 
 const rule = (condition: RoutingRule['condition'], match: string, target: string, priority: number): RoutingRule => ({
   condition,

@@ -1,14 +1,5 @@
-import { RE2JS } from 're2js';
+import { compilePattern, MAX_SUBJECT_LENGTH } from '../assets/route-pattern';
 import type { RoutingRule } from '../contracts/assets';
-
-/** Bounds that keep a user-written pattern from costing much: RE2 runs in linear time, and these cap its input. */
-export const MAX_PATTERN_LENGTH = 500;
-const MAX_SUBJECT_LENGTH = 200_000;
-
-export function compilePattern(pattern: string): RE2JS {
-  if (pattern.length > MAX_PATTERN_LENGTH) throw new Error(`pattern is longer than ${MAX_PATTERN_LENGTH} characters`);
-  return RE2JS.compile(pattern);
-}
 
 function matches(rule: RoutingRule, output: string): boolean {
   switch (rule.condition) {

@@ -5,7 +5,7 @@ import type { NodeConfig, PendingGate } from '../contracts/runs';
 import type { RunsRepository } from '../db/runs.repository';
 import { getLogger } from '../log';
 import { buildGraph, initialState, type GateDecision, type RunStateValue } from './graph-builder';
-import type { ModelGateway } from './model-gateway';
+import type { ModelClient } from '../models/model-client';
 import { RunSession } from './run-session';
 
 const sseLog = getLogger('svc.sse');
@@ -16,7 +16,7 @@ const KEEP_FINISHED_MS = 5 * 60_000;
 export interface RunManagerDeps {
   runs: RunsRepository;
   checkpointer: BaseCheckpointSaver;
-  models: ModelGateway;
+  models: ModelClient;
   /** Builds the model's project context from a run's project path (local folder or git URL). */
   projectContext(projectPath: string, signal: AbortSignal): Promise<string>;
   /** Saved per-node overrides for an agent, for the organisation the run belongs to. */

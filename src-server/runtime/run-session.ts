@@ -1,11 +1,10 @@
 import type { RoutingRule } from '../contracts/assets';
-import { TERMINAL_EVENTS, type RunEvent } from '../contracts/events';
+import { formatSseEvent, TERMINAL_EVENTS, type RunEvent } from '../contracts/events';
 import type { NodeStatus, PendingGate } from '../contracts/runs';
 import type { RunsRepository } from '../db/runs.repository';
-import { formatSseEvent } from '../http/sse';
 import { getLogger } from '../log';
 import type { GateDecision, NodeHooks } from './graph-builder';
-import type { QueueInfo, TrimReport } from './model-gateway';
+import type { QueueInfo, TrimReport } from '../models/model-client';
 
 const log = getLogger('svc.sse');
 

@@ -2,29 +2,28 @@ import { randomUUID } from 'node:crypto';
 import type { Catalog, CatalogEntry } from '../assets/catalog';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
-import type { CreateThread, RunAccepted, RunDetail, RunRequest, Thread, ThreadPage } from '../contracts/runs';
+import type { RunAccepted, RunDetail, RunRequest, Thread } from '../contracts/runs';
 import type { RunsRepository, StoredRun } from '../db/runs.repository';
 import type { ThreadsRepository } from '../db/threads.repository';
-import { badRequest, conflict, notFound } from '../http/errors';
+import { conflict, notFound } from '../contracts/errors';
 import { getLogger } from '../log';
 import type { RunManager } from './run-manager';
+import type { ThreadsService } from './threads.service';
 import type { LoggedEvent, RunSession, Subscriber } from './run-session';
 import { replayEvents } from './replay';
 
 const log = getLogger('svc.api');
 
-export const CANCEL_CHANNEL = 'svc_run_cancel';
-
 export interface RunsServiceDeps {
   catalog: Catalog;
   access: Access;
-  threads: ThreadsRepository;
+  threads: ThreadsService;
+  threadRows: ThreadsRepository;
   runs: RunsRepository;
   manager: RunManager;
   defaultModel: string;
   /** Throws when the model's provider is not configured, before any run is created. */
   checkModel(model: string): void;
-  deleteCheckpoints(threadId: string): Promise<void>;
 }
 
 /** Something a client can follow: a live session in this process, or a replay of what is stored. */
@@ -40,32 +39,16 @@ export function followStream(stream: RunStream, afterId: number, subscriber: Sub
 }
 
 /**
- * Runs, threads and gates: the rules (who may do what, which moves are allowed) on top of the
+ * Runs and gates: the rules (who may do what, which moves are allowed) on top of the
  * repositories and the run manager. Every method receives the caller.
  */
 export function runsService(deps: RunsServiceDeps) {
-  const { access, threads, runs, manager, catalog } = deps;
+  const { access, threadRows, runs, manager, catalog } = deps;
 
   function entryFor(name: string): CatalogEntry {
     const entry = catalog.get(name);
     if (!entry) throw notFound(`no agent or command named "${name}"`);
     return entry;
-  }
-
-  /** A thread the caller may see at `role`; another tenant's thread is 404, so it does not leak. */
-  async function visibleThread(principal: Principal, id: string, role: 'viewer' | 'member' = 'viewer'): Promise<Thread> {
-    const thread = await threads.get(id);
-    if (!thread) throw notFound(`thread ${id} not found`);
-    await access.requireProjectRole(principal, thread.project_id ?? (await access.defaultProjectId()), role, `thread ${id}`);
-    return thread;
-  }
-
-  /** Cancels in the database, here, and in whichever other process executes the run. */
-  async function cancelEverywhere(runId: string): Promise<boolean> {
-    if (!(await runs.cancel(runId))) return false;
-    manager.abort(runId);
-    await runs.announceCancel(runId, CANCEL_CHANNEL);
-    return true;
   }
 
   async function visibleRun(principal: Principal, id: string, role: 'viewer' | 'member' = 'viewer'): Promise<StoredRun> {
@@ -80,7 +63,7 @@ export function runsService(deps: RunsServiceDeps) {
       const entry = entryFor(agent);
       let thread: Thread;
       if (request.thread_id) {
-        thread = await visibleThread(principal, request.thread_id, 'member');
+        thread = await deps.threads.visible(principal, request.thread_id, 'member');
         if (thread.agent !== entry.manifest.name) {
           throw conflict(`thread ${thread.id} belongs to "${thread.agent}", not "${entry.manifest.name}"`);
         }
@@ -95,7 +78,7 @@ export function runsService(deps: RunsServiceDeps) {
       } else {
         const projectId = await access.defaultProjectId();
         await access.requireProjectRole(principal, projectId, 'member');
-        thread = await threads.insert({
+        thread = await threadRows.insert({
           id: randomUUID(),
           agent: entry.manifest.name,
           model: null,
@@ -114,7 +97,7 @@ export function runsService(deps: RunsServiceDeps) {
     },
 
     async decideGate(principal: Principal, threadId: string, gate: string, approved: boolean, reason: string | null): Promise<RunSession> {
-      const thread = await visibleThread(principal, threadId, 'member');
+      const thread = await deps.threads.visible(principal, threadId, 'member');
       const run = await runs.waitingInThread(thread.id);
       if (!run || !run.pending_gate) throw conflict(`gate "${gate}" is not pending on thread ${thread.id}`);
       if (run.pending_gate.node !== gate) {
@@ -145,7 +128,7 @@ export function runsService(deps: RunsServiceDeps) {
 
     async cancelRun(principal: Principal, runId: string, reason: string | null): Promise<RunAccepted> {
       const run = await visibleRun(principal, runId, 'member');
-      if (!(await cancelEverywhere(run.id))) throw conflict(`run ${run.id} is ${run.status}: only a running or waiting run can be cancelled`);
+      if (!(await deps.threads.cancelEverywhere(run.id))) throw conflict(`run ${run.id} is ${run.status}: only a running or waiting run can be cancelled`);
       log.info(`run ${run.id} cancelled by ${principal.name}${reason ? `: ${reason}` : ''}`);
       return { run_id: run.id, thread_id: run.thread_id, status: 'cancelled' };
     },
@@ -166,69 +149,9 @@ export function runsService(deps: RunsServiceDeps) {
       return { ...fields, nodes, routes, pending_gate, resumable };
     },
 
-    async threadRuns(principal: Principal, threadId: string) {
-      const thread = await visibleThread(principal, threadId);
-      return (await runs.listByThread(thread.id)).map(
-        ({ routes: _r, pending_gate: _g, event_seq: _s, project_id: _p, ...run }) => run,
-      );
-    },
-
-    async listThreads(principal: Principal, limit: number, cursor?: string, projectId?: string): Promise<ThreadPage> {
-      if (projectId) await access.requireProjectRole(principal, projectId, 'viewer', `project ${projectId}`);
-      const projects = projectId ? [projectId] : await access.visibleProjectIds(principal);
-      const after = cursor ? decodeCursor(cursor) : undefined;
-      const items = await threads.list(projects, limit + 1, after);
-      const page = items.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        items: page,
-        next_cursor: items.length > limit && last ? encodeCursor(last.updated_at, last.id) : null,
-      };
-    },
-
-    async createThread(principal: Principal, body: CreateThread): Promise<Thread> {
-      const entry = entryFor(body.agent);
-      const projectId = body.project_id ?? (await access.defaultProjectId());
-      await access.requireProjectRole(principal, projectId, 'member');
-      return threads.insert({
-        id: randomUUID(),
-        agent: entry.manifest.name,
-        model: body.model ?? null,
-        projectPath: body.project_path ?? null,
-        projectId,
-        createdBy: principal.id,
-      });
-    },
-
-    async getThread(principal: Principal, id: string): Promise<Thread> {
-      return visibleThread(principal, id);
-    },
-
-    async deleteThread(principal: Principal, id: string): Promise<void> {
-      const thread = await visibleThread(principal, id, 'member');
-      for (const run of await runs.listByThread(thread.id)) {
-        if (run.status === 'running' || run.status === 'waiting_approval') await cancelEverywhere(run.id);
-      }
-      await deps.deleteCheckpoints(thread.id);
-      await threads.delete(thread.id);
-      log.info(`thread ${thread.id} deleted by ${principal.name}`);
-    },
   };
 }
 
 export type RunsService = ReturnType<typeof runsService>;
 
-function encodeCursor(updatedAt: string, id: string): string {
-  return Buffer.from(JSON.stringify([updatedAt, id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { updatedAt: string; id: string } {
-  try {
-    const [updatedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    if (typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt)) || !/^[0-9a-f-]{36}$/i.test(id)) throw new Error();
-    return { updatedAt, id };
-  } catch {
-    throw badRequest('invalid cursor');
-  }
-}
 

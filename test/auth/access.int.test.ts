@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID } from '../../src-server/auth/access';
+import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID } from '../../src-server/contracts/tenancy';
 import { SESSION_ISSUER } from '../../src-server/auth/authenticator';
 import { startModelFake, type ModelFake } from '../fixtures/fake-models';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';

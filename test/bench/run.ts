@@ -14,7 +14,7 @@ import { loadCatalog } from '../../src-server/assets/catalog';
 import { buildGraph, initialState, type NodeHooks } from '../../src-server/runtime/graph-builder';
 import { loadConfig } from '../../src-server/config';
 import { LocalQueue } from '../../src-server/models/local-queue';
-import { createModelGateway } from '../../src-server/models/model-gateway';
+import { createModelProviders } from '../../src-server/models/model-providers';
 import { writeFixtureCatalog } from '../helpers/fixture-assets';
 import { startModelFake } from '../fixtures/fake-models';
 import { freePort } from '../helpers/ports';
@@ -323,7 +323,7 @@ async function inProcessRunner(databaseUrl: string, modelUrl: string, generated:
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   const checkpointer = new PostgresSaver(pool, undefined, { schema: 'graph_checkpoints' });
   const entry = loadCatalog(generated).get('summary')!;
-  const models = createModelGateway(loadConfig({ LOCAL_LLM_BASE: modelUrl }), new LocalQueue(64, 300));
+  const models = createModelProviders(loadConfig({ LOCAL_LLM_BASE: modelUrl }), new LocalQueue(64, 300));
   const hooks: NodeHooks = {
     signal: new AbortController().signal,
     enter: async () => undefined,

@@ -6,6 +6,7 @@ import type { EventHandler, StreamedEvent } from '../api/sse-client';
 import { threadsApi } from '../api/threads.api';
 import { applyEvent, emptyView, isStuck, STUCK_AFTER_MS, viewFromDetail, type RunView } from './run-view';
 import { useThreadsStore } from './threads.store';
+import { errorMessage } from '@contracts/errors';
 
 /** The live run survives a page reload: its id is kept for this tab, and the studio re-attaches. */
 const LIVE_RUN_KEY = 'svc.liveRun';
@@ -22,7 +23,6 @@ export interface RunRequestForm {
 
 type Open = (signal: AbortSignal, onEvent: EventHandler) => Promise<void>;
 
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** The run on screen: what its stream said so far, and the actions on it. */
 export const useRunsStore = defineStore('runs', () => {
@@ -65,7 +65,7 @@ export const useRunsStore = defineStore('runs', () => {
       await open(current.signal, onEvent);
       dropped = !ended && !current.signal.aborted;
     } catch (e) {
-      if (!current.signal.aborted) error.value = errorText(e);
+      if (!current.signal.aborted) error.value = errorMessage(e);
     } finally {
       if (controller === current) {
         streaming.value = false;
@@ -75,7 +75,7 @@ export const useRunsStore = defineStore('runs', () => {
       void useThreadsStore().load().catch(() => undefined);
     }
     const runId = view.value.runId;
-    if (dropped && pickUpIfDropped && runId) await load(runId).catch((e) => (error.value = errorText(e)));
+    if (dropped && pickUpIfDropped && runId) await load(runId).catch((e) => (error.value = errorMessage(e)));
   }
 
   async function start(form: RunRequestForm): Promise<void> {
@@ -86,7 +86,7 @@ export const useRunsStore = defineStore('runs', () => {
       try {
         threadId = (await threadsApi.create({ agent: form.agent, model: form.model, project_path: form.projectPath, project_id: form.projectId })).id;
       } catch (e) {
-        error.value = errorText(e);
+        error.value = errorMessage(e);
         return;
       }
     }
@@ -111,7 +111,7 @@ export const useRunsStore = defineStore('runs', () => {
     try {
       await runsApi.cancel(runId, 'stopped from the studio');
     } catch (e) {
-      error.value = errorText(e);
+      error.value = errorMessage(e);
     }
     await load(runId);
   }

@@ -5,6 +5,7 @@ import { computed, ref } from 'vue';
 import { healthApi } from '../api/health.api';
 import { modelsApi } from '../api/models.api';
 import { queueApi } from '../api/queue.api';
+import { errorMessage } from '@contracts/errors';
 
 /** Header state: the local runtime, the models to choose from, and the queue. */
 export const useSystemStore = defineStore('system', () => {
@@ -39,7 +40,7 @@ export const useSystemStore = defineStore('system', () => {
       queue.value = await queueApi.reset('reset from the studio');
       error.value = null;
     } catch (e) {
-      error.value = `Queue reset failed: ${e instanceof Error ? e.message : String(e)}`;
+      error.value = `Queue reset failed: ${errorMessage(e)}`;
     }
   }
 

@@ -24,8 +24,8 @@ export interface ModelCall {
 /**
  * What the graph needs from the model layer: stream one chat completion, token by token,
  * abortable, and return the whole text. Provider choice, the local queue and the context budget
- * live behind it (src-server/models).
+ * live behind it, in model-providers.ts.
  */
-export interface ModelGateway {
+export interface ModelClient {
   stream(call: ModelCall): Promise<string>;
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML, { YAMLError } from 'yaml';
 import { z } from 'zod';
-import { RUNTIME_CONTRACT_FILE, RuntimeContractSchema, type GateContract, type RuntimeContract } from '../src-server/assets/runtime-contract';
+import { RUNTIME_CONTRACT_FILE, RuntimeContractSchema, type GateContract, type RuntimeContract } from './runtime-contract';
 import {
   GraphLayoutSchema,
   ManifestSchema,
@@ -13,8 +13,9 @@ import {
   type Manifest,
   type Phase,
   type RoutingRule,
-} from '../src-server/contracts/assets';
-import { compilePattern } from '../src-server/runtime/routing';
+} from '../contracts/assets';
+import { compilePattern } from './route-pattern';
+import { errorMessage } from '../contracts/errors';
 
 /**
  * Turns asset files into what the server loads:
@@ -227,7 +228,7 @@ function readCustomLayouts(graphsDir: string): Map<string, GraphLayout> {
     try {
       raw = JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch (error) {
-      fail(file, '(json)', error instanceof Error ? error.message : String(error));
+      fail(file, '(json)', errorMessage(error));
     }
     const parsed = GraphLayoutSchema.safeParse(raw);
     if (!parsed.success) zodFail(file, parsed.error);
@@ -267,7 +268,7 @@ function routesOf(file: string, node: GraphLayout['nodes'][number], given: Phase
       try {
         compilePattern(route.match);
       } catch (error) {
-        fail(file, `${at}.match`, `invalid regular expression: ${error instanceof Error ? error.message : String(error)}`);
+        fail(file, `${at}.match`, `invalid regular expression: ${errorMessage(error)}`);
       }
     }
     const priority = route.priority ?? i;

@@ -1,7 +1,11 @@
 import pg from 'pg';
 import { getLogger } from '../log';
+import { errorMessage } from '../contracts/errors';
 
 const log = getLogger('svc.db');
+
+/** The channel on which a cancelled run's id is announced to every server process (see runs.repository cancel). */
+export const CANCEL_CHANNEL = 'svc_run_cancel';
 
 /**
  * Cancellation must reach the process that executes a run, which may not be the one that took the
@@ -10,9 +14,9 @@ const log = getLogger('svc.db');
  */
 export async function listenForCancellations(
   databaseUrl: string,
-  channel: string,
   onCancel: (runId: string) => void,
 ): Promise<{ close(): Promise<void> }> {
+  const channel = CANCEL_CHANNEL;
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
@@ -36,7 +40,7 @@ export async function listenForCancellations(
       client = next;
     } catch (error) {
       await next.end().catch(() => undefined);
-      log.warn(`cancellation listener cannot connect: ${error instanceof Error ? error.message : String(error)}`);
+      log.warn(`cancellation listener cannot connect: ${errorMessage(error)}`);
       scheduleReconnect();
     }
   };

@@ -4,12 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadCatalog } from '../src-server/assets/catalog';
-import { RuntimeContractSchema } from '../src-server/assets/runtime-contract';
-import { GraphLayoutSchema, ManifestSchema } from '../src-server/contracts/assets';
-import { checkLayout, compileAssets, DEFAULT_LAYOUTS, fieldName, writeGenerated } from './assets-compiler';
+import { loadCatalog } from './catalog';
+import { RuntimeContractSchema } from './runtime-contract';
+import { GraphLayoutSchema, ManifestSchema } from '../contracts/assets';
+import { checkLayout, compileAssets, DEFAULT_LAYOUTS, fieldName, writeGenerated } from './asset-compiler';
 
-const root = path.resolve(import.meta.dirname, '..');
+const root = path.resolve(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });

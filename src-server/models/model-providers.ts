@@ -1,5 +1,5 @@
 import type { Config } from '../config';
-import type { ModelCall, ModelGateway } from '../runtime/model-gateway';
+import type { ModelCall, ModelClient } from './model-client';
 import { cloudModel } from './cloud-providers';
 import { trimToBudget } from './context-budget';
 import { describeConnectionError } from './errors';
@@ -13,7 +13,7 @@ import { streamOllamaChat } from './ollama-chat';
  * whose per-chunk message objects cost more than the rest of the token path together.
  * Cloud calls go straight to their provider through LangChain's clients.
  */
-export function createModelGateway(config: Config, queue: LocalQueue): ModelGateway {
+export function createModelProviders(config: Config, queue: LocalQueue): ModelClient {
   async function streamLocal(call: ModelCall, model: string): Promise<string> {
     const { messages, report } = trimToBudget(call.messages, config.LOCAL_LLM_MAX_CONTEXT_TOKENS);
     if (report) call.onTrimmed(report);

@@ -1,0 +1,39 @@
+import type { ErrorBody } from './common';
+
+/**
+ * Every failure a client can see. Services (and the layers under them) throw these; `http/` only maps
+ * them to `{"error": {"code", "message"}}` with the status. Anything else is answered as a 500 without
+ * details. Lives in `contracts/` so that every layer can throw it without importing the HTTP layer.
+ */
+export class ServiceError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ServiceError';
+  }
+}
+
+export const badRequest = (message: string, details?: unknown) =>
+  new ServiceError(400, 'invalid_request', message, details);
+export const unauthorized = (message = 'authentication required: send Authorization: Bearer <token>') =>
+  new ServiceError(401, 'unauthorized', message);
+export const forbidden = (message = 'your role does not allow this') => new ServiceError(403, 'forbidden', message);
+export const notFound = (message: string) => new ServiceError(404, 'not_found', message);
+export const conflict = (message: string) => new ServiceError(409, 'conflict', message);
+export const unsupportedMediaType = (message: string) => new ServiceError(415, 'unsupported_media_type', message);
+export const serviceUnavailable = (message: string) => new ServiceError(503, 'unavailable', message);
+
+export function errorBody(code: string, message: string, details?: unknown): ErrorBody {
+  return { error: details === undefined ? { code, message } : { code, message, details } };
+}
+
+/** The message of anything thrown: an Error's own message (the first one of an AggregateError), else its string form. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length) return errorMessage(error.errors[0]);
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}

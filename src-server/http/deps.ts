@@ -1,0 +1,29 @@
+import type { Catalog } from '../assets/catalog';
+import type { Authenticator } from '../auth/authenticator';
+import type { Config } from '../config';
+import type { Access } from '../auth/access';
+import type { Oidc } from '../auth/oidc';
+import type { TenancyService } from '../auth/tenancy.service';
+import type { UsersRepository } from '../db/users.repository';
+import type { Pool } from '../db/pool';
+import type { LocalQueue } from '../models/local-queue';
+import type { PhaseConfigService } from '../runtime/phase-config.service';
+import type { RunsService } from '../runtime/runs.service';
+import type { ThreadsService } from '../runtime/threads.service';
+
+/** What the routers are built from: the services and settings main.ts composes. */
+export interface AppDeps {
+  config: Config;
+  version: string;
+  pool: Pool;
+  catalog: Catalog;
+  auth: Authenticator;
+  runsService: RunsService;
+  threadsService: ThreadsService;
+  phaseConfig: PhaseConfigService;
+  access: Access;
+  queue: LocalQueue;
+  tenancy: TenancyService;
+  users: UsersRepository;
+  oidc?: Oidc;
+}

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import type { Catalog } from '../assets/catalog';
+import type { Access } from '../auth/access';
+import type { Principal } from '../auth/principal';
+import { badRequest, notFound } from '../contracts/errors';
+import type { CreateThread, Thread, ThreadPage } from '../contracts/runs';
+import type { RunsRepository } from '../db/runs.repository';
+import type { ThreadsRepository } from '../db/threads.repository';
+import { getLogger } from '../log';
+import type { RunManager } from './run-manager';
+
+const log = getLogger('svc.api');
+
+export interface ThreadsServiceDeps {
+  catalog: Catalog;
+  access: Access;
+  threads: ThreadsRepository;
+  runs: RunsRepository;
+  manager: RunManager;
+  deleteCheckpoints(threadId: string): Promise<void>;
+}
+
+/** Threads: listing, creating, reading and deleting them, with the caller's role checked on the thread's project. */
+export function threadsService(deps: ThreadsServiceDeps) {
+  const { access, threads, runs, manager, catalog } = deps;
+
+  /** A thread the caller may see at `role`; another tenant's thread is 404, so it does not leak. */
+  async function visibleThread(principal: Principal, id: string, role: 'viewer' | 'member' = 'viewer'): Promise<Thread> {
+    const thread = await threads.get(id);
+    if (!thread) throw notFound(`thread ${id} not found`);
+    await access.requireProjectRole(principal, thread.project_id ?? (await access.defaultProjectId()), role, `thread ${id}`);
+    return thread;
+  }
+
+  /** Cancels in the database, here, and in whichever other process executes the run. */
+  async function cancelEverywhere(runId: string): Promise<boolean> {
+    if (!(await runs.cancel(runId))) return false;
+    manager.abort(runId);
+    return true;
+  }
+
+  return {
+    visible: visibleThread,
+    cancelEverywhere,
+
+    async runs(principal: Principal, threadId: string) {
+      const thread = await visibleThread(principal, threadId);
+      return (await runs.listByThread(thread.id)).map(
+        ({ routes: _r, pending_gate: _g, event_seq: _s, project_id: _p, ...run }) => run,
+      );
+    },
+
+    async list(principal: Principal, limit: number, cursor?: string, projectId?: string): Promise<ThreadPage> {
+      if (projectId) await access.requireProjectRole(principal, projectId, 'viewer', `project ${projectId}`);
+      const projects = projectId ? [projectId] : await access.visibleProjectIds(principal);
+      const after = cursor ? decodeCursor(cursor) : undefined;
+      const items = await threads.list(projects, limit + 1, after);
+      const page = items.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        items: page,
+        next_cursor: items.length > limit && last ? encodeCursor(last.updated_at, last.id) : null,
+      };
+    },
+
+    async create(principal: Principal, body: CreateThread): Promise<Thread> {
+      const entry = catalog.get(body.agent);
+      if (!entry) throw notFound(`no agent or command named "${body.agent}"`);
+      const projectId = body.project_id ?? (await access.defaultProjectId());
+      await access.requireProjectRole(principal, projectId, 'member');
+      return threads.insert({
+        id: randomUUID(),
+        agent: entry.manifest.name,
+        model: body.model ?? null,
+        projectPath: body.project_path ?? null,
+        projectId,
+        createdBy: principal.id,
+      });
+    },
+
+    async get(principal: Principal, id: string): Promise<Thread> {
+      return visibleThread(principal, id);
+    },
+
+    async delete(principal: Principal, id: string): Promise<void> {
+      const thread = await visibleThread(principal, id, 'member');
+      for (const run of await runs.listByThread(thread.id)) {
+        if (run.status === 'running' || run.status === 'waiting_approval') await cancelEverywhere(run.id);
+      }
+      await deps.deleteCheckpoints(thread.id);
+      await threads.delete(thread.id);
+      log.info(`thread ${thread.id} deleted by ${principal.name}`);
+    },
+  };
+}
+
+export type ThreadsService = ReturnType<typeof threadsService>;
+
+function encodeCursor(updatedAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([updatedAt, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { updatedAt: string; id: string } {
+  try {
+    const [updatedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    if (typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt)) || !/^[0-9a-f-]{36}$/i.test(id)) throw new Error();
+    return { updatedAt, id };
+  } catch {
+    throw badRequest('invalid cursor');
+  }
+}
