@@ -37,3 +37,9 @@ export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   return String(error);
 }
+
+/** SPEC's `error_detail`: `<ExceptionClass>: <message>`, as a failed run stores and shows it. */
+export function errorDetail(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return `Error: ${String(error)}`;
+}

@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import express, { type Request, type Response, type Router } from 'express';
-import { z } from 'zod';
+import { type z } from 'zod';
 import type { Authenticator } from '../auth/authenticator';
 import { PUBLIC_VISITOR, type RequestContext } from '../auth/principal';
 import { ErrorBodySchema } from '../contracts/common';

@@ -1,4 +1,5 @@
 import type { Config } from '../config';
+import { errorDetail } from '../contracts/errors';
 import type { Models } from '../contracts/models';
 import { CLOUD_PROVIDERS } from './cloud-providers';
 import { describeConnectionError } from './errors';
@@ -18,8 +19,7 @@ export async function localRuntimeStatus(config: Config, timeoutMs = 2000): Prom
     return { reachable: true, models: (body.models ?? []).map((m) => m.name), error: null };
   } catch (error) {
     const described = describeConnectionError(error, 'the local model runtime', config.LOCAL_LLM_BASE);
-    const message = described instanceof Error ? `${described.name}: ${described.message}` : String(described);
-    return { reachable: false, models: [], error: message };
+    return { reachable: false, models: [], error: errorDetail(described) };
   }
 }
 

@@ -3,6 +3,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { CatalogEntry } from '../assets/catalog';
 import type { NodeConfig, PendingGate } from '../contracts/runs';
 import type { RunsRepository } from '../db/runs.repository';
+import { errorDetail } from '../contracts/errors';
 import { getLogger } from '../log';
 import { buildGraph, initialState, type GateDecision, type RunStateValue } from './graph-builder';
 import type { ModelClient } from '../models/model-client';
@@ -52,11 +53,6 @@ export class TimeoutError extends Error {
 /** Named like SPEC's asyncio.CancelledError: the run was cut off, not cancelled by a person. */
 export class CancelledError extends Error {
   override name = 'CancelledError';
-}
-
-export function errorDetail(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return `Error: ${String(error)}`;
 }
 
 /**

@@ -13,7 +13,7 @@ const LIMITS: Record<keyof PaneSizes, [number, number]> = { left: [180, 520], ri
 
 /** Sizes of the left navigation, right inspector and bottom output, kept in local storage. */
 export const usePanesStore = defineStore('panes', () => {
-  let saved: Partial<PaneSizes> = {};
+  let saved: Partial<PaneSizes>;
   try {
     saved = JSON.parse(localStorage.getItem(PANE_SIZES_STORAGE_KEY) ?? '{}');
   } catch {
