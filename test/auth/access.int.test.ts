@@ -3,10 +3,8 @@ import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID } from '../../src-server/contracts/tenancy';
 import { SESSION_ISSUER } from '../../src-server/auth/authenticator';
-import { startModelFake, type ModelFake } from '../fixtures/fake-models';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { useIntegrationServer } from '../helpers/integration';
+import type { TestServer } from '../helpers/server';
 import { readEvents } from '../helpers/sse';
 
 const SECRET = 'a-session-secret-for-tests-only-0123456789';
@@ -14,19 +12,7 @@ const API_TOKEN = 'instance-admin-token-0123456789';
 type Who = 'admin' | 'owner' | 'member' | 'viewer' | 'outsider' | 'none';
 const ROLES: Who[] = ['admin', 'owner', 'member', 'viewer', 'outsider', 'none'];
 
-let db: TestDatabase;
-let model: ModelFake;
-let generatedDir: string;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  model = await startModelFake();
-  generatedDir = await writeFixtureCatalog();
-});
-afterAll(async () => {
-  await model?.close();
-  await db?.drop();
-});
+const ctx = useIntegrationServer({ server: false });
 
 const sign = (sub: string, secret = SECRET, expiresIn: string | number = '1h') =>
   new SignJWT({ name: sub.slice(0, 8) })
@@ -46,7 +32,7 @@ async function user(server: TestServer, role: Exclude<Who, 'outsider' | 'none'> 
 
 /** Everything a test row needs: ids of things to act on, created fresh by the instance admin. */
 async function fixtures(server: TestServer) {
-  model.reply(['fine']);
+  ctx.model.reply(['fine']);
   const gateEvents = await readEvents(await server.request('/graphs/review/run', { method: 'POST', json: { message: 'to the gate' } }));
   const gated = gateEvents[0]!.data as { run_id: string; thread_id: string };
   const done = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'finished' } }));
@@ -107,11 +93,7 @@ describe('the role matrix with AUTH_ENABLED=true', () => {
   const ids = {} as Record<Who, string>;
 
   beforeAll(async () => {
-    server = await startTestServer(
-      db.url,
-      { AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN, LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model' },
-      { generatedDir },
-    );
+    server = await ctx.start({ AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN });
     for (const who of ROLES) {
       if (who === 'none') {
         tokens.none = null;
@@ -145,7 +127,7 @@ describe('the role matrix with AUTH_ENABLED=true', () => {
 
 describe('the same matrix with AUTH_ENABLED=false: everyone is the anonymous admin', () => {
   it.each(MATRIX.filter((row) => row.name !== 'create an organisation'))('$name: $method', async (row) => {
-    const server = await startTestServer(db.url, { AUTH_ENABLED: 'false', LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model' }, { generatedDir });
+    const server = await ctx.start({ AUTH_ENABLED: 'false' });
     try {
       const f = await fixtures(server);
       const res = await server.request(row.path(f, randomUUID()), { method: row.method, ...(row.body !== undefined ? { json: row.body } : {}) });
@@ -162,7 +144,7 @@ describe('tokens', () => {
   let server: TestServer;
   let userId: string;
   beforeAll(async () => {
-    server = await startTestServer(db.url, { AUTH_ENABLED: 'true', SESSION_SECRET: SECRET }, { generatedDir });
+    server = await ctx.start({ AUTH_ENABLED: 'true', SESSION_SECRET: SECRET });
     userId = await user(server, 'member');
   });
   afterAll(() => server?.close());
@@ -188,11 +170,7 @@ describe('tokens', () => {
 
 describe('tenant isolation', () => {
   it('a user of one organisation can neither list nor fetch nor approve in another', async () => {
-    const server = await startTestServer(
-      db.url,
-      { AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN, LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model' },
-      { generatedDir },
-    );
+    const server = await ctx.start({ AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN });
     try {
       const org = await (await server.request('/orgs', { method: 'POST', json: { name: 'Other org' } })).json();
       const team = await (await server.request('/teams', { method: 'POST', json: { name: 'Other team', parent_id: org.id } })).json();
@@ -227,7 +205,7 @@ describe('tenant isolation', () => {
 
 describe('transport guards', () => {
   it('refuses requests addressed to a non-loopback name while listening on loopback (DNS rebinding)', async () => {
-    const server = await startTestServer(db.url, { AUTH_ENABLED: 'false' }, { generatedDir });
+    const server = await ctx.start({ AUTH_ENABLED: 'false' });
     try {
       const http = await import('node:http');
       const status = await new Promise<number>((resolve, reject) => {
@@ -246,7 +224,7 @@ describe('transport guards', () => {
   });
 
   it('sends no CORS headers unless CORS_ORIGINS lists the origin', async () => {
-    const server = await startTestServer(db.url, { AUTH_ENABLED: 'false', CORS_ORIGINS: 'http://app.example' }, { generatedDir });
+    const server = await ctx.start({ AUTH_ENABLED: 'false', CORS_ORIGINS: 'http://app.example' });
     try {
       const allowed = await fetch(`${server.url}/agents`, { headers: { origin: 'http://app.example' } });
       expect(allowed.headers.get('access-control-allow-origin')).toBe('http://app.example');

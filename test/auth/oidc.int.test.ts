@@ -1,49 +1,36 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startModelFake, type ModelFake } from '../fixtures/fake-models';
 import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOidcProvider, type OidcProvider } from '../fixtures/oidc-provider';
 import { launchChromium } from '../helpers/browser';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
+import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
-import { startTestServer, type TestServer } from '../helpers/server';
+import type { TestServer } from '../helpers/server';
 import { readEvents } from '../helpers/sse';
 
-let db: TestDatabase;
-let model: ModelFake;
+const ctx = useIntegrationServer({ server: false });
 let provider: OidcProvider;
 let issuer: string;
 let server: TestServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  model = await startModelFake();
   const serverPort = await freePort();
   provider = await startOidcProvider(`http://127.0.0.1:${serverPort}/auth/callback`);
   issuer = provider.issuer;
-  server = await startTestServer(
-    db.url,
-    {
-      PORT: String(serverPort),
-      AUTH_ENABLED: 'true',
-      OIDC_ISSUER_URL: issuer,
-      OIDC_CLIENT_ID,
-      OIDC_CLIENT_SECRET,
-      SESSION_SECRET: 'session-secret-for-the-oidc-test-0123',
-      LOCAL_LLM_BASE: model.url,
-      DEFAULT_MODEL: 'fake-model',
-    },
-    { generatedDir: await writeFixtureCatalog() },
-  );
+  server = await ctx.start({
+    PORT: String(serverPort),
+    AUTH_ENABLED: 'true',
+    OIDC_ISSUER_URL: issuer,
+    OIDC_CLIENT_ID,
+    OIDC_CLIENT_SECRET,
+    SESSION_SECRET: 'session-secret-for-the-oidc-test-0123',
+  });
   browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
   await server?.close();
   await provider?.close();
-  await model?.close();
-  await db?.drop();
 });
 
 /** Drives the provider's own login and consent forms in the browser, up to the callback's redirect to the studio. */

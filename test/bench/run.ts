@@ -15,12 +15,11 @@ import { buildGraph, initialState, type NodeHooks } from '../../src-server/runti
 import { loadConfig } from '../../src-server/config';
 import { LocalQueue } from '../../src-server/models/local-queue';
 import { createModelProviders } from '../../src-server/models/model-providers';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startModelFake } from '../fixtures/fake-models';
+import { startIntegrationFixture } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
 import { createDatabase, startDatabaseServer } from '../helpers/postgres';
 import { spawnServer, type ServerProcess } from '../helpers/process';
-import { readEvents } from '../helpers/sse';
+import { readEvents, readPieces } from '../helpers/sse';
 
 interface Row {
   benchmark: string;
@@ -40,23 +39,8 @@ function percentile(values: number[], p: number): number {
 }
 
 /** Reads a stream line by line and JSON-parses each payload line: the same work for both clients. */
-async function readLines(res: Response, onPayload: (payload: string) => boolean): Promise<void> {
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += value;
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      if (line && onPayload(line)) {
-        await reader.cancel();
-        return;
-      }
-    }
-  }
+function readLines(res: Response, onPayload: (payload: string) => boolean): Promise<void> {
+  return readPieces(res, '\n', (line) => line !== '' && onPayload(line));
 }
 
 interface StreamTiming {
@@ -138,9 +122,10 @@ async function serviceStream(server: ServerProcess): Promise<StreamTiming> {
 async function main() {
   const database = await startDatabaseServer();
   const db = await createDatabase(database.url, 'svc_bench');
-  const model = await startModelFake();
-  const generated = await writeFixtureCatalog();
-  const env = { DATABASE_URL: db.url, LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', GENERATED_DIR: generated, LOCAL_LLM_MAX_CONCURRENT: '64' };
+  // The tests' fixture, on the bench's own database: the fake model runtime and the fixture catalog.
+  const fixture = await startIntegrationFixture({ server: false, database: false });
+  const { model, generatedDir: generated } = fixture;
+  const env = fixture.env({ DATABASE_URL: db.url, LOCAL_LLM_MAX_CONCURRENT: '64' });
   const server = await spawnServer(env);
 
   try {
@@ -280,7 +265,7 @@ async function main() {
   rows.push({ benchmark: 'Start-up to healthy /health, embedded PostgreSQL (existing data)', service: ms(embedded), baseline: '', ratio: '', target: '', met: '' });
   await fs.rm(dataDir, { recursive: true, force: true });
 
-  await model.close();
+  await fixture.close();
   await db.drop();
   await database.stop();
 

@@ -1,7 +1,5 @@
 import type { Scope } from '../../src-server/contracts/tenancy';
-import { api, expect, openStudio, phase, screenshotPath, script, sql, startRun, test } from './studio.fixtures';
-
-const words = (text: string) => text.split(' ').map((w) => `${w} `);
+import { api, completeRun, expect, holdTheSlot, openStudio, phase, screenshotPath, script, sql, startRun, test, words } from './studio.fixtures';
 
 test('a run whose checkpoint is gone is a read-only trace: its card says so and offers no approval', async ({ page }) => {
   await openStudio(page);
@@ -26,10 +24,7 @@ test('a run whose checkpoint is gone is a read-only trace: its card says so and 
 
 test('Rerun as new thread repeats agent, model and message in a new thread', async ({ page }) => {
   await openStudio(page, 'repo-summary');
-  await script(words('First pass.'));
-  await startRun(page, 'Summarise twice');
-  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
-  const firstRun = await page.getByTestId('run-id').textContent();
+  const firstRun = await completeRun(page, 'Summarise twice', 'First pass.');
   await page.getByTestId('tab-state').click();
   const firstThread = await page.getByTestId('state-thread').textContent();
 
@@ -57,10 +52,7 @@ test('a message over the context budget shows the yellow warning', async ({ page
 
 test('the queue badge Reset frees a leaked slot: the waiting run starts', async ({ page }) => {
   await openStudio(page, 'repo-summary');
-  await script(Array.from({ length: 200 }, (_, i) => `z${i} `), 40);
-  const blocker = await api('/graphs/repo-summary/run', { method: 'POST', json: { message: 'leak the slot' } });
-  const reader = blocker.body!.getReader();
-  await reader.read();
+  const reader = await holdTheSlot('leak the slot', 'z');
   await expect(page.getByTestId('queue-badge')).toHaveClass(/busy/);
   await expect(page.getByTestId('queue-badge')).toHaveCSS('background-color', 'rgb(254, 249, 195)');
   await startRun(page, 'Wait for the leaked slot');
@@ -85,9 +77,7 @@ test('the project switcher runs in the chosen project and lists only its threads
   await openStudio(page, 'repo-summary');
   await expect(page.getByTestId('scope-org')).toBeVisible();
   await page.getByTestId('scope-project').selectOption(project.id);
-  await script(words('In the new project.'));
-  await startRun(page, 'A run in the browser-tests project');
-  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await completeRun(page, 'A run in the browser-tests project', 'In the new project.');
   const [thread] = await sql<{ project_id: string }>(`SELECT project_id FROM svc_threads WHERE last_message = 'A run in the browser-tests project'`);
   expect(thread!.project_id).toBe(project.id);
   await expect(page.getByTestId('thread-item')).toHaveCount(1);

@@ -14,6 +14,9 @@ export const baseUrl = () => env('E2E_BASE_URL');
 export const screenshotPath = (name: string) => path.resolve(import.meta.dirname, '../../test-results/e2e/screenshots', `${name}.png`);
 export const token = () => env('E2E_TOKEN');
 
+/** A text as the tokens the fake model runtime streams: one a word. */
+export const words = (text: string) => text.split(' ').map((w) => `${w} `);
+
 /** Tells the fake model runtime what to stream next. */
 export async function script(tokens: string[], delayMs = 0): Promise<void> {
   await fetch(`${env('E2E_MODEL_URL')}/__script`, { method: 'POST', body: JSON.stringify({ tokens, delayMs }) });
@@ -54,6 +57,26 @@ export async function startRun(page: Page, message: string): Promise<void> {
   const continueThread = page.getByTestId('run-continue-thread');
   if (await continueThread.isVisible()) await continueThread.uncheck();
   await page.getByTestId('run-submit').click();
+}
+
+/** Starts a run whose model answers `answer`, and waits until it completes; resolves with its run id. */
+export async function completeRun(page: Page, message: string, answer: string): Promise<string | null> {
+  await script(words(answer));
+  await startRun(page, message);
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  return page.getByTestId('run-id').textContent();
+}
+
+/**
+ * Starts a repo-summary run through the API that holds the single local-runtime slot while it streams
+ * 200 tokens (`${prefix}0 `, `${prefix}1 `, …); cancel the returned reader to stop listening.
+ */
+export async function holdTheSlot(message: string, prefix: string) {
+  await script(Array.from({ length: 200 }, (_, i) => `${prefix}${i} `), 40);
+  const blocker = await api('/graphs/repo-summary/run', { method: 'POST', json: { message } });
+  const reader = blocker.body!.getReader();
+  await reader.read();
+  return reader;
 }
 
 export const phase = (page: Page, id: string) => page.getByTestId(`phase-${id}`);

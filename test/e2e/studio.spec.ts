@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import type { Page } from '@playwright/test';
 import type { GraphDefinition } from '../../src-server/contracts/runs';
-import { api, expect, failModel, openStudio, phase, screenshotPath as shot, script, sql, startRun, test } from './studio.fixtures';
+import { api, completeRun, expect, failModel, holdTheSlot, openStudio, phase, screenshotPath as shot, script, sql, startRun, test, words } from './studio.fixtures';
 
-const words = (text: string) => text.split(' ').map((w) => `${w} `);
+/** Starts a repo-summary run streaming `tokens` `delayMs` apart; resolves with its run id once `until` has streamed. */
+async function startStreaming(page: Page, message: string, tokens: string[], delayMs: number, until: string): Promise<string | null> {
+  await openStudio(page, 'repo-summary');
+  await script(tokens, delayMs);
+  await startRun(page, message);
+  await expect(page.getByTestId('transcript-dispatch')).toContainText(until);
+  return page.getByTestId('run-id').textContent();
+}
 
 test('runs an agent to its gate and approves it: canvas colours, transcript and approval card', async ({ page }) => {
   await openStudio(page);
@@ -48,11 +56,7 @@ test('rejects at the gate: the run ends without the output phase', async ({ page
 });
 
 test('Stop during streaming aborts the stream and cancels the run on the server', async ({ page }) => {
-  await openStudio(page, 'repo-summary');
-  await script(Array.from({ length: 300 }, (_, i) => `w${i} `), 40);
-  await startRun(page, 'Summarise slowly');
-  await expect(page.getByTestId('transcript-dispatch')).toContainText('w3');
-  const runId = await page.getByTestId('run-id').textContent();
+  const runId = await startStreaming(page, 'Summarise slowly', Array.from({ length: 300 }, (_, i) => `w${i} `), 40, 'w3');
   await page.getByTestId('run-stop').click();
   await expect(page.getByTestId('run-status')).toContainText('Run cancelled');
   await expect.poll(async () => (await sql<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]))[0]!.status).toBe('cancelled');
@@ -60,11 +64,7 @@ test('Stop during streaming aborts the stream and cancels the run on the server'
 });
 
 test('a page reload during a run re-attaches to its stream', async ({ page }) => {
-  await openStudio(page, 'repo-summary');
-  await script(Array.from({ length: 60 }, (_, i) => `r${i} `), 30);
-  await startRun(page, 'Summarise, then reload');
-  await expect(page.getByTestId('transcript-dispatch')).toContainText('r5');
-  const runId = await page.getByTestId('run-id').textContent();
+  const runId = await startStreaming(page, 'Summarise, then reload', Array.from({ length: 60 }, (_, i) => `r${i} `), 30, 'r5');
   await page.reload();
   await expect(page.getByTestId('run-id')).toHaveText(runId!);
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete', { timeout: 30_000 });
@@ -74,10 +74,7 @@ test('a page reload during a run re-attaches to its stream', async ({ page }) =>
 
 test('selecting a thread restores its node states, output, error detail, run id and model', async ({ page }) => {
   await openStudio(page, 'repo-summary');
-  await script(words('Restored output text.'));
-  await startRun(page, 'A thread to restore');
-  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
-  const runId = await page.getByTestId('run-id').textContent();
+  const runId = await completeRun(page, 'A thread to restore', 'Restored output text.');
 
   await page.reload();
   await page.getByTestId('asset-change-review').click();
@@ -94,10 +91,7 @@ test('selecting a thread restores its node states, output, error detail, run id 
 
 test('shows the queue banner and the badge while the single slot is busy', async ({ page }) => {
   await openStudio(page, 'repo-summary');
-  await script(Array.from({ length: 200 }, (_, i) => `q${i} `), 40);
-  const blocker = await api('/graphs/repo-summary/run', { method: 'POST', json: { message: 'hold the slot' } });
-  const reader = blocker.body!.getReader();
-  await reader.read();
+  const reader = await holdTheSlot('hold the slot', 'q');
   await startRun(page, 'I have to wait');
   await expect(page.getByTestId('queue-banner')).toContainText('Queued: position 1');
   await expect(page.getByTestId('queue-badge')).toHaveClass(/waiting/);

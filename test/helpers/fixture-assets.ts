@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_LAYOUTS } from '../../src-server/assets/asset-compiler';
 import type { GraphLayout, Manifest, Phase } from '../../src-server/contracts/assets';
 
 const phase = (id: string, kind: Phase['kind'], extra: Partial<Phase> = {}): Phase => ({
@@ -15,78 +16,50 @@ const phase = (id: string, kind: Phase['kind'], extra: Partial<Phase> = {}): Pha
   ...extra,
 });
 
-export const reviewLayout: GraphLayout = {
-  name: 'default-agent',
-  entry: 'intake',
-  nodes: [
-    { id: 'intake', kind: 'llm' },
-    { id: 'analysis', kind: 'llm' },
-    { id: 'gate', kind: 'gate' },
-    { id: 'output', kind: 'llm' },
-    { id: 'cancelled', kind: 'terminal' },
-  ],
-  edges: [
-    { from: 'intake', to: 'analysis' },
-    { from: 'analysis', to: 'gate' },
-    { from: 'gate', to: 'output', condition: 'approved' },
-    { from: 'gate', to: 'cancelled', condition: 'rejected' },
-  ],
-};
+/** One phase per node of a layout, in its order; `extra` adds fields by node id. */
+const phasesOf = (layout: GraphLayout, extra: Record<string, Partial<Phase>> = {}): Phase[] =>
+  layout.nodes.map((node) => phase(node.id, node.kind, extra[node.id]));
 
-export const commandLayout: GraphLayout = {
-  name: 'default-command',
-  entry: 'dispatch',
-  nodes: [
-    { id: 'dispatch', kind: 'llm' },
-    { id: 'execute', kind: 'llm' },
-    { id: 'summarize', kind: 'llm' },
-  ],
-  edges: [
-    { from: 'dispatch', to: 'execute' },
-    { from: 'execute', to: 'summarize' },
-  ],
-};
-
+/** Runs on the compiler's default agent layout: intake, analysis, gate, output (cancelled on rejection). */
 export const reviewAgent: Manifest = {
   kind: 'agent',
   name: 'review',
   description: 'Reviews a change and asks before answering.',
   category: 'review',
-  graph: 'default-agent',
+  graph: DEFAULT_LAYOUTS.agent.name,
   instructions: 'You review software changes.',
   source: 'assets/agents/review.md',
-  phases: [
-    phase('intake', 'llm'),
-    phase('analysis', 'llm'),
-    phase('gate', 'gate', { approval_question: 'Publish this review?', required_approval_context: ['analysis'] }),
-    phase('output', 'llm'),
-    phase('cancelled', 'terminal'),
-  ],
+  phases: phasesOf(DEFAULT_LAYOUTS.agent, {
+    gate: { approval_question: 'Publish this review?', required_approval_context: ['analysis'] },
+  }),
 };
 
+/** Runs on the compiler's default command layout: dispatch, execute, summarize. */
 export const summaryCommand: Manifest = {
   kind: 'command',
   name: 'summary',
   description: 'Summarises a repository.',
   category: 'docs',
-  graph: 'default-command',
+  graph: DEFAULT_LAYOUTS.command.name,
   instructions: 'You summarise repositories.',
   source: 'assets/commands/summary.md',
-  phases: [phase('dispatch', 'llm'), phase('execute', 'llm'), phase('summarize', 'llm')],
+  phases: phasesOf(DEFAULT_LAYOUTS.command),
 };
 
-/** A generated/ folder with one agent and one command (and any extra manifests), independent of the shipped assets. */
+/**
+ * A generated/ folder with one agent and one command (and any extra manifests) on the asset compiler's
+ * default layouts, independent of the shipped assets.
+ */
 export async function writeFixtureCatalog(extra: Manifest[] = []): Promise<string> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-generated-'));
   await fs.mkdir(path.join(dir, 'manifests', 'agents'), { recursive: true });
   await fs.mkdir(path.join(dir, 'manifests', 'commands'), { recursive: true });
   await fs.mkdir(path.join(dir, 'graphs'), { recursive: true });
-  await fs.writeFile(path.join(dir, 'manifests', 'agents', 'review.json'), JSON.stringify(reviewAgent));
-  await fs.writeFile(path.join(dir, 'manifests', 'commands', 'summary.json'), JSON.stringify(summaryCommand));
-  for (const manifest of extra) {
+  for (const manifest of [reviewAgent, summaryCommand, ...extra]) {
     await fs.writeFile(path.join(dir, 'manifests', `${manifest.kind}s`, `${manifest.name}.json`), JSON.stringify(manifest));
   }
-  await fs.writeFile(path.join(dir, 'graphs', 'default-agent.json'), JSON.stringify(reviewLayout));
-  await fs.writeFile(path.join(dir, 'graphs', 'default-command.json'), JSON.stringify(commandLayout));
+  for (const layout of Object.values(DEFAULT_LAYOUTS)) {
+    await fs.writeFile(path.join(dir, 'graphs', `${layout.name}.json`), JSON.stringify(layout));
+  }
   return dir;
 }

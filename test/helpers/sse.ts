@@ -7,6 +7,30 @@ export interface ReceivedEvent {
 }
 
 /**
+ * Reads a streamed body piece by piece, split at `separator` (`\n\n` between SSE frames, `\n` between
+ * lines). `onPiece` may return true to stop reading early: the connection is then dropped, as a client
+ * that goes away would.
+ */
+export async function readPieces(res: Response, separator: string, onPiece: (piece: string) => boolean): Promise<void> {
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let boundary: number;
+    while ((boundary = buffer.indexOf(separator)) >= 0) {
+      const piece = buffer.slice(0, boundary);
+      buffer = buffer.slice(boundary + separator.length);
+      if (onPiece(piece)) {
+        await reader.cancel();
+        return;
+      }
+    }
+  }
+}
+
+/**
  * Reads an SSE response frame by frame, checking each frame's `event:` against its data's `type`
  * and the data against the shared event union. `onEvent` may return true to stop reading early
  * (the connection is then dropped, as a client that goes away would).
@@ -15,33 +39,20 @@ export async function readEvents(res: Response, onEvent?: (event: ReceivedEvent)
   if (!res.ok) throw new Error(`stream request failed with ${res.status}: ${await res.text()}`);
   if (!res.headers.get('content-type')?.startsWith('text/event-stream')) throw new Error(`not an event stream: ${res.headers.get('content-type')}`);
   const events: ReceivedEvent[] = [];
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value;
-    let boundary: number;
-    while ((boundary = buffer.indexOf('\n\n')) >= 0) {
-      const frame = buffer.slice(0, boundary);
-      buffer = buffer.slice(boundary + 2);
-      const fields: Record<string, string> = {};
-      for (const line of frame.split('\n')) {
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
-      }
-      if (!fields.data) continue;
-      const data = RunEventSchema.parse(JSON.parse(fields.data));
-      if (fields.event !== data.type) throw new Error(`event name ${fields.event} does not match data type ${data.type}`);
-      const event = { id: Number(fields.id), name: fields.event, data };
-      events.push(event);
-      if (onEvent?.(event)) {
-        await reader.cancel();
-        return events;
-      }
+  await readPieces(res, '\n\n', (frame) => {
+    const fields: Record<string, string> = {};
+    for (const line of frame.split('\n')) {
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
     }
-  }
+    if (!fields.data) return false;
+    const data = RunEventSchema.parse(JSON.parse(fields.data));
+    if (fields.event !== data.type) throw new Error(`event name ${fields.event} does not match data type ${data.type}`);
+    const event = { id: Number(fields.id), name: fields.event, data };
+    events.push(event);
+    return Boolean(onEvent?.(event));
+  });
   return events;
 }
 

@@ -2,48 +2,28 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useIntegrationServer } from '../helpers/integration';
 import { readEvents } from '../helpers/sse';
-import { startModelFake, type ModelFake } from '../fixtures/fake-models';
 
-let db: TestDatabase;
-let model: ModelFake;
-let server: TestServer;
-let dataDir: string;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  model = await startModelFake();
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-data-'));
-  server = await startTestServer(
-    db.url,
-    { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', LOCAL_LLM_MAX_CONTEXT_TOKENS: '600', DATA_DIR: dataDir },
-    { generatedDir: await writeFixtureCatalog() },
-  );
-});
-afterAll(async () => {
-  await server?.close();
-  await model?.close();
-  await db?.drop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-data-'));
+// Registered first, so it runs last: after the fixture has stopped the server.
+afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+const ctx = useIntegrationServer({ server: { LOCAL_LLM_MAX_CONTEXT_TOKENS: '600', DATA_DIR: dataDir } });
 
 const prompt = (request: Record<string, unknown>) => JSON.stringify(request.messages);
 
 describe('run context', () => {
   it('trims a long thread to the budget and warns with context_trimmed', async () => {
-    model.reply(['x'.repeat(400)]);
+    ctx.model.reply(['x'.repeat(400)]);
     let threadId: string | undefined;
     for (let i = 0; i < 4; i++) {
-      const events = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: `turn ${i} ${'y'.repeat(300)}`, thread_id: threadId } }));
+      const events = await readEvents(await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message: `turn ${i} ${'y'.repeat(300)}`, thread_id: threadId } }));
       threadId ??= (events[0]!.data as { thread_id: string }).thread_id;
       expect(events.at(-1)!.data.type).toBe('run_done');
     }
-    const before = model.requests.length;
-    const events = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'the newest question', thread_id: threadId } }));
+    const before = ctx.model.requests.length;
+    const events = await readEvents(await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message: 'the newest question', thread_id: threadId } }));
     const trimmed = events.find((e) => e.name === 'context_trimmed');
     expect(trimmed?.data).toMatchObject({ type: 'context_trimmed', node: 'dispatch', budget: 600 });
     const report = trimmed!.data as { dropped_messages: number; estimated_tokens_before: number; estimated_tokens_after: number };
@@ -51,10 +31,10 @@ describe('run context', () => {
     expect(report.estimated_tokens_before).toBeGreaterThan(600);
     expect(report.estimated_tokens_after).toBeLessThanOrEqual(600);
     // The model got the system instructions and the newest question, not the oldest turns.
-    const sent = model.requests[before]!.messages as { role: string; content: string }[];
+    const sent = ctx.model.requests[before]!.messages as { role: string; content: string }[];
     expect(sent[0]!.role).toBe('system');
     expect(sent.at(-1)!.content).toContain('the newest question');
-    expect(prompt(model.requests[before]!)).not.toContain('turn 0');
+    expect(prompt(ctx.model.requests[before]!)).not.toContain('turn 0');
   });
 
   it('clones a git URL (a file:// bare repository) and its README reaches the prompt', async () => {
@@ -67,10 +47,10 @@ describe('run context', () => {
     git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '-m', 'readme');
     git('clone', '-q', '--bare', work, bare);
     try {
-      const before = model.requests.length;
-      const events = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'summarise', project_path: `file://${bare}` } }));
+      const before = ctx.model.requests.length;
+      const events = await readEvents(await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message: 'summarise', project_path: `file://${bare}` } }));
       expect(events.at(-1)!.data.type).toBe('run_done');
-      expect(prompt(model.requests[before]!)).toContain('The gizmo service answers questions about gizmos.');
+      expect(prompt(ctx.model.requests[before]!)).toContain('The gizmo service answers questions about gizmos.');
     } finally {
       fs.rmSync(work, { recursive: true, force: true });
       fs.rmSync(bare, { recursive: true, force: true });
@@ -78,7 +58,7 @@ describe('run context', () => {
   });
 
   it('fails the run with a clear message for a missing folder', async () => {
-    const events = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'x', project_path: '/no/such/project' } }));
+    const events = await readEvents(await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message: 'x', project_path: '/no/such/project' } }));
     expect(events.at(-1)!.data).toMatchObject({ type: 'run_error', error_detail: 'ProjectPathError: project folder /no/such/project does not exist' });
   });
 });

@@ -1,40 +1,18 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
+import { describe, expect, it } from 'vitest';
+import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
-import { startTestServer, type TestServer } from '../helpers/server';
+import type { TestServer } from '../helpers/server';
 import { readEvents } from '../helpers/sse';
-import { startModelFake, type ModelFake } from '../fixtures/fake-models';
 
-let db: TestDatabase;
-let model: ModelFake;
-let server: TestServer;
-let generatedDir: string;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  model = await startModelFake();
-  generatedDir = await writeFixtureCatalog();
-  server = await startTestServer(
-    db.url,
-    {
-      LOCAL_LLM_BASE: model.url,
-      DEFAULT_MODEL: 'fake-model',
-      CLOUD_A_API_KEY: 'gemini-test-key',
-      CLOUD_A_BASE_URL: model.url,
-      CLOUD_B_API_KEY: 'anthropic-test-key',
-      CLOUD_B_BASE_URL: model.url,
-      CLOUD_C_API_KEY: 'openai-test-key',
-      CLOUD_C_BASE_URL: `${model.url}/v1`,
-    },
-    { generatedDir },
-  );
-});
-afterEach(() => model.reset());
-afterAll(async () => {
-  await server?.close();
-  await model?.close();
-  await db?.drop();
+const ctx = useIntegrationServer({
+  server: ({ model }) => ({
+    CLOUD_A_API_KEY: 'gemini-test-key',
+    CLOUD_A_BASE_URL: model.url,
+    CLOUD_B_API_KEY: 'anthropic-test-key',
+    CLOUD_B_BASE_URL: model.url,
+    CLOUD_C_API_KEY: 'openai-test-key',
+    CLOUD_C_BASE_URL: `${model.url}/v1`,
+  }),
 });
 
 async function runWith(target: TestServer, modelName: string) {
@@ -52,25 +30,25 @@ describe('model providers, each through its real client and wire protocol', () =
     ['cloud_b (Anthropic Messages SSE)', 'cloud_b:claude-test', 'anthropic', '/v1/messages'],
     ['cloud_c (OpenAI Responses SSE)', 'cloud_c:gpt-test', 'openai', '/v1/responses'],
   ])('%s streams tokens in order', async (_name, modelName, provider, path) => {
-    model.reply(['one', ' two', ' three', ' four']);
-    const before = model.recorded.length;
-    const events = await runWith(server, modelName);
+    ctx.model.reply(['one', ' two', ' three', ' four']);
+    const before = ctx.model.recorded.length;
+    const events = await runWith(ctx.server, modelName);
     expect(events.at(-1)!.data).toMatchObject({ type: 'run_done', output: 'one two three four' });
     for (const node of ['dispatch', 'execute', 'summarize']) expect(tokensOf(events, node)).toEqual(['one', ' two', ' three', ' four']);
-    const calls = model.recorded.slice(before);
+    const calls = ctx.model.recorded.slice(before);
     expect(calls).toHaveLength(3);
     expect(calls.every((c) => c.provider === provider && c.path === path)).toBe(true);
   });
 
   it('sends each cloud provider its key the way its API expects', () => {
-    const header = (provider: string, name: string) => model.recorded.find((r) => r.provider === provider)?.headers[name];
+    const header = (provider: string, name: string) => ctx.model.recorded.find((r) => r.provider === provider)?.headers[name];
     expect(header('gemini', 'x-goog-api-key')).toBe('gemini-test-key');
     expect(header('anthropic', 'x-api-key')).toBe('anthropic-test-key');
     expect(header('openai', 'authorization')).toBe('Bearer openai-test-key');
   });
 
   it('refuses a model of a provider whose key is not set, naming the variable', async () => {
-    const plain = await startTestServer(db.url, { LOCAL_LLM_BASE: model.url }, { generatedDir });
+    const plain = await ctx.start();
     try {
       const res = await plain.request('/graphs/summary/run', { method: 'POST', json: { message: 'x', model: 'cloud_b:claude-test' } });
       expect(res.status).toBe(400);
@@ -88,7 +66,7 @@ describe('model providers, each through its real client and wire protocol', () =
   });
 
   it('lists models by provider, the local ones from the runtime', async () => {
-    const models = await (await server.request('/models')).json();
+    const models = await (await ctx.server.request('/models')).json();
     const local = models.providers.find((p: { id: string }) => p.id === 'local');
     expect(local).toMatchObject({ configured: true, reachable: true, error: null });
     expect(local.models.map((m: { id: string }) => m.id)).toEqual(['fake-model', 'llama3.2']);
@@ -98,15 +76,15 @@ describe('model providers, each through its real client and wire protocol', () =
   });
 
   it('reports the runtime on /health', async () => {
-    const health = await (await server.request('/health')).json();
-    expect(health.local_runtime).toEqual({ base_url: model.url, reachable: true, models: ['fake-model', 'llama3.2'], error: null });
+    const health = await (await ctx.server.request('/health')).json();
+    expect(health.local_runtime).toEqual({ base_url: ctx.model.url, reachable: true, models: ['fake-model', 'llama3.2'], error: null });
   });
 });
 
 describe('local runtime failures keep SPEC\'s texts', () => {
   it('a runtime that is not running: ConnectionRefusedError naming the address, in the run and in /health', async () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
-    const down = await startTestServer(db.url, { LOCAL_LLM_BASE: closed, DEFAULT_MODEL: 'fake-model' }, { generatedDir });
+    const down = await ctx.start({ LOCAL_LLM_BASE: closed });
     try {
       const events = await runWith(down, 'fake-model');
       const expected = `ConnectionRefusedError: cannot reach the local model runtime at ${closed} (connection refused): is it running?`;
@@ -123,7 +101,7 @@ describe('local runtime failures keep SPEC\'s texts', () => {
   });
 
   it('a model that is not pulled: the runtime\'s "not found" text', async () => {
-    const events = await runWith(server, 'missing-model');
+    const events = await runWith(ctx.server, 'missing-model');
     expect(events.at(-1)!.data).toMatchObject({ type: 'run_error', error_detail: 'ResponseError: model "missing-model" not found, try pulling it first' });
   });
 });

@@ -1,23 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { describe, expect, it } from 'vitest';
+import { useIntegrationServer } from '../helpers/integration';
+import type { TestServer } from '../helpers/server';
 import { readEvents, type ReceivedEvent } from '../helpers/sse';
-import { startModelFake, type ModelFake } from '../fixtures/fake-models';
 
-let db: TestDatabase;
-let model: ModelFake;
-let generatedDir: string;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  model = await startModelFake();
-  generatedDir = await writeFixtureCatalog();
-});
-afterAll(async () => {
-  await model?.close();
-  await db?.drop();
-});
+const ctx = useIntegrationServer({ server: false });
 
 const start = (server: TestServer, message: string, onEvent?: (e: ReceivedEvent) => boolean | void) =>
   server.request('/graphs/summary/run', { method: 'POST', json: { message } }).then((res) => readEvents(res, onEvent));
@@ -36,14 +22,20 @@ function startHolding(server: TestServer, message: string) {
   return run;
 }
 
+/** Starts runs a and b, the model streaming `tokens` tokens `delayMs` apart; resolves once both hold a slot. */
+async function holdBothSlots(server: TestServer, tokens: number, delayMs: number) {
+  ctx.model.reply(Array.from({ length: tokens }, (_, i) => `${i} `), delayMs);
+  const a = startHolding(server, 'a');
+  const b = startHolding(server, 'b');
+  await Promise.all([a.started, b.started]);
+  return { a, b };
+}
+
 describe('the local-runtime queue with two slots', () => {
   it('queues a third run at position 1, runs it when a slot frees, and /queue/status follows every step', async () => {
-    const server = await startTestServer(db.url, { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', LOCAL_LLM_MAX_CONCURRENT: '2' }, { generatedDir });
+    const server = await ctx.start({ LOCAL_LLM_MAX_CONCURRENT: '2' });
     try {
-      model.reply(Array.from({ length: 30 }, (_, i) => `${i} `), 20);
-      const a = startHolding(server, 'a');
-      const b = startHolding(server, 'b');
-      await Promise.all([a.started, b.started]);
+      const { a, b } = await holdBothSlots(server, 30, 20);
       expect(await status(server)).toMatchObject({ slots: 2, active: 2, waiting: 0 });
 
       const queued: ReceivedEvent[] = [];
@@ -62,23 +54,16 @@ describe('the local-runtime queue with two slots', () => {
       expect(events.at(-1)!.data.type).toBe('run_done');
       await Promise.all([a.done, b.done]);
       expect(await status(server)).toMatchObject({ active: 0, waiting: 0, timed_out: 0 });
-      expect(model.maxInFlight).toBeLessThanOrEqual(2);
+      expect(ctx.model.maxInFlight).toBeLessThanOrEqual(2);
     } finally {
       await server.close();
     }
   });
 
   it('fails runs that wait longer than LOCAL_LLM_QUEUE_TIMEOUT_S with the exact TimeoutError text', async () => {
-    const server = await startTestServer(
-      db.url,
-      { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', LOCAL_LLM_MAX_CONCURRENT: '2', LOCAL_LLM_QUEUE_TIMEOUT_S: '1' },
-      { generatedDir },
-    );
+    const server = await ctx.start({ LOCAL_LLM_MAX_CONCURRENT: '2', LOCAL_LLM_QUEUE_TIMEOUT_S: '1' });
     try {
-      model.reply(Array.from({ length: 100 }, (_, i) => `${i} `), 30);
-      const a = startHolding(server, 'a');
-      const b = startHolding(server, 'b');
-      await Promise.all([a.started, b.started]);
+      const { a, b } = await holdBothSlots(server, 100, 30);
       const [third, fourth] = await Promise.all([start(server, 'third'), start(server, 'fourth')]);
       const details = [third, fourth].map((events) => events.at(-1)!.data).map((d) => (d.type === 'run_error' ? d.error_detail : d.type)).sort();
       expect(details).toEqual([
@@ -94,12 +79,9 @@ describe('the local-runtime queue with two slots', () => {
   });
 
   it('resets counters during active calls without going negative or losing a run', async () => {
-    const server = await startTestServer(db.url, { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', LOCAL_LLM_MAX_CONCURRENT: '2' }, { generatedDir });
+    const server = await ctx.start({ LOCAL_LLM_MAX_CONCURRENT: '2' });
     try {
-      model.reply(Array.from({ length: 30 }, (_, i) => `${i} `), 20);
-      const a = startHolding(server, 'a');
-      const b = startHolding(server, 'b');
-      await Promise.all([a.started, b.started]);
+      const { a, b } = await holdBothSlots(server, 30, 20);
       const c = startHolding(server, 'c');
       await expect.poll(async () => (await status(server)).waiting).toBe(1);
 
@@ -124,13 +106,9 @@ describe('the local-runtime queue with two slots', () => {
 
 describe('cloud calls', () => {
   it('bypass the local queue', async () => {
-    const server = await startTestServer(
-      db.url,
-      { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', LOCAL_LLM_MAX_CONCURRENT: '1', CLOUD_B_API_KEY: 'k', CLOUD_B_BASE_URL: model.url },
-      { generatedDir },
-    );
+    const server = await ctx.start({ LOCAL_LLM_MAX_CONCURRENT: '1', CLOUD_B_API_KEY: 'k', CLOUD_B_BASE_URL: ctx.model.url });
     try {
-      model.reply(Array.from({ length: 20 }, (_, i) => `${i} `), 20);
+      ctx.model.reply(Array.from({ length: 20 }, (_, i) => `${i} `), 20);
       const local = startHolding(server, 'local');
       await local.started;
       const cloud = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'cloud', model: 'cloud_b:claude-test' } }));

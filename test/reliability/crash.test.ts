@@ -1,27 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startModelFake, type ModelFake } from '../fixtures/fake-models';
-import { spawnServer, type ServerProcess } from '../helpers/process';
-import { readEvents } from '../helpers/sse';
 import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useIntegrationServer } from '../helpers/integration';
+import type { ServerProcess } from '../helpers/process';
+import { readEvents } from '../helpers/sse';
 
-let db: TestDatabase;
-let model: ModelFake;
-let env: Record<string, string>;
+const ctx = useIntegrationServer({ server: false });
 let sql: pg.Pool;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  model = await startModelFake();
-  env = { DATABASE_URL: db.url, LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', GENERATED_DIR: await writeFixtureCatalog() };
-  sql = new pg.Pool({ connectionString: db.url });
+beforeAll(() => {
+  sql = new pg.Pool({ connectionString: ctx.db.url });
 });
-afterAll(async () => {
-  await sql?.end();
-  await model?.close();
-  await db?.drop();
-});
+afterAll(() => sql?.end());
 
 async function startRun(server: ServerProcess, agent: string, stopAfter: (text: string) => boolean) {
   let runId = '';
@@ -40,8 +29,8 @@ async function startRun(server: ServerProcess, agent: string, stopAfter: (text: 
 
 describe('kill -9 of the server', () => {
   it('during a streaming run: what was written survives, and the run can be followed and cancelled after restart', async () => {
-    model.reply(Array.from({ length: 400 }, (_, i) => `tok${i} `), 20);
-    let server = await spawnServer(env);
+    ctx.model.reply(Array.from({ length: 400 }, (_, i) => `tok${i} `), 20);
+    let server = await ctx.spawn();
     const { runId, seen } = await startRun(server, 'summary', (text) => text.length > 400);
     await new Promise((r) => setTimeout(r, 700));
     await server.stop('SIGKILL');
@@ -53,7 +42,7 @@ describe('kill -9 of the server', () => {
     expect(stored[0].output.startsWith(seen.slice(0, stored[0].output.length))).toBe(true);
     expect(stored[0].output.length).toBeGreaterThanOrEqual(seen.length - 200);
 
-    server = await spawnServer(env);
+    server = await ctx.spawn();
     try {
       const detail = await (await server.request(`/runs/${runId}`)).json();
       expect(detail.status).toBe('running');
@@ -69,12 +58,12 @@ describe('kill -9 of the server', () => {
   });
 
   it('during a streaming run older than the orphan age: swept to error at the next start', async () => {
-    model.reply(Array.from({ length: 400 }, (_, i) => `tok${i} `), 20);
-    let server = await spawnServer(env);
+    ctx.model.reply(Array.from({ length: 400 }, (_, i) => `tok${i} `), 20);
+    let server = await ctx.spawn();
     const { runId } = await startRun(server, 'summary', (text) => text.length > 100);
     await server.stop('SIGKILL');
     await sql.query(`UPDATE svc_runs SET started_at = now() - interval '61 minutes' WHERE id = $1`, [runId]);
-    server = await spawnServer(env);
+    server = await ctx.spawn();
     try {
       const detail = await (await server.request(`/runs/${runId}`)).json();
       expect(detail.status).toBe('error');
@@ -86,11 +75,11 @@ describe('kill -9 of the server', () => {
   });
 
   it('during a waiting gate: the gate can still be approved after restart and the run completes', async () => {
-    model.reply(['looks', ' fine']);
-    let server = await spawnServer(env);
+    ctx.model.reply(['looks', ' fine']);
+    let server = await ctx.spawn();
     const { runId, threadId } = await startRun(server, 'review', () => false);
     await server.stop('SIGKILL');
-    server = await spawnServer(env);
+    server = await ctx.spawn();
     try {
       const resumed = await readEvents(
         await server.request(`/threads/${threadId}/gates/gate/approve`, { method: 'POST', json: { reason: 'after crash' }, headers: { accept: 'text/event-stream' } }),

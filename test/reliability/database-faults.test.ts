@@ -3,14 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src-server/db/embedded';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startModelFake, type ModelFake } from '../fixtures/fake-models';
+import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
-import { spawnServer, type ServerProcess } from '../helpers/process';
+import type { ServerProcess } from '../helpers/process';
 import { readEvents } from '../helpers/sse';
 
-let model: ModelFake;
-let generated: string;
+// Each test runs its own PostgreSQL, to stop and start it.
+const ctx = useIntegrationServer({ server: false, database: false });
 const dirs: string[] = [];
 
 async function tempDir(): Promise<string> {
@@ -20,12 +19,7 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-beforeAll(async () => {
-  model = await startModelFake();
-  generated = await writeFixtureCatalog();
-});
 afterAll(async () => {
-  await model?.close();
   for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
 });
 
@@ -48,7 +42,7 @@ describe('PostgreSQL restarts', () => {
     dataDir = await tempDir();
     port = await freePort();
     database = await startEmbeddedDatabase(dataDir, port);
-    server = await spawnServer({ DATABASE_URL: database.url, LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', GENERATED_DIR: generated });
+    server = await ctx.spawn({ DATABASE_URL: database.url });
   });
   afterAll(async () => {
     await server?.stop();
@@ -70,7 +64,7 @@ describe('PostgreSQL restarts', () => {
   });
 
   it('during a run: the server survives and runs started after recovery succeed', async () => {
-    model.reply(Array.from({ length: 100 }, (_, i) => `x${i} `), 20);
+    ctx.model.reply(Array.from({ length: 100 }, (_, i) => `x${i} `), 20);
     const during = readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'during outage' } }));
     await new Promise((r) => setTimeout(r, 400));
     await database.stop();
@@ -82,7 +76,7 @@ describe('PostgreSQL restarts', () => {
 
     database = await startEmbeddedDatabase(dataDir, port);
     await expect.poll(async () => (await health(server)).status, { timeout: 15_000 }).toBe(200);
-    model.reply(['fine', ' again']);
+    ctx.model.reply(['fine', ' again']);
     const after = await runToEnd(server);
     expect(after.at(-1)!.data).toMatchObject({ type: 'run_done', output: 'fine again' });
     expect(server.child.exitCode).toBeNull();
@@ -91,12 +85,12 @@ describe('PostgreSQL restarts', () => {
 
 describe('the embedded database', () => {
   it('survives an unclean stop of the server (kill -9) with its data', async () => {
-    const env = { DATA_DIR: await tempDir(), EMBEDDED_PG_PORT: String(await freePort()), LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', GENERATED_DIR: generated };
-    let server = await spawnServer(env);
+    const env = { DATA_DIR: await tempDir(), EMBEDDED_PG_PORT: String(await freePort()) };
+    let server = await ctx.spawn(env);
     const created = await (await server.request('/threads', { method: 'POST', json: { agent: 'summary' } })).json();
     await server.stop('SIGKILL');
 
-    server = await spawnServer(env);
+    server = await ctx.spawn(env);
     try {
       expect(server.output()).toContain('stopping PostgreSQL left running by an earlier process');
       const thread = await server.request(`/threads/${created.id}`);

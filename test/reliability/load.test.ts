@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startModelFake, type ModelFake } from '../fixtures/fake-models';
-import { spawnServer, type ServerProcess } from '../helpers/process';
+import { beforeAll, expect, it } from 'vitest';
+import { useIntegrationServer } from '../helpers/integration';
+import type { ServerProcess } from '../helpers/process';
 import { readEvents } from '../helpers/sse';
 
 const RUNS = 10;
@@ -11,29 +9,15 @@ const CLIENTS_PER_RUN = 20;
 const TOKENS_PER_NODE = 400;
 const TOKEN_DELAY_MS = 50;
 
-let db: TestDatabase;
-let model: ModelFake;
+const ctx = useIntegrationServer({ server: false });
 let server: ServerProcess;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  model = await startModelFake();
-  server = await spawnServer({
-    DATABASE_URL: db.url,
-    LOCAL_LLM_BASE: model.url,
-    LOCAL_LLM_MAX_CONCURRENT: String(RUNS),
-    DEFAULT_MODEL: 'fake-model',
-    GENERATED_DIR: await writeFixtureCatalog(),
-  });
-});
-afterAll(async () => {
-  await server?.stop();
-  await model?.close();
-  await db?.drop();
+  server = await ctx.spawn({ LOCAL_LLM_MAX_CONCURRENT: String(RUNS) });
 });
 
 it(`holds ${RUNS * CLIENTS_PER_RUN} re-attached SSE clients on live runs for a minute without losing an event`, async () => {
-  model.reply(Array.from({ length: TOKENS_PER_NODE }, (_, i) => `${i} `), TOKEN_DELAY_MS);
+  ctx.model.reply(Array.from({ length: TOKENS_PER_NODE }, (_, i) => `${i} `), TOKEN_DELAY_MS);
   const runIds: string[] = [];
   const starters = [];
   for (let i = 0; i < RUNS; i++) {

@@ -1,36 +1,21 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { summaryCommand, writeFixtureCatalog } from '../helpers/fixture-assets';
+import { useIntegrationServer } from '../helpers/integration';
 import { eventOrder, readEvents } from '../helpers/sse';
-import { startModelFake, type ModelFake } from '../fixtures/fake-models';
 
-let db: TestDatabase;
-let model: ModelFake;
-let server: TestServer;
+const ctx = useIntegrationServer();
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  model = await startModelFake();
-  server = await startTestServer(db.url, { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model' }, { generatedDir: await writeFixtureCatalog() });
-});
 afterEach(async () => {
-  model.reset();
   for (const node of ['dispatch', 'execute', 'summarize']) {
-    await server.request(`/agents/summary/nodes/${node}/config`, { method: 'PUT', json: {} });
+    await ctx.server.request(`/agents/summary/nodes/${node}/config`, { method: 'PUT', json: {} });
   }
 });
-afterAll(async () => {
-  await server?.close();
-  await model?.close();
-  await db?.drop();
-});
 
-const save = (agent: string, node: string, json: unknown) => server.request(`/agents/${agent}/nodes/${node}/config`, { method: 'PUT', json });
+const save = (agent: string, node: string, json: unknown) => ctx.server.request(`/agents/${agent}/nodes/${node}/config`, { method: 'PUT', json });
 const rule = (condition: string, match: string, target: string, priority: number) => ({ condition, match, target, priority });
 
 async function runSummary(message = 'summarise please') {
-  const events = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message } }));
+  const events = await readEvents(await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message } }));
   return { events, runId: (events[0]!.data as { run_id: string }).run_id };
 }
 
@@ -45,9 +30,9 @@ describe('node configuration', () => {
     const res = await save('summary', 'dispatch', config);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(config);
-    expect(await (await server.request('/agents/summary/nodes/dispatch/config')).json()).toEqual(config);
+    expect(await (await ctx.server.request('/agents/summary/nodes/dispatch/config')).json()).toEqual(config);
 
-    const definition = await (await server.request('/agents/summary/graph-definition')).json();
+    const definition = await (await ctx.server.request('/agents/summary/graph-definition')).json();
     const dispatch = definition.phases.find((p: { id: string }) => p.id === 'dispatch');
     expect(dispatch).toMatchObject({ description: 'The dispatch phase.', expected_output: 'dispatch notes', overrides: config });
     expect(definition.phases.find((p: { id: string }) => p.id === 'execute').overrides).toBeNull();
@@ -68,7 +53,7 @@ describe('node configuration', () => {
     ['rules on a gate', '/agents/review/nodes/gate/config', { routing_overrides: [rule('always', '', 'output', 1)] }, 400, '"gate" is a gate node: its edges are defined by the graph'],
     ['a match missing for contains', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('contains', '', 'execute', 1)] }, 400, 'routing_overrides.0.match: a contains rule needs a match value'],
   ])('refuses %s', async (_what, path, body, status, message) => {
-    const res = await server.request(path, { method: 'PUT', json: body });
+    const res = await ctx.server.request(path, { method: 'PUT', json: body });
     expect(res.status).toBe(status);
     expect((await res.json()).error.message).toContain(message);
   });
@@ -79,7 +64,7 @@ describe('routing rules in runs', () => {
     await save('summary', 'dispatch', {
       routing_overrides: [rule('always', '', 'execute', 50), rule('contains', 'SKIP', 'summarize', 10), rule('contains', 'skip', 'dispatch', 20)],
     });
-    model.reply(['please', ' skip', ' ahead']);
+    ctx.model.reply(['please', ' skip', ' ahead']);
     const { events, runId } = await runSummary();
     expect(eventOrder(events)).toEqual([
       'run_start',
@@ -94,7 +79,7 @@ describe('routing rules in runs', () => {
     ]);
     const matched = events.find((e) => e.name === 'route_matched')!.data;
     expect(matched).toEqual({ type: 'route_matched', from: 'dispatch', to: 'summarize', rule: rule('contains', 'SKIP', 'summarize', 10) });
-    const detail = await (await server.request(`/runs/${runId}`)).json();
+    const detail = await (await ctx.server.request(`/runs/${runId}`)).json();
     expect(detail.routes).toEqual([{ from: 'dispatch', to: 'summarize', rule: rule('contains', 'SKIP', 'summarize', 10), at: expect.any(Number) }]);
     expect(detail.nodes.map((n: { node_id: string }) => n.node_id)).toEqual(['dispatch', 'summarize']);
   });
@@ -110,7 +95,7 @@ describe('routing rules in runs', () => {
     await save('summary', 'execute', { instructions_override: 'Write it as a haiku.', classification_labels: 'small, large' });
     await runSummary();
     const system = (request: unknown) => JSON.stringify((request as { messages: { role: string; content: string }[] }).messages[0]);
-    const [dispatch, execute] = model.requests.slice(-3);
+    const [dispatch, execute] = ctx.model.requests.slice(-3);
     expect(system(execute)).toContain('Write it as a haiku.');
     expect(system(execute)).toContain('small, large');
     expect(system(execute)).not.toContain('The execute phase.');
@@ -125,23 +110,21 @@ describe('routing rules in runs', () => {
       type: 'run_error',
       error_detail: 'RoutingLoopError: node "dispatch" was entered 9 times in one run: its routing rules form a loop',
     });
-    const run = await (await server.request(`/runs/${runId}`)).json();
+    const run = await (await ctx.server.request(`/runs/${runId}`)).json();
     expect(run.status).toBe('error');
   });
 });
 
 describe("an asset's own routes", () => {
   it('apply when no override is saved, and a saved override replaces them', async () => {
-    const { writeFixtureCatalog: write, summaryCommand } = await import('../helpers/fixture-assets');
     const routed = {
       ...summaryCommand,
       name: 'routed',
       phases: summaryCommand.phases.map((p) => (p.id === 'dispatch' ? { ...p, routes: [{ condition: 'contains' as const, match: 'urgent', target: 'summarize', priority: 1 }] } : p)),
     };
-    const dir = await write([routed]);
-    const own = await startTestServer(db.url, { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model' }, { generatedDir: dir });
+    const own = await ctx.start({ GENERATED_DIR: await writeFixtureCatalog([routed]) });
     try {
-      model.reply(['this is urgent']);
+      ctx.model.reply(['this is urgent']);
       const run = async () => readEvents(await own.request('/graphs/routed/run', { method: 'POST', json: { message: 'x' } }));
       expect((await run()).find((e) => e.name === 'route_matched')?.data).toMatchObject({ from: 'dispatch', to: 'summarize' });
       await own.request('/agents/routed/nodes/dispatch/config', { method: 'PUT', json: { routing_overrides: [rule('contains', 'nothing-matches', 'summarize', 1)] } });

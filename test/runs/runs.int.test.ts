@@ -1,37 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { describe, expect, it } from 'vitest';
+import { useIntegrationServer } from '../helpers/integration';
+import type { TestServer } from '../helpers/server';
 import { eventOrder, readEvents, type ReceivedEvent } from '../helpers/sse';
-import { startModelFake, type ModelFake } from '../fixtures/fake-models';
 
-let db: TestDatabase;
-let generatedDir: string;
-let model: ModelFake;
-let server: TestServer;
+const ctx = useIntegrationServer();
 
-const start = (env: Record<string, string> = {}) =>
-  startTestServer(db.url, { LOCAL_LLM_BASE: model.url, DEFAULT_MODEL: 'fake-model', ...env }, { generatedDir });
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  generatedDir = await writeFixtureCatalog();
-  model = await startModelFake();
-  server = await start();
-});
-afterEach(() => model.reset());
-afterAll(async () => {
-  await server?.close();
-  await model?.close();
-  await db?.drop();
-});
-
-function run(body: Record<string, unknown>, agent = 'review', target: TestServer = server) {
+function run(body: Record<string, unknown>, agent = 'review', target: TestServer = ctx.server) {
   return target.request(`/graphs/${agent}/run`, { method: 'POST', json: body });
 }
 
-function decide(threadId: string, decision: 'approve' | 'reject', target: TestServer = server, accept = 'text/event-stream') {
+function decide(threadId: string, decision: 'approve' | 'reject', target: TestServer = ctx.server, accept = 'text/event-stream') {
   return target.request(`/threads/${threadId}/gates/gate/${decision}`, {
     method: 'POST',
     json: { reason: decision === 'approve' ? 'approved in a test' : 'rejected in a test' },
@@ -60,7 +39,7 @@ async function runToGate(): Promise<{ events: ReceivedEvent[]; runId: string; th
 }
 
 async function nodeRows(runId: string) {
-  const { rows } = await server.pool.query(
+  const { rows } = await ctx.server.pool.query(
     `SELECT node_id, status, output, exited_at FROM svc_run_nodes WHERE run_id = $1 ORDER BY id`,
     [runId],
   );
@@ -68,13 +47,13 @@ async function nodeRows(runId: string) {
 }
 
 async function runRow(runId: string) {
-  const { rows } = await server.pool.query(`SELECT status, output, error_detail FROM svc_runs WHERE id = $1`, [runId]);
+  const { rows } = await ctx.server.pool.query(`SELECT status, output, error_detail FROM svc_runs WHERE id = $1`, [runId]);
   return rows[0] as { status: string; output: string | null; error_detail: string | null };
 }
 
 describe('a run to its approval gate', () => {
   it('streams node events and tokens in order, then stops at the gate without run_done', async () => {
-    model.reply(['Hello', ' from', ' the', ' model']);
+    ctx.model.reply(['Hello', ' from', ' the', ' model']);
     const { events, runId, threadId } = await runToGate();
 
     expect(eventOrder(events)).toEqual(TO_THE_GATE);
@@ -91,14 +70,14 @@ describe('a run to its approval gate', () => {
       { node_id: 'analysis', status: 'completed', output: 'Hello from the model', exited_at: expect.any(Number) },
       { node_id: 'gate', status: 'waiting_approval', output: '', exited_at: null },
     ]);
-    const detail = await (await server.request(`/runs/${runId}`)).json();
+    const detail = await (await ctx.server.request(`/runs/${runId}`)).json();
     expect(detail).toMatchObject({ id: runId, thread_id: threadId, status: 'waiting_approval', resumable: true, pending_gate: { node: 'gate' } });
-    expect(server.logs.some((l) => l.includes(`INFO svc.api graph run start agent=review model=fake-model thread=${threadId}`))).toBe(true);
+    expect(ctx.server.logs.some((l) => l.includes(`INFO svc.api graph run start agent=review model=fake-model thread=${threadId}`))).toBe(true);
   });
 
   it('resumes the same checkpoint on approval and runs the output node', async () => {
     const { runId, threadId } = await runToGate();
-    model.reply(['Final', ' answer']);
+    ctx.model.reply(['Final', ' answer']);
     const resumed = await readEvents(await decide(threadId, 'approve'));
     expect(eventOrder(resumed)).toEqual(['gate_approved:gate', 'node_enter:output', 'token:output', 'node_exit:output', 'run_done']);
     expect(resumed[0]!.id).toBe(10);
@@ -111,12 +90,12 @@ describe('a run to its approval gate', () => {
       ['output', 'completed'],
     ]);
     // The model saw the analysis in the output phase's prompt (same checkpoint, same state).
-    expect(JSON.stringify(model.requests.at(-1))).toContain('### analysis');
+    expect(JSON.stringify(ctx.model.requests.at(-1))).toContain('### analysis');
   });
 
   it('ends the run on rejection without running downstream nodes', async () => {
     const { runId, threadId } = await runToGate();
-    const calls = model.requests.length;
+    const calls = ctx.model.requests.length;
     const resumed = await readEvents(await decide(threadId, 'reject'));
     expect(eventOrder(resumed)).toEqual(['gate_rejected:gate', 'run_rejected']);
     expect(resumed[0]!.data).toEqual({ type: 'gate_rejected', node: 'gate', reason: 'rejected in a test' });
@@ -124,22 +103,22 @@ describe('a run to its approval gate', () => {
     const nodes = await nodeRows(runId);
     expect(nodes.map((n) => n.node_id)).not.toContain('output');
     expect(nodes.find((n) => n.node_id === 'gate')).toMatchObject({ status: 'rejected', exited_at: expect.any(Number) });
-    expect(model.requests.length).toBe(calls);
+    expect(ctx.model.requests.length).toBe(calls);
   });
 
   it('answers 202 to an approval without Accept: text/event-stream, and the run can be followed', async () => {
     const { runId, threadId } = await runToGate();
-    const res = await decide(threadId, 'approve', server, 'application/json');
+    const res = await decide(threadId, 'approve', ctx.server, 'application/json');
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ run_id: runId, thread_id: threadId, status: 'running' });
-    const followed = await readEvents(await server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': '9' } }));
+    const followed = await readEvents(await ctx.server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': '9' } }));
     expect(followed[0]!.data.type).toBe('gate_approved');
     expect(followed.at(-1)!.data.type).toBe('run_done');
   });
 
   it('refuses a gate that is not pending with 409', async () => {
     const { threadId } = await runToGate();
-    const wrongGate = await server.request(`/threads/${threadId}/gates/analysis/approve`, { method: 'POST', json: {} });
+    const wrongGate = await ctx.server.request(`/threads/${threadId}/gates/analysis/approve`, { method: 'POST', json: {} });
     expect(wrongGate.status).toBe(409);
     expect((await wrongGate.json()).error.message).toContain('the pending gate is "gate"');
     await readEvents(await decide(threadId, 'approve'));
@@ -149,12 +128,12 @@ describe('a run to its approval gate', () => {
   });
 
   it('resumes exactly once when two approvals race, even through two server processes', async () => {
-    const other = await start();
+    const other = await ctx.start();
     try {
       const { runId, threadId } = await runToGate();
-      const answers = await Promise.all([decide(threadId, 'approve', server, 'application/json'), decide(threadId, 'approve', other, 'application/json')]);
+      const answers = await Promise.all([decide(threadId, 'approve', ctx.server, 'application/json'), decide(threadId, 'approve', other, 'application/json')]);
       expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
-      await readEvents(await (answers[0]!.status === 202 ? server : other).request(`/runs/${runId}/stream`));
+      await readEvents(await (answers[0]!.status === 202 ? ctx.server : other).request(`/runs/${runId}/stream`));
       await expect.poll(async () => (await runRow(runId)).status).toBe('completed');
       expect((await nodeRows(runId)).filter((n) => n.node_id === 'output')).toHaveLength(1);
     } finally {
@@ -164,9 +143,8 @@ describe('a run to its approval gate', () => {
 
   it('keeps the paused checkpoint across a server restart', async () => {
     const { runId, threadId } = await runToGate();
-    await server.close();
-    server = await start();
-    model.reply(['after', ' restart']);
+    await ctx.restart();
+    ctx.model.reply(['after', ' restart']);
     const resumed = await readEvents(await decide(threadId, 'approve'));
     expect(resumed.at(-1)!.data).toEqual({ type: 'run_done', run_id: runId, output: 'after restart' });
   });
@@ -174,13 +152,13 @@ describe('a run to its approval gate', () => {
 
 describe('cancellation, failures and re-attaching', () => {
   it('cancels a run during a slow token stream: the model request is aborted and open nodes are closed', async () => {
-    model.reply(Array.from({ length: 200 }, (_, i) => `t${i} `), 50);
+    ctx.model.reply(Array.from({ length: 200 }, (_, i) => `t${i} `), 50);
     const res = await run({ message: 'slow please' }, 'summary');
     let runId = '';
     const events = await readEvents(res, (e) => {
       if (e.data.type === 'run_start') runId = e.data.run_id;
       if (e.data.type === 'token' && e.data.text === 't2 ') {
-        void server.request(`/runs/${runId}/cancel`, { method: 'POST', json: { reason: 'too slow' } }).then(async (r) => {
+        void ctx.server.request(`/runs/${runId}/cancel`, { method: 'POST', json: { reason: 'too slow' } }).then(async (r) => {
           expect(r.status).toBe(200);
           expect(await r.json()).toMatchObject({ run_id: runId, status: 'cancelled' });
         });
@@ -188,16 +166,16 @@ describe('cancellation, failures and re-attaching', () => {
       return false;
     });
     expect(events.at(-1)!.data).toEqual({ type: 'run_cancelled', run_id: runId, reason: null });
-    await expect.poll(() => model.disconnects).toBeGreaterThanOrEqual(1);
+    await expect.poll(() => ctx.model.disconnects).toBeGreaterThanOrEqual(1);
     expect(await runRow(runId)).toMatchObject({ status: 'cancelled' });
     const nodes = await nodeRows(runId);
     expect(nodes).toEqual([{ node_id: 'dispatch', status: 'cancelled', output: expect.stringContaining('t0 t1 t2'), exited_at: expect.any(Number) }]);
-    const again = await server.request(`/runs/${runId}/cancel`, { method: 'POST', json: {} });
+    const again = await ctx.server.request(`/runs/${runId}/cancel`, { method: 'POST', json: {} });
     expect(again.status).toBe(409);
   });
 
   it('stores and streams <ExceptionClass>: <message> when the model fails, and logs the traceback on svc.sse', async () => {
-    model.fail(500, 'the model crashed');
+    ctx.model.fail(500, 'the model crashed');
     const events = await readEvents(await run({ message: 'fail please' }, 'summary'));
     const last = events.at(-1)!.data;
     expect(last.type).toBe('run_error');
@@ -206,15 +184,15 @@ describe('cancellation, failures and re-attaching', () => {
     const runId = (events[0]!.data as { run_id: string }).run_id;
     expect(await runRow(runId)).toMatchObject({ status: 'error', error_detail: detail });
     expect((await nodeRows(runId))[0]).toMatchObject({ node_id: 'dispatch', status: 'error' });
-    const logged = server.logs.find((l) => l.includes(` ERROR svc.sse run ${runId}`));
+    const logged = ctx.server.logs.find((l) => l.includes(` ERROR svc.sse run ${runId}`));
     expect(logged).toContain(detail);
     expect(logged).toMatch(/\n\s+at /);
   });
 
   it('aborts a run after RUN_TIMEOUT_S with a TimeoutError', async () => {
-    const quick = await start({ RUN_TIMEOUT_S: '1' });
+    const quick = await ctx.start({ RUN_TIMEOUT_S: '1' });
     try {
-      model.reply(Array.from({ length: 100 }, () => 'x'), 100);
+      ctx.model.reply(Array.from({ length: 100 }, () => 'x'), 100);
       const events = await readEvents(await run({ message: 'forever' }, 'summary', quick));
       expect(events.at(-1)!.data).toMatchObject({ type: 'run_error', error_detail: 'TimeoutError: run exceeded 1s' });
     } finally {
@@ -223,23 +201,22 @@ describe('cancellation, failures and re-attaching', () => {
   });
 
   it('keeps running when the client disconnects, and a re-attach with Last-Event-ID loses nothing', async () => {
-    model.reply(Array.from({ length: 30 }, (_, i) => `w${i} `), 10);
+    ctx.model.reply(Array.from({ length: 30 }, (_, i) => `w${i} `), 10);
     const first = await readEvents(await run({ message: 'reattach' }, 'summary'), (e) => e.id === 5);
     const runId = (first[0]!.data as { run_id: string }).run_id;
-    const rest = await readEvents(await server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': '5' } }));
+    const rest = await readEvents(await ctx.server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': '5' } }));
     const all = [...first, ...rest];
     expect(all.map((e) => e.id)).toEqual(all.map((_, i) => i + 1));
     expect(all.at(-1)!.data.type).toBe('run_done');
     // A client that saw nothing gets the whole stream, the same events.
-    const whole = await readEvents(await server.request(`/runs/${runId}/stream`));
+    const whole = await readEvents(await ctx.server.request(`/runs/${runId}/stream`));
     expect(whole.map((e) => e.data)).toEqual(all.map((e) => e.data));
   });
 
   it('replays a finished run from the database when no process holds it', async () => {
     const { runId } = await runToGate();
-    await server.close();
-    server = await start();
-    const replay = await readEvents(await server.request(`/runs/${runId}/stream`));
+    await ctx.restart();
+    const replay = await readEvents(await ctx.server.request(`/runs/${runId}/stream`));
     expect(eventOrder(replay)).toEqual(TO_THE_GATE);
   });
 });
@@ -248,28 +225,28 @@ describe('threads and runs', () => {
   it('lists threads most recent first, in pages', async () => {
     const created: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const res = await server.request('/threads', { method: 'POST', json: { agent: 'summary' } });
+      const res = await ctx.server.request('/threads', { method: 'POST', json: { agent: 'summary' } });
       expect(res.status).toBe(201);
       created.push((await res.json()).id);
     }
-    const page = await (await server.request('/threads?limit=2')).json();
+    const page = await (await ctx.server.request('/threads?limit=2')).json();
     expect(page.items.map((t: { id: string }) => t.id)).toEqual([created[2], created[1]]);
-    const next = await (await server.request(`/threads?limit=2&cursor=${page.next_cursor}`)).json();
+    const next = await (await ctx.server.request(`/threads?limit=2&cursor=${page.next_cursor}`)).json();
     expect(next.items[0].id).toBe(created[0]);
-    const project = await (await server.request('/projects', { method: 'POST', json: { name: 'Elsewhere', parent_id: '00000000-0000-4000-8000-000000000002' } })).json();
-    const elsewhere = await (await server.request('/threads', { method: 'POST', json: { agent: 'summary', project_id: project.id } })).json();
-    const filtered = await (await server.request(`/threads?project_id=${project.id}`)).json();
+    const project = await (await ctx.server.request('/projects', { method: 'POST', json: { name: 'Elsewhere', parent_id: '00000000-0000-4000-8000-000000000002' } })).json();
+    const elsewhere = await (await ctx.server.request('/threads', { method: 'POST', json: { agent: 'summary', project_id: project.id } })).json();
+    const filtered = await (await ctx.server.request(`/threads?project_id=${project.id}`)).json();
     expect(filtered.items.map((t: { id: string }) => t.id)).toEqual([elsewhere.id]);
-    expect((await server.request(`/threads?project_id=${crypto.randomUUID()}`)).status).toBe(404);
+    expect((await ctx.server.request(`/threads?project_id=${crypto.randomUUID()}`)).status).toBe(404);
   });
 
   it('deletes a thread with its runs, nodes and checkpoints', async () => {
     const { runId, threadId } = await runToGate();
-    const res = await server.request(`/threads/${threadId}`, { method: 'DELETE' });
+    const res = await ctx.server.request(`/threads/${threadId}`, { method: 'DELETE' });
     expect(res.status).toBe(204);
-    expect((await server.request(`/threads/${threadId}`)).status).toBe(404);
-    expect((await server.request(`/runs/${runId}`)).status).toBe(404);
-    const { rows } = await server.pool.query(
+    expect((await ctx.server.request(`/threads/${threadId}`)).status).toBe(404);
+    expect((await ctx.server.request(`/runs/${runId}`)).status).toBe(404);
+    const { rows } = await ctx.server.pool.query(
       `SELECT (SELECT count(*) FROM svc_run_nodes WHERE run_id = $1) AS nodes,
               (SELECT count(*) FROM graph_checkpoints.checkpoints WHERE thread_id = $2) AS checkpoints`,
       [runId, threadId],
@@ -281,7 +258,7 @@ describe('threads and runs', () => {
     const first = await readEvents(await run({ message: 'one' }, 'summary'));
     const threadId = (first[0]!.data as { thread_id: string }).thread_id;
     await readEvents(await run({ message: 'two', thread_id: threadId }, 'summary'));
-    const runs = await (await server.request(`/threads/${threadId}/runs`)).json();
+    const runs = await (await ctx.server.request(`/threads/${threadId}/runs`)).json();
     expect(runs.map((r: { message: string; status: string }) => [r.message, r.status])).toEqual([
       ['two', 'completed'],
       ['one', 'completed'],
@@ -291,11 +268,11 @@ describe('threads and runs', () => {
   it('answers unknown ids with 404 and malformed ones with 400', async () => {
     const unknown = randomUUID();
     for (const path of [`/runs/${unknown}`, `/threads/${unknown}`, `/threads/${unknown}/runs`, `/runs/${unknown}/stream`]) {
-      const res = await server.request(path);
+      const res = await ctx.server.request(path);
       expect(res.status, path).toBe(404);
       expect((await res.json()).error.code).toBe('not_found');
     }
-    const malformed = await server.request('/runs/not-a-uuid');
+    const malformed = await ctx.server.request('/runs/not-a-uuid');
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).error.message).toBe('invalid path parameters: id: must be a UUID');
     expect((await run({ message: 'x' }, 'no-such-agent')).status).toBe(404);

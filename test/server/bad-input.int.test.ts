@@ -1,8 +1,6 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { writeFixtureCatalog } from '../helpers/fixture-assets';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useIntegrationServer } from '../helpers/integration';
 
 interface Operation {
   method: string;
@@ -11,15 +9,12 @@ interface Operation {
   hasBody: boolean;
 }
 
-let db: TestDatabase;
-let server: TestServer;
+// No model runtime listens here: any run that starts fails fast instead of waiting.
+const ctx = useIntegrationServer({ model: false, server: { LOCAL_LLM_BASE: 'http://127.0.0.1:9', BODY_LIMIT: '64kb' } });
 let operations: Operation[];
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  // No model runtime listens here: any run that starts fails fast instead of waiting.
-  server = await startTestServer(db.url, { LOCAL_LLM_BASE: 'http://127.0.0.1:9', BODY_LIMIT: '64kb' }, { generatedDir: await writeFixtureCatalog() });
-  const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+  const doc = (await (await fetch(`${ctx.server.url}/openapi.json`)).json()) as {
     paths: Record<string, Record<string, { requestBody?: unknown }>>;
   };
   operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
@@ -30,10 +25,6 @@ beforeAll(async () => {
       hasBody: Boolean(op.requestBody),
     })),
   );
-});
-afterAll(async () => {
-  await server?.close();
-  await db?.drop();
 });
 
 const oddText = fc.oneof(
@@ -59,7 +50,7 @@ async function send(op: Operation, values: string[], payload: { raw: string } | 
   op.params.forEach((name, i) => {
     path = path.replace(`{${name}}`, encodeURIComponent(values[i] ?? 'x'));
   });
-  const res = await server.request(path, {
+  const res = await ctx.server.request(path, {
     method: op.method,
     headers: payload ? { 'content-type': contentType } : {},
     body: payload && op.method !== 'GET' ? payload.raw : undefined,
@@ -93,11 +84,11 @@ describe('bad input on every endpoint of the OpenAPI document', () => {
       ),
       { numRuns: 400 },
     );
-    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    expect((await fetch(`${ctx.server.url}/health`)).status).toBe(200);
   });
 
   it('answers an oversized body with 413 and the envelope', async () => {
-    const res = await server.request('/threads', { method: 'POST', json: { agent: 'x'.repeat(200_000) } });
+    const res = await ctx.server.request('/threads', { method: 'POST', json: { agent: 'x'.repeat(200_000) } });
     expect(res.status).toBe(413);
     expect((await res.json()).error.code).toBe('payload_too_large');
   });

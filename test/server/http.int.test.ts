@@ -1,23 +1,16 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { describe, expect, it } from 'vitest';
+import { useIntegrationServer } from '../helpers/integration';
 
-let db: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startTestServer(db.url, { AUTH_ENABLED: 'true', SVC_API_TOKEN: 'test-token-0123456789', BODY_LIMIT: '2kb' });
-});
-afterAll(async () => {
-  await server?.close();
-  await db?.drop();
+const ctx = useIntegrationServer({
+  model: false,
+  catalog: false,
+  server: { AUTH_ENABLED: 'true', SVC_API_TOKEN: 'test-token-0123456789', BODY_LIMIT: '2kb' },
 });
 
 describe('the HTTP surface', () => {
   it('reports database status and asset counts on /health, without a token', async () => {
-    const res = await fetch(`${server.url}/health`);
+    const res = await fetch(`${ctx.server.url}/health`);
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body).toMatchObject({ status: 'ok', database: { ok: true }, auth: { enabled: true } });
@@ -26,14 +19,14 @@ describe('the HTTP surface', () => {
   });
 
   it('answers an unknown route with a 404 envelope and logs it on svc.api', async () => {
-    const res = await server.request('/no/such/route');
+    const res = await ctx.server.request('/no/such/route');
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: { code: 'not_found', message: 'no route for GET /no/such/route' } });
-    expect(server.logs.some((l) => / INFO svc\.api 404 GET \/no\/such\/route/.test(l))).toBe(true);
+    expect(ctx.server.logs.some((l) => / INFO svc\.api 404 GET \/no\/such\/route/.test(l))).toBe(true);
   });
 
   it('rejects malformed JSON with a 400 envelope', async () => {
-    const res = await server.request('/queue/reset', {
+    const res = await ctx.server.request('/queue/reset', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{"reason": ',
@@ -43,7 +36,7 @@ describe('the HTTP surface', () => {
   });
 
   it('rejects a body over the size limit with 413', async () => {
-    const res = await server.request('/queue/reset', { method: 'POST', json: { reason: 'x'.repeat(5000) } });
+    const res = await ctx.server.request('/queue/reset', { method: 'POST', json: { reason: 'x'.repeat(5000) } });
     expect(res.status).toBe(413);
     const body = await res.json();
     expect(body.error.code).toBe('payload_too_large');
@@ -52,23 +45,23 @@ describe('the HTTP surface', () => {
   it('refuses a protected route without a token, with a wrong one, and with another scheme', async () => {
     const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-token' }, { authorization: 'Basic abc' }];
     for (const headers of attempts) {
-      const res = await fetch(`${server.url}/agents`, { headers });
+      const res = await fetch(`${ctx.server.url}/agents`, { headers });
       expect(res.status).toBe(401);
       expect((await res.json()).error.code).toBe('unauthorized');
     }
-    const ok = await server.request('/agents');
+    const ok = await ctx.server.request('/agents');
     expect(ok.status).toBe(200);
   });
 
   it('never puts a stack trace in a response', async () => {
-    const res = await server.request('/threads/not-a-uuid');
+    const res = await ctx.server.request('/threads/not-a-uuid');
     const text = await res.text();
     expect(text).not.toMatch(/\n\s+at /);
     expect(() => JSON.parse(text)).not.toThrow();
   });
 
   it('serves an OpenAPI 3.1 document that validates, and the docs page', async () => {
-    const res = await fetch(`${server.url}/openapi.json`);
+    const res = await fetch(`${ctx.server.url}/openapi.json`);
     expect(res.status).toBe(200);
     const doc = await res.json();
     expect(doc.openapi).toBe('3.1.0');
@@ -77,10 +70,10 @@ describe('the HTTP surface', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
 
-    const docs = await fetch(`${server.url}/docs`);
+    const docs = await fetch(`${ctx.server.url}/docs`);
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain('/openapi.json');
-    const bundle = await fetch(`${server.url}/docs/assets/swagger-ui-bundle.js`);
+    const bundle = await fetch(`${ctx.server.url}/docs/assets/swagger-ui-bundle.js`);
     expect(bundle.status).toBe(200);
   });
 });

@@ -4,10 +4,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPool } from '../../src-server/db/pool';
 import { initDb } from '../../src-server/db/schema';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
 import { startTestServer } from '../helpers/server';
 
@@ -27,38 +27,30 @@ async function schemaSnapshot(url: string): Promise<string> {
 }
 
 describe('init_db', () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(() => db.drop());
+  const ctx = useIntegrationServer({ server: false, model: false, catalog: false });
 
   it('is safe from two processes at once and changes nothing when run again', async () => {
-    const a = createPool(db.url);
-    const b = createPool(db.url);
+    const a = createPool(ctx.db.url);
+    const b = createPool(ctx.db.url);
     await Promise.all([initDb(a), initDb(b)]);
-    const first = await schemaSnapshot(db.url);
+    const first = await schemaSnapshot(ctx.db.url);
     expect(first).toContain('svc_threads');
     for (const table of ['svc_runs', 'svc_run_nodes', 'svc_node_configs', 'svc_users', 'svc_orgs', 'svc_teams', 'svc_projects', 'svc_memberships']) {
       expect(first).toContain(`"${table}"`);
     }
     await initDb(a);
-    expect(await schemaSnapshot(db.url)).toBe(first);
+    expect(await schemaSnapshot(ctx.db.url)).toBe(first);
     await Promise.all([a.end(), b.end()]);
   });
 });
 
 describe('startup', () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(() => db.drop());
+  const ctx = useIntegrationServer({ server: false, model: false, catalog: false });
 
   it('creates the checkpointer schema graph_checkpoints and every svc table', async () => {
-    const server = await startTestServer(db.url);
+    const server = await ctx.start();
     await server.close();
-    const client = new pg.Client({ connectionString: db.url });
+    const client = new pg.Client({ connectionString: ctx.db.url });
     await client.connect();
     const tables = await client.query(
       `SELECT to_regclass('graph_checkpoints.checkpoints')::text AS checkpoints, to_regclass('public.svc_runs')::text AS runs`,
@@ -68,7 +60,7 @@ describe('startup', () => {
   });
 
   it('closes running runs older than an hour as error and leaves younger ones alone', async () => {
-    let server = await startTestServer(db.url);
+    let server = await ctx.start();
     const thread = randomUUID();
     const old = randomUUID();
     const young = randomUUID();
@@ -85,7 +77,7 @@ describe('startup', () => {
     );
     await server.close();
 
-    server = await startTestServer(db.url);
+    server = await ctx.start();
     const runs = await server.pool.query(`SELECT id, status, error_detail FROM svc_runs ORDER BY started_at`);
     expect(runs.rows).toEqual([
       { id: old, status: 'error', error_detail: expect.stringMatching(/^OrphanedRunError: /) },
@@ -99,7 +91,7 @@ describe('startup', () => {
   });
 
   it('logs the studio link with a generated token when auth is on and nothing is configured', async () => {
-    const server = await startTestServer(db.url, { AUTH_ENABLED: 'true' });
+    const server = await ctx.start({ AUTH_ENABLED: 'true' });
     expect(server.apiToken).toMatch(/^[\w-]{20,}$/);
     const link = server.logs.find((l) => l.includes(' INFO svc.api studio: '));
     expect(link).toContain(`${server.url}/ui#token=${server.apiToken}`);
@@ -111,7 +103,7 @@ describe('startup', () => {
   });
 
   it('generates no token when SVC_API_TOKEN is set, and never logs that token', async () => {
-    const server = await startTestServer(db.url, { AUTH_ENABLED: 'true', SVC_API_TOKEN: 'configured-token-abcdef' });
+    const server = await ctx.start({ AUTH_ENABLED: 'true', SVC_API_TOKEN: 'configured-token-abcdef' });
     expect(server.apiToken).toBeUndefined();
     expect(server.logs.join('')).not.toContain('configured-token-abcdef');
     expect(server.logs.some((l) => l.includes(`studio: ${server.url}/ui\n`))).toBe(true);
