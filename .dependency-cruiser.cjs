@@ -11,7 +11,13 @@ const LOWER_SERVICES = '(assets|models|context|auth)/';
 
 module.exports = {
   forbidden: [
-    { name: 'no-circular', severity: 'error', comment: 'A cycle makes two modules one.', from: {}, to: { circular: true } },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A cycle makes two modules one.',
+      from: {},
+      to: { circular: true },
+    },
     {
       name: 'contracts-are-the-bottom',
       severity: 'error',

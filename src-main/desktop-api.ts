@@ -14,7 +14,14 @@ export const DESKTOP_CHANNELS = [
 ] as const;
 export type DesktopChannel = (typeof DESKTOP_CHANNELS)[number];
 
-export const SECRET_NAMES = ['CLOUD_A_API_KEY', 'CLOUD_B_API_KEY', 'CLOUD_C_API_KEY', 'SESSION_SECRET', 'DATABASE_PASSWORD', 'OIDC_CLIENT_SECRET'] as const;
+export const SECRET_NAMES = [
+  'CLOUD_A_API_KEY',
+  'CLOUD_B_API_KEY',
+  'CLOUD_C_API_KEY',
+  'SESSION_SECRET',
+  'DATABASE_PASSWORD',
+  'OIDC_CLIENT_SECRET',
+] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 
 export interface DesktopSettings {

@@ -6,7 +6,13 @@ import type { RunningServer } from '../src-server/main';
 import { createDesktop, errorPage } from './desktop';
 import type { Keychain } from './keychain';
 
-const noKeychain: Keychain = { available: false, reason: 'no Secret Service', get: async () => null, set: async () => undefined, delete: async () => undefined };
+const noKeychain: Keychain = {
+  available: false,
+  reason: 'no Secret Service',
+  get: async () => null,
+  set: async () => undefined,
+  delete: async () => undefined,
+};
 
 describe('the desktop server lifecycle', () => {
   it('reports a server that cannot start, with a page that says why', async () => {
@@ -21,7 +27,11 @@ describe('the desktop server lifecycle', () => {
     });
     const started = await desktop.start();
     expect(started).toEqual({ error: 'embedded PostgreSQL could not start on port 54329' });
-    expect(desktop.info()).toMatchObject({ apiUrl: null, serverError: 'embedded PostgreSQL could not start on port 54329', keychain: { available: false } });
+    expect(desktop.info()).toMatchObject({
+      apiUrl: null,
+      serverError: 'embedded PostgreSQL could not start on port 54329',
+      keychain: { available: false },
+    });
     expect(decodeURIComponent(errorPage('port <54329> taken'))).toContain('port &lt;54329&gt; taken');
   });
 
@@ -36,7 +46,10 @@ describe('the desktop server lifecycle', () => {
       keychain: noKeychain,
       startServer: async ({ config }) => {
         seenDataDir = config.DATA_DIR;
-        return { url: `http://127.0.0.1:${config.PORT}`, close: async () => void (closed = true) } as unknown as RunningServer;
+        return {
+          url: `http://127.0.0.1:${config.PORT}`,
+          close: async () => void (closed = true),
+        } as unknown as RunningServer;
       },
     });
     const started = await desktop.start();

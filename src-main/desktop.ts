@@ -81,7 +81,9 @@ export function createDesktop(deps: DesktopDeps) {
     getSettings: () => readSettings(settingsFile),
     setSettings: (settings: DesktopSettings) => writeSettings(settingsFile, settings),
     async secretStatus() {
-      const entries = await Promise.all(SECRET_NAMES.map(async (name) => [name, Boolean(await deps.keychain.get(name))] as const));
+      const entries = await Promise.all(
+        SECRET_NAMES.map(async (name) => [name, Boolean(await deps.keychain.get(name))] as const),
+      );
       return Object.fromEntries(entries) as Record<SecretName, boolean>;
     },
     setSecret: (name, value) => deps.keychain.set(name, value),

@@ -9,7 +9,8 @@ import { registerIpc } from './ipc';
 /** Electron's side only: one instance, one window on the studio, the server stopped on quit. */
 if (!app.requestSingleInstanceLock()) app.quit();
 
-const version = (JSON.parse(readFileSync(path.join(app.getAppPath(), 'package.json'), 'utf8')) as { version: string }).version;
+const version = (JSON.parse(readFileSync(path.join(app.getAppPath(), 'package.json'), 'utf8')) as { version: string })
+  .version;
 let window: BrowserWindow | null = null;
 
 function createWindow(): BrowserWindow {
@@ -56,7 +57,8 @@ void app.whenReady().then(async () => {
     'database:test': desktop.api.testDatabase,
     'server:restart': async () => {
       const info = await desktop.api.restartServer();
-      if (info.apiUrl && window) await window.loadURL(`${info.apiUrl}/ui#token=${encodeURIComponent(info.apiToken ?? '')}`);
+      if (info.apiUrl && window)
+        await window.loadURL(`${info.apiUrl}/ui#token=${encodeURIComponent(info.apiToken ?? '')}`);
       return info;
     },
   });
@@ -75,4 +77,3 @@ void app.whenReady().then(async () => {
 });
 
 app.on('window-all-closed', () => app.quit());
-

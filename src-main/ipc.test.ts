@@ -15,6 +15,8 @@ describe('the IPC allow-list', () => {
   it('refuses any other channel', () => {
     expect(isAllowedChannel('shell:openExternal')).toBe(false);
     expect(isAllowedChannel('settings:get')).toBe(true);
-    expect(() => registerIpc({ handle: () => undefined }, { ...handlers(), 'fs:read': () => 'nope' })).toThrow('IPC channel "fs:read" is not on the allow-list');
+    expect(() => registerIpc({ handle: () => undefined }, { ...handlers(), 'fs:read': () => 'nope' })).toThrow(
+      'IPC channel "fs:read" is not on the allow-list',
+    );
   });
 });

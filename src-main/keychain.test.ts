@@ -3,7 +3,8 @@ import { openKeychain, type Keytar } from './keychain';
 import { resolveServerEnv } from './settings';
 
 /** What a machine without the optional binding (no libsecret headers at install time) has: no such module. */
-const missingBinding = async (): Promise<Keytar> => import(/* @vite-ignore */ `./keytar-binding-not-installed-${process.pid}.js`);
+const missingBinding = async (): Promise<Keytar> =>
+  import(/* @vite-ignore */ `./keytar-binding-not-installed-${process.pid}.js`);
 
 describe('the keychain without its optional binding', () => {
   it('says "no keychain" and the server takes its secrets from the environment', async () => {

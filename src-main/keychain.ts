@@ -42,7 +42,10 @@ async function loadKeytar(): Promise<Keytar> {
 }
 
 /** Opens the keychain, or says why there is none (no binding, no Secret Service running). */
-export async function openKeychain(service = KEYCHAIN_SERVICE, load: () => Promise<Keytar> = loadKeytar): Promise<Keychain> {
+export async function openKeychain(
+  service = KEYCHAIN_SERVICE,
+  load: () => Promise<Keytar> = loadKeytar,
+): Promise<Keychain> {
   let keytar: Keytar;
   try {
     keytar = await load();

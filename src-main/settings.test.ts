@@ -20,27 +20,61 @@ const base = { userDataDir: '/home/u/.config/app', port: 8000, apiToken: 'per-la
 
 describe('settings resolution', () => {
   it('uses the defaults: embedded database under user data, the per-launch token', async () => {
-    const env = await resolveServerEnv({ ...base, env: {}, keychain: memoryKeychain({}), settings: { database: { mode: 'embedded' }, localLlmBase: null } });
-    expect(env).toEqual({ HOST: '127.0.0.1', PORT: '8000', DATA_DIR: '/home/u/.config/app/data', AUTH_ENABLED: 'true', SVC_API_TOKEN: 'per-launch-token-0123456789' });
+    const env = await resolveServerEnv({
+      ...base,
+      env: {},
+      keychain: memoryKeychain({}),
+      settings: { database: { mode: 'embedded' }, localLlmBase: null },
+    });
+    expect(env).toEqual({
+      HOST: '127.0.0.1',
+      PORT: '8000',
+      DATA_DIR: '/home/u/.config/app/data',
+      AUTH_ENABLED: 'true',
+      SVC_API_TOKEN: 'per-launch-token-0123456789',
+    });
   });
 
   it('takes the environment over the keychain over the settings file', async () => {
-    const keychain = memoryKeychain({ CLOUD_B_API_KEY: 'from-keychain', CLOUD_C_API_KEY: 'keychain-c', DATABASE_PASSWORD: 's3cret' });
-    const settings = { database: { mode: 'remote' as const, url: 'postgresql://team@db.example:5432/svc' }, localLlmBase: 'http://gpu-box:11434' };
-    const env = await resolveServerEnv({ ...base, env: { CLOUD_B_API_KEY: 'from-env', LOCAL_LLM_BASE: '' }, keychain, settings });
+    const keychain = memoryKeychain({
+      CLOUD_B_API_KEY: 'from-keychain',
+      CLOUD_C_API_KEY: 'keychain-c',
+      DATABASE_PASSWORD: 's3cret',
+    });
+    const settings = {
+      database: { mode: 'remote' as const, url: 'postgresql://team@db.example:5432/svc' },
+      localLlmBase: 'http://gpu-box:11434',
+    };
+    const env = await resolveServerEnv({
+      ...base,
+      env: { CLOUD_B_API_KEY: 'from-env', LOCAL_LLM_BASE: '' },
+      keychain,
+      settings,
+    });
     expect(env.CLOUD_B_API_KEY).toBe('from-env');
     expect(env.CLOUD_C_API_KEY).toBe('keychain-c');
     expect(env.LOCAL_LLM_BASE).toBe('http://gpu-box:11434');
     expect(env.DATABASE_URL).toBe('postgresql://team:s3cret@db.example:5432/svc');
-    const overridden = await resolveServerEnv({ ...base, env: { DATABASE_URL: 'postgresql://x@localhost/y' }, keychain, settings });
+    const overridden = await resolveServerEnv({
+      ...base,
+      env: { DATABASE_URL: 'postgresql://x@localhost/y' },
+      keychain,
+      settings,
+    });
     expect(overridden.DATABASE_URL).toBe('postgresql://x@localhost/y');
   });
 
   it('never writes a password into the settings file', async () => {
     const file = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'svc-settings-')), 'settings.json');
-    await writeSettings(file, { database: { mode: 'remote', url: 'postgresql://team:hunter2@db.example/svc' }, localLlmBase: null });
+    await writeSettings(file, {
+      database: { mode: 'remote', url: 'postgresql://team:hunter2@db.example/svc' },
+      localLlmBase: null,
+    });
     expect(await fs.readFile(file, 'utf8')).not.toContain('hunter2');
-    expect(await readSettings(file)).toEqual({ database: { mode: 'remote', url: 'postgresql://team@db.example/svc' }, localLlmBase: null });
+    expect(await readSettings(file)).toEqual({
+      database: { mode: 'remote', url: 'postgresql://team@db.example/svc' },
+      localLlmBase: null,
+    });
     expect(await readSettings(`${file}.missing`)).toEqual({ database: { mode: 'embedded' }, localLlmBase: null });
   });
 });

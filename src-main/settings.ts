@@ -18,7 +18,10 @@ export async function readSettings(file: string): Promise<DesktopSettings> {
 export async function writeSettings(file: string, settings: DesktopSettings): Promise<DesktopSettings> {
   const clean: DesktopSettings = {
     localLlmBase: settings.localLlmBase?.trim() || null,
-    database: settings.database.mode === 'remote' ? { mode: 'remote', url: withoutPassword(settings.database.url) } : { mode: 'embedded' },
+    database:
+      settings.database.mode === 'remote'
+        ? { mode: 'remote', url: withoutPassword(settings.database.url) }
+        : { mode: 'embedded' },
   };
   await fs.mkdir(path.dirname(file), { recursive: true });
   await fs.writeFile(file, `${JSON.stringify(clean, null, 2)}\n`, { mode: 0o600 });
@@ -38,7 +41,13 @@ export function withPassword(url: string, password: string | null): string {
   return parsed.toString();
 }
 
-const SECRET_VARIABLES: Exclude<SecretName, 'DATABASE_PASSWORD'>[] = ['CLOUD_A_API_KEY', 'CLOUD_B_API_KEY', 'CLOUD_C_API_KEY', 'SESSION_SECRET', 'OIDC_CLIENT_SECRET'];
+const SECRET_VARIABLES: Exclude<SecretName, 'DATABASE_PASSWORD'>[] = [
+  'CLOUD_A_API_KEY',
+  'CLOUD_B_API_KEY',
+  'CLOUD_C_API_KEY',
+  'SESSION_SECRET',
+  'OIDC_CLIENT_SECRET',
+];
 
 /**
  * The server's environment in the desktop app: the process environment wins, then the keychain,
@@ -61,7 +70,8 @@ export async function resolveServerEnv(options: {
     SVC_API_TOKEN: options.apiToken,
   };
   if (settings.localLlmBase) resolved.LOCAL_LLM_BASE = settings.localLlmBase;
-  if (settings.database.mode === 'remote') resolved.DATABASE_URL = withPassword(settings.database.url, await keychain.get('DATABASE_PASSWORD'));
+  if (settings.database.mode === 'remote')
+    resolved.DATABASE_URL = withPassword(settings.database.url, await keychain.get('DATABASE_PASSWORD'));
   for (const name of SECRET_VARIABLES) {
     const value = await keychain.get(name);
     if (value) resolved[name] = value;

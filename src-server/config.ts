@@ -20,9 +20,12 @@ const boolean = z
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const positive = z.coerce.number().positive();
 const url = z.string().trim().url();
-const list = z
-  .string()
-  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+const list = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 const schema = z.object({
   HOST: z.string().trim().min(1).default('127.0.0.1'),
@@ -60,7 +63,11 @@ const schema = z.object({
 
   RUN_TIMEOUT_S: positive.default(600),
   PROJECT_ROOTS: list.default([]),
-  BODY_LIMIT: z.string().trim().regex(/^\d+(b|kb|mb)$/i, 'expected a size such as 1mb').default('1mb'),
+  BODY_LIMIT: z
+    .string()
+    .trim()
+    .regex(/^\d+(b|kb|mb)$/i, 'expected a size such as 1mb')
+    .default('1mb'),
   LOG_LEVEL: z
     .string()
     .trim()

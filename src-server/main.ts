@@ -61,7 +61,10 @@ export interface RunningServer {
 function packageVersion(): string {
   for (let dir = import.meta.dirname; ; dir = path.dirname(dir)) {
     try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === 'agent-workflow-service' && pkg.version) return pkg.version;
     } catch {
       // not here: look one folder up
@@ -76,9 +79,17 @@ const version = packageVersion();
  * The composition root every mode calls (npm start, npm run serve, the desktop app):
  * config → database → checkpointer → init_db → orphan sweep → app → listen.
  */
-export async function startServer({ config, generatedDir = config.GENERATED_DIR ?? DEFAULT_GENERATED_DIR }: StartOptions): Promise<RunningServer> {
+export async function startServer({
+  config,
+  generatedDir = config.GENERATED_DIR ?? DEFAULT_GENERATED_DIR,
+}: StartOptions): Promise<RunningServer> {
   setLogLevel(config.LOG_LEVEL);
-  for (const secret of [config.CLOUD_A_API_KEY, config.CLOUD_B_API_KEY, config.CLOUD_C_API_KEY, config.OIDC_CLIENT_SECRET]) {
+  for (const secret of [
+    config.CLOUD_A_API_KEY,
+    config.CLOUD_B_API_KEY,
+    config.CLOUD_C_API_KEY,
+    config.OIDC_CLIENT_SECRET,
+  ]) {
     registerSecret(secret);
   }
 
@@ -160,22 +171,39 @@ export async function startServer({ config, generatedDir = config.GENERATED_DIR 
       checkModel: (model) => assertModelConfigured(config, model),
     });
     const users = usersRepository(pool);
-    const oidc = config.AUTH_ENABLED && config.OIDC_ISSUER_URL
-      ? createOidc({
-          issuer: config.OIDC_ISSUER_URL,
-          clientId: config.OIDC_CLIENT_ID,
-          clientSecret: config.OIDC_CLIENT_SECRET,
-          redirectUri: config.OIDC_REDIRECT_URI ?? `${baseUrl(config)}/auth/callback`,
-        })
-      : undefined;
+    const oidc =
+      config.AUTH_ENABLED && config.OIDC_ISSUER_URL
+        ? createOidc({
+            issuer: config.OIDC_ISSUER_URL,
+            clientId: config.OIDC_CLIENT_ID,
+            clientSecret: config.OIDC_CLIENT_SECRET,
+            redirectUri: config.OIDC_REDIRECT_URI ?? `${baseUrl(config)}/auth/callback`,
+          })
+        : undefined;
     const tenancy = tenancyService({ access, tenancy: tenancyRows, users });
-    const app = createApp({ config, version, pool, catalog, auth, runsService: service, threadsService: threads, phaseConfig, access, queue, tenancy, users, oidc });
+    const app = createApp({
+      config,
+      version,
+      pool,
+      catalog,
+      auth,
+      runsService: service,
+      threadsService: threads,
+      phaseConfig,
+      access,
+      queue,
+      tenancy,
+      users,
+      oidc,
+    });
 
     const server = await listen(app, config);
     const port = (server.address() as AddressInfo).port;
     const url = baseUrl(config, port);
     const studioUrl = auth.generatedToken ? `${url}/ui#token=${auth.generatedToken}` : `${url}/ui`;
-    log.info(`agent workflow service ${version} listening on ${url} (database: ${embedded ? 'embedded' : 'DATABASE_URL'}, auth: ${config.AUTH_ENABLED ? 'on' : 'off'})`);
+    log.info(
+      `agent workflow service ${version} listening on ${url} (database: ${embedded ? 'embedded' : 'DATABASE_URL'}, auth: ${config.AUTH_ENABLED ? 'on' : 'off'})`,
+    );
     printUnmasked('svc.api', `studio: ${studioUrl}`);
 
     const openPool = pool;

@@ -60,7 +60,11 @@ function error(files: Record<string, string>): string {
   throw new Error('expected the build to fail');
 }
 
-const cli = (...args: string[]) => [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'build/build-assets.ts', ...args];
+const cli = (...args: string[]) => [
+  path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+  'build/build-assets.ts',
+  ...args,
+];
 
 describe('the shipped assets', () => {
   it('build into manifests, layouts and a runtime contract that match the schemas and load in the server', () => {
@@ -69,7 +73,9 @@ describe('the shipped assets', () => {
     const read = (file: string) => JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
 
     const manifests = ['agents', 'commands'].flatMap((kind) =>
-      fs.readdirSync(path.join(out, 'manifests', kind)).map((f) => ManifestSchema.parse(read(`manifests/${kind}/${f}`))),
+      fs
+        .readdirSync(path.join(out, 'manifests', kind))
+        .map((f) => ManifestSchema.parse(read(`manifests/${kind}/${f}`))),
     );
     expect(manifests.map((m) => `${m.kind}:${m.name}`).sort()).toEqual([
       'agent:change-review',
@@ -80,24 +86,52 @@ describe('the shipped assets', () => {
     for (const m of manifests) {
       expect(m.instructions.length).toBeGreaterThan(200);
       expect(m.source).toBe(`assets/${m.kind}s/${m.name}.md`);
-      for (const p of m.phases.filter((p) => p.kind === 'llm')) expect(p.description && p.expected_output, `${m.name}.${p.id}`).toBeTruthy();
+      for (const p of m.phases.filter((p) => p.kind === 'llm'))
+        expect(p.description && p.expected_output, `${m.name}.${p.id}`).toBeTruthy();
     }
-    expect(fs.readdirSync(path.join(out, 'graphs')).sort()).toEqual(['default-agent.json', 'default-command.json', 'triage.json']);
+    expect(fs.readdirSync(path.join(out, 'graphs')).sort()).toEqual([
+      'default-agent.json',
+      'default-command.json',
+      'triage.json',
+    ]);
     for (const f of fs.readdirSync(path.join(out, 'graphs'))) GraphLayoutSchema.parse(read(`graphs/${f}`));
 
     const catalog = loadCatalog(out);
     expect(catalog.counts()).toEqual({ agents: 2, commands: 2 });
-    expect(catalog.get('change-review')!.layout.nodes.map((n) => n.id)).toEqual(['intake', 'analysis', 'gate', 'output', 'cancelled']);
+    expect(catalog.get('change-review')!.layout.nodes.map((n) => n.id)).toEqual([
+      'intake',
+      'analysis',
+      'gate',
+      'output',
+      'cancelled',
+    ]);
     expect(catalog.get('incident-triage')!.manifest.graph).toBe('triage');
-    expect(catalog.get('incident-triage')!.manifest.phases.map((p) => p.id)).toEqual(['intake', 'classify', 'gate', 'respond', 'cancelled']);
+    expect(catalog.get('incident-triage')!.manifest.phases.map((p) => p.id)).toEqual([
+      'intake',
+      'classify',
+      'gate',
+      'respond',
+      'cancelled',
+    ]);
     expect(catalog.get('repo-summary')!.manifest.phases.map((p) => p.id)).toEqual(['dispatch', 'execute', 'summarize']);
 
     const contract = RuntimeContractSchema.parse(read('runtime-contract.json'));
-    expect(Object.keys(contract.assets).sort()).toEqual(['change-review', 'explain-error', 'incident-triage', 'repo-summary']);
+    expect(Object.keys(contract.assets).sort()).toEqual([
+      'change-review',
+      'explain-error',
+      'incident-triage',
+      'repo-summary',
+    ]);
     const review = contract.assets['change-review']!;
     expect(review).toMatchObject({ kind: 'agent', graph: 'default-agent', category: 'review', entry: 'intake' });
     expect(review.gates).toEqual([
-      { node: 'gate', question: 'Publish this review to the author?', required_context: ['analysis'], approved: 'output', rejected: 'cancelled' },
+      {
+        node: 'gate',
+        question: 'Publish this review to the author?',
+        required_context: ['analysis'],
+        approved: 'output',
+        rejected: 'cancelled',
+      },
     ]);
     expect(review.edges).toEqual([
       { from: 'intake', to: 'analysis' },
@@ -120,7 +154,10 @@ describe('compiling', () => {
   it('fills in every node of the layout in graph order, with defaults', () => {
     const scrambled = { ...triageLike, nodes: [...triageLike.nodes].reverse() };
     const { manifests, contract } = compileAssets(
-      assets({ 'graphs/flow.json': layout(scrambled), 'agents/demo.md': asset('name: demo\ndescription: A demo.\ncategory: flow\nphases:\n  a:\n    name: First') }),
+      assets({
+        'graphs/flow.json': layout(scrambled),
+        'agents/demo.md': asset('name: demo\ndescription: A demo.\ncategory: flow\nphases:\n  a:\n    name: First'),
+      }),
     );
     const [demo] = manifests;
     expect(demo!.phases.map((p) => p.id)).toEqual(['a', 'g', 'b', 'stop']);
@@ -134,9 +171,27 @@ describe('compiling', () => {
       required_approval_context: [],
       routes: [],
     });
-    expect(demo!.phases[1]).toMatchObject({ kind: 'gate', name: 'g', approval_question: 'Approve the result of First and continue?' });
-    expect(demo).toMatchObject({ kind: 'agent', category: 'flow', graph: 'flow', instructions: 'Do the work well.', source: 'assets/agents/demo.md' });
-    expect(contract.assets.demo!.gates).toEqual([{ node: 'g', question: 'Approve the result of First and continue?', required_context: [], approved: 'b', rejected: 'stop' }]);
+    expect(demo!.phases[1]).toMatchObject({
+      kind: 'gate',
+      name: 'g',
+      approval_question: 'Approve the result of First and continue?',
+    });
+    expect(demo).toMatchObject({
+      kind: 'agent',
+      category: 'flow',
+      graph: 'flow',
+      instructions: 'Do the work well.',
+      source: 'assets/agents/demo.md',
+    });
+    expect(contract.assets.demo!.gates).toEqual([
+      {
+        node: 'g',
+        question: 'Approve the result of First and continue?',
+        required_context: [],
+        approved: 'b',
+        rejected: 'stop',
+      },
+    ]);
   });
 
   it('gives routes without a priority their position, and accepts routes that loop back when an exit remains', () => {
@@ -155,7 +210,10 @@ describe('compiling', () => {
 
   it('uses the default layout of its kind for a built-in category', () => {
     const { manifests } = compileAssets(
-      assets({ 'agents/a.md': asset('name: a\ndescription: x'), 'commands/c.md': asset('name: c\ndescription: x\ncategory: ops') }),
+      assets({
+        'agents/a.md': asset('name: a\ndescription: x'),
+        'commands/c.md': asset('name: c\ndescription: x\ncategory: ops'),
+      }),
     );
     expect(manifests.map((m) => [m.name, m.category, m.graph])).toEqual([
       ['a', 'general', 'default-agent'],
@@ -167,10 +225,18 @@ describe('compiling', () => {
     const dir = assets({ 'agents/demo.md': asset(ok) });
     const out = path.join(tempDir('svc-gen-'), 'generated');
     writeGenerated(out, compileAssets(dir));
-    expect(loadCatalog(out).list('agent').map((m) => m.name)).toEqual(['demo']);
+    expect(
+      loadCatalog(out)
+        .list('agent')
+        .map((m) => m.name),
+    ).toEqual(['demo']);
     fs.writeFileSync(path.join(dir, 'agents', 'second.md'), asset('name: second\ndescription: Another.'));
     writeGenerated(out, compileAssets(dir));
-    expect(loadCatalog(out).list('agent').map((m) => m.name)).toEqual(['demo', 'second']);
+    expect(
+      loadCatalog(out)
+        .list('agent')
+        .map((m) => m.name),
+    ).toEqual(['demo', 'second']);
   });
 
   it('ships built-in layouts that pass its own checks, already in graph order', () => {
@@ -189,7 +255,10 @@ describe('writing generated/', () => {
   it('fails from the command line with exit 1 and the file and field, leaving the old output whole', () => {
     const out = path.join(tempDir('svc-gen-'), 'generated');
     writeGenerated(out, compileAssets(assets({ 'agents/demo.md': asset(ok) })));
-    const bad = assets({ 'agents/good.md': asset('name: good\ndescription: x'), 'agents/bad.md': asset('name: bad\ndescription: x\ncategory: nonsense') });
+    const bad = assets({
+      'agents/good.md': asset('name: good\ndescription: x'),
+      'agents/bad.md': asset('name: bad\ndescription: x\ncategory: nonsense'),
+    });
     let failure: { status: number; stderr: string } | undefined;
     try {
       execFileSync(process.execPath, cli(bad, out), { cwd: root, stdio: 'pipe', encoding: 'utf8' });
@@ -206,7 +275,10 @@ describe('writing generated/', () => {
     const out = path.join(parent, 'generated');
     const compiled = compileAssets(assets({ 'agents/demo.md': asset(ok) }));
     writeGenerated(out, compiled);
-    const broken = { ...compiled, manifests: [...compiled.manifests, { ...compiled.manifests[0]!, name: 'no/such/folder' }] };
+    const broken = {
+      ...compiled,
+      manifests: [...compiled.manifests, { ...compiled.manifests[0]!, name: 'no/such/folder' }],
+    };
     expect(() => writeGenerated(out, broken)).toThrow(/ENOENT/);
     expect(outputOf(out)).toEqual(['demo.json']);
     expect(fs.readdirSync(parent)).toEqual(['generated']);
@@ -214,7 +286,10 @@ describe('writing generated/', () => {
 
   it('replaces the whole folder, so a removed asset disappears', () => {
     const out = path.join(tempDir('svc-gen-'), 'generated');
-    writeGenerated(out, compileAssets(assets({ 'agents/demo.md': asset(ok), 'agents/other.md': asset('name: other\ndescription: x') })));
+    writeGenerated(
+      out,
+      compileAssets(assets({ 'agents/demo.md': asset(ok), 'agents/other.md': asset('name: other\ndescription: x') })),
+    );
     writeGenerated(out, compileAssets(assets({ 'agents/demo.md': asset(ok) })));
     expect(outputOf(out)).toEqual(['demo.json']);
   });
@@ -231,24 +306,60 @@ describe('writing generated/', () => {
 
 describe('bad assets are refused with the file and field', () => {
   const cases: [string, Record<string, string>, string][] = [
-    ['no frontmatter', { 'agents/a.md': 'just text' }, 'agents/a.md: (frontmatter): the file must start with a --- YAML frontmatter block ---'],
-    ['invalid YAML', { 'agents/a.md': asset('name: [unclosed') }, 'agents/a.md: (frontmatter): invalid YAML at line 2: Flow sequence in block collection must be sufficiently indented and end with a ]'],
-    ['YAML that is not a mapping', { 'agents/a.md': asset('- a\n- b') }, 'agents/a.md: (frontmatter): must be a YAML mapping'],
+    [
+      'no frontmatter',
+      { 'agents/a.md': 'just text' },
+      'agents/a.md: (frontmatter): the file must start with a --- YAML frontmatter block ---',
+    ],
+    [
+      'invalid YAML',
+      { 'agents/a.md': asset('name: [unclosed') },
+      'agents/a.md: (frontmatter): invalid YAML at line 2: Flow sequence in block collection must be sufficiently indented and end with a ]',
+    ],
+    [
+      'YAML that is not a mapping',
+      { 'agents/a.md': asset('- a\n- b') },
+      'agents/a.md: (frontmatter): must be a YAML mapping',
+    ],
     ['a missing name', { 'agents/a.md': asset('description: x') }, 'agents/a.md: name: is required'],
     ['a missing description', { 'agents/a.md': asset('name: a') }, 'agents/a.md: description: is required'],
-    ['a wrong type', { 'agents/a.md': withPhases('  analysis:\n    classification_options: yes') }, 'agents/a.md: phases.analysis.classification_options: Invalid input: expected array'],
-    ['a wrong type in a list', { 'agents/a.md': withPhases('  gate:\n    required_approval_context: [analysis, 3]') }, 'agents/a.md: phases.gate.required_approval_context[1]: Invalid input: expected string'],
+    [
+      'a wrong type',
+      { 'agents/a.md': withPhases('  analysis:\n    classification_options: yes') },
+      'agents/a.md: phases.analysis.classification_options: Invalid input: expected array',
+    ],
+    [
+      'a wrong type in a list',
+      { 'agents/a.md': withPhases('  gate:\n    required_approval_context: [analysis, 3]') },
+      'agents/a.md: phases.gate.required_approval_context[1]: Invalid input: expected string',
+    ],
     ['an unknown field', { 'agents/a.md': asset(`${ok}\ncolour: red`) }, 'agents/a.md: colour: unknown field'],
-    ['an unknown phase field', { 'agents/a.md': withPhases('  analysis:\n    prompt: x') }, 'agents/a.md: phases.analysis.prompt: unknown field'],
-    ['a bad name', { 'agents/a.md': asset('name: Bad Name\ndescription: x') }, 'agents/a.md: name: must be lowercase letters, digits and dashes'],
+    [
+      'an unknown phase field',
+      { 'agents/a.md': withPhases('  analysis:\n    prompt: x') },
+      'agents/a.md: phases.analysis.prompt: unknown field',
+    ],
+    [
+      'a bad name',
+      { 'agents/a.md': asset('name: Bad Name\ndescription: x') },
+      'agents/a.md: name: must be lowercase letters, digits and dashes',
+    ],
     ['empty instructions', { 'agents/a.md': asset(ok, '') }, 'agents/a.md: (body): the instructions'],
-    ['an unknown category', { 'agents/a.md': asset('name: a\ndescription: x\ncategory: nonsense') }, 'agents/a.md: category: unknown category "nonsense": use one of general, review'],
+    [
+      'an unknown category',
+      { 'agents/a.md': asset('name: a\ndescription: x\ncategory: nonsense') },
+      'agents/a.md: category: unknown category "nonsense": use one of general, review',
+    ],
     [
       'a custom layout for a command',
       { 'graphs/flow.json': layout(triageLike), 'commands/c.md': asset('name: c\ndescription: x\ncategory: flow') },
       'commands/c.md: category: custom graph layouts are for agents',
     ],
-    ['a phase outside the graph', { 'agents/a.md': withPhases('  review:\n    description: x') }, 'agents/a.md: phases.review: node "review" is not in graph "default-agent"'],
+    [
+      'a phase outside the graph',
+      { 'agents/a.md': withPhases('  review:\n    description: x') },
+      'agents/a.md: phases.review: node "review" is not in graph "default-agent"',
+    ],
     [
       'a route to a missing node',
       { 'agents/a.md': withPhases('  analysis:\n    routes:\n      - { condition: always, target: nowhere }') },
@@ -281,15 +392,27 @@ describe('bad assets are refused with the file and field', () => {
     ],
     [
       'two routes with one priority',
-      { 'agents/a.md': withPhases('  intake:\n    routes:\n      - { condition: contains, match: x, target: output, priority: 1 }\n      - { condition: always, target: gate }') },
+      {
+        'agents/a.md': withPhases(
+          '  intake:\n    routes:\n      - { condition: contains, match: x, target: output, priority: 1 }\n      - { condition: always, target: gate }',
+        ),
+      },
       'agents/a.md: phases.intake.routes[1].priority: priority 1 is already used by phases.intake.routes[0]',
     ],
     [
       'routes that loop without an exit',
-      { 'agents/a.md': withPhases('  analysis:\n    routes:\n      - { condition: contains, match: x, target: analysis }\n      - { condition: always, target: intake }') },
+      {
+        'agents/a.md': withPhases(
+          '  analysis:\n    routes:\n      - { condition: contains, match: x, target: analysis }\n      - { condition: always, target: intake }',
+        ),
+      },
       'agents/a.md: phases.analysis.routes: graph cycle without an exit through "intake", "analysis"',
     ],
-    ['an approval question outside a gate', { 'agents/a.md': withPhases('  output:\n    approval_question: Sure?') }, 'agents/a.md: phases.output.approval_question: "output" is not a gate'],
+    [
+      'an approval question outside a gate',
+      { 'agents/a.md': withPhases('  output:\n    approval_question: Sure?') },
+      'agents/a.md: phases.output.approval_question: "output" is not a gate',
+    ],
     [
       'approval context outside a gate',
       { 'agents/a.md': withPhases('  output:\n    required_approval_context: [analysis]') },
@@ -311,12 +434,41 @@ describe('bad assets are refused with the file and field', () => {
       'commands/b.md: name: "demo" is already used by assets/agents/a.md',
     ],
     ['a layout that is not JSON', { 'graphs/flow.json': '{ nope' }, 'graphs/flow.json: (json):'],
-    ['a layout with a wrong kind', { 'graphs/flow.json': layout({ ...triageLike, nodes: [{ id: 'a', kind: 'robot' }] }) }, 'graphs/flow.json: nodes[0].kind: Invalid option'],
-    ['a layout named after another file', { 'graphs/flow.json': layout({ ...triageLike, name: 'other' }) }, 'graphs/flow.json: name: must be "flow", the file\'s name'],
-    ['a layout replacing a built-in one', { 'graphs/default-agent.json': layout({ ...triageLike, name: 'default-agent' }) }, 'graphs/default-agent.json: name: "default-agent" is a built-in layout'],
-    ['a layout with a reserved node id', { 'graphs/flow.json': layout({ ...triageLike, nodes: [...triageLike.nodes, { id: '__end__', kind: 'terminal' }] }) }, 'graphs/flow.json: nodes[4].id: "__end__" must be lowercase'],
-    ['a layout with a duplicate node', { 'graphs/flow.json': layout({ ...triageLike, nodes: [...triageLike.nodes, { id: 'a', kind: 'llm' }] }) }, 'graphs/flow.json: nodes[4].id: node "a" is defined twice'],
-    ['a layout with a missing entry', { 'graphs/flow.json': layout({ ...triageLike, entry: 'start' }) }, 'graphs/flow.json: entry: node "start" is not in graph "flow"'],
+    [
+      'a layout with a wrong kind',
+      { 'graphs/flow.json': layout({ ...triageLike, nodes: [{ id: 'a', kind: 'robot' }] }) },
+      'graphs/flow.json: nodes[0].kind: Invalid option',
+    ],
+    [
+      'a layout named after another file',
+      { 'graphs/flow.json': layout({ ...triageLike, name: 'other' }) },
+      'graphs/flow.json: name: must be "flow", the file\'s name',
+    ],
+    [
+      'a layout replacing a built-in one',
+      { 'graphs/default-agent.json': layout({ ...triageLike, name: 'default-agent' }) },
+      'graphs/default-agent.json: name: "default-agent" is a built-in layout',
+    ],
+    [
+      'a layout with a reserved node id',
+      {
+        'graphs/flow.json': layout({
+          ...triageLike,
+          nodes: [...triageLike.nodes, { id: '__end__', kind: 'terminal' }],
+        }),
+      },
+      'graphs/flow.json: nodes[4].id: "__end__" must be lowercase',
+    ],
+    [
+      'a layout with a duplicate node',
+      { 'graphs/flow.json': layout({ ...triageLike, nodes: [...triageLike.nodes, { id: 'a', kind: 'llm' }] }) },
+      'graphs/flow.json: nodes[4].id: node "a" is defined twice',
+    ],
+    [
+      'a layout with a missing entry',
+      { 'graphs/flow.json': layout({ ...triageLike, entry: 'start' }) },
+      'graphs/flow.json: entry: node "start" is not in graph "flow"',
+    ],
     [
       'a layout with an edge to a missing node',
       { 'graphs/flow.json': layout({ ...triageLike, edges: [...triageLike.edges, { from: 'b', to: '__end__' }] }) },
@@ -324,12 +476,22 @@ describe('bad assets are refused with the file and field', () => {
     ],
     [
       'a layout with a condition on an llm edge',
-      { 'graphs/flow.json': layout({ ...triageLike, edges: [{ from: 'a', to: 'g', condition: 'approved' }, ...triageLike.edges.slice(1)] }) },
+      {
+        'graphs/flow.json': layout({
+          ...triageLike,
+          edges: [{ from: 'a', to: 'g', condition: 'approved' }, ...triageLike.edges.slice(1)],
+        }),
+      },
       'graphs/flow.json: edges[0].condition: only a gate\'s edges carry a condition; "a" is an llm node',
     ],
     [
       'a layout with an unknown edge condition',
-      { 'graphs/flow.json': layout({ ...triageLike, edges: [...triageLike.edges.slice(0, 2), { from: 'g', to: 'stop', condition: 'maybe' }] }) },
+      {
+        'graphs/flow.json': layout({
+          ...triageLike,
+          edges: [...triageLike.edges.slice(0, 2), { from: 'g', to: 'stop', condition: 'maybe' }],
+        }),
+      },
       'graphs/flow.json: edges[2].condition: unknown condition "maybe"',
     ],
     [
@@ -339,7 +501,12 @@ describe('bad assets are refused with the file and field', () => {
     ],
     [
       'a gate rejecting into an llm node',
-      { 'graphs/flow.json': layout({ ...triageLike, edges: [...triageLike.edges.slice(0, 2), { from: 'g', to: 'a', condition: 'rejected' }] }) },
+      {
+        'graphs/flow.json': layout({
+          ...triageLike,
+          edges: [...triageLike.edges.slice(0, 2), { from: 'g', to: 'a', condition: 'rejected' }],
+        }),
+      },
       'graphs/flow.json: edges: gate "g": the rejected edge must lead to a terminal node, "a" is an llm node',
     ],
     [
@@ -363,8 +530,14 @@ describe('bad assets are refused with the file and field', () => {
         'graphs/loop.json': layout({
           name: 'loop',
           entry: 'a',
-          nodes: [{ id: 'a', kind: 'llm' }, { id: 'b', kind: 'llm' }],
-          edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'a' }],
+          nodes: [
+            { id: 'a', kind: 'llm' },
+            { id: 'b', kind: 'llm' },
+          ],
+          edges: [
+            { from: 'a', to: 'b' },
+            { from: 'b', to: 'a' },
+          ],
         }),
       },
       'graphs/loop.json: edges: graph cycle without an exit through "a", "b"',
@@ -376,6 +549,8 @@ describe('bad assets are refused with the file and field', () => {
   });
 
   it('a missing assets folder', () => {
-    expect(() => compileAssets(path.join(tempDir('svc-assets-'), 'nope'))).toThrow(/nope: \(folder\): no such assets folder/);
+    expect(() => compileAssets(path.join(tempDir('svc-assets-'), 'nope'))).toThrow(
+      /nope: \(folder\): no such assets folder/,
+    );
   });
 });

@@ -2,7 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML, { YAMLError } from 'yaml';
 import { z } from 'zod';
-import { RUNTIME_CONTRACT_FILE, RuntimeContractSchema, type GateContract, type RuntimeContract } from './runtime-contract';
+import {
+  RUNTIME_CONTRACT_FILE,
+  RuntimeContractSchema,
+  type GateContract,
+  type RuntimeContract,
+} from './runtime-contract';
 import {
   GraphLayoutSchema,
   ManifestSchema,
@@ -103,7 +108,12 @@ const FrontmatterSchema = z
     description: z.string().min(1),
     category: z.string().min(1).default('general'),
     // `cancelled:` with nothing under it is a phase described by its layout alone.
-    phases: z.record(z.string(), PhaseFrontmatterSchema.nullable().transform((p) => p ?? UNDESCRIBED_PHASE)).default({}),
+    phases: z
+      .record(
+        z.string(),
+        PhaseFrontmatterSchema.nullable().transform((p) => p ?? UNDESCRIBED_PHASE),
+      )
+      .default({}),
   })
   .strict();
 
@@ -114,7 +124,8 @@ function fail(file: string, field: string, message: string): never {
 /** `phases.analysis.routes[0].target`, as an author would point at it in the YAML. */
 export function fieldName(segments: readonly PropertyKey[]): string {
   return segments.reduce<string>(
-    (field, segment) => (typeof segment === 'number' ? `${field}[${segment}]` : field ? `${field}.${String(segment)}` : String(segment)),
+    (field, segment) =>
+      typeof segment === 'number' ? `${field}[${segment}]` : field ? `${field}.${String(segment)}` : String(segment),
     '',
   );
 }
@@ -122,7 +133,8 @@ export function fieldName(segments: readonly PropertyKey[]): string {
 function zodFail(file: string, error: z.ZodError): never {
   const issue = error.issues[0]!;
   if (issue.code === 'unrecognized_keys') fail(file, fieldName([...issue.path, issue.keys[0]!]), 'unknown field');
-  const message = issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? 'is required' : issue.message;
+  const message =
+    issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? 'is required' : issue.message;
   fail(file, fieldName(issue.path) || '(frontmatter)', message);
 }
 
@@ -137,9 +149,14 @@ export function parseFrontmatter(file: string, text: string): { data: object; bo
     if (!(error instanceof YAMLError)) throw error;
     // The parser counts lines from the start of the frontmatter; authors look at the file, one line further.
     const where = error.linePos ? ` at line ${error.linePos[0].line + 1}` : '';
-    fail(file, '(frontmatter)', `invalid YAML${where}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
+    fail(
+      file,
+      '(frontmatter)',
+      `invalid YAML${where}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+    );
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) fail(file, '(frontmatter)', 'must be a YAML mapping');
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    fail(file, '(frontmatter)', 'must be a YAML mapping');
   return { data, body: (match[2] ?? '').trim() };
 }
 
@@ -149,7 +166,7 @@ const END = '__end__';
 /** Nodes from which the run can never reach END: they loop forever. */
 function nodesWithoutExit(ids: readonly string[], successors: (id: string) => readonly string[]): string[] {
   const canEnd = new Set([END]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const id of ids) {
       if (!canEnd.has(id) && successors(id).some((next) => canEnd.has(next))) {
@@ -171,39 +188,59 @@ const aKind = (kind: string) => `${kind === 'llm' ? 'an' : 'a'} ${kind} node`;
 export function checkLayout(file: string, layout: GraphLayout): GraphLayout {
   const byId = new Map<string, GraphLayout['nodes'][number]>();
   layout.nodes.forEach((node, i) => {
-    if (!NODE_ID.test(node.id)) fail(file, `nodes[${i}].id`, `"${node.id}" must be lowercase letters, digits, _ and -, starting with a letter`);
+    if (!NODE_ID.test(node.id))
+      fail(file, `nodes[${i}].id`, `"${node.id}" must be lowercase letters, digits, _ and -, starting with a letter`);
     if (byId.has(node.id)) fail(file, `nodes[${i}].id`, `node "${node.id}" is defined twice`);
     byId.set(node.id, node);
   });
   if (!byId.has(layout.entry)) fail(file, 'entry', `node "${layout.entry}" is not in graph "${layout.name}"`);
   layout.edges.forEach((edge, i) => {
     for (const end of ['from', 'to'] as const) {
-      if (!byId.has(edge[end])) fail(file, `edges[${i}].${end}`, `node "${edge[end]}" is not in graph "${layout.name}"`);
+      if (!byId.has(edge[end]))
+        fail(file, `edges[${i}].${end}`, `node "${edge[end]}" is not in graph "${layout.name}"`);
     }
     const from = byId.get(edge.from)!;
-    if (from.kind === 'terminal') fail(file, `edges[${i}].from`, `terminal node "${edge.from}" cannot have outgoing edges`);
+    if (from.kind === 'terminal')
+      fail(file, `edges[${i}].from`, `terminal node "${edge.from}" cannot have outgoing edges`);
     if (edge.condition !== undefined && !(GATE_CONDITIONS as readonly string[]).includes(edge.condition)) {
-      fail(file, `edges[${i}].condition`, `unknown condition "${edge.condition}": a gate's edges are approved or rejected, other branching is done by routing rules`);
+      fail(
+        file,
+        `edges[${i}].condition`,
+        `unknown condition "${edge.condition}": a gate's edges are approved or rejected, other branching is done by routing rules`,
+      );
     }
     if (edge.condition !== undefined && from.kind !== 'gate') {
-      fail(file, `edges[${i}].condition`, `only a gate's edges carry a condition; "${edge.from}" is ${aKind(from.kind)}`);
+      fail(
+        file,
+        `edges[${i}].condition`,
+        `only a gate's edges carry a condition; "${edge.from}" is ${aKind(from.kind)}`,
+      );
     }
   });
   const outgoing = (id: string) => layout.edges.filter((e) => e.from === id);
   for (const node of layout.nodes) {
     const out = outgoing(node.id);
     if (node.kind === 'llm' && out.length > 1) {
-      fail(file, 'edges', `node "${node.id}" has ${out.length} outgoing edges: an llm node has at most one, branching is done by routing rules`);
+      fail(
+        file,
+        'edges',
+        `node "${node.id}" has ${out.length} outgoing edges: an llm node has at most one, branching is done by routing rules`,
+      );
     }
     if (node.kind !== 'gate') continue;
     for (const condition of GATE_CONDITIONS) {
       const edges = out.filter((e) => e.condition === condition);
-      if (edges.length !== 1) fail(file, 'edges', `gate "${node.id}" needs exactly one ${condition} edge, it has ${edges.length}`);
+      if (edges.length !== 1)
+        fail(file, 'edges', `gate "${node.id}" needs exactly one ${condition} edge, it has ${edges.length}`);
     }
     if (out.length !== 2) fail(file, 'edges', `gate "${node.id}" may only have its approved and rejected edges`);
     const rejected = out.find((e) => e.condition === 'rejected')!.to;
     if (byId.get(rejected)!.kind !== 'terminal') {
-      fail(file, 'edges', `gate "${node.id}": the rejected edge must lead to a terminal node, "${rejected}" is ${aKind(byId.get(rejected)!.kind)}`);
+      fail(
+        file,
+        'edges',
+        `gate "${node.id}": the rejected edge must lead to a terminal node, "${rejected}" is ${aKind(byId.get(rejected)!.kind)}`,
+      );
     }
   }
 
@@ -212,7 +249,8 @@ export function checkLayout(file: string, layout: GraphLayout): GraphLayout {
     for (const edge of outgoing(order[i]!)) if (!order.includes(edge.to)) order.push(edge.to);
   }
   const unreachable = layout.nodes.filter((n) => !order.includes(n.id)).map((n) => n.id);
-  if (unreachable.length) fail(file, 'nodes', `${quoted(unreachable)} cannot be reached from the entry "${layout.entry}"`);
+  if (unreachable.length)
+    fail(file, 'nodes', `${quoted(unreachable)} cannot be reached from the entry "${layout.entry}"`);
 
   const stuck = nodesWithoutExit(order, (id) => (outgoing(id).length ? outgoing(id).map((e) => e.to) : [END]));
   if (stuck.length) fail(file, 'edges', `graph cycle without an exit through ${quoted(stuck)}`);
@@ -222,7 +260,10 @@ export function checkLayout(file: string, layout: GraphLayout): GraphLayout {
 function readCustomLayouts(graphsDir: string): Map<string, GraphLayout> {
   const layouts = new Map<string, GraphLayout>();
   if (!fs.existsSync(graphsDir)) return layouts;
-  for (const fileName of fs.readdirSync(graphsDir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const fileName of fs
+    .readdirSync(graphsDir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const file = path.join(graphsDir, fileName);
     let raw: unknown;
     try {
@@ -234,36 +275,63 @@ function readCustomLayouts(graphsDir: string): Map<string, GraphLayout> {
     if (!parsed.success) zodFail(file, parsed.error);
     const expected = path.basename(fileName, '.json');
     if (parsed.data.name !== expected) fail(file, 'name', `must be "${expected}", the file's name`);
-    if (Object.values(DEFAULT_LAYOUTS).some((l) => l.name === expected)) fail(file, 'name', `"${expected}" is a built-in layout`);
+    if (Object.values(DEFAULT_LAYOUTS).some((l) => l.name === expected))
+      fail(file, 'name', `"${expected}" is a built-in layout`);
     layouts.set(expected, checkLayout(file, parsed.data));
   }
   return layouts;
 }
 
-function layoutFor(file: string, kind: AssetKind, category: string, customLayouts: ReadonlyMap<string, GraphLayout>): GraphLayout {
+function layoutFor(
+  file: string,
+  kind: AssetKind,
+  category: string,
+  customLayouts: ReadonlyMap<string, GraphLayout>,
+): GraphLayout {
   const custom = customLayouts.get(category);
   if (custom) {
     if (kind !== 'agent') fail(file, 'category', `custom graph layouts are for agents; "${category}" is one`);
     return custom;
   }
   if ((BUILT_IN_CATEGORIES as readonly string[]).includes(category)) return DEFAULT_LAYOUTS[kind];
-  fail(file, 'category', `unknown category "${category}": use one of ${BUILT_IN_CATEGORIES.join(', ')} or add assets/graphs/${category}.json`);
+  fail(
+    file,
+    'category',
+    `unknown category "${category}": use one of ${BUILT_IN_CATEGORIES.join(', ')} or add assets/graphs/${category}.json`,
+  );
 }
 
 /** The rules of one phase with their priorities, checked as the runtime checks saved overrides. */
-function routesOf(file: string, node: GraphLayout['nodes'][number], given: PhaseFrontmatter, layout: GraphLayout): RoutingRule[] {
+function routesOf(
+  file: string,
+  node: GraphLayout['nodes'][number],
+  given: PhaseFrontmatter,
+  layout: GraphLayout,
+): RoutingRule[] {
   const field = `phases.${node.id}.routes`;
-  if (given.routes.length && node.kind !== 'llm') fail(file, field, `"${node.id}" is ${aKind(node.kind)}: its edges are defined by graph "${layout.name}"`);
+  if (given.routes.length && node.kind !== 'llm')
+    fail(file, field, `"${node.id}" is ${aKind(node.kind)}: its edges are defined by graph "${layout.name}"`);
   const priorities = new Map<number, number>();
   return given.routes.map((route, i) => {
     const at = `${field}[${i}]`;
     if ((GATE_CONDITIONS as readonly string[]).includes(route.condition)) {
-      fail(file, `${at}.condition`, `"${route.condition}" is a gate decision, not a routing rule: only a gate node's edges in graph "${layout.name}" carry it`);
+      fail(
+        file,
+        `${at}.condition`,
+        `"${route.condition}" is a gate decision, not a routing rule: only a gate node's edges in graph "${layout.name}" carry it`,
+      );
     }
     const condition = RouteConditionSchema.safeParse(route.condition);
-    if (!condition.success) fail(file, `${at}.condition`, `unknown condition "${route.condition}": use one of ${RouteConditionSchema.options.join(', ')}`);
-    if (!layout.nodes.some((n) => n.id === route.target)) fail(file, `${at}.target`, `node "${route.target}" is not in graph "${layout.name}"`);
-    if (condition.data !== 'always' && route.match === '') fail(file, `${at}.match`, `a ${condition.data} rule needs a match value`);
+    if (!condition.success)
+      fail(
+        file,
+        `${at}.condition`,
+        `unknown condition "${route.condition}": use one of ${RouteConditionSchema.options.join(', ')}`,
+      );
+    if (!layout.nodes.some((n) => n.id === route.target))
+      fail(file, `${at}.target`, `node "${route.target}" is not in graph "${layout.name}"`);
+    if (condition.data !== 'always' && route.match === '')
+      fail(file, `${at}.match`, `a ${condition.data} rule needs a match value`);
     if (condition.data === 'regex') {
       try {
         compilePattern(route.match);
@@ -273,7 +341,8 @@ function routesOf(file: string, node: GraphLayout['nodes'][number], given: Phase
     }
     const priority = route.priority ?? i;
     const earlier = priorities.get(priority);
-    if (earlier !== undefined) fail(file, `${at}.priority`, `priority ${priority} is already used by ${field}[${earlier}]`);
+    if (earlier !== undefined)
+      fail(file, `${at}.priority`, `priority ${priority} is already used by ${field}[${earlier}]`);
     priorities.set(priority, i);
     return { condition: condition.data, match: route.match, target: route.target, priority };
   });
@@ -291,7 +360,13 @@ function successors(layout: GraphLayout, phase: Phase): string[] {
   return [...rules.map((r) => r.target), ...(edges.length ? edges : [END])];
 }
 
-function compileAsset(file: string, source: string, kind: AssetKind, text: string, customLayouts: ReadonlyMap<string, GraphLayout>): Manifest {
+function compileAsset(
+  file: string,
+  source: string,
+  kind: AssetKind,
+  text: string,
+  customLayouts: ReadonlyMap<string, GraphLayout>,
+): Manifest {
   const { data, body } = parseFrontmatter(file, text);
   const parsed = FrontmatterSchema.safeParse(data);
   if (!parsed.success) zodFail(file, parsed.error);
@@ -309,13 +384,19 @@ function compileAsset(file: string, source: string, kind: AssetKind, text: strin
     const at = `phases.${node.id}`;
     if (node.kind !== 'gate') {
       if (given.approval_question) fail(file, `${at}.approval_question`, `"${node.id}" is not a gate`);
-      if (given.required_approval_context.length) fail(file, `${at}.required_approval_context`, `"${node.id}" is not a gate`);
+      if (given.required_approval_context.length)
+        fail(file, `${at}.required_approval_context`, `"${node.id}" is not a gate`);
     }
     if (node.kind !== 'llm' && given.classification_options.length) {
-      fail(file, `${at}.classification_options`, `"${node.id}" is ${aKind(node.kind)}: only llm nodes produce output to classify`);
+      fail(
+        file,
+        `${at}.classification_options`,
+        `"${node.id}" is ${aKind(node.kind)}: only llm nodes produce output to classify`,
+      );
     }
     given.required_approval_context.forEach((item, i) => {
-      if (byId.get(item)?.kind !== 'llm') fail(file, `${at}.required_approval_context[${i}]`, `"${item}" is not an llm node of graph "${layout.name}"`);
+      if (byId.get(item)?.kind !== 'llm')
+        fail(file, `${at}.required_approval_context[${i}]`, `"${item}" is not an llm node of graph "${layout.name}"`);
     });
     return {
       id: node.id,
@@ -324,7 +405,9 @@ function compileAsset(file: string, source: string, kind: AssetKind, text: strin
       description: given.description,
       expected_output: given.expected_output,
       classification_options: given.classification_options,
-      ...(node.kind === 'gate' ? { approval_question: given.approval_question ?? defaultQuestion(layout, node.id, front.phases) } : {}),
+      ...(node.kind === 'gate'
+        ? { approval_question: given.approval_question ?? defaultQuestion(layout, node.id, front.phases) }
+        : {}),
       required_approval_context: given.required_approval_context,
       routes: routesOf(file, node, given, layout),
     };
@@ -365,7 +448,13 @@ function gatesOf(layout: GraphLayout, phases: readonly Phase[]): GateContract[] 
     .filter((p) => p.kind === 'gate')
     .map((p) => {
       const to = (condition: string) => layout.edges.find((e) => e.from === p.id && e.condition === condition)!.to;
-      return { node: p.id, question: p.approval_question!, required_context: p.required_approval_context, approved: to('approved'), rejected: to('rejected') };
+      return {
+        node: p.id,
+        question: p.approval_question!,
+        required_context: p.required_approval_context,
+        approved: to('approved'),
+        rejected: to('rejected'),
+      };
     });
 }
 
@@ -378,14 +467,21 @@ export interface CompiledAssets {
 
 /** Reads every asset under `assetsDir`; throws an AssetError naming the file and field of the first problem. */
 export function compileAssets(assetsDir: string): CompiledAssets {
-  if (!fs.statSync(assetsDir, { throwIfNoEntry: false })?.isDirectory()) fail(assetsDir, '(folder)', 'no such assets folder');
+  if (!fs.statSync(assetsDir, { throwIfNoEntry: false })?.isDirectory())
+    fail(assetsDir, '(folder)', 'no such assets folder');
   const customLayouts = readCustomLayouts(path.join(assetsDir, 'graphs'));
   const manifests: Manifest[] = [];
   const sources = new Map<string, string>();
-  for (const [kind, folder] of [['agent', 'agents'], ['command', 'commands']] as const) {
+  for (const [kind, folder] of [
+    ['agent', 'agents'],
+    ['command', 'commands'],
+  ] as const) {
     const dir = path.join(assetsDir, folder);
     if (!fs.existsSync(dir)) continue;
-    for (const fileName of fs.readdirSync(dir).filter((f) => f.endsWith('.md')).sort()) {
+    for (const fileName of fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.md'))
+      .sort()) {
       const file = path.join(dir, fileName);
       const source = path.posix.join('assets', folder, fileName);
       const manifest = compileAsset(file, source, kind, fs.readFileSync(file, 'utf8'), customLayouts);
@@ -401,7 +497,18 @@ export function compileAssets(assetsDir: string): CompiledAssets {
     assets: Object.fromEntries(
       manifests.map((m) => {
         const layout = layouts.get(m.graph)!;
-        return [m.name, { kind: m.kind, graph: m.graph, category: m.category, entry: layout.entry, phases: m.phases, edges: layout.edges, gates: gatesOf(layout, m.phases) }];
+        return [
+          m.name,
+          {
+            kind: m.kind,
+            graph: m.graph,
+            category: m.category,
+            entry: layout.entry,
+            phases: m.phases,
+            edges: layout.edges,
+            gates: gatesOf(layout, m.phases),
+          },
+        ];
       }),
     ),
   });
@@ -418,9 +525,12 @@ export function writeGenerated(outDir: string, compiled: CompiledAssets): void {
   fs.mkdirSync(path.dirname(outDir), { recursive: true });
   const staging = fs.mkdtempSync(path.join(path.dirname(outDir), `.${path.basename(outDir)}-`));
   try {
-    for (const sub of ['manifests/agents', 'manifests/commands', 'graphs']) fs.mkdirSync(path.join(staging, sub), { recursive: true });
-    const write = (file: string, value: unknown) => fs.writeFileSync(path.join(staging, file), `${JSON.stringify(value, null, 2)}\n`);
-    for (const m of compiled.manifests) write(`manifests/${m.kind === 'agent' ? 'agents' : 'commands'}/${m.name}.json`, m);
+    for (const sub of ['manifests/agents', 'manifests/commands', 'graphs'])
+      fs.mkdirSync(path.join(staging, sub), { recursive: true });
+    const write = (file: string, value: unknown) =>
+      fs.writeFileSync(path.join(staging, file), `${JSON.stringify(value, null, 2)}\n`);
+    for (const m of compiled.manifests)
+      write(`manifests/${m.kind === 'agent' ? 'agents' : 'commands'}/${m.name}.json`, m);
     for (const layout of compiled.layouts) write(`graphs/${layout.name}.json`, layout);
     write(RUNTIME_CONTRACT_FILE, compiled.contract);
     // The repository keeps the empty generated/ folder through this file.

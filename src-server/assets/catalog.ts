@@ -1,6 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { GraphLayoutSchema, ManifestSchema, type AssetKind, type GraphLayout, type Manifest } from '../contracts/assets';
+import {
+  GraphLayoutSchema,
+  ManifestSchema,
+  type AssetKind,
+  type GraphLayout,
+  type Manifest,
+} from '../contracts/assets';
 import { getLogger } from '../log';
 
 const log = getLogger('svc.assets');
@@ -29,7 +35,10 @@ export function loadCatalog(generatedDir = DEFAULT_GENERATED_DIR): Catalog {
   for (const kind of ['agents', 'commands'] as const) {
     const dir = path.join(generatedDir, 'manifests', kind);
     if (!fs.existsSync(dir)) continue;
-    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    for (const file of fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort()) {
       const manifest = ManifestSchema.parse(readJson(path.join(dir, file)));
       const layout = GraphLayoutSchema.parse(readJson(path.join(generatedDir, 'graphs', `${manifest.graph}.json`)));
       entries.set(manifest.name, { manifest, layout });

@@ -1,12 +1,6 @@
 import type { TenancyRepository } from '../db/tenancy.repository';
 import { forbidden, notFound } from '../contracts/errors';
-import {
-  DEFAULT_ORG_ID,
-  DEFAULT_PROJECT_ID,
-  DEFAULT_TEAM_ID,
-  type Role,
-  type ScopeType,
-} from '../contracts/tenancy';
+import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID, type Role, type ScopeType } from '../contracts/tenancy';
 import type { Principal } from './principal';
 
 /**
@@ -52,7 +46,11 @@ function highest(roles: Role[]): Role | null {
  */
 export function createAccess(tenancy: TenancyRepository): Access {
   /** The caller's role on a scope, inherited from above; `exists` false when there is no such scope. */
-  const scopeRole = async (principal: Principal, type: ScopeType, id: string): Promise<{ exists: boolean; role: Role | null }> => {
+  const scopeRole = async (
+    principal: Principal,
+    type: ScopeType,
+    id: string,
+  ): Promise<{ exists: boolean; role: Role | null }> => {
     const { exists, roles } = await tenancy.rolesOn(principal.kind === 'session' ? principal.id : null, type, id);
     if (!exists) return { exists, role: null };
     return { exists, role: principal.instanceAdmin ? 'admin' : highest(roles as Role[]) };
@@ -78,7 +76,8 @@ export function createAccess(tenancy: TenancyRepository): Access {
     requireScopeRole: (principal, type, id, role, what = type === 'org' ? 'organisation' : type) =>
       requireScopeRole(principal, type, id, role, what),
 
-    requireProjectRole: (principal, projectId, role, what = 'project') => requireScopeRole(principal, 'project', projectId, role, what),
+    requireProjectRole: (principal, projectId, role, what = 'project') =>
+      requireScopeRole(principal, 'project', projectId, role, what),
 
     async orgIdOfProject(projectId) {
       const orgId = await tenancy.orgIdOfProject(projectId);
@@ -86,6 +85,7 @@ export function createAccess(tenancy: TenancyRepository): Access {
       return orgId;
     },
 
-    requireOrgRole: (principal, orgId, role, what = 'organisation') => requireScopeRole(principal, 'org', orgId, role, what),
+    requireOrgRole: (principal, orgId, role, what = 'organisation') =>
+      requireScopeRole(principal, 'org', orgId, role, what),
   };
 }

@@ -37,7 +37,9 @@ export function createAuthenticator(config: Config): Authenticator {
   if (secretText === INSECURE_SESSION_SECRET) {
     secretText = randomBytes(32).toString('base64url');
     if (config.AUTH_ENABLED) {
-      log.warn('SESSION_SECRET is the insecure placeholder: signing sessions with a random per-process secret; sessions will not survive a restart');
+      log.warn(
+        'SESSION_SECRET is the insecure placeholder: signing sessions with a random per-process secret; sessions will not survive a restart',
+      );
     }
   }
   registerSecret(secretText);

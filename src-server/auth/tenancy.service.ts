@@ -20,13 +20,27 @@ export function tenancyService(deps: { access: Access; tenancy: TenancyRepositor
   const { access, tenancy, users } = deps;
   const manageMembersRole: Record<ScopeType, Role> = { org: 'admin', team: 'admin', project: 'owner' };
 
-  async function toScope(principal: Principal, type: ScopeType, row: { id: string; name: string; parent_id: string | null; created_at: Date }): Promise<Scope> {
-    return { id: row.id, name: row.name, parent_id: row.parent_id, role: await access.scopeRole(principal, type, row.id), created_at: row.created_at.toISOString() };
+  async function toScope(
+    principal: Principal,
+    type: ScopeType,
+    row: { id: string; name: string; parent_id: string | null; created_at: Date },
+  ): Promise<Scope> {
+    return {
+      id: row.id,
+      name: row.name,
+      parent_id: row.parent_id,
+      role: await access.scopeRole(principal, type, row.id),
+      created_at: row.created_at.toISOString(),
+    };
   }
 
   return {
     async list(principal: Principal, type: ScopeType, parentId?: string): Promise<Scope[]> {
-      const userId = principal.instanceAdmin ? null : principal.kind === 'session' ? principal.id : '00000000-0000-0000-0000-00000000ffff';
+      const userId = principal.instanceAdmin
+        ? null
+        : principal.kind === 'session'
+          ? principal.id
+          : '00000000-0000-0000-0000-00000000ffff';
       const rows = await tenancy.list(type, userId, parentId);
       return Promise.all(rows.map((row) => toScope(principal, type, row)));
     },
@@ -34,7 +48,8 @@ export function tenancyService(deps: { access: Access; tenancy: TenancyRepositor
     async create(principal: Principal, type: ScopeType, name: string, parentId?: string): Promise<Scope> {
       const parentType = PARENT[type];
       if (parentType) {
-        if (!parentId) throw badRequest(`invalid request body: parent_id: a ${NAME[type]} needs the id of its ${NAME[parentType]}`);
+        if (!parentId)
+          throw badRequest(`invalid request body: parent_id: a ${NAME[type]} needs the id of its ${NAME[parentType]}`);
         await access.requireScopeRole(principal, parentType, parentId, 'admin', `${NAME[parentType]} ${parentId}`);
       } else if (!principal.instanceAdmin) {
         throw forbidden('only instance administrators create organisations');
@@ -50,7 +65,8 @@ export function tenancyService(deps: { access: Access; tenancy: TenancyRepositor
       if (!row) throw notFound(`${NAME[type]} ${id} not found`);
       const parentType = PARENT[type];
       await access.requireScopeRole(principal, type, id, 'viewer', `${NAME[type]} ${id}`);
-      if (parentType) await access.requireScopeRole(principal, parentType, row.parent_id!, 'admin', `${NAME[type]} ${id}`);
+      if (parentType)
+        await access.requireScopeRole(principal, parentType, row.parent_id!, 'admin', `${NAME[type]} ${id}`);
       else await access.requireScopeRole(principal, type, id, 'admin', `${NAME[type]} ${id}`);
       if (DEFAULTS.has(id)) throw conflict(`the default ${NAME[type]} cannot be deleted`);
       await tenancy.remove(type, id);
@@ -72,7 +88,8 @@ export function tenancyService(deps: { access: Access; tenancy: TenancyRepositor
 
     async removeMember(principal: Principal, type: ScopeType, id: string, userId: string): Promise<void> {
       await access.requireScopeRole(principal, type, id, manageMembersRole[type], `${NAME[type]} ${id}`);
-      if (!(await tenancy.removeMember(type, id, userId))) throw notFound(`user ${userId} is not a member of ${NAME[type]} ${id}`);
+      if (!(await tenancy.removeMember(type, id, userId)))
+        throw notFound(`user ${userId} is not a member of ${NAME[type]} ${id}`);
     },
   };
 }

@@ -65,16 +65,28 @@ describe('project context', () => {
   });
 
   it('fails clearly for a missing folder and a failed clone', async () => {
-    await expect(buildProjectContext('/no/such/folder', options())).rejects.toThrow('project folder /no/such/folder does not exist');
-    await expect(buildProjectContext('https://127.0.0.1:9/nothing.git', options())).rejects.toThrow(/^could not clone https:\/\/127\.0\.0\.1:9\/nothing\.git: /);
+    await expect(buildProjectContext('/no/such/folder', options())).rejects.toThrow(
+      'project folder /no/such/folder does not exist',
+    );
+    await expect(buildProjectContext('https://127.0.0.1:9/nothing.git', options())).rejects.toThrow(
+      /^could not clone https:\/\/127\.0\.0\.1:9\/nothing\.git: /,
+    );
   });
 
   it('allows local paths only under PROJECT_ROOTS when asked to', async () => {
     const dir = project();
-    await expect(buildProjectContext(dir, { cacheDir: mkdir(), allowedRoots: [] })).rejects.toThrow('local project paths are disabled');
-    await expect(buildProjectContext(dir, { cacheDir: mkdir(), allowedRoots: ['/srv/projects'] })).rejects.toThrow(`project path ${dir} is outside the allowed folders (PROJECT_ROOTS: /srv/projects)`);
-    await expect(buildProjectContext(`file://${dir}`, { cacheDir: mkdir(), allowedRoots: ['/srv/projects'] })).rejects.toThrow('outside the allowed folders');
-    expect(await buildProjectContext(dir, { cacheDir: mkdir(), allowedRoots: [path.dirname(dir)] })).toContain('README.md');
+    await expect(buildProjectContext(dir, { cacheDir: mkdir(), allowedRoots: [] })).rejects.toThrow(
+      'local project paths are disabled',
+    );
+    await expect(buildProjectContext(dir, { cacheDir: mkdir(), allowedRoots: ['/srv/projects'] })).rejects.toThrow(
+      `project path ${dir} is outside the allowed folders (PROJECT_ROOTS: /srv/projects)`,
+    );
+    await expect(
+      buildProjectContext(`file://${dir}`, { cacheDir: mkdir(), allowedRoots: ['/srv/projects'] }),
+    ).rejects.toThrow('outside the allowed folders');
+    expect(await buildProjectContext(dir, { cacheDir: mkdir(), allowedRoots: [path.dirname(dir)] })).toContain(
+      'README.md',
+    );
   });
 
   it('tells git URLs from local paths, and never hands an option-like URL to git', async () => {

@@ -68,7 +68,9 @@ async function clone(url: string, options: ProjectContextOptions): Promise<strin
   const size = await folderSize(staging);
   if (size > (options.maxCloneBytes ?? 200 * 1024 * 1024)) {
     await fs.rm(staging, { recursive: true, force: true });
-    throw new ProjectPathError(`${url} is larger than the ${Math.round((options.maxCloneBytes ?? 200 * 1024 * 1024) / 1024 / 1024)} MiB limit for project context`);
+    throw new ProjectPathError(
+      `${url} is larger than the ${Math.round((options.maxCloneBytes ?? 200 * 1024 * 1024) / 1024 / 1024)} MiB limit for project context`,
+    );
   }
   await fs.rename(staging, target).catch(async () => fs.rm(staging, { recursive: true, force: true }));
   return target;
@@ -86,7 +88,9 @@ async function folderSize(dir: string): Promise<number> {
 async function assertAllowed(resolved: string, options: ProjectContextOptions): Promise<void> {
   if (!options.allowedRoots) return;
   const real = await fs.realpath(resolved).catch(() => resolved);
-  const inside = options.allowedRoots.some((root) => real === path.resolve(root) || real.startsWith(path.resolve(root) + path.sep));
+  const inside = options.allowedRoots.some(
+    (root) => real === path.resolve(root) || real.startsWith(path.resolve(root) + path.sep),
+  );
   if (inside) return;
   throw new ProjectPathError(
     options.allowedRoots.length
@@ -104,7 +108,12 @@ async function resolveFolder(projectPath: string, options: ProjectContextOptions
   if (!stat) throw new ProjectPathError(`project folder ${resolved} does not exist`);
   if (!stat.isDirectory()) throw new ProjectPathError(`project path ${resolved} is not a folder`);
   // A file:// URL to a bare repository has no work tree to read: clone it like any other URL.
-  const bare = isFileUrl && (await fs.access(path.join(resolved, 'HEAD')).then(() => true, () => false));
+  const bare =
+    isFileUrl &&
+    (await fs.access(path.join(resolved, 'HEAD')).then(
+      () => true,
+      () => false,
+    ));
   return bare ? clone(projectPath, options) : resolved;
 }
 
@@ -120,7 +129,9 @@ async function walk(root: string): Promise<{ tree: string[]; keyFiles: string[] 
   const tree: string[] = [];
   const keyFiles: string[] = [];
   const visit = async (relative: string, depth: number) => {
-    const entries = (await fs.readdir(path.join(root, relative), { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+    const entries = (await fs.readdir(path.join(root, relative), { withFileTypes: true })).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    );
     for (const entry of entries) {
       if (tree.length >= MAX_ENTRIES) return;
       const rel = relative ? `${relative}/${entry.name}` : entry.name;

@@ -56,7 +56,13 @@ export type RunEventType = RunEvent['type'];
 export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
 
 /** Events after which a stream ends: the run finished, or it stopped at a gate. */
-export const TERMINAL_EVENTS: readonly RunEventType[] = ['run_done', 'run_error', 'run_cancelled', 'run_rejected', 'gate_waiting'];
+export const TERMINAL_EVENTS: readonly RunEventType[] = [
+  'run_done',
+  'run_error',
+  'run_cancelled',
+  'run_rejected',
+  'gate_waiting',
+];
 
 /**
  * One event on the wire: `event:` is the type, `id:` the run's sequence, `data:` the JSON event.

@@ -9,7 +9,10 @@ export const HealthSchema = z
       base_url: z.string(),
       reachable: z.boolean(),
       models: z.array(z.string()),
-      error: z.string().nullable().meta({ description: 'e.g. ConnectionRefusedError: … when the runtime is not running' }),
+      error: z
+        .string()
+        .nullable()
+        .meta({ description: 'e.g. ConnectionRefusedError: … when the runtime is not running' }),
     }),
     agents: z.number().int(),
     commands: z.number().int(),

@@ -14,7 +14,12 @@ export const ModelsSchema = z
         /** For the local runtime: whether /api/tags answered. */
         reachable: z.boolean().nullable(),
         error: z.string().nullable(),
-        models: z.array(z.object({ id: z.string().meta({ description: 'the model string to run with, e.g. local:llama3' }), name: z.string() })),
+        models: z.array(
+          z.object({
+            id: z.string().meta({ description: 'the model string to run with, e.g. local:llama3' }),
+            name: z.string(),
+          }),
+        ),
       }),
     ),
   })

@@ -6,7 +6,15 @@ export const RunStatusSchema = z.enum(['running', 'waiting_approval', 'completed
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'rejected', 'error', 'cancelled'];
 
-export const NodeStatusSchema = z.enum(['running', 'completed', 'waiting_approval', 'approved', 'rejected', 'error', 'cancelled']);
+export const NodeStatusSchema = z.enum([
+  'running',
+  'completed',
+  'waiting_approval',
+  'approved',
+  'rejected',
+  'error',
+  'cancelled',
+]);
 export type NodeStatus = z.infer<typeof NodeStatusSchema>;
 
 export const RunRequestSchema = z
@@ -122,7 +130,12 @@ export type GraphDefinition = z.infer<typeof GraphDefinitionSchema>;
 export const NodeConfigSchema = z
   .object({
     instructions_override: z.string().max(50_000).nullable().default(null),
-    classification_labels: z.string().max(2000).nullable().default(null).meta({ description: 'comma-separated labels' }),
+    classification_labels: z
+      .string()
+      .max(2000)
+      .nullable()
+      .default(null)
+      .meta({ description: 'comma-separated labels' }),
     routing_overrides: z.array(RoutingRuleSchema).max(50).default([]),
     notes: z.string().max(20_000).nullable().default(null),
   })

@@ -25,7 +25,9 @@ export const ScopeSchema = z
   .meta({ id: 'Scope' });
 export type Scope = z.infer<typeof ScopeSchema>;
 
-export const CreateScopeSchema = z.object({ name: z.string().trim().min(1).max(200), parent_id: z.uuid({ message: 'must be a UUID' }).optional() }).meta({ id: 'CreateScope' });
+export const CreateScopeSchema = z
+  .object({ name: z.string().trim().min(1).max(200), parent_id: z.uuid({ message: 'must be a UUID' }).optional() })
+  .meta({ id: 'CreateScope' });
 
 export const MemberSchema = z
   .object({ user_id: z.uuid(), name: z.string().nullable(), email: z.string().nullable(), role: RoleSchema })

@@ -46,7 +46,15 @@ export function nodeConfigsRepository(pool: Pool) {
                routing_overrides = EXCLUDED.routing_overrides,
                notes = EXCLUDED.notes,
                updated_at = now()`,
-        [orgId, agent, nodeId, config.instructions_override, config.classification_labels, JSON.stringify(config.routing_overrides), config.notes],
+        [
+          orgId,
+          agent,
+          nodeId,
+          config.instructions_override,
+          config.classification_labels,
+          JSON.stringify(config.routing_overrides),
+          config.notes,
+        ],
       );
     },
   };

@@ -112,7 +112,10 @@ export function runsRepository(pool: Pool) {
     },
 
     async listByThread(threadId: string): Promise<StoredRun[]> {
-      const { rows } = await pool.query<RunRow>(`${SELECT_RUN} WHERE r.thread_id = $1 ORDER BY r.started_at DESC, r.id`, [threadId]);
+      const { rows } = await pool.query<RunRow>(
+        `${SELECT_RUN} WHERE r.thread_id = $1 ORDER BY r.started_at DESC, r.id`,
+        [threadId],
+      );
       return rows.map(toRun);
     },
 
@@ -141,7 +144,11 @@ export function runsRepository(pool: Pool) {
     },
 
     /** Ends a running run; false when it was no longer running (cancelled meanwhile). */
-    async finish(id: string, status: RunStatus, fields: { output?: string | null; errorDetail?: string | null; eventSeq: number }): Promise<boolean> {
+    async finish(
+      id: string,
+      status: RunStatus,
+      fields: { output?: string | null; errorDetail?: string | null; eventSeq: number },
+    ): Promise<boolean> {
       const result = await pool.query(
         `UPDATE svc_runs SET status = $2, output = COALESCE($3, output), error_detail = $4, event_seq = $5, finished_at = now()
           WHERE id = $1 AND status = 'running'`,
@@ -169,10 +176,10 @@ export function runsRepository(pool: Pool) {
 
     /** Undo a claim whose resume could not start, so the gate can be decided again. */
     async unclaimGate(id: string, gate: PendingGate): Promise<void> {
-      await pool.query(`UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $2 WHERE id = $1 AND status = 'running'`, [
-        id,
-        JSON.stringify(gate),
-      ]);
+      await pool.query(
+        `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $2 WHERE id = $1 AND status = 'running'`,
+        [id, JSON.stringify(gate)],
+      );
     },
 
     /**
@@ -197,7 +204,10 @@ export function runsRepository(pool: Pool) {
     },
 
     async addRoute(runId: string, route: RouteMatch): Promise<void> {
-      await pool.query(`UPDATE svc_runs SET routes = routes || $2::jsonb WHERE id = $1`, [runId, JSON.stringify([route])]);
+      await pool.query(`UPDATE svc_runs SET routes = routes || $2::jsonb WHERE id = $1`, [
+        runId,
+        JSON.stringify([route]),
+      ]);
     },
 
     async enterNode(runId: string, nodeId: string, status: NodeStatus): Promise<number> {

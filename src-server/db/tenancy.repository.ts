@@ -123,7 +123,10 @@ export function tenancyRepository(pool: Pool) {
     },
 
     async removeMember(type: ScopeType, id: string, userId: string): Promise<boolean> {
-      const result = await pool.query(`DELETE FROM svc_memberships WHERE scope_type = $1 AND scope_id = $2 AND user_id = $3`, [type, id, userId]);
+      const result = await pool.query(
+        `DELETE FROM svc_memberships WHERE scope_type = $1 AND scope_id = $2 AND user_id = $3`,
+        [type, id, userId],
+      );
       return (result.rowCount ?? 0) > 0;
     },
   };

@@ -24,7 +24,12 @@ export function usersRepository(pool: Pool) {
      * Creates or updates the user of an identity-provider login. The first user ever to sign in
      * becomes admin of the default organisation; later users belong nowhere until someone adds them.
      */
-    async upsertFromLogin(issuer: string, subject: string, name: string | null, email: string | null): Promise<UserRow> {
+    async upsertFromLogin(
+      issuer: string,
+      subject: string,
+      name: string | null,
+      email: string | null,
+    ): Promise<UserRow> {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
@@ -36,7 +41,9 @@ export function usersRepository(pool: Pool) {
           [randomUUID(), issuer, subject, name, email],
         );
         const user = rows[0]!;
-        const { rows: admins } = await client.query(`SELECT 1 FROM svc_memberships WHERE scope_type = 'org' AND role = 'admin' LIMIT 1`);
+        const { rows: admins } = await client.query(
+          `SELECT 1 FROM svc_memberships WHERE scope_type = 'org' AND role = 'admin' LIMIT 1`,
+        );
         if (admins.length === 0) {
           await client.query(
             `INSERT INTO svc_memberships (user_id, scope_type, scope_id, role) VALUES ($1, 'org', $2, 'admin') ON CONFLICT DO NOTHING`,

@@ -28,9 +28,14 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   query?: Q;
   body?: B;
   responses: Record<number, ResponseSpec>;
-  handler: (
-    input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B>; ctx: RequestContext; req: Request; res: Response },
-  ) => unknown;
+  handler: (input: {
+    params: z.infer<P>;
+    query: z.infer<Q>;
+    body: z.infer<B>;
+    ctx: RequestContext;
+    req: Request;
+    res: Response;
+  }) => unknown;
 }
 
 const errorResponses = {
@@ -62,7 +67,9 @@ export class Api {
     this.registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   }
 
-  route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType = z.ZodUndefined>(spec: RouteSpec<P, Q, B>): void {
+  route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType = z.ZodUndefined>(
+    spec: RouteSpec<P, Q, B>,
+  ): void {
     const responses: Record<string, object> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
       responses[status] = r.schema
@@ -103,7 +110,14 @@ export class Api {
       if (res.headersSent || res.writableEnded) return;
       if (result === undefined) res.status(204).end();
       else if (res.statusCode !== 200) res.json(result);
-      else res.status(Object.keys(spec.responses).map(Number).find((s) => s >= 200 && s < 300) ?? 200).json(result);
+      else
+        res
+          .status(
+            Object.keys(spec.responses)
+              .map(Number)
+              .find((s) => s >= 200 && s < 300) ?? 200,
+          )
+          .json(result);
     });
   }
 

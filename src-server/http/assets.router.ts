@@ -63,6 +63,7 @@ export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
     query: OrgQuery,
     body: NodeConfigSchema,
     responses: { 200: { description: 'the saved overrides', schema: NodeConfigSchema } },
-    handler: ({ params, query, body, ctx }) => phaseConfig.save(ctx.principal, params.agent, params.node, body, query.org_id),
+    handler: ({ params, query, body, ctx }) =>
+      phaseConfig.save(ctx.principal, params.agent, params.node, body, query.org_id),
   });
 }

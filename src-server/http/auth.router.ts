@@ -54,16 +54,30 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
     responses: { 302: { description: 'to the provider' }, 404: { description: 'OIDC is not configured' } },
     handler: async ({ req, res }) => {
       if (!oidc) {
-        loginFailed(req, res, 'Sign-in with an identity provider is not configured on this server (OIDC_ISSUER_URL).', 404);
+        loginFailed(
+          req,
+          res,
+          'Sign-in with an identity provider is not configured on this server (OIDC_ISSUER_URL).',
+          404,
+        );
         return;
       }
       try {
         const { url, pending } = await oidc.start();
-        res.cookie(LOGIN_COOKIE, await auth.sealLogin(pending), { httpOnly: true, sameSite: 'lax', path: '/auth', maxAge: 600_000 });
+        res.cookie(LOGIN_COOKIE, await auth.sealLogin(pending), {
+          httpOnly: true,
+          sameSite: 'lax',
+          path: '/auth',
+          maxAge: 600_000,
+        });
         res.redirect(302, url);
       } catch (error) {
         log.warn(`OIDC login could not start: ${errorMessage(error)}`);
-        loginFailed(req, res, 'The identity provider cannot be reached right now. Try again in a moment, or use an API token.');
+        loginFailed(
+          req,
+          res,
+          'The identity provider cannot be reached right now. Try again in a moment, or use an API token.',
+        );
       }
     },
   });
@@ -90,15 +104,26 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
       }
       try {
         const pending = await auth.openLogin(sealed);
-        const callbackUrl = new URL(req.originalUrl, config.OIDC_REDIRECT_URI ?? `${req.protocol}://${req.get('host')}`);
+        const callbackUrl = new URL(
+          req.originalUrl,
+          config.OIDC_REDIRECT_URI ?? `${req.protocol}://${req.get('host')}`,
+        );
         const identity = await oidc.finish(callbackUrl, pending as { verifier: string; state: string; nonce: string });
         const user = await users.upsertFromLogin(identity.issuer, identity.subject, identity.name, identity.email);
-        const token = await auth.issueSession({ id: user.id, name: user.name ?? user.email ?? identity.subject, email: user.email ?? undefined });
+        const token = await auth.issueSession({
+          id: user.id,
+          name: user.name ?? user.email ?? identity.subject,
+          email: user.email ?? undefined,
+        });
         log.info(`signed in user=${user.id}`);
         res.redirect(302, `/ui#token=${encodeURIComponent(token)}`);
       } catch (e) {
         log.warn(`OIDC callback refused: ${errorMessage(e)}`);
-        loginFailed(req, res, 'The sign-in response could not be verified (it may be forged, replayed or expired). Start again from the studio.');
+        loginFailed(
+          req,
+          res,
+          'The sign-in response could not be verified (it may be forged, replayed or expired). Start again from the studio.',
+        );
       }
     },
   });

@@ -12,7 +12,9 @@ export function loopbackHostGuard(config: Config): RequestHandler {
     if (!active) return next();
     const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
     if (isLoopbackHost(host)) return next();
-    res.status(403).json(errorBody('forbidden_host', `requests to this server must address it by a loopback name, not "${host}"`));
+    res
+      .status(403)
+      .json(errorBody('forbidden_host', `requests to this server must address it by a loopback name, not "${host}"`));
   };
 }
 

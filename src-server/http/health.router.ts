@@ -9,7 +9,7 @@ export function healthRoutes(api: Api, deps: AppDeps): void {
     method: 'get',
     path: '/health',
     tag: 'service',
-    summary: 'Database and local runtime status, the runtime\'s models, and how many agents and commands are loaded',
+    summary: "Database and local runtime status, the runtime's models, and how many agents and commands are loaded",
     public: true,
     responses: {
       200: { description: 'service status', schema: HealthSchema },

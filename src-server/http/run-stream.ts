@@ -4,7 +4,8 @@ import { openSse } from './sse';
 
 /** The client's last seen event: the `Last-Event-ID` header (EventSource reconnects) or `?last_event_id=`. */
 export function lastEventId(req: Request): number {
-  const raw = req.get('last-event-id') ?? (typeof req.query.last_event_id === 'string' ? req.query.last_event_id : undefined);
+  const raw =
+    req.get('last-event-id') ?? (typeof req.query.last_event_id === 'string' ? req.query.last_event_id : undefined);
   const id = Number(raw);
   return Number.isInteger(id) && id > 0 ? id : 0;
 }

@@ -79,11 +79,20 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
       body: ReasonBodySchema,
       responses: {
         200: { ...eventStream, description: 'with Accept: text/event-stream, the resumed run as SSE' },
-        202: { description: 'otherwise: the run resumed; follow it at GET /runs/{id}/stream', schema: RunAcceptedSchema },
+        202: {
+          description: 'otherwise: the run resumed; follow it at GET /runs/{id}/stream',
+          schema: RunAcceptedSchema,
+        },
         409: { description: 'the gate is not pending, was already decided, or its checkpoint is gone' },
       },
       handler: async ({ params, body, ctx, req, res }) => {
-        const session = await runsService.decideGate(ctx.principal, params.id, params.gate, decision === 'approve', body.reason ?? null);
+        const session = await runsService.decideGate(
+          ctx.principal,
+          params.id,
+          params.gate,
+          decision === 'approve',
+          body.reason ?? null,
+        );
         if (wantsEventStream(req)) {
           await pipeRunStream({ kind: 'live', session }, session.lastEventId, res);
           return;

@@ -13,7 +13,12 @@ export function studioRouter(studioDir = DEFAULT_STUDIO_DIR): Router {
   const indexFile = path.join(studioDir, 'index.html');
   router.use(
     '/ui/assets',
-    express.static(path.join(studioDir, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: false }),
+    express.static(path.join(studioDir, 'assets'), {
+      immutable: true,
+      maxAge: '365d',
+      index: false,
+      fallthrough: false,
+    }),
   );
   router.use('/ui', express.static(studioDir, { index: false, maxAge: 0 }));
   router.get(['/ui', '/ui/{*rest}'], (_req, res) => {

@@ -22,13 +22,20 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
       summary: `${path.slice(1)} the caller may see${parentQuery ? `, optionally within ?${parentQuery}=` : ''}`,
       query: parentQuery ? z.object({ [parentQuery]: uuid.optional() }) : undefined,
       responses: { 200: { description: 'visible scopes', schema: z.array(ScopeSchema) } },
-      handler: ({ query, ctx }) => tenancy.list(ctx.principal, type, parentQuery ? (query as Record<string, string | undefined>)[parentQuery] : undefined),
+      handler: ({ query, ctx }) =>
+        tenancy.list(
+          ctx.principal,
+          type,
+          parentQuery ? (query as Record<string, string | undefined>)[parentQuery] : undefined,
+        ),
     });
     api.route({
       method: 'post',
       path,
       tag,
-      summary: parentQuery ? `Create (parent_id: the ${parentQuery.replace('_id', '')})` : 'Create an organisation (instance administrators)',
+      summary: parentQuery
+        ? `Create (parent_id: the ${parentQuery.replace('_id', '')})`
+        : 'Create an organisation (instance administrators)',
       body: CreateScopeSchema,
       responses: { 201: { description: 'created', schema: ScopeSchema } },
       handler: ({ body, ctx }) => tenancy.create(ctx.principal, type, body.name, body.parent_id),

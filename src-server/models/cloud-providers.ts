@@ -26,7 +26,13 @@ export const CLOUD_PROVIDERS: Record<CloudId, CloudProvider> = {
     keyVariable: 'CLOUD_A_API_KEY',
     models: ['gemini-2.5-flash', 'gemini-2.5-pro'],
     create: (config, model) =>
-      new ChatGoogleGenerativeAI({ model, apiKey: config.CLOUD_A_API_KEY, baseUrl: config.CLOUD_A_BASE_URL, streaming: true, maxRetries: 0 }),
+      new ChatGoogleGenerativeAI({
+        model,
+        apiKey: config.CLOUD_A_API_KEY,
+        baseUrl: config.CLOUD_A_BASE_URL,
+        streaming: true,
+        maxRetries: 0,
+      }),
   },
   cloud_b: {
     id: 'cloud_b',
@@ -34,7 +40,13 @@ export const CLOUD_PROVIDERS: Record<CloudId, CloudProvider> = {
     keyVariable: 'CLOUD_B_API_KEY',
     models: ['claude-sonnet-4-5', 'claude-haiku-4-5'],
     create: (config, model) =>
-      new ChatAnthropic({ model, apiKey: config.CLOUD_B_API_KEY, anthropicApiUrl: config.CLOUD_B_BASE_URL, streaming: true, maxRetries: 0 }),
+      new ChatAnthropic({
+        model,
+        apiKey: config.CLOUD_B_API_KEY,
+        anthropicApiUrl: config.CLOUD_B_BASE_URL,
+        streaming: true,
+        maxRetries: 0,
+      }),
   },
   cloud_c: {
     id: 'cloud_c',

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from './model-client';
 import { estimateTokens, trimToBudget } from './context-budget';
 
-const msg = (role: ChatMessage['role'], chars: number, tag = ''): ChatMessage => ({ role, content: tag + 'x'.repeat(chars) });
+const msg = (role: ChatMessage['role'], chars: number, tag = ''): ChatMessage => ({
+  role,
+  content: tag + 'x'.repeat(chars),
+});
 
 describe('the context budget', () => {
   it('leaves messages that fit alone', () => {
@@ -11,10 +14,22 @@ describe('the context budget', () => {
   });
 
   it('drops the oldest messages first, never the system message or the newest user message', () => {
-    const messages = [msg('system', 400, 's'), msg('user', 400, 'old-q'), msg('assistant', 400, 'old-a'), msg('user', 400, 'mid-q'), msg('assistant', 400, 'mid-a'), msg('user', 400, 'new')];
+    const messages = [
+      msg('system', 400, 's'),
+      msg('user', 400, 'old-q'),
+      msg('assistant', 400, 'old-a'),
+      msg('user', 400, 'mid-q'),
+      msg('assistant', 400, 'mid-a'),
+      msg('user', 400, 'new'),
+    ];
     const { messages: kept, report } = trimToBudget(messages, 420);
     expect(kept.map((m) => m.content.slice(0, 5))).toEqual(['sxxxx', 'mid-a', 'newxx']);
-    expect(report).toEqual({ dropped_messages: 3, estimated_tokens_before: estimateTokens(messages), estimated_tokens_after: estimateTokens(kept), budget: 420 });
+    expect(report).toEqual({
+      dropped_messages: 3,
+      estimated_tokens_before: estimateTokens(messages),
+      estimated_tokens_after: estimateTokens(kept),
+      budget: 420,
+    });
     expect(report!.estimated_tokens_after).toBeLessThanOrEqual(420);
   });
 

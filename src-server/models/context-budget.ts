@@ -10,7 +10,10 @@ export function estimateTokens(messages: readonly ChatMessage[]): number {
  * newest user message are never dropped; when they alone exceed the budget they are sent as they
  * are and the report says so (its `estimated_tokens_after` stays above `budget`).
  */
-export function trimToBudget(messages: readonly ChatMessage[], budget: number): { messages: ChatMessage[]; report: TrimReport | null } {
+export function trimToBudget(
+  messages: readonly ChatMessage[],
+  budget: number,
+): { messages: ChatMessage[]; report: TrimReport | null } {
   const before = estimateTokens(messages);
   if (before <= budget) return { messages: [...messages], report: null };
   const lastUser = messages.findLastIndex((m) => m.role === 'user');

@@ -11,8 +11,12 @@ describe('LocalQueue', () => {
     const b = await queue.acquire();
     const order: string[] = [];
     const positions: Record<string, number[]> = { c: [], d: [] };
-    const c = queue.acquire({ onQueued: (i) => positions.c!.push(i.position) }).then((release) => (order.push('c'), release));
-    const d = queue.acquire({ onQueued: (i) => positions.d!.push(i.position) }).then((release) => (order.push('d'), release));
+    const c = queue
+      .acquire({ onQueued: (i) => positions.c!.push(i.position) })
+      .then((release) => (order.push('c'), release));
+    const d = queue
+      .acquire({ onQueued: (i) => positions.d!.push(i.position) })
+      .then((release) => (order.push('d'), release));
     await tick();
     expect(queue.status()).toMatchObject({ slots: 2, active: 2, waiting: 2 });
     a();
@@ -25,17 +29,19 @@ describe('LocalQueue', () => {
     expect(queue.status()).toMatchObject({ active: 0, waiting: 0, served: 4 });
   });
 
-  it('times out a waiter with SPEC\'s exact text and counts it', async () => {
+  it("times out a waiter with SPEC's exact text and counts it", async () => {
     const queue = new LocalQueue(1, 0.05);
     const held = await queue.acquire();
     const first = queue.acquire();
     const second = queue.acquire();
     await expect(first).rejects.toThrow('local runtime queue timeout after 0.05s (1 still waiting, 1 active)');
-    const error = (await second.then(
+    const error = await second.then(
       () => new Error('expected a timeout'),
       (e: Error) => e,
-    ));
-    expect(`${error.name}: ${error.message}`).toBe('TimeoutError: local runtime queue timeout after 0.05s (0 still waiting, 1 active)');
+    );
+    expect(`${error.name}: ${error.message}`).toBe(
+      'TimeoutError: local runtime queue timeout after 0.05s (0 still waiting, 1 active)',
+    );
     expect(queue.status()).toMatchObject({ timed_out: 2, waiting: 0, active: 1 });
     held();
   });

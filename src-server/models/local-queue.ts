@@ -42,7 +42,9 @@ export class LocalQueue {
   ) {}
 
   /** Resolves with the function that frees the slot; rejects on timeout or abort. */
-  acquire(options: { signal?: AbortSignal; onQueued?: (info: QueueInfo) => void; label?: string } = {}): Promise<() => void> {
+  acquire(
+    options: { signal?: AbortSignal; onQueued?: (info: QueueInfo) => void; label?: string } = {},
+  ): Promise<() => void> {
     options.signal?.throwIfAborted();
     const label = options.label ?? 'a call';
     if (this.active < this.slots && this.waiters.length === 0) return Promise.resolve(this.take());
@@ -63,13 +65,18 @@ export class LocalQueue {
       const timer = setTimeout(() => {
         leave();
         this.timedOut++;
-        reject(new TimeoutError(`${this.runtime} queue timeout after ${seconds(this.timeoutS)}s (${this.waiters.length} still waiting, ${this.active} active)`));
+        reject(
+          new TimeoutError(
+            `${this.runtime} queue timeout after ${seconds(this.timeoutS)}s (${this.waiters.length} still waiting, ${this.active} active)`,
+          ),
+        );
       }, this.timeoutS * 1000);
       const waiter: Waiter = {
         position: 0,
         onQueued: options.onQueued,
         grant: (release) => {
-          if (log.enabled('DEBUG')) log.debug(`queue: ${label} got a slot after ${Math.round(performance.now() - queuedAt)} ms`);
+          if (log.enabled('DEBUG'))
+            log.debug(`queue: ${label} got a slot after ${Math.round(performance.now() - queuedAt)} ms`);
           clearTimeout(timer);
           options.signal?.removeEventListener('abort', onAbort);
           resolve(release);

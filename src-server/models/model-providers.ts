@@ -28,7 +28,11 @@ export function createModelProviders(config: Config, queue: LocalQueue): ModelCl
     }
   }
 
-  async function streamCloud(call: ModelCall, provider: 'cloud_a' | 'cloud_b' | 'cloud_c', model: string): Promise<string> {
+  async function streamCloud(
+    call: ModelCall,
+    provider: 'cloud_a' | 'cloud_b' | 'cloud_c',
+    model: string,
+  ): Promise<string> {
     const chat = cloudModel(config, provider, model);
     let text = '';
     try {

@@ -6,7 +6,12 @@ export interface ModelRef {
   name: string;
 }
 
-const PREFIXES: Record<string, ProviderId> = { local: 'local', cloud_a: 'cloud_a', cloud_b: 'cloud_b', cloud_c: 'cloud_c' };
+const PREFIXES: Record<string, ProviderId> = {
+  local: 'local',
+  cloud_a: 'cloud_a',
+  cloud_b: 'cloud_b',
+  cloud_c: 'cloud_c',
+};
 
 /**
  * SPEC's model strings: no prefix or `local:` → the local runtime; `cloud_a:`, `cloud_b:`, `cloud_c:` →

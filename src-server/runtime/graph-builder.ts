@@ -35,7 +35,15 @@ export const RunState = Annotation.Root({
 export type RunStateValue = typeof RunState.State;
 
 export function initialState(message: string, projectContext: string): Partial<RunStateValue> {
-  return { message, project_context: projectContext, outputs: {}, visits: {}, route: null, approved: null, last_node: null };
+  return {
+    message,
+    project_context: projectContext,
+    outputs: {},
+    visits: {},
+    route: null,
+    approved: null,
+    last_node: null,
+  };
 }
 
 /** What the graph reports to the run that executes it: events, persistence, cancellation. */
@@ -64,7 +72,11 @@ export interface GraphOptions {
 }
 
 function labels(phase: Phase, config: NodeConfig | undefined): string[] {
-  const custom = config?.classification_labels?.split(',').map((l) => l.trim()).filter(Boolean) ?? [];
+  const custom =
+    config?.classification_labels
+      ?.split(',')
+      .map((l) => l.trim())
+      .filter(Boolean) ?? [];
   return custom.length ? custom : phase.classification_options;
 }
 
@@ -79,7 +91,9 @@ function systemPrompt(instructions: string, phase: Phase, config: NodeConfig | u
   }
   const options = labels(phase, config);
   if (options.length) {
-    parts.push(`Classify your result: start your answer with exactly one of these labels on its own line: ${options.join(', ')}.`);
+    parts.push(
+      `Classify your result: start your answer with exactly one of these labels on its own line: ${options.join(', ')}.`,
+    );
   }
   return parts.join('\n\n');
 }
@@ -88,7 +102,8 @@ function userPrompt(state: RunStateValue): string {
   const parts = [state.message];
   if (state.project_context) parts.push(`## Project context\n${state.project_context}`);
   const earlier = Object.entries(state.outputs ?? {});
-  if (earlier.length) parts.push(`## Earlier phases of this run\n${earlier.map(([node, text]) => `### ${node}\n${text}`).join('\n\n')}`);
+  if (earlier.length)
+    parts.push(`## Earlier phases of this run\n${earlier.map(([node, text]) => `### ${node}\n${text}`).join('\n\n')}`);
   return parts.join('\n\n');
 }
 
@@ -108,7 +123,9 @@ export function gateContext(phase: Phase, state: RunStateValue): PendingGate {
 }
 
 function staticTarget(edges: Edge[], from: string, condition?: string): string {
-  const edge = edges.find((e) => e.from === from && (condition === undefined ? !e.condition : e.condition === condition));
+  const edge = edges.find(
+    (e) => e.from === from && (condition === undefined ? !e.condition : e.condition === condition),
+  );
   return edge?.to ?? END;
 }
 
@@ -126,13 +143,22 @@ export function buildGraph(options: GraphOptions) {
   const countVisit = (state: RunStateValue, node: string) => {
     const visits = (state.visits?.[node] ?? 0) + 1;
     if (visits > MAX_NODE_VISITS) {
-      throw new RoutingLoopError(`node "${node}" was entered ${visits} times in one run: its routing rules form a loop`);
+      throw new RoutingLoopError(
+        `node "${node}" was entered ${visits} times in one run: its routing rules form a loop`,
+      );
     }
     return { ...state.visits, [node]: visits };
   };
 
   const finalHistory = (state: RunStateValue, node: string, output: string) =>
-    isFinal(node) ? { history: [{ role: 'user' as const, content: state.message }, { role: 'assistant' as const, content: output }] } : {};
+    isFinal(node)
+      ? {
+          history: [
+            { role: 'user' as const, content: state.message },
+            { role: 'assistant' as const, content: output },
+          ],
+        }
+      : {};
 
   const graph = new StateGraph(RunState);
 
@@ -172,7 +198,10 @@ export function buildGraph(options: GraphOptions) {
           ...finalHistory(state, node.id, output),
         };
       });
-      graph.addConditionalEdges(node.id as never, (state: RunStateValue) => state.route ?? staticTarget(layout.edges, node.id));
+      graph.addConditionalEdges(
+        node.id as never,
+        (state: RunStateValue) => state.route ?? staticTarget(layout.edges, node.id),
+      );
     } else if (node.kind === 'gate') {
       graph.addNode(node.id, async (state: RunStateValue) => {
         const resuming = hooks.takeResume(node.id);

@@ -23,13 +23,19 @@ function validate(entry: CatalogEntry, node: string, config: NodeConfig): void {
   const kind = entry.layout.nodes.find((n) => n.id === node)?.kind;
   if (kind !== 'llm' && config.routing_overrides.length > 0) {
     // A gate's approved/rejected edges are the graph's own and cannot be overridden.
-    problems.push({ field: 'routing_overrides', message: `"${node}" is a ${kind} node: its edges are defined by the graph` });
+    problems.push({
+      field: 'routing_overrides',
+      message: `"${node}" is a ${kind} node: its edges are defined by the graph`,
+    });
   }
   const priorities = new Map<number, number>();
   config.routing_overrides.forEach((rule, index) => {
     const field = `routing_overrides.${index}`;
     if (!nodes.has(rule.target)) {
-      problems.push({ field: `${field}.target`, message: `node "${rule.target}" is not in the graph of ${entry.manifest.name}` });
+      problems.push({
+        field: `${field}.target`,
+        message: `node "${rule.target}" is not in the graph of ${entry.manifest.name}`,
+      });
     }
     if (rule.condition === 'regex') {
       try {
@@ -42,12 +48,17 @@ function validate(entry: CatalogEntry, node: string, config: NodeConfig): void {
     }
     const earlier = priorities.get(rule.priority);
     if (earlier !== undefined) {
-      problems.push({ field: `${field}.priority`, message: `priority ${rule.priority} is already used by routing_overrides.${earlier}` });
+      problems.push({
+        field: `${field}.priority`,
+        message: `priority ${rule.priority} is already used by routing_overrides.${earlier}`,
+      });
     }
     priorities.set(rule.priority, index);
   });
   if (problems.length) {
-    throw badRequest(`invalid request body: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`, { fields: problems });
+    throw badRequest(`invalid request body: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`, {
+      fields: problems,
+    });
   }
 }
 
@@ -94,10 +105,23 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
       const entry = entryFor(agent);
       phaseOf(entry, node);
       const saved = await configs.forAgent(await orgFor(principal, orgId, 'viewer'), entry.manifest.name);
-      return saved.get(node) ?? { instructions_override: null, classification_labels: null, routing_overrides: [], notes: null };
+      return (
+        saved.get(node) ?? {
+          instructions_override: null,
+          classification_labels: null,
+          routing_overrides: [],
+          notes: null,
+        }
+      );
     },
 
-    async save(principal: Principal, agent: string, node: string, config: NodeConfig, orgId?: string): Promise<NodeConfig> {
+    async save(
+      principal: Principal,
+      agent: string,
+      node: string,
+      config: NodeConfig,
+      orgId?: string,
+    ): Promise<NodeConfig> {
       const entry = entryFor(agent);
       phaseOf(entry, node);
       validate(entry, node, config);

@@ -24,8 +24,13 @@ describe('routing rules', () => {
   });
 
   it('regex matches anywhere in the output', () => {
-    expect(firstMatchingRule([rule('regex', 'severity:\\s*(high|critical)', 'escalate', 1)], 'Severity: critical')).toBeUndefined();
-    expect(firstMatchingRule([rule('regex', '(?i)severity:\\s*(high|critical)', 'escalate', 1)], 'Severity: critical')?.target).toBe('escalate');
+    expect(
+      firstMatchingRule([rule('regex', 'severity:\\s*(high|critical)', 'escalate', 1)], 'Severity: critical'),
+    ).toBeUndefined();
+    expect(
+      firstMatchingRule([rule('regex', '(?i)severity:\\s*(high|critical)', 'escalate', 1)], 'Severity: critical')
+        ?.target,
+    ).toBe('escalate');
   });
 
   it('always matches', () => {
@@ -33,7 +38,11 @@ describe('routing rules', () => {
   });
 
   it('evaluates in ascending priority and the first match wins', () => {
-    const rules = [rule('always', '', 'fallback', 99), rule('contains', 'bug', 'second', 20), rule('contains', 'bug', 'first', 10)];
+    const rules = [
+      rule('always', '', 'fallback', 99),
+      rule('contains', 'bug', 'second', 20),
+      rule('contains', 'bug', 'first', 10),
+    ];
     expect(firstMatchingRule(rules, 'a bug')?.target).toBe('first');
     expect(firstMatchingRule(rules, 'nothing')?.target).toBe('fallback');
   });

@@ -73,7 +73,13 @@ export class RunManager {
   start(run: StartRun): RunSession {
     const session = new RunSession(run.runId, run.threadId, run.entry.manifest.name, run.model, 0, this.deps.runs);
     this.sessions.set(run.runId, session);
-    session.emit({ type: 'run_start', run_id: run.runId, thread_id: run.threadId, agent: session.agent, model: run.model });
+    session.emit({
+      type: 'run_start',
+      run_id: run.runId,
+      thread_id: run.threadId,
+      agent: session.agent,
+      model: run.model,
+    });
     this.track(
       this.execute(session, run.entry, run.projectId, async (signal) =>
         initialState(run.message, run.projectPath ? await this.deps.projectContext(run.projectPath, signal) : ''),
@@ -86,7 +92,14 @@ export class RunManager {
   resume(run: ResumeRun): RunSession {
     let session = this.sessions.get(run.runId);
     if (!session || !session.isEnded) {
-      session = new RunSession(run.runId, run.threadId, run.entry.manifest.name, run.model, run.eventSeq, this.deps.runs);
+      session = new RunSession(
+        run.runId,
+        run.threadId,
+        run.entry.manifest.name,
+        run.model,
+        run.eventSeq,
+        this.deps.runs,
+      );
       this.sessions.set(run.runId, session);
     }
     session.reopen(run.gate.node);
@@ -138,7 +151,12 @@ export class RunManager {
     }, this.deps.runTimeoutS * 1000);
     const signal = session.controller.signal;
     // 'values' hands over the final state as it is produced, saving a checkpoint read at the end.
-    const config = { configurable: { thread_id: session.threadId }, signal, streamMode: ['updates', 'values'] as ('updates' | 'values')[], recursionLimit: 200 };
+    const config = {
+      configurable: { thread_id: session.threadId },
+      signal,
+      streamMode: ['updates', 'values'] as ('updates' | 'values')[],
+      recursionLimit: 200,
+    };
 
     try {
       const graph = buildGraph({
@@ -152,7 +170,10 @@ export class RunManager {
       });
       let pending: PendingGate | undefined;
       let state: Partial<RunStateValue> = {};
-      for await (const [mode, chunk] of (await graph.stream((await input(signal)) as Partial<RunStateValue>, config)) as AsyncIterable<[string, unknown]>) {
+      for await (const [mode, chunk] of (await graph.stream(
+        (await input(signal)) as Partial<RunStateValue>,
+        config,
+      )) as AsyncIterable<[string, unknown]>) {
         if (mode === 'values') state = chunk as RunStateValue;
         const interrupts = (chunk as { __interrupt__?: { value: PendingGate }[] }).__interrupt__;
         if (mode === 'updates' && interrupts?.[0]) pending = interrupts[0].value;

@@ -123,7 +123,8 @@ export class RunSession {
     return this.persist(async () => {
       const rows = [...this.openRows.entries()];
       this.openRows.clear();
-      for (const [node, row] of rows) await this.runs.setNodeStatus(row, status, this.pendingOutput.get(node) ?? null, true);
+      for (const [node, row] of rows)
+        await this.runs.setNodeStatus(row, status, this.pendingOutput.get(node) ?? null, true);
     });
   }
 
@@ -182,7 +183,8 @@ export class RunSession {
       this.emit({ type: decision.approved ? 'gate_approved' : 'gate_rejected', node: gate, reason: decision.reason });
       await this.persist(async () => {
         const row = await this.runs.openNodeRow(this.runId, gate);
-        if (row !== undefined) await this.runs.setNodeStatus(row, decision.approved ? 'approved' : 'rejected', null, true);
+        if (row !== undefined)
+          await this.runs.setNodeStatus(row, decision.approved ? 'approved' : 'rejected', null, true);
       });
     },
   };

@@ -27,9 +27,7 @@ export interface RunsServiceDeps {
 }
 
 /** Something a client can follow: a live session in this process, or a replay of what is stored. */
-export type RunStream =
-  | { kind: 'live'; session: RunSession }
-  | { kind: 'replay'; events: LoggedEvent[] };
+export type RunStream = { kind: 'live'; session: RunSession } | { kind: 'replay'; events: LoggedEvent[] };
 
 export function followStream(stream: RunStream, afterId: number, subscriber: Subscriber): () => void {
   if (stream.kind === 'live') return stream.session.subscribe(afterId, subscriber);
@@ -51,7 +49,11 @@ export function runsService(deps: RunsServiceDeps) {
     return entry;
   }
 
-  async function visibleRun(principal: Principal, id: string, role: 'viewer' | 'member' = 'viewer'): Promise<StoredRun> {
+  async function visibleRun(
+    principal: Principal,
+    id: string,
+    role: 'viewer' | 'member' = 'viewer',
+  ): Promise<StoredRun> {
     const run = await runs.get(id);
     if (!run) throw notFound(`run ${id} not found`);
     await access.requireProjectRole(principal, run.project_id ?? (await access.defaultProjectId()), role, `run ${id}`);
@@ -91,24 +93,52 @@ export function runsService(deps: RunsServiceDeps) {
       deps.checkModel(model);
       const projectPath = request.project_path ?? thread.project_path;
       const runId = randomUUID();
-      await runs.insert({ id: runId, threadId: thread.id, agent: entry.manifest.name, model, message: request.message, projectPath, createdBy: principal.id });
-      log.info(`graph run start agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} user=${principal.name}`);
-      return manager.start({ entry, runId, threadId: thread.id, projectId: thread.project_id, model, message: request.message, projectPath });
+      await runs.insert({
+        id: runId,
+        threadId: thread.id,
+        agent: entry.manifest.name,
+        model,
+        message: request.message,
+        projectPath,
+        createdBy: principal.id,
+      });
+      log.info(
+        `graph run start agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} user=${principal.name}`,
+      );
+      return manager.start({
+        entry,
+        runId,
+        threadId: thread.id,
+        projectId: thread.project_id,
+        model,
+        message: request.message,
+        projectPath,
+      });
     },
 
-    async decideGate(principal: Principal, threadId: string, gate: string, approved: boolean, reason: string | null): Promise<RunSession> {
+    async decideGate(
+      principal: Principal,
+      threadId: string,
+      gate: string,
+      approved: boolean,
+      reason: string | null,
+    ): Promise<RunSession> {
       const thread = await deps.threads.visible(principal, threadId, 'member');
       const run = await runs.waitingInThread(thread.id);
       if (!run || !run.pending_gate) throw conflict(`gate "${gate}" is not pending on thread ${thread.id}`);
       if (run.pending_gate.node !== gate) {
-        throw conflict(`gate "${gate}" is not pending on thread ${thread.id}; the pending gate is "${run.pending_gate.node}"`);
+        throw conflict(
+          `gate "${gate}" is not pending on thread ${thread.id}; the pending gate is "${run.pending_gate.node}"`,
+        );
       }
       if (!(await manager.hasPendingInterrupt(thread.id))) {
         throw conflict(`run ${run.id} cannot be resumed: its graph checkpoint is gone; rerun it as a new thread`);
       }
       if (!(await runs.claimGate(run.id))) throw conflict(`gate "${gate}" on thread ${thread.id} was already decided`);
       const pendingGate = run.pending_gate;
-      log.info(`gate ${gate} ${approved ? 'approved' : 'rejected'} thread=${thread.id} run=${run.id} user=${principal.name}`);
+      log.info(
+        `gate ${gate} ${approved ? 'approved' : 'rejected'} thread=${thread.id} run=${run.id} user=${principal.name}`,
+      );
       try {
         return manager.resume({
           entry: entryFor(run.agent),
@@ -128,7 +158,8 @@ export function runsService(deps: RunsServiceDeps) {
 
     async cancelRun(principal: Principal, runId: string, reason: string | null): Promise<RunAccepted> {
       const run = await visibleRun(principal, runId, 'member');
-      if (!(await deps.threads.cancelEverywhere(run.id))) throw conflict(`run ${run.id} is ${run.status}: only a running or waiting run can be cancelled`);
+      if (!(await deps.threads.cancelEverywhere(run.id)))
+        throw conflict(`run ${run.id} is ${run.status}: only a running or waiting run can be cancelled`);
       log.info(`run ${run.id} cancelled by ${principal.name}${reason ? `: ${reason}` : ''}`);
       return { run_id: run.id, thread_id: run.thread_id, status: 'cancelled' };
     },
@@ -148,10 +179,7 @@ export function runsService(deps: RunsServiceDeps) {
       const { routes, pending_gate, event_seq: _seq, project_id: _project, ...fields } = run;
       return { ...fields, nodes, routes, pending_gate, resumable };
     },
-
   };
 }
 
 export type RunsService = ReturnType<typeof runsService>;
-
-

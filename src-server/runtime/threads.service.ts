@@ -25,10 +25,19 @@ export function threadsService(deps: ThreadsServiceDeps) {
   const { access, threads, runs, manager, catalog } = deps;
 
   /** A thread the caller may see at `role`; another tenant's thread is 404, so it does not leak. */
-  async function visibleThread(principal: Principal, id: string, role: 'viewer' | 'member' = 'viewer'): Promise<Thread> {
+  async function visibleThread(
+    principal: Principal,
+    id: string,
+    role: 'viewer' | 'member' = 'viewer',
+  ): Promise<Thread> {
     const thread = await threads.get(id);
     if (!thread) throw notFound(`thread ${id} not found`);
-    await access.requireProjectRole(principal, thread.project_id ?? (await access.defaultProjectId()), role, `thread ${id}`);
+    await access.requireProjectRole(
+      principal,
+      thread.project_id ?? (await access.defaultProjectId()),
+      role,
+      `thread ${id}`,
+    );
     return thread;
   }
 
@@ -103,7 +112,8 @@ function encodeCursor(updatedAt: string, id: string): string {
 function decodeCursor(cursor: string): { updatedAt: string; id: string } {
   try {
     const [updatedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    if (typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt)) || !/^[0-9a-f-]{36}$/i.test(id)) throw new Error();
+    if (typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt)) || !/^[0-9a-f-]{36}$/i.test(id))
+      throw new Error();
     return { updatedAt, id };
   } catch {
     throw badRequest('invalid cursor');

@@ -25,17 +25,29 @@ const sign = (sub: string, secret = SECRET, expiresIn: string | number = '1h') =
 
 async function user(server: TestServer, role: Exclude<Who, 'outsider' | 'none'> | null): Promise<string> {
   const id = randomUUID();
-  await server.pool.query(`INSERT INTO svc_users (id, issuer, subject, name) VALUES ($1, 'test', $2, $3)`, [id, id, role ?? 'outsider']);
-  if (role) await server.pool.query(`INSERT INTO svc_memberships (user_id, scope_type, scope_id, role) VALUES ($1, 'org', $2, $3)`, [id, DEFAULT_ORG_ID, role]);
+  await server.pool.query(`INSERT INTO svc_users (id, issuer, subject, name) VALUES ($1, 'test', $2, $3)`, [
+    id,
+    id,
+    role ?? 'outsider',
+  ]);
+  if (role)
+    await server.pool.query(
+      `INSERT INTO svc_memberships (user_id, scope_type, scope_id, role) VALUES ($1, 'org', $2, $3)`,
+      [id, DEFAULT_ORG_ID, role],
+    );
   return id;
 }
 
 /** Everything a test row needs: ids of things to act on, created fresh by the instance admin. */
 async function fixtures(server: TestServer) {
   ctx.model.reply(['fine']);
-  const gateEvents = await readEvents(await server.request('/graphs/review/run', { method: 'POST', json: { message: 'to the gate' } }));
+  const gateEvents = await readEvents(
+    await server.request('/graphs/review/run', { method: 'POST', json: { message: 'to the gate' } }),
+  );
   const gated = gateEvents[0]!.data as { run_id: string; thread_id: string };
-  const done = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'finished' } }));
+  const done = await readEvents(
+    await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'finished' } }),
+  );
   const finished = done[0]!.data as { run_id: string; thread_id: string };
   return { gated, finished };
 }
@@ -49,11 +61,25 @@ interface Row {
   expect: Record<Who, number>;
 }
 
-const all = (status: number): Record<Who, number> => ({ admin: status, owner: status, member: status, viewer: status, outsider: status, none: 401 });
+const all = (status: number): Record<Who, number> => ({
+  admin: status,
+  owner: status,
+  member: status,
+  viewer: status,
+  outsider: status,
+  none: 401,
+});
 const from = (min: 'admin' | 'owner' | 'member' | 'viewer', ok: number): Record<Who, number> => {
   const rank = ['viewer', 'member', 'owner', 'admin'];
   const at = (who: 'admin' | 'owner' | 'member' | 'viewer') => (rank.indexOf(who) >= rank.indexOf(min) ? ok : 403);
-  return { admin: at('admin'), owner: at('owner'), member: at('member'), viewer: at('viewer'), outsider: 404, none: 401 };
+  return {
+    admin: at('admin'),
+    owner: at('owner'),
+    member: at('member'),
+    viewer: at('viewer'),
+    outsider: 404,
+    none: 401,
+  };
 };
 
 /** The whole matrix (endpoint × role); README's "Access control" table says the same in words. */
@@ -63,28 +89,128 @@ const MATRIX: Row[] = [
   { name: 'list commands', method: 'GET', path: () => '/commands', expect: all(200) },
   { name: 'models', method: 'GET', path: () => '/models', expect: all(200) },
   { name: 'queue status', method: 'GET', path: () => '/queue/status', expect: all(200) },
-  { name: 'queue reset', method: 'POST', path: () => '/queue/reset', body: { reason: 'matrix' }, expect: from('owner', 200) },
+  {
+    name: 'queue reset',
+    method: 'POST',
+    path: () => '/queue/reset',
+    body: { reason: 'matrix' },
+    expect: from('owner', 200),
+  },
   { name: 'who am I', method: 'GET', path: () => '/auth/me', expect: all(200) },
   { name: 'list threads', method: 'GET', path: () => '/threads', expect: all(200) },
-  { name: 'create a thread', method: 'POST', path: () => '/threads', body: { agent: 'summary' }, expect: from('member', 201) },
-  { name: 'read a thread', method: 'GET', path: (f) => `/threads/${f.finished.thread_id}`, expect: from('viewer', 200) },
-  { name: 'run history', method: 'GET', path: (f) => `/threads/${f.finished.thread_id}/runs`, expect: from('viewer', 200) },
+  {
+    name: 'create a thread',
+    method: 'POST',
+    path: () => '/threads',
+    body: { agent: 'summary' },
+    expect: from('member', 201),
+  },
+  {
+    name: 'read a thread',
+    method: 'GET',
+    path: (f) => `/threads/${f.finished.thread_id}`,
+    expect: from('viewer', 200),
+  },
+  {
+    name: 'run history',
+    method: 'GET',
+    path: (f) => `/threads/${f.finished.thread_id}/runs`,
+    expect: from('viewer', 200),
+  },
   { name: 'run detail', method: 'GET', path: (f) => `/runs/${f.finished.run_id}`, expect: from('viewer', 200) },
-  { name: 'follow a run', method: 'GET', path: (f) => `/runs/${f.finished.run_id}/stream`, expect: from('viewer', 200) },
-  { name: 'graph definition', method: 'GET', path: () => '/agents/review/graph-definition', expect: from('viewer', 200) },
-  { name: 'read node config', method: 'GET', path: () => '/agents/review/nodes/analysis/config', expect: from('viewer', 200) },
-  { name: 'save node config', method: 'PUT', path: () => '/agents/review/nodes/analysis/config', body: { notes: 'matrix' }, expect: from('owner', 200) },
-  { name: 'run an agent', method: 'POST', path: () => '/graphs/summary/run', body: { message: 'matrix run' }, expect: from('member', 200) },
-  { name: 'approve a gate', method: 'POST', path: (f) => `/threads/${f.gated.thread_id}/gates/gate/approve`, body: {}, expect: from('member', 202) },
-  { name: 'cancel a run', method: 'POST', path: (f) => `/runs/${f.gated.run_id}/cancel`, body: {}, expect: from('member', 200) },
-  { name: 'delete a thread', method: 'DELETE', path: (f) => `/threads/${f.finished.thread_id}`, expect: from('member', 204) },
+  {
+    name: 'follow a run',
+    method: 'GET',
+    path: (f) => `/runs/${f.finished.run_id}/stream`,
+    expect: from('viewer', 200),
+  },
+  {
+    name: 'graph definition',
+    method: 'GET',
+    path: () => '/agents/review/graph-definition',
+    expect: from('viewer', 200),
+  },
+  {
+    name: 'read node config',
+    method: 'GET',
+    path: () => '/agents/review/nodes/analysis/config',
+    expect: from('viewer', 200),
+  },
+  {
+    name: 'save node config',
+    method: 'PUT',
+    path: () => '/agents/review/nodes/analysis/config',
+    body: { notes: 'matrix' },
+    expect: from('owner', 200),
+  },
+  {
+    name: 'run an agent',
+    method: 'POST',
+    path: () => '/graphs/summary/run',
+    body: { message: 'matrix run' },
+    expect: from('member', 200),
+  },
+  {
+    name: 'approve a gate',
+    method: 'POST',
+    path: (f) => `/threads/${f.gated.thread_id}/gates/gate/approve`,
+    body: {},
+    expect: from('member', 202),
+  },
+  {
+    name: 'cancel a run',
+    method: 'POST',
+    path: (f) => `/runs/${f.gated.run_id}/cancel`,
+    body: {},
+    expect: from('member', 200),
+  },
+  {
+    name: 'delete a thread',
+    method: 'DELETE',
+    path: (f) => `/threads/${f.finished.thread_id}`,
+    expect: from('member', 204),
+  },
   { name: 'list organisations', method: 'GET', path: () => '/orgs', expect: all(200) },
-  { name: 'create an organisation', method: 'POST', path: () => '/orgs', body: { name: 'New org' }, expect: { admin: 403, owner: 403, member: 403, viewer: 403, outsider: 403, none: 401 } },
-  { name: 'create a team', method: 'POST', path: () => '/teams', body: { name: 'New team', parent_id: DEFAULT_ORG_ID }, expect: from('admin', 201) },
-  { name: 'create a project', method: 'POST', path: () => '/projects', body: { name: 'New project', parent_id: DEFAULT_TEAM_ID }, expect: from('admin', 201) },
-  { name: 'list org members', method: 'GET', path: () => `/orgs/${DEFAULT_ORG_ID}/members`, expect: from('viewer', 200) },
-  { name: 'set a project member', method: 'PUT', path: (_f, self) => `/projects/${DEFAULT_PROJECT_ID}/members/${self}`, body: { role: 'viewer' }, expect: from('owner', 200) },
-  { name: 'delete the default project', method: 'DELETE', path: () => `/projects/${DEFAULT_PROJECT_ID}`, expect: from('admin', 409) },
+  {
+    name: 'create an organisation',
+    method: 'POST',
+    path: () => '/orgs',
+    body: { name: 'New org' },
+    expect: { admin: 403, owner: 403, member: 403, viewer: 403, outsider: 403, none: 401 },
+  },
+  {
+    name: 'create a team',
+    method: 'POST',
+    path: () => '/teams',
+    body: { name: 'New team', parent_id: DEFAULT_ORG_ID },
+    expect: from('admin', 201),
+  },
+  {
+    name: 'create a project',
+    method: 'POST',
+    path: () => '/projects',
+    body: { name: 'New project', parent_id: DEFAULT_TEAM_ID },
+    expect: from('admin', 201),
+  },
+  {
+    name: 'list org members',
+    method: 'GET',
+    path: () => `/orgs/${DEFAULT_ORG_ID}/members`,
+    expect: from('viewer', 200),
+  },
+  {
+    name: 'set a project member',
+    method: 'PUT',
+    path: (_f, self) => `/projects/${DEFAULT_PROJECT_ID}/members/${self}`,
+    body: { role: 'viewer' },
+    expect: from('owner', 200),
+  },
+  {
+    name: 'delete the default project',
+    method: 'DELETE',
+    path: () => `/projects/${DEFAULT_PROJECT_ID}`,
+    expect: from('admin', 409),
+  },
 ];
 
 describe('the role matrix with AUTH_ENABLED=true', () => {
@@ -130,7 +256,10 @@ describe('the same matrix with AUTH_ENABLED=false: everyone is the anonymous adm
     const server = await ctx.start({ AUTH_ENABLED: 'false' });
     try {
       const f = await fixtures(server);
-      const res = await server.request(row.path(f, randomUUID()), { method: row.method, ...(row.body !== undefined ? { json: row.body } : {}) });
+      const res = await server.request(row.path(f, randomUUID()), {
+        method: row.method,
+        ...(row.body !== undefined ? { json: row.body } : {}),
+      });
       if (res.headers.get('content-type')?.includes('event-stream')) await res.body?.cancel();
       const expected = row.name === 'set a project member' ? 404 : row.expect.admin;
       expect(res.status).toBe(expected);
@@ -149,19 +278,34 @@ describe('tokens', () => {
   });
   afterAll(() => server?.close());
 
-  const status = async (token: string) => (await fetch(`${server.url}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).status;
+  const status = async (token: string) =>
+    (await fetch(`${server.url}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).status;
 
   it('accepts a valid session and rejects expired, wrongly signed, unsigned, tampered and other-algorithm tokens', async () => {
     expect(await status(await sign(userId))).toBe(200);
     expect(await status(await sign(userId, SECRET, Math.floor(Date.now() / 1000) - 10))).toBe(401);
     expect(await status(await sign(userId, 'another-secret-of-enough-length-000'))).toBe(401);
-    expect(await status(new UnsecuredJWT({ sub: userId, iss: SESSION_ISSUER }).setExpirationTime('1h').encode())).toBe(401);
+    expect(await status(new UnsecuredJWT({ sub: userId, iss: SESSION_ISSUER }).setExpirationTime('1h').encode())).toBe(
+      401,
+    );
     const [header, , signature] = (await sign(userId)).split('.');
-    const forged = Buffer.from(JSON.stringify({ sub: randomUUID(), iss: SESSION_ISSUER, exp: Math.floor(Date.now() / 1000) + 3600 })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ sub: randomUUID(), iss: SESSION_ISSUER, exp: Math.floor(Date.now() / 1000) + 3600 }),
+    ).toString('base64url');
     expect(await status(`${header}.${forged}.${signature}`)).toBe(401);
-    const hs512 = await new SignJWT({}).setProtectedHeader({ alg: 'HS512' }).setSubject(userId).setIssuer(SESSION_ISSUER).setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
+    const hs512 = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS512' })
+      .setSubject(userId)
+      .setIssuer(SESSION_ISSUER)
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(SECRET));
     expect(await status(hs512)).toBe(401);
-    const wrongIssuer = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(userId).setIssuer('someone-else').setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
+    const wrongIssuer = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(userId)
+      .setIssuer('someone-else')
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(SECRET));
     expect(await status(wrongIssuer)).toBe(401);
     const res = await fetch(`${server.url}/auth/me`, { headers: { authorization: 'Bearer nonsense' } });
     expect(await res.json()).toEqual({ error: { code: 'unauthorized', message: 'invalid or expired token' } });
@@ -173,13 +317,27 @@ describe('tenant isolation', () => {
     const server = await ctx.start({ AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN });
     try {
       const org = await (await server.request('/orgs', { method: 'POST', json: { name: 'Other org' } })).json();
-      const team = await (await server.request('/teams', { method: 'POST', json: { name: 'Other team', parent_id: org.id } })).json();
-      const project = await (await server.request('/projects', { method: 'POST', json: { name: 'Other project', parent_id: team.id } })).json();
+      const team = await (
+        await server.request('/teams', { method: 'POST', json: { name: 'Other team', parent_id: org.id } })
+      ).json();
+      const project = await (
+        await server.request('/projects', { method: 'POST', json: { name: 'Other project', parent_id: team.id } })
+      ).json();
       const stranger = randomUUID();
-      await server.pool.query(`INSERT INTO svc_users (id, issuer, subject, name) VALUES ($1, 'test', $2, 'stranger')`, [stranger, stranger]);
-      expect((await server.request(`/orgs/${org.id}/members/${stranger}`, { method: 'PUT', json: { role: 'admin' } })).status).toBe(200);
+      await server.pool.query(`INSERT INTO svc_users (id, issuer, subject, name) VALUES ($1, 'test', $2, 'stranger')`, [
+        stranger,
+        stranger,
+      ]);
+      expect(
+        (await server.request(`/orgs/${org.id}/members/${stranger}`, { method: 'PUT', json: { role: 'admin' } }))
+          .status,
+      ).toBe(200);
       const token = await sign(stranger);
-      const as = (path: string, init: RequestInit = {}) => fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+      const as = (path: string, init: RequestInit = {}) =>
+        fetch(`${server.url}${path}`, {
+          ...init,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        });
 
       const { gated } = await fixtures(server);
       const threads = await (await as('/threads')).json();
@@ -188,7 +346,9 @@ describe('tenant isolation', () => {
       expect((await as(`/runs/${gated.run_id}`)).status).toBe(404);
       const approve = await as(`/threads/${gated.thread_id}/gates/gate/approve`, { method: 'POST', body: '{}' });
       expect(approve.status).toBe(404);
-      expect(await approve.json()).toEqual({ error: { code: 'not_found', message: `thread ${gated.thread_id} not found` } });
+      expect(await approve.json()).toEqual({
+        error: { code: 'not_found', message: `thread ${gated.thread_id} not found` },
+      });
       expect((await as(`/runs/${gated.run_id}/cancel`, { method: 'POST', body: '{}' })).status).toBe(404);
       const orgs = await (await as('/orgs')).json();
       expect(orgs.map((o: { id: string; role: string }) => [o.id, o.role])).toEqual([[org.id, 'admin']]);
@@ -230,7 +390,11 @@ describe('transport guards', () => {
       expect(allowed.headers.get('access-control-allow-origin')).toBe('http://app.example');
       const preflight = await fetch(`${server.url}/graphs/summary/run`, {
         method: 'OPTIONS',
-        headers: { origin: 'http://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+        headers: {
+          origin: 'http://app.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type',
+        },
       });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get('access-control-allow-headers')).toContain('Authorization');

@@ -39,7 +39,8 @@ async function signIn(login: string): Promise<{ token: string; landed: string }>
   const page = await context.newPage();
   let landed = '';
   page.on('response', (response) => {
-    if (response.url().startsWith(`${server.url}/auth/callback`) && response.status() === 302) landed = response.headers().location ?? '';
+    if (response.url().startsWith(`${server.url}/auth/callback`) && response.status() === 302)
+      landed = response.headers().location ?? '';
   });
   await page.goto(`${server.url}/auth/login`);
   await expect.poll(() => page.url()).toContain(issuer);
@@ -75,8 +76,14 @@ describe('OIDC login against a real OpenID provider', () => {
     // The session token travels in the URL fragment, never in the query string.
     expect(landed).toMatch(/^\/ui#token=[\w.-]+$/);
     const me = await (await server.request('/auth/me', { headers: { authorization: `Bearer ${token}` } })).json();
-    expect(me).toMatchObject({ user: { name: 'User ada', email: 'ada@example.com', kind: 'session' }, instance_admin: false, oidc_enabled: true });
-    expect(me.memberships).toEqual([{ scope_type: 'org', scope_id: expect.any(String), scope_name: 'Default organisation', role: 'admin' }]);
+    expect(me).toMatchObject({
+      user: { name: 'User ada', email: 'ada@example.com', kind: 'session' },
+      instance_admin: false,
+      oidc_enabled: true,
+    });
+    expect(me.memberships).toEqual([
+      { scope_type: 'org', scope_id: expect.any(String), scope_name: 'Default organisation', role: 'admin' },
+    ]);
 
     const run = await fetch(`${server.url}/graphs/summary/run`, {
       method: 'POST',
@@ -85,7 +92,9 @@ describe('OIDC login against a real OpenID provider', () => {
     });
     const events = await readEvents(run);
     expect(events.at(-1)!.data.type).toBe('run_done');
-    expect(server.logs.some((l) => l.includes('graph run start agent=summary') && l.includes('user=User ada'))).toBe(true);
+    expect(server.logs.some((l) => l.includes('graph run start agent=summary') && l.includes('user=User ada'))).toBe(
+      true,
+    );
   });
 
   it('a later user belongs nowhere until someone adds them', async () => {
@@ -94,23 +103,35 @@ describe('OIDC login against a real OpenID provider', () => {
     expect(me.memberships).toEqual([]);
     const threads = await (await server.request('/threads', { headers: { authorization: `Bearer ${token}` } })).json();
     expect(threads.items).toEqual([]);
-    const run = await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'x' }, headers: { authorization: `Bearer ${token}` } });
+    const run = await server.request('/graphs/summary/run', {
+      method: 'POST',
+      json: { message: 'x' },
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(run.status).toBe(404);
   });
 
   it('answers a forged or replayed callback and a provider error with a clear page, not a 500', async () => {
-    const forged = await fetch(`${server.url}/auth/callback?code=forged&state=forged`, { headers: { accept: 'text/html' } });
+    const forged = await fetch(`${server.url}/auth/callback?code=forged&state=forged`, {
+      headers: { accept: 'text/html' },
+    });
     expect(forged.status).toBe(400);
     expect(await forged.text()).toContain('This sign-in link has expired or was already used');
 
     const login = await fetch(`${server.url}/auth/login`, { redirect: 'manual' });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const tampered = await fetch(`${server.url}/auth/callback?code=abc&state=wrong`, { headers: { accept: 'text/html', cookie } });
+    const tampered = await fetch(`${server.url}/auth/callback?code=abc&state=wrong`, {
+      headers: { accept: 'text/html', cookie },
+    });
     expect(tampered.status).toBe(400);
     expect(await tampered.text()).toContain('could not be verified');
 
-    const refused = await fetch(`${server.url}/auth/callback?error=access_denied&error_description=user+cancelled`, { headers: { accept: 'text/html' } });
+    const refused = await fetch(`${server.url}/auth/callback?error=access_denied&error_description=user+cancelled`, {
+      headers: { accept: 'text/html' },
+    });
     expect(refused.status).toBe(400);
-    expect(await refused.text()).toContain('The identity provider refused the sign-in (access_denied: user cancelled).');
+    expect(await refused.text()).toContain(
+      'The identity provider refused the sign-in (access_denied: user cancelled).',
+    );
   });
 });

@@ -95,7 +95,12 @@ async function directStream(modelUrl: string): Promise<StreamTiming> {
       return false;
     });
   }
-  return { tokens, tps: tokens / ((performance.now() - started) / 1000), streamingTps: spans.rate(), ttft: first - started };
+  return {
+    tokens,
+    tps: tokens / ((performance.now() - started) / 1000),
+    streamingTps: spans.rate(),
+    ttft: first - started,
+  };
 }
 
 async function serviceStream(server: ServerProcess): Promise<StreamTiming> {
@@ -116,7 +121,12 @@ async function serviceStream(server: ServerProcess): Promise<StreamTiming> {
     }
     return event === 'run_done' || event === 'run_error';
   });
-  return { tokens, tps: tokens / ((performance.now() - started) / 1000), streamingTps: spans.rate(), ttft: first - started };
+  return {
+    tokens,
+    tps: tokens / ((performance.now() - started) / 1000),
+    streamingTps: spans.rate(),
+    ttft: first - started,
+  };
 }
 
 async function main() {
@@ -174,8 +184,11 @@ async function main() {
     const inProcess = await inProcessRunner(db.url, model.url, generated);
     for (const clients of [1, 8, 32]) {
       const viaApi = await throughput(clients, 6, async () => {
-        const events = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'short' } }));
-        if (events.at(-1)?.data.type !== 'run_done') throw new Error(`run did not complete: ${JSON.stringify(events.at(-1)?.data)}`);
+        const events = await readEvents(
+          await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'short' } }),
+        );
+        if (events.at(-1)?.data.type !== 'run_done')
+          throw new Error(`run did not complete: ${JSON.stringify(events.at(-1)?.data)}`);
       });
       const direct = await throughput(clients, 6, inProcess.run);
       rows.push({
@@ -193,10 +206,16 @@ async function main() {
     model.reply(['ok']);
     const gate: number[] = [];
     for (let i = 0; i < 30; i++) {
-      const events = await readEvents(await server.request('/graphs/review/run', { method: 'POST', json: { message: 'gate' } }));
+      const events = await readEvents(
+        await server.request('/graphs/review/run', { method: 'POST', json: { message: 'gate' } }),
+      );
       const threadId = (events[0]!.data as { thread_id: string }).thread_id;
       const started = performance.now();
-      const res = await server.request(`/threads/${threadId}/gates/gate/approve`, { method: 'POST', json: {}, headers: { accept: 'text/event-stream' } });
+      const res = await server.request(`/threads/${threadId}/gates/gate/approve`, {
+        method: 'POST',
+        json: {},
+        headers: { accept: 'text/event-stream' },
+      });
       let first = 0;
       await readEvents(res, () => {
         first ||= performance.now();
@@ -218,23 +237,37 @@ async function main() {
   // Concurrency: 500 runs at once against one local-runtime slot.
   {
     const concurrencyDb = await createDatabase(database.url, 'svc_bench');
-    const single = await spawnServer({ ...env, DATABASE_URL: concurrencyDb.url, LOCAL_LLM_MAX_CONCURRENT: '1', LOCAL_LLM_QUEUE_TIMEOUT_S: '20', LOG_LEVEL: 'DEBUG' });
+    const single = await spawnServer({
+      ...env,
+      DATABASE_URL: concurrencyDb.url,
+      LOCAL_LLM_MAX_CONCURRENT: '1',
+      LOCAL_LLM_QUEUE_TIMEOUT_S: '20',
+      LOG_LEVEL: 'DEBUG',
+    });
     model.reply(['x', 'y']);
     const outcomes = await Promise.all(
       Array.from({ length: 500 }, async (_, i) => {
-        const res = await single.request('/graphs/summary/run', { method: 'POST', json: { message: `run-${String(i).padStart(3, '0')}` } });
+        const res = await single.request('/graphs/summary/run', {
+          method: 'POST',
+          json: { message: `run-${String(i).padStart(3, '0')}` },
+        });
         let last = '';
         let detail = '';
         await readLines(res, (line) => {
           if (line.startsWith('event: ')) last = line.slice(7);
-          if (line.startsWith('data: ') && last === 'run_error') detail = (JSON.parse(line.slice(6)) as { error_detail: string }).error_detail;
+          if (line.startsWith('data: ') && last === 'run_error')
+            detail = (JSON.parse(line.slice(6)) as { error_detail: string }).error_detail;
           return false;
         });
         return { last, detail };
       }),
     );
     const done = outcomes.filter((o) => o.last === 'run_done').length;
-    const timedOut = outcomes.filter((o) => o.last === 'run_error' && /^TimeoutError: local runtime queue timeout after 20s \(\d+ still waiting, 1 active\)$/.test(o.detail)).length;
+    const timedOut = outcomes.filter(
+      (o) =>
+        o.last === 'run_error' &&
+        /^TimeoutError: local runtime queue timeout after 20s \(\d+ still waiting, 1 active\)$/.test(o.detail),
+    ).length;
     // First come, first served: calls got their slot in the order they started waiting (from the server's debug log).
     const lines = single.output().split('\n');
     const waited = lines.flatMap((l) => /queue: (run \S+ node \w+) waits at position/.exec(l)?.[1] ?? []);
@@ -261,8 +294,22 @@ async function main() {
   const embeddedEnv = { ...env, DATABASE_URL: '', DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()) };
   await startupTime(embeddedEnv); // first start initialises the data folder
   const embedded = await startupTime(embeddedEnv);
-  rows.push({ benchmark: 'Start-up to healthy /health, DATABASE_URL', service: ms(external), baseline: '', ratio: '', target: '', met: '' });
-  rows.push({ benchmark: 'Start-up to healthy /health, embedded PostgreSQL (existing data)', service: ms(embedded), baseline: '', ratio: '', target: '', met: '' });
+  rows.push({
+    benchmark: 'Start-up to healthy /health, DATABASE_URL',
+    service: ms(external),
+    baseline: '',
+    ratio: '',
+    target: '',
+    met: '',
+  });
+  rows.push({
+    benchmark: 'Start-up to healthy /health, embedded PostgreSQL (existing data)',
+    service: ms(embedded),
+    baseline: '',
+    ratio: '',
+    target: '',
+    met: '',
+  });
   await fs.rm(dataDir, { recursive: true, force: true });
 
   await fixture.close();
@@ -322,9 +369,20 @@ async function inProcessRunner(databaseUrl: string, modelUrl: string, generated:
   };
   return {
     run: async () => {
-      const graph = buildGraph({ entry, runId: 'in-process', model: 'fake-model', models, nodeConfigs: new Map(), hooks, checkpointer });
+      const graph = buildGraph({
+        entry,
+        runId: 'in-process',
+        model: 'fake-model',
+        models,
+        nodeConfigs: new Map(),
+        hooks,
+        checkpointer,
+      });
       const threadId = crypto.randomUUID();
-      for await (const _ of await graph.stream(initialState('short', ''), { configurable: { thread_id: threadId }, streamMode: 'updates' })) {
+      for await (const _ of await graph.stream(initialState('short', ''), {
+        configurable: { thread_id: threadId },
+        streamMode: 'updates',
+      })) {
         // drain
       }
     },

@@ -1,13 +1,30 @@
 import type { Scope } from '../../src-server/contracts/tenancy';
-import { api, completeRun, expect, holdTheSlot, openStudio, phase, screenshotPath, script, sql, startRun, test, words } from './studio.fixtures';
+import {
+  api,
+  completeRun,
+  expect,
+  holdTheSlot,
+  openStudio,
+  phase,
+  screenshotPath,
+  script,
+  sql,
+  startRun,
+  test,
+  words,
+} from './studio.fixtures';
 
-test('a run whose checkpoint is gone is a read-only trace: its card says so and offers no approval', async ({ page }) => {
+test('a run whose checkpoint is gone is a read-only trace: its card says so and offers no approval', async ({
+  page,
+}) => {
   await openStudio(page);
   await script(words('Small change, low risk.'));
   await startRun(page, 'Review: a gate whose checkpoint is lost');
   await expect(page.getByTestId('approval-card')).toBeVisible();
   await expect(page.getByTestId('gate-approve')).toBeVisible();
-  const [run] = await sql<{ thread_id: string }>(`SELECT thread_id FROM svc_runs WHERE message = 'Review: a gate whose checkpoint is lost'`);
+  const [run] = await sql<{ thread_id: string }>(
+    `SELECT thread_id FROM svc_runs WHERE message = 'Review: a gate whose checkpoint is lost'`,
+  );
   for (const table of ['checkpoint_writes', 'checkpoint_blobs', 'checkpoints']) {
     await sql(`DELETE FROM graph_checkpoints.${table} WHERE thread_id = $1`, [run!.thread_id]);
   }
@@ -34,7 +51,9 @@ test('Rerun as new thread repeats agent, model and message in a new thread', asy
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   await expect(page.getByTestId('state-thread')).not.toHaveText(firstThread!);
   await expect(page.getByTestId('transcript-summarize')).toHaveText('Second pass. ');
-  const rows = await sql<{ thread_id: string; model: string }>(`SELECT thread_id, model FROM svc_runs WHERE message = 'Summarise twice' ORDER BY started_at`);
+  const rows = await sql<{ thread_id: string; model: string }>(
+    `SELECT thread_id, model FROM svc_runs WHERE message = 'Summarise twice' ORDER BY started_at`,
+  );
   expect(rows).toHaveLength(2);
   expect(rows[0]!.thread_id).not.toBe(rows[1]!.thread_id);
   expect(rows[1]!.model).toBe(rows[0]!.model);
@@ -78,17 +97,29 @@ test('the project switcher runs in the chosen project and lists only its threads
   await expect(page.getByTestId('scope-org')).toBeVisible();
   await page.getByTestId('scope-project').selectOption(project.id);
   await completeRun(page, 'A run in the browser-tests project', 'In the new project.');
-  const [thread] = await sql<{ project_id: string }>(`SELECT project_id FROM svc_threads WHERE last_message = 'A run in the browser-tests project'`);
+  const [thread] = await sql<{ project_id: string }>(
+    `SELECT project_id FROM svc_threads WHERE last_message = 'A run in the browser-tests project'`,
+  );
   expect(thread!.project_id).toBe(project.id);
   await expect(page.getByTestId('thread-item')).toHaveCount(1);
 
   await page.reload();
   await expect(page.getByTestId('scope-project')).toHaveValue(project.id);
-  const other = await page.getByTestId('scope-project').locator('option').filter({ hasNotText: 'Browser tests' }).filter({ hasNotText: 'All projects' }).first().getAttribute('value');
+  const other = await page
+    .getByTestId('scope-project')
+    .locator('option')
+    .filter({ hasNotText: 'Browser tests' })
+    .filter({ hasNotText: 'All projects' })
+    .first()
+    .getAttribute('value');
   await page.getByTestId('scope-project').selectOption(other!);
-  await expect(page.getByTestId('thread-item').filter({ hasText: 'A run in the browser-tests project' })).toHaveCount(0);
+  await expect(page.getByTestId('thread-item').filter({ hasText: 'A run in the browser-tests project' })).toHaveCount(
+    0,
+  );
   await page.getByTestId('scope-project').selectOption('');
-  await expect(page.getByTestId('thread-item').filter({ hasText: 'A run in the browser-tests project' })).toHaveCount(1);
+  await expect(page.getByTestId('thread-item').filter({ hasText: 'A run in the browser-tests project' })).toHaveCount(
+    1,
+  );
   await api(`/projects/${project.id}`, { method: 'DELETE' });
 });
 

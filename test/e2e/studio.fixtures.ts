@@ -11,7 +11,8 @@ const env = (name: string) => {
 export const baseUrl = () => env('E2E_BASE_URL');
 
 /** Screenshots of the main screens, in the test output folder (see playwright.config.ts). */
-export const screenshotPath = (name: string) => path.resolve(import.meta.dirname, '../../test-results/e2e/screenshots', `${name}.png`);
+export const screenshotPath = (name: string) =>
+  path.resolve(import.meta.dirname, '../../test-results/e2e/screenshots', `${name}.png`);
 export const token = () => env('E2E_TOKEN');
 
 /** A text as the tokens the fake model runtime streams: one a word. */
@@ -23,13 +24,20 @@ export async function script(tokens: string[], delayMs = 0): Promise<void> {
 }
 
 export async function failModel(status: number, message: string): Promise<void> {
-  await fetch(`${env('E2E_MODEL_URL')}/__script`, { method: 'POST', body: JSON.stringify({ fail: { status, message } }) });
+  await fetch(`${env('E2E_MODEL_URL')}/__script`, {
+    method: 'POST',
+    body: JSON.stringify({ fail: { status, message } }),
+  });
 }
 
 export function api(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
   return fetch(`${baseUrl()}${path}`, {
     ...init,
-    headers: { authorization: `Bearer ${token()}`, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.headers as Record<string, string>) },
+    headers: {
+      authorization: `Bearer ${token()}`,
+      ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(init.headers as Record<string, string>),
+    },
     body: init.json !== undefined ? JSON.stringify(init.json) : init.body,
   });
 }
@@ -72,7 +80,10 @@ export async function completeRun(page: Page, message: string, answer: string): 
  * 200 tokens (`${prefix}0 `, `${prefix}1 `, …); cancel the returned reader to stop listening.
  */
 export async function holdTheSlot(message: string, prefix: string) {
-  await script(Array.from({ length: 200 }, (_, i) => `${prefix}${i} `), 40);
+  await script(
+    Array.from({ length: 200 }, (_, i) => `${prefix}${i} `),
+    40,
+  );
   const blocker = await api('/graphs/repo-summary/run', { method: 'POST', json: { message } });
   const reader = blocker.body!.getReader();
   await reader.read();

@@ -1,10 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from '@playwright/test';
 import type { GraphDefinition } from '../../src-server/contracts/runs';
-import { api, completeRun, expect, failModel, holdTheSlot, openStudio, phase, screenshotPath as shot, script, sql, startRun, test, words } from './studio.fixtures';
+import {
+  api,
+  completeRun,
+  expect,
+  failModel,
+  holdTheSlot,
+  openStudio,
+  phase,
+  screenshotPath as shot,
+  script,
+  sql,
+  startRun,
+  test,
+  words,
+} from './studio.fixtures';
 
 /** Starts a repo-summary run streaming `tokens` `delayMs` apart; resolves with its run id once `until` has streamed. */
-async function startStreaming(page: Page, message: string, tokens: string[], delayMs: number, until: string): Promise<string | null> {
+async function startStreaming(
+  page: Page,
+  message: string,
+  tokens: string[],
+  delayMs: number,
+  until: string,
+): Promise<string | null> {
   await openStudio(page, 'repo-summary');
   await script(tokens, delayMs);
   await startRun(page, message);
@@ -56,15 +76,29 @@ test('rejects at the gate: the run ends without the output phase', async ({ page
 });
 
 test('Stop during streaming aborts the stream and cancels the run on the server', async ({ page }) => {
-  const runId = await startStreaming(page, 'Summarise slowly', Array.from({ length: 300 }, (_, i) => `w${i} `), 40, 'w3');
+  const runId = await startStreaming(
+    page,
+    'Summarise slowly',
+    Array.from({ length: 300 }, (_, i) => `w${i} `),
+    40,
+    'w3',
+  );
   await page.getByTestId('run-stop').click();
   await expect(page.getByTestId('run-status')).toContainText('Run cancelled');
-  await expect.poll(async () => (await sql<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]))[0]!.status).toBe('cancelled');
+  await expect
+    .poll(async () => (await sql<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]))[0]!.status)
+    .toBe('cancelled');
   await expect(phase(page, 'dispatch')).toHaveAttribute('data-state', 'cancelled');
 });
 
 test('a page reload during a run re-attaches to its stream', async ({ page }) => {
-  const runId = await startStreaming(page, 'Summarise, then reload', Array.from({ length: 60 }, (_, i) => `r${i} `), 30, 'r5');
+  const runId = await startStreaming(
+    page,
+    'Summarise, then reload',
+    Array.from({ length: 60 }, (_, i) => `r${i} `),
+    30,
+    'r5',
+  );
   await page.reload();
   await expect(page.getByTestId('run-id')).toHaveText(runId!);
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete', { timeout: 30_000 });
@@ -97,7 +131,11 @@ test('shows the queue banner and the badge while the single slot is busy', async
   await expect(page.getByTestId('queue-badge')).toHaveClass(/waiting/);
   await expect(page.getByTestId('queue-badge')).toHaveCSS('background-color', 'rgb(220, 38, 38)');
   await page.screenshot({ path: shot('04-queued') });
-  const blocked = (await sql<{ id: string }>(`SELECT id FROM svc_runs WHERE message = 'hold the slot' ORDER BY started_at DESC LIMIT 1`))[0]!;
+  const blocked = (
+    await sql<{ id: string }>(
+      `SELECT id FROM svc_runs WHERE message = 'hold the slot' ORDER BY started_at DESC LIMIT 1`,
+    )
+  )[0]!;
   await api(`/runs/${blocked.id}/cancel`, { method: 'POST', json: {} });
   await reader.cancel();
   await expect(page.getByTestId('queue-banner')).toBeHidden();
@@ -105,7 +143,7 @@ test('shows the queue banner and the badge while the single slot is busy', async
   await page.getByTestId('run-stop').click();
 });
 
-test("a failed run shows the exact exception text, also after reload", async ({ page }) => {
+test('a failed run shows the exact exception text, also after reload', async ({ page }) => {
   await openStudio(page, 'repo-summary');
   await failModel(500, 'model crashed: out of memory');
   await startRun(page, 'This will fail');
@@ -121,21 +159,31 @@ test("a failed run shows the exact exception text, also after reload", async ({ 
 test('a run still running after two minutes appears stuck, and can be cancelled', async ({ page }) => {
   const thread = randomUUID();
   const run = randomUUID();
-  await sql(`INSERT INTO svc_threads (id, agent, model, last_message, project_id) VALUES ($1, 'repo-summary', 'fake-model', 'stuck since a crash', '00000000-0000-4000-8000-000000000003')`, [thread]);
-  await sql(`INSERT INTO svc_runs (id, thread_id, agent, model, status, message, started_at) VALUES ($1, $2, 'repo-summary', 'fake-model', 'running', 'stuck since a crash', now() - interval '3 minutes')`, [run, thread]);
+  await sql(
+    `INSERT INTO svc_threads (id, agent, model, last_message, project_id) VALUES ($1, 'repo-summary', 'fake-model', 'stuck since a crash', '00000000-0000-4000-8000-000000000003')`,
+    [thread],
+  );
+  await sql(
+    `INSERT INTO svc_runs (id, thread_id, agent, model, status, message, started_at) VALUES ($1, $2, 'repo-summary', 'fake-model', 'running', 'stuck since a crash', now() - interval '3 minutes')`,
+    [run, thread],
+  );
   await openStudio(page, 'repo-summary');
   await page.getByTestId('thread-item').filter({ hasText: 'stuck since a crash' }).click();
   await expect(page.getByTestId('run-stuck')).toHaveText('⚠ Run appears stuck');
   await page.getByTestId('run-cancel').click();
   await expect(page.getByTestId('run-status')).toContainText('Run cancelled');
-  expect((await sql<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [run]))[0]!.status).toBe('cancelled');
+  expect((await sql<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [run]))[0]!.status).toBe(
+    'cancelled',
+  );
 });
 
 test('a saved routing rule shows its validation errors, then its from → to line on the next run', async ({ page }) => {
   await openStudio(page, 'repo-summary');
   const graph = (await (await api('/agents/repo-summary/graph-definition')).json()) as GraphDefinition;
   await phase(page, 'dispatch').click();
-  await expect(page.getByTestId('phase-config')).toContainText(graph.phases.find((p) => p.id === 'dispatch')!.description);
+  await expect(page.getByTestId('phase-config')).toContainText(
+    graph.phases.find((p) => p.id === 'dispatch')!.description,
+  );
   await page.getByTestId('rule-add').click();
   await page.getByTestId('rule-0-condition').selectOption('regex');
   await page.getByTestId('rule-0-match').fill('(unclosed');
@@ -179,7 +227,9 @@ test('pane sizes survive a reload', async ({ page }) => {
   await page.screenshot({ path: shot('07-wide') });
 });
 
-test('the token from the URL fragment is stored and removed from the address bar; sign out asks again', async ({ page }) => {
+test('the token from the URL fragment is stored and removed from the address bar; sign out asks again', async ({
+  page,
+}) => {
   await openStudio(page);
   expect(page.url()).not.toContain('token=');
   expect(await page.evaluate(() => localStorage.getItem('svc.token'))).toBe(process.env.E2E_TOKEN);
@@ -190,7 +240,10 @@ test('the token from the URL fragment is stored and removed from the address bar
   await expect(page.getByTestId('asset-change-review')).toBeVisible();
 });
 
-test('the portal page links the studio and the docs with copy-ready examples at the real address', async ({ page, context }) => {
+test('the portal page links the studio and the docs with copy-ready examples at the real address', async ({
+  page,
+  context,
+}) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   const base = process.env.E2E_BASE_URL!;
   await page.goto(`${base}/`);
@@ -199,7 +252,13 @@ test('the portal page links the studio and the docs with copy-ready examples at 
   await expect(page.locator('pre').first()).toContainText(`export BASE=${base}`);
   await expect(page.locator('pre[data-example=run]')).toContainText('curl -N -X POST "$BASE/graphs/change-review/run"');
   await expect(page.locator('pre[data-example=approve]')).toContainText('/gates/gate/approve');
-  await page.locator('.example').filter({ has: page.locator('pre[data-example=run]') }).getByRole('button', { name: 'Copy' }).click();
-  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await page.locator('pre[data-example=run]').textContent());
+  await page
+    .locator('.example')
+    .filter({ has: page.locator('pre[data-example=run]') })
+    .getByRole('button', { name: 'Copy' })
+    .click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
+    await page.locator('pre[data-example=run]').textContent(),
+  );
   await page.screenshot({ path: shot('08-portal'), fullPage: true });
 });

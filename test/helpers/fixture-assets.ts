@@ -56,7 +56,10 @@ export async function writeFixtureCatalog(extra: Manifest[] = []): Promise<strin
   await fs.mkdir(path.join(dir, 'manifests', 'commands'), { recursive: true });
   await fs.mkdir(path.join(dir, 'graphs'), { recursive: true });
   for (const manifest of [reviewAgent, summaryCommand, ...extra]) {
-    await fs.writeFile(path.join(dir, 'manifests', `${manifest.kind}s`, `${manifest.name}.json`), JSON.stringify(manifest));
+    await fs.writeFile(
+      path.join(dir, 'manifests', `${manifest.kind}s`, `${manifest.name}.json`),
+      JSON.stringify(manifest),
+    );
   }
   for (const layout of Object.values(DEFAULT_LAYOUTS)) {
     await fs.writeFile(path.join(dir, 'graphs', `${layout.name}.json`), JSON.stringify(layout));

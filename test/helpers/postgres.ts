@@ -53,6 +53,9 @@ export async function createDatabase(serverUrl: string, prefix = 'svc_test'): Pr
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: () => withClient(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      withClient(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(
+        () => undefined,
+      ),
   };
 }

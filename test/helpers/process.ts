@@ -14,7 +14,11 @@ export interface ServerProcess {
 }
 
 /** The headless server as its own process (`src-server/cli.ts`), so a test can kill it for real. */
-export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000, nodeArgs: string[] = []): Promise<ServerProcess> {
+export async function spawnServer(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  nodeArgs: string[] = [],
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src-server/cli.ts'], {
     cwd: root,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', AUTH_ENABLED: 'false', ...env },

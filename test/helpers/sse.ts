@@ -35,9 +35,13 @@ export async function readPieces(res: Response, separator: string, onPiece: (pie
  * and the data against the shared event union. `onEvent` may return true to stop reading early
  * (the connection is then dropped, as a client that goes away would).
  */
-export async function readEvents(res: Response, onEvent?: (event: ReceivedEvent) => boolean | void): Promise<ReceivedEvent[]> {
+export async function readEvents(
+  res: Response,
+  onEvent?: (event: ReceivedEvent) => boolean | void,
+): Promise<ReceivedEvent[]> {
   if (!res.ok) throw new Error(`stream request failed with ${res.status}: ${await res.text()}`);
-  if (!res.headers.get('content-type')?.startsWith('text/event-stream')) throw new Error(`not an event stream: ${res.headers.get('content-type')}`);
+  if (!res.headers.get('content-type')?.startsWith('text/event-stream'))
+    throw new Error(`not an event stream: ${res.headers.get('content-type')}`);
   const events: ReceivedEvent[] = [];
   await readPieces(res, '\n\n', (frame) => {
     const fields: Record<string, string> = {};
@@ -60,7 +64,12 @@ export async function readEvents(res: Response, onEvent?: (event: ReceivedEvent)
 export function eventOrder(events: ReceivedEvent[]): string[] {
   const order: string[] = [];
   for (const e of events) {
-    const label = 'node' in e.data && e.name !== 'token' ? `${e.name}:${e.data.node}` : e.name === 'token' ? `token:${(e.data as { node: string }).node}` : e.name;
+    const label =
+      'node' in e.data && e.name !== 'token'
+        ? `${e.name}:${e.data.node}`
+        : e.name === 'token'
+          ? `token:${(e.data as { node: string }).node}`
+          : e.name;
     if (label !== order.at(-1) || !label.startsWith('token')) order.push(label);
   }
   return order;

@@ -18,15 +18,29 @@ describe('run context', () => {
     ctx.model.reply(['x'.repeat(400)]);
     let threadId: string | undefined;
     for (let i = 0; i < 4; i++) {
-      const events = await readEvents(await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message: `turn ${i} ${'y'.repeat(300)}`, thread_id: threadId } }));
+      const events = await readEvents(
+        await ctx.server.request('/graphs/summary/run', {
+          method: 'POST',
+          json: { message: `turn ${i} ${'y'.repeat(300)}`, thread_id: threadId },
+        }),
+      );
       threadId ??= (events[0]!.data as { thread_id: string }).thread_id;
       expect(events.at(-1)!.data.type).toBe('run_done');
     }
     const before = ctx.model.requests.length;
-    const events = await readEvents(await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message: 'the newest question', thread_id: threadId } }));
+    const events = await readEvents(
+      await ctx.server.request('/graphs/summary/run', {
+        method: 'POST',
+        json: { message: 'the newest question', thread_id: threadId },
+      }),
+    );
     const trimmed = events.find((e) => e.name === 'context_trimmed');
     expect(trimmed?.data).toMatchObject({ type: 'context_trimmed', node: 'dispatch', budget: 600 });
-    const report = trimmed!.data as { dropped_messages: number; estimated_tokens_before: number; estimated_tokens_after: number };
+    const report = trimmed!.data as {
+      dropped_messages: number;
+      estimated_tokens_before: number;
+      estimated_tokens_after: number;
+    };
     expect(report.dropped_messages).toBeGreaterThan(0);
     expect(report.estimated_tokens_before).toBeGreaterThan(600);
     expect(report.estimated_tokens_after).toBeLessThanOrEqual(600);
@@ -48,7 +62,12 @@ describe('run context', () => {
     git('clone', '-q', '--bare', work, bare);
     try {
       const before = ctx.model.requests.length;
-      const events = await readEvents(await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message: 'summarise', project_path: `file://${bare}` } }));
+      const events = await readEvents(
+        await ctx.server.request('/graphs/summary/run', {
+          method: 'POST',
+          json: { message: 'summarise', project_path: `file://${bare}` },
+        }),
+      );
       expect(events.at(-1)!.data.type).toBe('run_done');
       expect(prompt(ctx.model.requests[before]!)).toContain('The gizmo service answers questions about gizmos.');
     } finally {
@@ -58,7 +77,15 @@ describe('run context', () => {
   });
 
   it('fails the run with a clear message for a missing folder', async () => {
-    const events = await readEvents(await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message: 'x', project_path: '/no/such/project' } }));
-    expect(events.at(-1)!.data).toMatchObject({ type: 'run_error', error_detail: 'ProjectPathError: project folder /no/such/project does not exist' });
+    const events = await readEvents(
+      await ctx.server.request('/graphs/summary/run', {
+        method: 'POST',
+        json: { message: 'x', project_path: '/no/such/project' },
+      }),
+    );
+    expect(events.at(-1)!.data).toMatchObject({
+      type: 'run_error',
+      error_detail: 'ProjectPathError: project folder /no/such/project does not exist',
+    });
   });
 });

@@ -16,7 +16,9 @@ const ctx = useIntegrationServer({
 });
 
 async function runWith(target: TestServer, modelName: string) {
-  return readEvents(await target.request('/graphs/summary/run', { method: 'POST', json: { message: 'hello', model: modelName } }));
+  return readEvents(
+    await target.request('/graphs/summary/run', { method: 'POST', json: { message: 'hello', model: modelName } }),
+  );
 }
 
 const tokensOf = (events: Awaited<ReturnType<typeof runWith>>, node: string) =>
@@ -26,7 +28,12 @@ describe('model providers, each through its real client and wire protocol', () =
   it.each([
     ['the local runtime (Ollama NDJSON)', 'fake-model', 'ollama', '/api/chat'],
     ['local: prefix', 'local:fake-model', 'ollama', '/api/chat'],
-    ['cloud_a (Gemini streamGenerateContent SSE)', 'cloud_a:gemini-test', 'gemini', '/v1beta/models/gemini-test:streamGenerateContent'],
+    [
+      'cloud_a (Gemini streamGenerateContent SSE)',
+      'cloud_a:gemini-test',
+      'gemini',
+      '/v1beta/models/gemini-test:streamGenerateContent',
+    ],
     ['cloud_b (Anthropic Messages SSE)', 'cloud_b:claude-test', 'anthropic', '/v1/messages'],
     ['cloud_c (OpenAI Responses SSE)', 'cloud_c:gpt-test', 'openai', '/v1/responses'],
   ])('%s streams tokens in order', async (_name, modelName, provider, path) => {
@@ -34,14 +41,16 @@ describe('model providers, each through its real client and wire protocol', () =
     const before = ctx.model.recorded.length;
     const events = await runWith(ctx.server, modelName);
     expect(events.at(-1)!.data).toMatchObject({ type: 'run_done', output: 'one two three four' });
-    for (const node of ['dispatch', 'execute', 'summarize']) expect(tokensOf(events, node)).toEqual(['one', ' two', ' three', ' four']);
+    for (const node of ['dispatch', 'execute', 'summarize'])
+      expect(tokensOf(events, node)).toEqual(['one', ' two', ' three', ' four']);
     const calls = ctx.model.recorded.slice(before);
     expect(calls).toHaveLength(3);
     expect(calls.every((c) => c.provider === provider && c.path === path)).toBe(true);
   });
 
   it('sends each cloud provider its key the way its API expects', () => {
-    const header = (provider: string, name: string) => ctx.model.recorded.find((r) => r.provider === provider)?.headers[name];
+    const header = (provider: string, name: string) =>
+      ctx.model.recorded.find((r) => r.provider === provider)?.headers[name];
     expect(header('gemini', 'x-goog-api-key')).toBe('gemini-test-key');
     expect(header('anthropic', 'x-api-key')).toBe('anthropic-test-key');
     expect(header('openai', 'authorization')).toBe('Bearer openai-test-key');
@@ -50,9 +59,14 @@ describe('model providers, each through its real client and wire protocol', () =
   it('refuses a model of a provider whose key is not set, naming the variable', async () => {
     const plain = await ctx.start();
     try {
-      const res = await plain.request('/graphs/summary/run', { method: 'POST', json: { message: 'x', model: 'cloud_b:claude-test' } });
+      const res = await plain.request('/graphs/summary/run', {
+        method: 'POST',
+        json: { message: 'x', model: 'cloud_b:claude-test' },
+      });
       expect(res.status).toBe(400);
-      expect((await res.json()).error.message).toBe('model "cloud_b:claude-test" needs CLOUD_B_API_KEY, which is not set');
+      expect((await res.json()).error.message).toBe(
+        'model "cloud_b:claude-test" needs CLOUD_B_API_KEY, which is not set',
+      );
       const models = await (await plain.request('/models')).json();
       expect(models.providers.map((p: { id: string; configured: boolean }) => [p.id, p.configured])).toEqual([
         ['local', true],
@@ -77,11 +91,16 @@ describe('model providers, each through its real client and wire protocol', () =
 
   it('reports the runtime on /health', async () => {
     const health = await (await ctx.server.request('/health')).json();
-    expect(health.local_runtime).toEqual({ base_url: ctx.model.url, reachable: true, models: ['fake-model', 'llama3.2'], error: null });
+    expect(health.local_runtime).toEqual({
+      base_url: ctx.model.url,
+      reachable: true,
+      models: ['fake-model', 'llama3.2'],
+      error: null,
+    });
   });
 });
 
-describe('local runtime failures keep SPEC\'s texts', () => {
+describe("local runtime failures keep SPEC's texts", () => {
   it('a runtime that is not running: ConnectionRefusedError naming the address, in the run and in /health', async () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
     const down = await ctx.start({ LOCAL_LLM_BASE: closed });
@@ -102,6 +121,9 @@ describe('local runtime failures keep SPEC\'s texts', () => {
 
   it('a model that is not pulled: the runtime\'s "not found" text', async () => {
     const events = await runWith(ctx.server, 'missing-model');
-    expect(events.at(-1)!.data).toMatchObject({ type: 'run_error', error_detail: 'ResponseError: model "missing-model" not found, try pulling it first' });
+    expect(events.at(-1)!.data).toMatchObject({
+      type: 'run_error',
+      error_detail: 'ResponseError: model "missing-model" not found, try pulling it first',
+    });
   });
 });

@@ -24,7 +24,10 @@ function startHolding(server: TestServer, message: string) {
 
 /** Starts runs a and b, the model streaming `tokens` tokens `delayMs` apart; resolves once both hold a slot. */
 async function holdBothSlots(server: TestServer, tokens: number, delayMs: number) {
-  ctx.model.reply(Array.from({ length: tokens }, (_, i) => `${i} `), delayMs);
+  ctx.model.reply(
+    Array.from({ length: tokens }, (_, i) => `${i} `),
+    delayMs,
+  );
   const a = startHolding(server, 'a');
   const b = startHolding(server, 'b');
   await Promise.all([a.started, b.started]);
@@ -65,7 +68,10 @@ describe('the local-runtime queue with two slots', () => {
     try {
       const { a, b } = await holdBothSlots(server, 100, 30);
       const [third, fourth] = await Promise.all([start(server, 'third'), start(server, 'fourth')]);
-      const details = [third, fourth].map((events) => events.at(-1)!.data).map((d) => (d.type === 'run_error' ? d.error_detail : d.type)).sort();
+      const details = [third, fourth]
+        .map((events) => events.at(-1)!.data)
+        .map((d) => (d.type === 'run_error' ? d.error_detail : d.type))
+        .sort();
       expect(details).toEqual([
         'TimeoutError: local runtime queue timeout after 1s (0 still waiting, 2 active)',
         'TimeoutError: local runtime queue timeout after 1s (1 still waiting, 2 active)',
@@ -85,18 +91,25 @@ describe('the local-runtime queue with two slots', () => {
       const c = startHolding(server, 'c');
       await expect.poll(async () => (await status(server)).waiting).toBe(1);
 
-      const reset = await server.request('/queue/reset', { method: 'POST', json: { reason: 'stale counters in a test' } });
+      const reset = await server.request('/queue/reset', {
+        method: 'POST',
+        json: { reason: 'stale counters in a test' },
+      });
       expect(reset.status).toBe(200);
       // The waiting run got a slot at once; the two older calls no longer count.
       expect(await reset.json()).toMatchObject({ active: 1, waiting: 0, served: 0 });
-      expect(server.logs.some((l) => l.includes('WARNING svc.models queue reset (stale counters in a test (by anonymous))'))).toBe(true);
+      expect(
+        server.logs.some((l) => l.includes('WARNING svc.models queue reset (stale counters in a test (by anonymous))')),
+      ).toBe(true);
 
       const finished = await Promise.all([a.done, b.done, c.done]);
       expect(finished.map((events) => events.at(-1)!.data.type)).toEqual(['run_done', 'run_done', 'run_done']);
       const after = await status(server);
       expect(after.active).toBe(0);
       expect(after.waiting).toBe(0);
-      const { rows } = await server.pool.query(`SELECT count(*)::int AS n FROM svc_runs WHERE status = 'completed' AND message IN ('a', 'b', 'c')`);
+      const { rows } = await server.pool.query(
+        `SELECT count(*)::int AS n FROM svc_runs WHERE status = 'completed' AND message IN ('a', 'b', 'c')`,
+      );
       expect(rows[0].n).toBeGreaterThanOrEqual(3);
     } finally {
       await server.close();
@@ -106,12 +119,24 @@ describe('the local-runtime queue with two slots', () => {
 
 describe('cloud calls', () => {
   it('bypass the local queue', async () => {
-    const server = await ctx.start({ LOCAL_LLM_MAX_CONCURRENT: '1', CLOUD_B_API_KEY: 'k', CLOUD_B_BASE_URL: ctx.model.url });
+    const server = await ctx.start({
+      LOCAL_LLM_MAX_CONCURRENT: '1',
+      CLOUD_B_API_KEY: 'k',
+      CLOUD_B_BASE_URL: ctx.model.url,
+    });
     try {
-      ctx.model.reply(Array.from({ length: 20 }, (_, i) => `${i} `), 20);
+      ctx.model.reply(
+        Array.from({ length: 20 }, (_, i) => `${i} `),
+        20,
+      );
       const local = startHolding(server, 'local');
       await local.started;
-      const cloud = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'cloud', model: 'cloud_b:claude-test' } }));
+      const cloud = await readEvents(
+        await server.request('/graphs/summary/run', {
+          method: 'POST',
+          json: { message: 'cloud', model: 'cloud_b:claude-test' },
+        }),
+      );
       expect(cloud.some((e) => e.name === 'queue')).toBe(false);
       expect(cloud.at(-1)!.data.type).toBe('run_done');
       await local.done;

@@ -16,26 +16,33 @@ async function startRun(server: ServerProcess, agent: string, stopAfter: (text: 
   let runId = '';
   let threadId = '';
   let seen = '';
-  await readEvents(await server.request(`/graphs/${agent}/run`, { method: 'POST', json: { message: 'crash test' } }), (e) => {
-    if (e.data.type === 'run_start') {
-      runId = e.data.run_id;
-      threadId = e.data.thread_id;
-    }
-    if (e.data.type === 'token') seen += e.data.text;
-    return stopAfter(seen) || e.data.type === 'gate_waiting';
-  });
+  await readEvents(
+    await server.request(`/graphs/${agent}/run`, { method: 'POST', json: { message: 'crash test' } }),
+    (e) => {
+      if (e.data.type === 'run_start') {
+        runId = e.data.run_id;
+        threadId = e.data.thread_id;
+      }
+      if (e.data.type === 'token') seen += e.data.text;
+      return stopAfter(seen) || e.data.type === 'gate_waiting';
+    },
+  );
   return { runId, threadId, seen };
 }
 
 describe('kill -9 of the server', () => {
   it('during a streaming run: what was written survives, and the run can be followed and cancelled after restart', async () => {
-    ctx.model.reply(Array.from({ length: 400 }, (_, i) => `tok${i} `), 20);
+    ctx.model.reply(
+      Array.from({ length: 400 }, (_, i) => `tok${i} `),
+      20,
+    );
     let server = await ctx.spawn();
     const { runId, seen } = await startRun(server, 'summary', (text) => text.length > 400);
     await new Promise((r) => setTimeout(r, 700));
     await server.stop('SIGKILL');
 
-    const stored = (await sql.query(`SELECT node_id, output, exited_at FROM svc_run_nodes WHERE run_id = $1`, [runId])).rows;
+    const stored = (await sql.query(`SELECT node_id, output, exited_at FROM svc_run_nodes WHERE run_id = $1`, [runId]))
+      .rows;
     expect(stored).toHaveLength(1);
     expect(stored[0].output.length).toBeGreaterThan(0);
     // At most the tokens of the last flush interval are lost: what is stored is what streamed, in order.
@@ -48,7 +55,10 @@ describe('kill -9 of the server', () => {
       expect(detail.status).toBe('running');
       const replay = await readEvents(await server.request(`/runs/${runId}/stream`));
       expect(replay.map((e) => e.name)).toEqual(['run_start', 'node_enter', 'token']);
-      const cancel = await server.request(`/runs/${runId}/cancel`, { method: 'POST', json: { reason: 'orphaned by a crash' } });
+      const cancel = await server.request(`/runs/${runId}/cancel`, {
+        method: 'POST',
+        json: { reason: 'orphaned by a crash' },
+      });
       expect(cancel.status).toBe(200);
       const after = (await sql.query(`SELECT status, exited_at FROM svc_run_nodes WHERE run_id = $1`, [runId])).rows[0];
       expect(after).toMatchObject({ status: 'cancelled', exited_at: expect.any(Number) });
@@ -58,7 +68,10 @@ describe('kill -9 of the server', () => {
   });
 
   it('during a streaming run older than the orphan age: swept to error at the next start', async () => {
-    ctx.model.reply(Array.from({ length: 400 }, (_, i) => `tok${i} `), 20);
+    ctx.model.reply(
+      Array.from({ length: 400 }, (_, i) => `tok${i} `),
+      20,
+    );
     let server = await ctx.spawn();
     const { runId } = await startRun(server, 'summary', (text) => text.length > 100);
     await server.stop('SIGKILL');
@@ -82,9 +95,20 @@ describe('kill -9 of the server', () => {
     server = await ctx.spawn();
     try {
       const resumed = await readEvents(
-        await server.request(`/threads/${threadId}/gates/gate/approve`, { method: 'POST', json: { reason: 'after crash' }, headers: { accept: 'text/event-stream' } }),
+        await server.request(`/threads/${threadId}/gates/gate/approve`, {
+          method: 'POST',
+          json: { reason: 'after crash' },
+          headers: { accept: 'text/event-stream' },
+        }),
       );
-      expect(resumed.map((e) => e.name)).toEqual(['gate_approved', 'node_enter', 'token', 'token', 'node_exit', 'run_done']);
+      expect(resumed.map((e) => e.name)).toEqual([
+        'gate_approved',
+        'node_enter',
+        'token',
+        'token',
+        'node_exit',
+        'run_done',
+      ]);
       expect(resumed.at(-1)!.data).toEqual({ type: 'run_done', run_id: runId, output: 'looks fine' });
     } finally {
       await server.stop();

@@ -29,7 +29,9 @@ const health = async (server: ServerProcess) => {
 };
 
 async function runToEnd(server: ServerProcess) {
-  return readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'after recovery' } }));
+  return readEvents(
+    await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'after recovery' } }),
+  );
 }
 
 describe('PostgreSQL restarts', () => {
@@ -64,8 +66,13 @@ describe('PostgreSQL restarts', () => {
   });
 
   it('during a run: the server survives and runs started after recovery succeed', async () => {
-    ctx.model.reply(Array.from({ length: 100 }, (_, i) => `x${i} `), 20);
-    const during = readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'during outage' } }));
+    ctx.model.reply(
+      Array.from({ length: 100 }, (_, i) => `x${i} `),
+      20,
+    );
+    const during = readEvents(
+      await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'during outage' } }),
+    );
     await new Promise((r) => setTimeout(r, 400));
     await database.stop();
     const events = await during.catch((error) => {

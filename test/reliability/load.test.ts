@@ -17,15 +17,20 @@ beforeAll(async () => {
 });
 
 it(`holds ${RUNS * CLIENTS_PER_RUN} re-attached SSE clients on live runs for a minute without losing an event`, async () => {
-  ctx.model.reply(Array.from({ length: TOKENS_PER_NODE }, (_, i) => `${i} `), TOKEN_DELAY_MS);
+  ctx.model.reply(
+    Array.from({ length: TOKENS_PER_NODE }, (_, i) => `${i} `),
+    TOKEN_DELAY_MS,
+  );
   const runIds: string[] = [];
   const starters = [];
   for (let i = 0; i < RUNS; i++) {
     const res = await server.request('/graphs/summary/run', { method: 'POST', json: { message: `load ${i}` } });
-    starters.push(readEvents(res, (e) => {
-      if (e.data.type === 'run_start') runIds.push(e.data.run_id);
-      return e.data.type === 'run_start';
-    }));
+    starters.push(
+      readEvents(res, (e) => {
+        if (e.data.type === 'run_start') runIds.push(e.data.run_id);
+        return e.data.type === 'run_start';
+      }),
+    );
   }
   await Promise.all(starters);
   expect(runIds).toHaveLength(RUNS);
@@ -35,7 +40,9 @@ it(`holds ${RUNS * CLIENTS_PER_RUN} re-attached SSE clients on live runs for a m
     Array.from({ length: CLIENTS_PER_RUN }, async (_, k) => {
       await new Promise((r) => setTimeout(r, k * 500));
       const after = k % 2 === 0 ? 0 : k;
-      const res = await server.request(`/runs/${runId}/stream`, { headers: after ? { 'last-event-id': String(after) } : {} });
+      const res = await server.request(`/runs/${runId}/stream`, {
+        headers: after ? { 'last-event-id': String(after) } : {},
+      });
       const events = await readEvents(res);
       return { runId, after, ids: events.map((e) => e.id), last: events.at(-1)?.data.type };
     }),

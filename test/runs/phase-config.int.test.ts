@@ -11,11 +11,19 @@ afterEach(async () => {
   }
 });
 
-const save = (agent: string, node: string, json: unknown) => ctx.server.request(`/agents/${agent}/nodes/${node}/config`, { method: 'PUT', json });
-const rule = (condition: string, match: string, target: string, priority: number) => ({ condition, match, target, priority });
+const save = (agent: string, node: string, json: unknown) =>
+  ctx.server.request(`/agents/${agent}/nodes/${node}/config`, { method: 'PUT', json });
+const rule = (condition: string, match: string, target: string, priority: number) => ({
+  condition,
+  match,
+  target,
+  priority,
+});
 
 async function runSummary(message = 'summarise please') {
-  const events = await readEvents(await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message } }));
+  const events = await readEvents(
+    await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message } }),
+  );
   return { events, runId: (events[0]!.data as { run_id: string }).run_id };
 }
 
@@ -34,7 +42,11 @@ describe('node configuration', () => {
 
     const definition = await (await ctx.server.request('/agents/summary/graph-definition')).json();
     const dispatch = definition.phases.find((p: { id: string }) => p.id === 'dispatch');
-    expect(dispatch).toMatchObject({ description: 'The dispatch phase.', expected_output: 'dispatch notes', overrides: config });
+    expect(dispatch).toMatchObject({
+      description: 'The dispatch phase.',
+      expected_output: 'dispatch notes',
+      overrides: config,
+    });
     expect(definition.phases.find((p: { id: string }) => p.id === 'execute').overrides).toBeNull();
     expect(definition.edges).toEqual([
       { from: 'dispatch', to: 'execute' },
@@ -45,13 +57,55 @@ describe('node configuration', () => {
   it.each([
     ['an unknown agent', '/agents/nope/nodes/dispatch/config', {}, 404, 'no agent or command named "nope"'],
     ['an unknown node', '/agents/summary/nodes/nope/config', {}, 404, 'summary has no node "nope"'],
-    ['an unknown condition', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('sounds_like', 'x', 'execute', 1)] }, 400, 'routing_overrides.0.condition'],
-    ['a target outside the graph', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('always', '', 'nowhere', 1)] }, 400, 'routing_overrides.0.target: node "nowhere" is not in the graph of summary'],
-    ['a regex that does not compile', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('regex', '(open', 'execute', 1)] }, 400, 'routing_overrides.0.match: invalid regular expression'],
-    ['a regex that is too long', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('regex', 'a'.repeat(501), 'execute', 1)] }, 400, 'routing_overrides.0.match'],
-    ['duplicate priorities', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('always', '', 'execute', 1), rule('contains', 'x', 'summarize', 1)] }, 400, 'routing_overrides.1.priority: priority 1 is already used by routing_overrides.0'],
-    ['rules on a gate', '/agents/review/nodes/gate/config', { routing_overrides: [rule('always', '', 'output', 1)] }, 400, '"gate" is a gate node: its edges are defined by the graph'],
-    ['a match missing for contains', '/agents/summary/nodes/dispatch/config', { routing_overrides: [rule('contains', '', 'execute', 1)] }, 400, 'routing_overrides.0.match: a contains rule needs a match value'],
+    [
+      'an unknown condition',
+      '/agents/summary/nodes/dispatch/config',
+      { routing_overrides: [rule('sounds_like', 'x', 'execute', 1)] },
+      400,
+      'routing_overrides.0.condition',
+    ],
+    [
+      'a target outside the graph',
+      '/agents/summary/nodes/dispatch/config',
+      { routing_overrides: [rule('always', '', 'nowhere', 1)] },
+      400,
+      'routing_overrides.0.target: node "nowhere" is not in the graph of summary',
+    ],
+    [
+      'a regex that does not compile',
+      '/agents/summary/nodes/dispatch/config',
+      { routing_overrides: [rule('regex', '(open', 'execute', 1)] },
+      400,
+      'routing_overrides.0.match: invalid regular expression',
+    ],
+    [
+      'a regex that is too long',
+      '/agents/summary/nodes/dispatch/config',
+      { routing_overrides: [rule('regex', 'a'.repeat(501), 'execute', 1)] },
+      400,
+      'routing_overrides.0.match',
+    ],
+    [
+      'duplicate priorities',
+      '/agents/summary/nodes/dispatch/config',
+      { routing_overrides: [rule('always', '', 'execute', 1), rule('contains', 'x', 'summarize', 1)] },
+      400,
+      'routing_overrides.1.priority: priority 1 is already used by routing_overrides.0',
+    ],
+    [
+      'rules on a gate',
+      '/agents/review/nodes/gate/config',
+      { routing_overrides: [rule('always', '', 'output', 1)] },
+      400,
+      '"gate" is a gate node: its edges are defined by the graph',
+    ],
+    [
+      'a match missing for contains',
+      '/agents/summary/nodes/dispatch/config',
+      { routing_overrides: [rule('contains', '', 'execute', 1)] },
+      400,
+      'routing_overrides.0.match: a contains rule needs a match value',
+    ],
   ])('refuses %s', async (_what, path, body, status, message) => {
     const res = await ctx.server.request(path, { method: 'PUT', json: body });
     expect(res.status).toBe(status);
@@ -62,7 +116,11 @@ describe('node configuration', () => {
 describe('routing rules in runs', () => {
   it('the first matching rule by priority decides the next node, emits route_matched and is recorded', async () => {
     await save('summary', 'dispatch', {
-      routing_overrides: [rule('always', '', 'execute', 50), rule('contains', 'SKIP', 'summarize', 10), rule('contains', 'skip', 'dispatch', 20)],
+      routing_overrides: [
+        rule('always', '', 'execute', 50),
+        rule('contains', 'SKIP', 'summarize', 10),
+        rule('contains', 'skip', 'dispatch', 20),
+      ],
     });
     ctx.model.reply(['please', ' skip', ' ahead']);
     const { events, runId } = await runSummary();
@@ -78,9 +136,16 @@ describe('routing rules in runs', () => {
       'run_done',
     ]);
     const matched = events.find((e) => e.name === 'route_matched')!.data;
-    expect(matched).toEqual({ type: 'route_matched', from: 'dispatch', to: 'summarize', rule: rule('contains', 'SKIP', 'summarize', 10) });
+    expect(matched).toEqual({
+      type: 'route_matched',
+      from: 'dispatch',
+      to: 'summarize',
+      rule: rule('contains', 'SKIP', 'summarize', 10),
+    });
     const detail = await (await ctx.server.request(`/runs/${runId}`)).json();
-    expect(detail.routes).toEqual([{ from: 'dispatch', to: 'summarize', rule: rule('contains', 'SKIP', 'summarize', 10), at: expect.any(Number) }]);
+    expect(detail.routes).toEqual([
+      { from: 'dispatch', to: 'summarize', rule: rule('contains', 'SKIP', 'summarize', 10), at: expect.any(Number) },
+    ]);
     expect(detail.nodes.map((n: { node_id: string }) => n.node_id)).toEqual(['dispatch', 'summarize']);
   });
 
@@ -88,13 +153,21 @@ describe('routing rules in runs', () => {
     await save('summary', 'dispatch', { routing_overrides: [rule('starts_with', 'ZZZ', 'summarize', 1)] });
     const { events } = await runSummary();
     expect(events.some((e) => e.name === 'route_matched')).toBe(false);
-    expect(events.filter((e) => e.name === 'node_enter').map((e) => (e.data as { node: string }).node)).toEqual(['dispatch', 'execute', 'summarize']);
+    expect(events.filter((e) => e.name === 'node_enter').map((e) => (e.data as { node: string }).node)).toEqual([
+      'dispatch',
+      'execute',
+      'summarize',
+    ]);
   });
 
   it("puts an instructions override and classification labels into the node's prompt", async () => {
-    await save('summary', 'execute', { instructions_override: 'Write it as a haiku.', classification_labels: 'small, large' });
+    await save('summary', 'execute', {
+      instructions_override: 'Write it as a haiku.',
+      classification_labels: 'small, large',
+    });
     await runSummary();
-    const system = (request: unknown) => JSON.stringify((request as { messages: { role: string; content: string }[] }).messages[0]);
+    const system = (request: unknown) =>
+      JSON.stringify((request as { messages: { role: string; content: string }[] }).messages[0]);
     const [dispatch, execute] = ctx.model.requests.slice(-3);
     expect(system(execute)).toContain('Write it as a haiku.');
     expect(system(execute)).toContain('small, large');
@@ -120,14 +193,25 @@ describe("an asset's own routes", () => {
     const routed = {
       ...summaryCommand,
       name: 'routed',
-      phases: summaryCommand.phases.map((p) => (p.id === 'dispatch' ? { ...p, routes: [{ condition: 'contains' as const, match: 'urgent', target: 'summarize', priority: 1 }] } : p)),
+      phases: summaryCommand.phases.map((p) =>
+        p.id === 'dispatch'
+          ? { ...p, routes: [{ condition: 'contains' as const, match: 'urgent', target: 'summarize', priority: 1 }] }
+          : p,
+      ),
     };
     const own = await ctx.start({ GENERATED_DIR: await writeFixtureCatalog([routed]) });
     try {
       ctx.model.reply(['this is urgent']);
-      const run = async () => readEvents(await own.request('/graphs/routed/run', { method: 'POST', json: { message: 'x' } }));
-      expect((await run()).find((e) => e.name === 'route_matched')?.data).toMatchObject({ from: 'dispatch', to: 'summarize' });
-      await own.request('/agents/routed/nodes/dispatch/config', { method: 'PUT', json: { routing_overrides: [rule('contains', 'nothing-matches', 'summarize', 1)] } });
+      const run = async () =>
+        readEvents(await own.request('/graphs/routed/run', { method: 'POST', json: { message: 'x' } }));
+      expect((await run()).find((e) => e.name === 'route_matched')?.data).toMatchObject({
+        from: 'dispatch',
+        to: 'summarize',
+      });
+      await own.request('/agents/routed/nodes/dispatch/config', {
+        method: 'PUT',
+        json: { routing_overrides: [rule('contains', 'nothing-matches', 'summarize', 1)] },
+      });
       expect((await run()).some((e) => e.name === 'route_matched')).toBe(false);
     } finally {
       await own.close();

@@ -10,7 +10,12 @@ function run(body: Record<string, unknown>, agent = 'review', target: TestServer
   return target.request(`/graphs/${agent}/run`, { method: 'POST', json: body });
 }
 
-function decide(threadId: string, decision: 'approve' | 'reject', target: TestServer = ctx.server, accept = 'text/event-stream') {
+function decide(
+  threadId: string,
+  decision: 'approve' | 'reject',
+  target: TestServer = ctx.server,
+  accept = 'text/event-stream',
+) {
   return target.request(`/threads/${threadId}/gates/gate/${decision}`, {
     method: 'POST',
     json: { reason: decision === 'approve' ? 'approved in a test' : 'rejected in a test' },
@@ -47,7 +52,9 @@ async function nodeRows(runId: string) {
 }
 
 async function runRow(runId: string) {
-  const { rows } = await ctx.server.pool.query(`SELECT status, output, error_detail FROM svc_runs WHERE id = $1`, [runId]);
+  const { rows } = await ctx.server.pool.query(`SELECT status, output, error_detail FROM svc_runs WHERE id = $1`, [
+    runId,
+  ]);
   return rows[0] as { status: string; output: string | null; error_detail: string | null };
 }
 
@@ -58,10 +65,17 @@ describe('a run to its approval gate', () => {
 
     expect(eventOrder(events)).toEqual(TO_THE_GATE);
     expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
-    const tokens = events.filter((e) => e.data.type === 'token' && e.data.node === 'intake').map((e) => (e.data as { text: string }).text);
+    const tokens = events
+      .filter((e) => e.data.type === 'token' && e.data.node === 'intake')
+      .map((e) => (e.data as { text: string }).text);
     expect(tokens).toEqual(['Hello', ' from', ' the', ' model']);
     const waiting = events.at(-1)!.data;
-    expect(waiting).toMatchObject({ type: 'gate_waiting', node: 'gate', question: 'Publish this review?', required_context: ['analysis'] });
+    expect(waiting).toMatchObject({
+      type: 'gate_waiting',
+      node: 'gate',
+      question: 'Publish this review?',
+      required_context: ['analysis'],
+    });
     expect(waiting.type === 'gate_waiting' && waiting.context.analysis).toBe('Hello from the model');
 
     expect(await runRow(runId)).toMatchObject({ status: 'waiting_approval' });
@@ -71,15 +85,31 @@ describe('a run to its approval gate', () => {
       { node_id: 'gate', status: 'waiting_approval', output: '', exited_at: null },
     ]);
     const detail = await (await ctx.server.request(`/runs/${runId}`)).json();
-    expect(detail).toMatchObject({ id: runId, thread_id: threadId, status: 'waiting_approval', resumable: true, pending_gate: { node: 'gate' } });
-    expect(ctx.server.logs.some((l) => l.includes(`INFO svc.api graph run start agent=review model=fake-model thread=${threadId}`))).toBe(true);
+    expect(detail).toMatchObject({
+      id: runId,
+      thread_id: threadId,
+      status: 'waiting_approval',
+      resumable: true,
+      pending_gate: { node: 'gate' },
+    });
+    expect(
+      ctx.server.logs.some((l) =>
+        l.includes(`INFO svc.api graph run start agent=review model=fake-model thread=${threadId}`),
+      ),
+    ).toBe(true);
   });
 
   it('resumes the same checkpoint on approval and runs the output node', async () => {
     const { runId, threadId } = await runToGate();
     ctx.model.reply(['Final', ' answer']);
     const resumed = await readEvents(await decide(threadId, 'approve'));
-    expect(eventOrder(resumed)).toEqual(['gate_approved:gate', 'node_enter:output', 'token:output', 'node_exit:output', 'run_done']);
+    expect(eventOrder(resumed)).toEqual([
+      'gate_approved:gate',
+      'node_enter:output',
+      'token:output',
+      'node_exit:output',
+      'run_done',
+    ]);
     expect(resumed[0]!.id).toBe(10);
     expect(resumed.at(-1)!.data).toEqual({ type: 'run_done', run_id: runId, output: 'Final answer' });
     expect(await runRow(runId)).toMatchObject({ status: 'completed', output: 'Final answer' });
@@ -102,7 +132,10 @@ describe('a run to its approval gate', () => {
     expect(await runRow(runId)).toMatchObject({ status: 'rejected' });
     const nodes = await nodeRows(runId);
     expect(nodes.map((n) => n.node_id)).not.toContain('output');
-    expect(nodes.find((n) => n.node_id === 'gate')).toMatchObject({ status: 'rejected', exited_at: expect.any(Number) });
+    expect(nodes.find((n) => n.node_id === 'gate')).toMatchObject({
+      status: 'rejected',
+      exited_at: expect.any(Number),
+    });
     expect(ctx.model.requests.length).toBe(calls);
   });
 
@@ -111,27 +144,38 @@ describe('a run to its approval gate', () => {
     const res = await decide(threadId, 'approve', ctx.server, 'application/json');
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ run_id: runId, thread_id: threadId, status: 'running' });
-    const followed = await readEvents(await ctx.server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': '9' } }));
+    const followed = await readEvents(
+      await ctx.server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': '9' } }),
+    );
     expect(followed[0]!.data.type).toBe('gate_approved');
     expect(followed.at(-1)!.data.type).toBe('run_done');
   });
 
   it('refuses a gate that is not pending with 409', async () => {
     const { threadId } = await runToGate();
-    const wrongGate = await ctx.server.request(`/threads/${threadId}/gates/analysis/approve`, { method: 'POST', json: {} });
+    const wrongGate = await ctx.server.request(`/threads/${threadId}/gates/analysis/approve`, {
+      method: 'POST',
+      json: {},
+    });
     expect(wrongGate.status).toBe(409);
     expect((await wrongGate.json()).error.message).toContain('the pending gate is "gate"');
     await readEvents(await decide(threadId, 'approve'));
     const again = await decide(threadId, 'approve');
     expect(again.status).toBe(409);
-    expect((await again.json()).error).toEqual({ code: 'conflict', message: `gate "gate" is not pending on thread ${threadId}` });
+    expect((await again.json()).error).toEqual({
+      code: 'conflict',
+      message: `gate "gate" is not pending on thread ${threadId}`,
+    });
   });
 
   it('resumes exactly once when two approvals race, even through two server processes', async () => {
     const other = await ctx.start();
     try {
       const { runId, threadId } = await runToGate();
-      const answers = await Promise.all([decide(threadId, 'approve', ctx.server, 'application/json'), decide(threadId, 'approve', other, 'application/json')]);
+      const answers = await Promise.all([
+        decide(threadId, 'approve', ctx.server, 'application/json'),
+        decide(threadId, 'approve', other, 'application/json'),
+      ]);
       expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
       await readEvents(await (answers[0]!.status === 202 ? ctx.server : other).request(`/runs/${runId}/stream`));
       await expect.poll(async () => (await runRow(runId)).status).toBe('completed');
@@ -152,16 +196,21 @@ describe('a run to its approval gate', () => {
 
 describe('cancellation, failures and re-attaching', () => {
   it('cancels a run during a slow token stream: the model request is aborted and open nodes are closed', async () => {
-    ctx.model.reply(Array.from({ length: 200 }, (_, i) => `t${i} `), 50);
+    ctx.model.reply(
+      Array.from({ length: 200 }, (_, i) => `t${i} `),
+      50,
+    );
     const res = await run({ message: 'slow please' }, 'summary');
     let runId = '';
     const events = await readEvents(res, (e) => {
       if (e.data.type === 'run_start') runId = e.data.run_id;
       if (e.data.type === 'token' && e.data.text === 't2 ') {
-        void ctx.server.request(`/runs/${runId}/cancel`, { method: 'POST', json: { reason: 'too slow' } }).then(async (r) => {
-          expect(r.status).toBe(200);
-          expect(await r.json()).toMatchObject({ run_id: runId, status: 'cancelled' });
-        });
+        void ctx.server
+          .request(`/runs/${runId}/cancel`, { method: 'POST', json: { reason: 'too slow' } })
+          .then(async (r) => {
+            expect(r.status).toBe(200);
+            expect(await r.json()).toMatchObject({ run_id: runId, status: 'cancelled' });
+          });
       }
       return false;
     });
@@ -169,7 +218,14 @@ describe('cancellation, failures and re-attaching', () => {
     await expect.poll(() => ctx.model.disconnects).toBeGreaterThanOrEqual(1);
     expect(await runRow(runId)).toMatchObject({ status: 'cancelled' });
     const nodes = await nodeRows(runId);
-    expect(nodes).toEqual([{ node_id: 'dispatch', status: 'cancelled', output: expect.stringContaining('t0 t1 t2'), exited_at: expect.any(Number) }]);
+    expect(nodes).toEqual([
+      {
+        node_id: 'dispatch',
+        status: 'cancelled',
+        output: expect.stringContaining('t0 t1 t2'),
+        exited_at: expect.any(Number),
+      },
+    ]);
     const again = await ctx.server.request(`/runs/${runId}/cancel`, { method: 'POST', json: {} });
     expect(again.status).toBe(409);
   });
@@ -192,7 +248,10 @@ describe('cancellation, failures and re-attaching', () => {
   it('aborts a run after RUN_TIMEOUT_S with a TimeoutError', async () => {
     const quick = await ctx.start({ RUN_TIMEOUT_S: '1' });
     try {
-      ctx.model.reply(Array.from({ length: 100 }, () => 'x'), 100);
+      ctx.model.reply(
+        Array.from({ length: 100 }, () => 'x'),
+        100,
+      );
       const events = await readEvents(await run({ message: 'forever' }, 'summary', quick));
       expect(events.at(-1)!.data).toMatchObject({ type: 'run_error', error_detail: 'TimeoutError: run exceeded 1s' });
     } finally {
@@ -201,10 +260,15 @@ describe('cancellation, failures and re-attaching', () => {
   });
 
   it('keeps running when the client disconnects, and a re-attach with Last-Event-ID loses nothing', async () => {
-    ctx.model.reply(Array.from({ length: 30 }, (_, i) => `w${i} `), 10);
+    ctx.model.reply(
+      Array.from({ length: 30 }, (_, i) => `w${i} `),
+      10,
+    );
     const first = await readEvents(await run({ message: 'reattach' }, 'summary'), (e) => e.id === 5);
     const runId = (first[0]!.data as { run_id: string }).run_id;
-    const rest = await readEvents(await ctx.server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': '5' } }));
+    const rest = await readEvents(
+      await ctx.server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': '5' } }),
+    );
     const all = [...first, ...rest];
     expect(all.map((e) => e.id)).toEqual(all.map((_, i) => i + 1));
     expect(all.at(-1)!.data.type).toBe('run_done');
@@ -233,8 +297,15 @@ describe('threads and runs', () => {
     expect(page.items.map((t: { id: string }) => t.id)).toEqual([created[2], created[1]]);
     const next = await (await ctx.server.request(`/threads?limit=2&cursor=${page.next_cursor}`)).json();
     expect(next.items[0].id).toBe(created[0]);
-    const project = await (await ctx.server.request('/projects', { method: 'POST', json: { name: 'Elsewhere', parent_id: '00000000-0000-4000-8000-000000000002' } })).json();
-    const elsewhere = await (await ctx.server.request('/threads', { method: 'POST', json: { agent: 'summary', project_id: project.id } })).json();
+    const project = await (
+      await ctx.server.request('/projects', {
+        method: 'POST',
+        json: { name: 'Elsewhere', parent_id: '00000000-0000-4000-8000-000000000002' },
+      })
+    ).json();
+    const elsewhere = await (
+      await ctx.server.request('/threads', { method: 'POST', json: { agent: 'summary', project_id: project.id } })
+    ).json();
     const filtered = await (await ctx.server.request(`/threads?project_id=${project.id}`)).json();
     expect(filtered.items.map((t: { id: string }) => t.id)).toEqual([elsewhere.id]);
     expect((await ctx.server.request(`/threads?project_id=${crypto.randomUUID()}`)).status).toBe(404);
@@ -267,7 +338,12 @@ describe('threads and runs', () => {
 
   it('answers unknown ids with 404 and malformed ones with 400', async () => {
     const unknown = randomUUID();
-    for (const path of [`/runs/${unknown}`, `/threads/${unknown}`, `/threads/${unknown}/runs`, `/runs/${unknown}/stream`]) {
+    for (const path of [
+      `/runs/${unknown}`,
+      `/threads/${unknown}`,
+      `/threads/${unknown}/runs`,
+      `/runs/${unknown}/stream`,
+    ]) {
       const res = await ctx.server.request(path);
       expect(res.status, path).toBe(404);
       expect((await res.json()).error.code).toBe('not_found');

@@ -10,7 +10,10 @@ interface Operation {
 }
 
 // No model runtime listens here: any run that starts fails fast instead of waiting.
-const ctx = useIntegrationServer({ model: false, server: { LOCAL_LLM_BASE: 'http://127.0.0.1:9', BODY_LIMIT: '64kb' } });
+const ctx = useIntegrationServer({
+  model: false,
+  server: { LOCAL_LLM_BASE: 'http://127.0.0.1:9', BODY_LIMIT: '64kb' },
+});
 let operations: Operation[];
 
 beforeAll(async () => {
@@ -30,17 +33,54 @@ beforeAll(async () => {
 const oddText = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('', ' ', '..', '%00', '%2e%2e%2f', 'null', '0', '-1', 'review', 'summary', 'gate', '00000000-0000-0000-0000-000000000000', '💥'.repeat(20), 'a'.repeat(5000)),
+  fc.constantFrom(
+    '',
+    ' ',
+    '..',
+    '%00',
+    '%2e%2e%2f',
+    'null',
+    '0',
+    '-1',
+    'review',
+    'summary',
+    'gate',
+    '00000000-0000-0000-0000-000000000000',
+    '💥'.repeat(20),
+    'a'.repeat(5000),
+  ),
   fc.uuid(),
 );
 
-const deep = (depth: number): unknown => (depth === 0 ? 'leaf' : { nested: deep(depth - 1), list: [deep(depth - 1 > 3 ? 3 : 0)] });
+const deep = (depth: number): unknown =>
+  depth === 0 ? 'leaf' : { nested: deep(depth - 1), list: [deep(depth - 1 > 3 ? 3 : 0)] };
 
 const body = fc.oneof(
   fc.anything({ maxDepth: 4 }).map((v) => ({ raw: JSON.stringify(v) ?? 'null' })),
-  fc.record({ message: oddText, model: fc.option(oddText), thread_id: fc.option(oddText), project_path: fc.option(oddText) }).map((v) => ({ raw: JSON.stringify(v) })),
-  fc.record({ routing_overrides: fc.array(fc.record({ condition: oddText, match: oddText, target: oddText, priority: fc.oneof(fc.integer(), fc.double(), oddText) }), { maxLength: 5 }) }).map((v) => ({ raw: JSON.stringify(v) })),
-  fc.constantFrom('{', '{"a":', '[1,2', 'nul', '"unterminated', '{"reason": 1e999999}', '\u0000', '{"reason":"\ud800"}').map((raw) => ({ raw })),
+  fc
+    .record({
+      message: oddText,
+      model: fc.option(oddText),
+      thread_id: fc.option(oddText),
+      project_path: fc.option(oddText),
+    })
+    .map((v) => ({ raw: JSON.stringify(v) })),
+  fc
+    .record({
+      routing_overrides: fc.array(
+        fc.record({
+          condition: oddText,
+          match: oddText,
+          target: oddText,
+          priority: fc.oneof(fc.integer(), fc.double(), oddText),
+        }),
+        { maxLength: 5 },
+      ),
+    })
+    .map((v) => ({ raw: JSON.stringify(v) })),
+  fc
+    .constantFrom('{', '{"a":', '[1,2', 'nul', '"unterminated', '{"reason": 1e999999}', '\u0000', '{"reason":"\ud800"}')
+    .map((raw) => ({ raw })),
   fc.constant({ raw: JSON.stringify(deep(40)) }),
   fc.constant({ raw: JSON.stringify({ reason: 'x'.repeat(100_000) }) }),
 );
@@ -72,13 +112,20 @@ describe('bad input on every endpoint of the OpenAPI document', () => {
         fc.integer({ min: 0, max: 10_000 }),
         fc.array(oddText, { minLength: 3, maxLength: 3 }),
         fc.option(body, { nil: null }),
-        fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded'),
+        fc.constantFrom(
+          'application/json',
+          'application/json; charset=utf-8',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+        ),
         async (pick, values, payload, contentType) => {
           const op = operations[pick % operations.length]!;
           const { status, json } = await send(op, values, payload, contentType);
           expect(status, `${op.method} ${op.path}`).toBeLessThan(500);
           if (status >= 400) {
-            expect(json, `${op.method} ${op.path} ${status}`).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
+            expect(json, `${op.method} ${op.path} ${status}`).toMatchObject({
+              error: { code: expect.any(String), message: expect.any(String) },
+            });
           }
         },
       ),

@@ -43,7 +43,11 @@ describe('the HTTP surface', () => {
   });
 
   it('refuses a protected route without a token, with a wrong one, and with another scheme', async () => {
-    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-token' }, { authorization: 'Basic abc' }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: 'Bearer wrong-token' },
+      { authorization: 'Basic abc' },
+    ];
     for (const headers of attempts) {
       const res = await fetch(`${ctx.server.url}/agents`, { headers });
       expect(res.status).toBe(401);

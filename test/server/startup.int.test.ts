@@ -21,7 +21,9 @@ async function schemaSnapshot(url: string): Promise<string> {
        FROM information_schema.columns WHERE table_schema IN ('public', 'graph_checkpoints')
       ORDER BY 1, 2, 3`,
   );
-  const indexes = await client.query(`SELECT schemaname, indexname, indexdef FROM pg_indexes WHERE schemaname IN ('public', 'graph_checkpoints') ORDER BY 1, 2`);
+  const indexes = await client.query(
+    `SELECT schemaname, indexname, indexdef FROM pg_indexes WHERE schemaname IN ('public', 'graph_checkpoints') ORDER BY 1, 2`,
+  );
   await client.end();
   return JSON.stringify([columns.rows, indexes.rows]);
 }
@@ -35,7 +37,16 @@ describe('init_db', () => {
     await Promise.all([initDb(a), initDb(b)]);
     const first = await schemaSnapshot(ctx.db.url);
     expect(first).toContain('svc_threads');
-    for (const table of ['svc_runs', 'svc_run_nodes', 'svc_node_configs', 'svc_users', 'svc_orgs', 'svc_teams', 'svc_projects', 'svc_memberships']) {
+    for (const table of [
+      'svc_runs',
+      'svc_run_nodes',
+      'svc_node_configs',
+      'svc_users',
+      'svc_orgs',
+      'svc_teams',
+      'svc_projects',
+      'svc_memberships',
+    ]) {
       expect(first).toContain(`"${table}"`);
     }
     await initDb(a);

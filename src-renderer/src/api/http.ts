@@ -36,11 +36,19 @@ export async function raise(res: Response): Promise<never> {
   if (res.status === 401) unauthorizedListeners.forEach((l) => l());
   const body = await res.json().catch(() => null);
   const error = body?.error;
-  throw new ApiError(res.status, error?.code ?? 'error', error?.message ?? `${res.status} ${res.statusText}`, error?.details?.fields ?? []);
+  throw new ApiError(
+    res.status,
+    error?.code ?? 'error',
+    error?.message ?? `${res.status} ${res.statusText}`,
+    error?.details?.fields ?? [],
+  );
 }
 
 /** The one way the studio calls the JSON API. */
-export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
+export async function api<T>(
+  path: string,
+  init: { method?: string; body?: unknown; signal?: AbortSignal } = {},
+): Promise<T> {
   const res = await fetch(path, {
     method: init.method ?? 'GET',
     headers: headers(init.body !== undefined ? { 'content-type': 'application/json' } : {}),

@@ -10,5 +10,6 @@ export const runsApi = {
   attach: (runId: string, lastEventId: number, signal: AbortSignal, onEvent: EventHandler) =>
     openEventStream(`/runs/${runId}/stream`, { lastEventId, signal }, onEvent),
   detail: (runId: string) => api<RunDetail>(`/runs/${runId}`),
-  cancel: (runId: string, reason: string) => api<RunAccepted>(`/runs/${runId}/cancel`, { method: 'POST', body: { reason } }),
+  cancel: (runId: string, reason: string) =>
+    api<RunAccepted>(`/runs/${runId}/cancel`, { method: 'POST', body: { reason } }),
 };

@@ -9,7 +9,14 @@ export const threadsApi = {
   runs: (threadId: string) => api<Run[]>(`/threads/${threadId}/runs`),
   remove: (threadId: string) => api<void>(`/threads/${threadId}`, { method: 'DELETE' }),
   /** Approves or rejects a pending gate and follows the resumed run's stream until it ends. */
-  decideGate: (threadId: string, gate: string, approved: boolean, reason: string, signal: AbortSignal, onEvent: EventHandler) =>
+  decideGate: (
+    threadId: string,
+    gate: string,
+    approved: boolean,
+    reason: string,
+    signal: AbortSignal,
+    onEvent: EventHandler,
+  ) =>
     openEventStream(
       `/threads/${threadId}/gates/${encodeURIComponent(gate)}/${approved ? 'approve' : 'reject'}`,
       { method: 'POST', body: { reason }, signal },

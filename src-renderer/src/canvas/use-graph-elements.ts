@@ -64,7 +64,15 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
       .filter((key) => !base.some((b) => b.id === key))
       .map((key) => {
         const [source, target] = key.split('->') as [string, string];
-        return { id: `route:${key}`, source, target, label: 'rule', class: 'route-edge', markerEnd: MarkerType.ArrowClosed, animated: true };
+        return {
+          id: `route:${key}`,
+          source,
+          target,
+          label: 'rule',
+          class: 'route-edge',
+          markerEnd: MarkerType.ArrowClosed,
+          animated: true,
+        };
       });
     return [...base, ...routed];
   });

@@ -20,7 +20,13 @@ describe('the run view', () => {
       { type: 'token', node: 'intake', text: 'lo' },
       { type: 'node_exit', node: 'intake', status: 'completed' },
       { type: 'node_enter', node: 'gate' },
-      { type: 'gate_waiting', node: 'gate', question: 'Ship it?', required_context: ['intake'], context: { intake: 'Hello' } },
+      {
+        type: 'gate_waiting',
+        node: 'gate',
+        question: 'Ship it?',
+        required_context: ['intake'],
+        context: { intake: 'Hello' },
+      },
     ]);
     expect(view.status).toBe('waiting_approval');
     expect(view.phases).toEqual({ intake: 'completed', gate: 'gate_waiting' });
@@ -33,7 +39,12 @@ describe('the run view', () => {
   it('shows an approved gate as passed, a route and its flashing target, and the final output', () => {
     const view = fold([
       { type: 'gate_approved', node: 'gate', reason: null },
-      { type: 'route_matched', from: 'analysis', to: 'output', rule: { condition: 'always', match: '', target: 'output', priority: 1 } },
+      {
+        type: 'route_matched',
+        from: 'analysis',
+        to: 'output',
+        rule: { condition: 'always', match: '', target: 'output', priority: 1 },
+      },
       { type: 'run_done', run_id: RUN, output: 'done' },
     ]);
     expect(view.phases.gate).toBe('gate_passed');
@@ -54,8 +65,20 @@ describe('the run view', () => {
   it('restores a stored run and tells when a running one appears stuck', () => {
     const started = new Date(Date.now() - STUCK_AFTER_MS - 1000).toISOString();
     const view = viewFromDetail({
-      id: RUN, thread_id: THREAD, agent: 'repo-summary', model: 'm', status: 'running', message: 'hi', project_path: null,
-      output: null, error_detail: null, started_at: started, finished_at: null, routes: [], pending_gate: null, resumable: false,
+      id: RUN,
+      thread_id: THREAD,
+      agent: 'repo-summary',
+      model: 'm',
+      status: 'running',
+      message: 'hi',
+      project_path: null,
+      output: null,
+      error_detail: null,
+      started_at: started,
+      finished_at: null,
+      routes: [],
+      pending_gate: null,
+      resumable: false,
       nodes: [{ node_id: 'dispatch', status: 'running', output: 'partial', entered_at: 1, exited_at: null }],
     });
     expect(view.phases.dispatch).toBe('active');

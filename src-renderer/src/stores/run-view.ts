@@ -2,7 +2,8 @@ import type { RunEvent } from '@contracts/events';
 import type { NodeStatus, PendingGate, RunDetail, RunStatus } from '@contracts/runs';
 
 /** How a phase looks on the canvas. */
-export type PhaseState = 'idle' | 'active' | 'completed' | 'gate_waiting' | 'gate_passed' | 'gate_rejected' | 'error' | 'cancelled';
+export type PhaseState =
+  'idle' | 'active' | 'completed' | 'gate_waiting' | 'gate_passed' | 'gate_rejected' | 'error' | 'cancelled';
 
 export interface TranscriptEntry {
   node: string;
@@ -80,7 +81,13 @@ export function applyEvent(view: RunView, event: RunEvent, id: number): void {
   view.lastEventId = Math.max(view.lastEventId, id);
   switch (event.type) {
     case 'run_start':
-      Object.assign(view, { runId: event.run_id, threadId: event.thread_id, agent: event.agent, model: event.model, status: 'running' });
+      Object.assign(view, {
+        runId: event.run_id,
+        threadId: event.thread_id,
+        agent: event.agent,
+        model: event.model,
+        status: 'running',
+      });
       view.startedAt ??= new Date().toISOString();
       break;
     case 'node_enter':
@@ -112,7 +119,12 @@ export function applyEvent(view: RunView, event: RunEvent, id: number): void {
     case 'gate_waiting':
       view.phases[event.node] = 'gate_waiting';
       view.status = 'waiting_approval';
-      view.pendingGate = { node: event.node, question: event.question, required_context: event.required_context, context: event.context };
+      view.pendingGate = {
+        node: event.node,
+        question: event.question,
+        required_context: event.required_context,
+        context: event.context,
+      };
       view.resumable = true;
       break;
     case 'gate_approved':

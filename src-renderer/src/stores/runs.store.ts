@@ -23,7 +23,6 @@ export interface RunRequestForm {
 
 type Open = (signal: AbortSignal, onEvent: EventHandler) => Promise<void>;
 
-
 /** The run on screen: what its stream said so far, and the actions on it. */
 export const useRunsStore = defineStore('runs', () => {
   const view = ref<RunView>(emptyView());
@@ -72,7 +71,9 @@ export const useRunsStore = defineStore('runs', () => {
         controller = null;
       }
       if (view.value.status !== 'running') sessionStorage.removeItem(LIVE_RUN_KEY);
-      void useThreadsStore().load().catch(() => undefined);
+      void useThreadsStore()
+        .load()
+        .catch(() => undefined);
     }
     const runId = view.value.runId;
     if (dropped && pickUpIfDropped && runId) await load(runId).catch((e) => (error.value = errorMessage(e)));
@@ -84,7 +85,14 @@ export const useRunsStore = defineStore('runs', () => {
     let threadId = form.threadId;
     if (!threadId && form.projectId) {
       try {
-        threadId = (await threadsApi.create({ agent: form.agent, model: form.model, project_path: form.projectPath, project_id: form.projectId })).id;
+        threadId = (
+          await threadsApi.create({
+            agent: form.agent,
+            model: form.model,
+            project_path: form.projectPath,
+            project_id: form.projectId,
+          })
+        ).id;
       } catch (e) {
         error.value = errorMessage(e);
         return;
@@ -131,7 +139,9 @@ export const useRunsStore = defineStore('runs', () => {
   async function decide(approved: boolean, reason: string): Promise<void> {
     const { threadId, runId, pendingGate } = view.value;
     if (!threadId || !pendingGate) return;
-    await follow((signal, onEvent) => threadsApi.decideGate(threadId, pendingGate.node, approved, reason, signal, onEvent));
+    await follow((signal, onEvent) =>
+      threadsApi.decideGate(threadId, pendingGate.node, approved, reason, signal, onEvent),
+    );
     // A refused decision (the gate was decided elsewhere, or its checkpoint is gone): show what is stored.
     if (error.value && runId) await load(runId).catch(() => undefined);
   }
@@ -168,5 +178,20 @@ export const useRunsStore = defineStore('runs', () => {
     error.value = null;
   }
 
-  return { view, streaming, error, stuck, lastRequest, start, stop, cancel, rerun, decide, load, openThread, resumeAfterReload, clear };
+  return {
+    view,
+    streaming,
+    error,
+    stuck,
+    lastRequest,
+    start,
+    stop,
+    cancel,
+    rerun,
+    decide,
+    load,
+    openThread,
+    resumeAfterReload,
+    clear,
+  };
 });

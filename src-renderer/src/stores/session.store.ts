@@ -63,13 +63,19 @@ export const useSessionStore = defineStore('session', () => {
 
   /** The user and the scopes they may see; a server without tenancy endpoints leaves the switcher out. */
   async function loadIdentity(): Promise<void> {
-    const [who, o, t, p] = await Promise.allSettled([authApi.me(), tenancyApi.orgs(), tenancyApi.teams(), tenancyApi.projects()]);
+    const [who, o, t, p] = await Promise.allSettled([
+      authApi.me(),
+      tenancyApi.orgs(),
+      tenancyApi.teams(),
+      tenancyApi.projects(),
+    ]);
     me.value = who.status === 'fulfilled' ? who.value : null;
     orgs.value = o.status === 'fulfilled' ? o.value : [];
     teams.value = t.status === 'fulfilled' ? t.value : [];
     projects.value = p.status === 'fulfilled' ? p.value : [];
     if (!orgs.value.some((org) => org.id === scope.value.orgId)) selectOrg(orgs.value[0]?.id ?? null);
-    else if (scope.value.projectId && !projectChoices.value.some((c) => c.id === scope.value.projectId)) selectProject(null);
+    else if (scope.value.projectId && !projectChoices.value.some((c) => c.id === scope.value.projectId))
+      selectProject(null);
   }
 
   function selectOrg(id: string | null): void {
@@ -100,7 +106,20 @@ export const useSessionStore = defineStore('session', () => {
   });
 
   return {
-    token, needsSignIn, me, orgs, teams, projects, scope, projectChoices,
-    inScope, takeTokenFromFragment, loadIdentity, selectOrg, selectProject, signIn, signOut,
+    token,
+    needsSignIn,
+    me,
+    orgs,
+    teams,
+    projects,
+    scope,
+    projectChoices,
+    inScope,
+    takeTokenFromFragment,
+    loadIdentity,
+    selectOrg,
+    selectProject,
+    signIn,
+    signOut,
   };
 });

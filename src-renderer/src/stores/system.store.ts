@@ -21,7 +21,9 @@ export const useSystemStore = defineStore('system', () => {
     !queue.value ? 'idle' : queue.value.waiting > 0 ? 'waiting' : queue.value.active > 0 ? 'busy' : 'idle',
   );
   const modelChoices = computed(() =>
-    (models.value?.providers ?? []).filter((p) => p.configured).flatMap((p) => p.models.map((m) => ({ id: m.id, provider: p.name }))),
+    (models.value?.providers ?? [])
+      .filter((p) => p.configured)
+      .flatMap((p) => p.models.map((m) => ({ id: m.id, provider: p.name }))),
   );
 
   async function refresh(): Promise<void> {
@@ -50,5 +52,17 @@ export const useSystemStore = defineStore('system', () => {
     timer = setInterval(() => void refresh(), everyMs);
   }
 
-  return { health, models, queue, error, runtimeOnline, queueLevel, modelChoices, refresh, loadModels, resetQueue, poll };
+  return {
+    health,
+    models,
+    queue,
+    error,
+    runtimeOnline,
+    queueLevel,
+    modelChoices,
+    refresh,
+    loadModels,
+    resetQueue,
+    poll,
+  };
 });
