@@ -3,8 +3,8 @@ import path from 'node:path';
 import { z } from 'zod';
 
 /**
- * The placeholder SPEC names as SESSION_SECRET's default. It is never used to sign anything:
- * when it is left in place the server signs with a random per-process secret instead.
+ * The documented placeholder default of SESSION_SECRET (docs/configuration.md#variables). It is never used to sign
+ * anything: when it is left in place the server signs with a random per-process secret instead.
  */
 export const INSECURE_SESSION_SECRET = 'change-me-insecure-session-secret';
 

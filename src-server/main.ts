@@ -33,7 +33,7 @@ import { errorMessage } from './contracts/errors';
 
 const log = getLogger('svc.api');
 
-/** The LangGraph checkpointer's tables live in their own schema, which SPEC calls graph_checkpoints. */
+/** The LangGraph checkpointer's tables live in their own schema, graph_checkpoints. */
 export const CHECKPOINT_SCHEMA = 'graph_checkpoints';
 
 export class StartupError extends Error {

@@ -13,8 +13,8 @@ const PARENT: Record<ScopeType, ScopeType | null> = { org: null, team: 'org', pr
 const NAME: Record<ScopeType, string> = { org: 'organisation', team: 'team', project: 'project' };
 
 /**
- * SPEC's hierarchy rules: org admins manage teams, team admins manage projects, project owners manage
- * members (and admins of a scope manage its members too); a scope the caller cannot see is 404.
+ * The hierarchy's rules (docs/http-api.md#access-control): org admins manage teams, team admins manage projects,
+ * project owners manage members (and admins of a scope manage its members too); a scope the caller cannot see is 404.
  */
 export function tenancyService(deps: { access: Access; tenancy: TenancyRepository; users: UsersRepository }) {
   const { access, tenancy, users } = deps;

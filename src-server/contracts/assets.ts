@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** A routing rule: SPEC's five conditions, evaluated in ascending priority, first match wins. */
+/** A routing rule: one of five conditions, evaluated in ascending priority; the first match wins. */
 export const RouteConditionSchema = z.enum(['contains', 'starts_with', 'ends_with', 'regex', 'always']);
 export type RouteCondition = z.infer<typeof RouteConditionSchema>;
 

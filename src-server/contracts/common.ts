@@ -14,7 +14,7 @@ export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 export const UuidSchema = z.uuid({ message: 'must be a UUID' });
 
-/** Bodies of approve, reject, cancel and queue reset: SPEC says each carries a `reason`. */
+/** Bodies of approve, reject, cancel and queue reset: each may carry a `reason`. */
 export const ReasonBodySchema = z
   .object({ reason: z.string().max(2000).optional() })
   .default({})

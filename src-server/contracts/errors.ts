@@ -31,14 +31,17 @@ export function errorBody(code: string, message: string, details?: unknown): Err
   return { error: details === undefined ? { code, message } : { code, message, details } };
 }
 
-/** The message of anything thrown: an Error's own message (the first one of an AggregateError), else its string form. */
+/** The message of anything thrown: an Error's own (the first one of an AggregateError), else its string form. */
 export function errorMessage(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length) return errorMessage(error.errors[0]);
   if (error instanceof Error) return error.message || error.name;
   return String(error);
 }
 
-/** SPEC's `error_detail`: `<ExceptionClass>: <message>`, as a failed run stores and shows it. */
+/**
+ * A run's `error_detail`, `<ExceptionClass>: <message>`, as a failed run stores and shows it
+ * (docs/run-lifecycle.md#timeouts-and-orphans).
+ */
 export function errorDetail(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return `Error: ${String(error)}`;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EdgeSchema, PhaseSchema, RoutingRuleSchema, AssetKindSchema } from './assets';
 
-/** Run status values (SPEC names running, waiting_approval, error, cancelled; the rest complete the set). */
+/** Run status values (docs/run-lifecycle.md#run-statuses). */
 export const RunStatusSchema = z.enum(['running', 'waiting_approval', 'completed', 'rejected', 'error', 'cancelled']);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'rejected', 'error', 'cancelled'];

@@ -5,8 +5,9 @@ import { CANCEL_CHANNEL } from './run-notifications';
 export const ORPHAN_AGE_S = 3600;
 
 /**
- * SPEC's startup sweep: a run still `running` after an hour was orphaned by a crash (no run outlives
- * the run timeout), so it and its open nodes are closed as `error`. Returns how many runs were closed.
+ * The startup sweep (docs/run-lifecycle.md#timeouts-and-orphans): a run still `running` after an hour was orphaned
+ * by a crash (no run outlives the run timeout), so it and its open nodes are closed as `error`. Returns how many
+ * runs were closed.
  */
 export async function sweepOrphanedRuns(pool: Pool, olderThanS = ORPHAN_AGE_S): Promise<number> {
   const result = await pool.query<{ id: string }>(

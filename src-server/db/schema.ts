@@ -100,7 +100,7 @@ const statements = [
 ];
 
 /**
- * SPEC's init_db(): creates every table if missing and adds newer columns idempotently.
+ * init_db(): creates every table if missing and adds newer columns idempotently.
  * Safe to run any number of times, and from several processes at once (advisory lock).
  */
 export async function initDb(pool: Pool): Promise<void> {

@@ -24,7 +24,8 @@ function page(base: string, { agent, gate }: Example, authEnabled: boolean): str
   const a = escape(encodeURIComponent(agent));
   const g = escape(encodeURIComponent(gate));
   const token = authEnabled
-    ? `<p>Every call carries a bearer token: the one in the studio link the server printed at start (<code>…/ui#token=…</code>), <code>SVC_API_TOKEN</code>, or a session from signing in to the studio.</p>`
+    ? `<p>Every call carries a bearer token: the one in the studio link the server printed at start
+  (<code>…/ui#token=…</code>), <code>SVC_API_TOKEN</code>, or a session from signing in to the studio.</p>`
     : `<p>Authentication is off on this server: any token (or none) is accepted.</p>`;
   return `<!doctype html>
 <html lang="en">
@@ -34,21 +35,59 @@ function page(base: string, { agent, gate }: Example, authEnabled: boolean): str
 <title>Agent workflow service</title>
 <style>
   :root { --accent: #4f46e5; --line: #e3e6ea; --muted: #6a737d; }
-  body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; max-width: 880px; margin: 40px auto; padding: 0 20px; color: #1f2328; line-height: 1.55; background: #f6f7f9; }
+  body {
+    font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif;
+    max-width: 880px;
+    margin: 40px auto;
+    padding: 0 20px;
+    color: #1f2328;
+    line-height: 1.55;
+    background: #f6f7f9;
+  }
   h1 { margin-bottom: 4px; } h2 { margin-top: 32px; font-size: 18px; } .lead { color: var(--muted); margin-top: 0; }
-  .links a { display: inline-block; margin: 0 10px 8px 0; padding: 8px 14px; border-radius: 8px; background: var(--accent); color: #fff; text-decoration: none; }
+  .links a {
+    display: inline-block;
+    margin: 0 10px 8px 0;
+    padding: 8px 14px;
+    border-radius: 8px;
+    background: var(--accent);
+    color: #fff;
+    text-decoration: none;
+  }
   .links a.secondary { background: #eef2ff; color: var(--accent); }
   .example { position: relative; }
-  pre { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; overflow: auto; font-size: 13px; margin: 0; }
-  .copy { position: absolute; top: 8px; right: 8px; font: inherit; font-size: 12px; padding: 3px 10px; border: 1px solid var(--line); border-radius: 6px; background: #f6f7f9; cursor: pointer; }
+  pre {
+    background: #fff;
+    border: 1px solid var(--line);
+    border-radius: 8px;
+    padding: 12px 14px;
+    overflow: auto;
+    font-size: 13px;
+    margin: 0;
+  }
+  .copy {
+    position: absolute;
+    top: 8px;
+    right: 8px;
+    font: inherit;
+    font-size: 12px;
+    padding: 3px 10px;
+    border: 1px solid var(--line);
+    border-radius: 6px;
+    background: #f6f7f9;
+    cursor: pointer;
+  }
   .copy:focus-visible, a:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
   code { font-size: 13px; }
 </style>
 </head>
 <body>
 <h1>Agent workflow service</h1>
-<p class="lead">Runs agents and commands as stateful graphs (intake, analysis, approval gate, output), streams every token as server-sent events, and stops at approval gates until a person approves or rejects. Threads, runs and paused graphs are kept in PostgreSQL.</p>
-<p class="links"><a href="/ui">Open the studio</a><a class="secondary" href="/docs">API docs</a><a class="secondary" href="/openapi.json">OpenAPI 3.1</a></p>
+<p class="lead">Runs agents and commands as stateful graphs (intake, analysis, approval gate, output),
+  streams every token as server-sent events, and stops at approval gates until a person approves or rejects.
+  Threads, runs and paused graphs are kept in PostgreSQL.</p>
+<p class="links"><a href="/ui">Open the studio</a><a class="secondary" href="/docs">API docs</a><a
+  class="secondary" href="/openapi.json">OpenAPI 3.1</a></p>
 
 <h2>Set up your shell</h2>
 ${token}
@@ -59,13 +98,17 @@ export TOKEN='paste-your-token-here'</pre></div>
 <div class="example"><pre data-example="run">curl -N -X POST "$BASE/graphs/${a}/run" \\
   -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
   -d '{"message": "Review: rename the config loader"}'</pre></div>
-<p>Each event is an <code>event:</code>, <code>id:</code> and JSON <code>data:</code> line. The stream starts with <code>run_start</code> (carrying <code>run_id</code> and <code>thread_id</code>), then <code>node_enter</code>, <code>token</code> and <code>node_exit</code>; at the approval gate it ends with <code>gate_waiting</code>.</p>
+<p>Each event is an <code>event:</code>, <code>id:</code> and JSON <code>data:</code> line. The stream starts
+  with <code>run_start</code> (carrying <code>run_id</code> and <code>thread_id</code>), then
+  <code>node_enter</code>, <code>token</code> and <code>node_exit</code>; at the approval gate it ends with
+  <code>gate_waiting</code>.</p>
 
 <h2>Approve the gate and follow the resumed run</h2>
 <div class="example"><pre data-example="approve">curl -N -X POST "$BASE/threads/$THREAD_ID/gates/${g}/approve" \\
   -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
   -H "Accept: text/event-stream" -d '{"reason": "looks good"}'</pre></div>
-<p>Use the <code>thread_id</code> from <code>run_start</code>. To stop the run instead, call <code>…/gates/${g}/reject</code> the same way.</p>
+<p>Use the <code>thread_id</code> from <code>run_start</code>. To stop the run instead, call
+  <code>…/gates/${g}/reject</code> the same way.</p>
 
 <h2>Re-attach to a run</h2>
 <div class="example"><pre data-example="attach">curl -N "$BASE/runs/$RUN_ID/stream" -H "Authorization: Bearer $TOKEN" -H "Last-Event-ID: 0"</pre></div>
@@ -89,7 +132,7 @@ export TOKEN='paste-your-token-here'</pre></div>
 </html>`;
 }
 
-/** GET /: what the service is, where the studio and the docs are, and curl examples with the address the browser used. */
+/** GET /: what the service is, where the studio and the docs are, and curl examples with the browser's address. */
 export function portalRouter(catalog: Pick<Catalog, 'list' | 'get'>, authEnabled: boolean): Router {
   const router = express.Router();
   router.get('/', (req, res) => {

@@ -1,4 +1,4 @@
-/** SPEC's names: the runtime stores and shows `${name}: ${message}`. */
+/** Named for the texts a failed run shows, `${name}: ${message}` (docs/run-lifecycle.md#timeouts-and-orphans). */
 export class ConnectionRefusedError extends Error {
   override name = 'ConnectionRefusedError';
 }

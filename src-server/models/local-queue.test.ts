@@ -29,7 +29,7 @@ describe('LocalQueue', () => {
     expect(queue.status()).toMatchObject({ active: 0, waiting: 0, served: 4 });
   });
 
-  it("times out a waiter with SPEC's exact text and counts it", async () => {
+  it('times out a waiter with the documented text and counts it', async () => {
     const queue = new LocalQueue(1, 0.05);
     const held = await queue.acquire();
     const first = queue.acquire();

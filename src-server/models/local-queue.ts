@@ -4,7 +4,7 @@ import { getLogger } from '../log';
 
 const log = getLogger('svc.models');
 
-/** Named so that `${name}: ${message}` is SPEC's text. */
+/** Named so that `${name}: ${message}` is the documented queue timeout text. */
 export class TimeoutError extends Error {
   override name = 'TimeoutError';
 }

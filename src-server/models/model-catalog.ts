@@ -23,7 +23,7 @@ export async function localRuntimeStatus(config: Config, timeoutMs = 2000): Prom
   }
 }
 
-/** SPEC's GET /models: every model grouped by provider, with whether the provider is configured. */
+/** GET /models: every model grouped by provider, with whether the provider is configured. */
 export async function listModels(config: Config): Promise<Models> {
   const local = await localRuntimeStatus(config);
   return {

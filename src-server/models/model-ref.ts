@@ -14,7 +14,7 @@ const PREFIXES: Record<string, ProviderId> = {
 };
 
 /**
- * SPEC's model strings: no prefix or `local:` → the local runtime; `cloud_a:`, `cloud_b:`, `cloud_c:` →
+ * Model strings: no prefix or `local:` → the local runtime; `cloud_a:`, `cloud_b:`, `cloud_c:` →
  * the cloud providers. An unknown prefix is part of a local model name (Ollama names may contain `:`,
  * as in `llama3.2:3b`).
  */

@@ -217,7 +217,7 @@ export function buildGraph(options: GraphOptions) {
       );
     } else {
       // A terminal node (e.g. the cancellation after a rejected gate) ends the run quietly:
-      // SPEC's stream goes straight from gate_rejected to run_rejected.
+      // A rejection's stream goes straight from gate_rejected to run_rejected (docs/run-lifecycle.md#gates).
       graph.addNode(node.id, async (state: RunStateValue) => {
         const output = state.approved === false ? 'Stopped: the approval gate was rejected.' : 'Stopped.';
         return { outputs: { ...state.outputs, [node.id]: output }, last_node: node.id, route: null };

@@ -16,7 +16,7 @@ function matches(rule: RoutingRule, output: string): boolean {
   }
 }
 
-/** SPEC: rules are evaluated in ascending priority number; the first match wins. */
+/** Rules are evaluated in ascending priority number; the first match wins. */
 export function firstMatchingRule(rules: readonly RoutingRule[], output: string): RoutingRule | undefined {
   return [...rules].sort((a, b) => a.priority - b.priority).find((rule) => matches(rule, output));
 }

@@ -50,7 +50,7 @@ export class TimeoutError extends Error {
   override name = 'TimeoutError';
 }
 
-/** Named like SPEC's asyncio.CancelledError: the run was cut off, not cancelled by a person. */
+/** Named after the documented CancelledError: the run was cut off, not cancelled by a person. */
 export class CancelledError extends Error {
   override name = 'CancelledError';
 }

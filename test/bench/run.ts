@@ -47,7 +47,7 @@ interface StreamTiming {
   tokens: number;
   /** Tokens per second over the whole request, setup included. */
   tps: number;
-  /** Tokens per second while a node (a completion) streams, from its first token to its last: the cost of moving tokens. */
+  /** Tokens per second while a node (a completion) streams, from its first token to its last: moving tokens. */
   streamingTps: number;
   ttft: number;
 }

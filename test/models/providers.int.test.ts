@@ -100,7 +100,7 @@ describe('model providers, each through its real client and wire protocol', () =
   });
 });
 
-describe("local runtime failures keep SPEC's texts", () => {
+describe('local runtime failures keep the documented texts', () => {
   it('a runtime that is not running: ConnectionRefusedError naming the address, in the run and in /health', async () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
     const down = await ctx.start({ LOCAL_LLM_BASE: closed });

@@ -185,7 +185,10 @@ export function viewFromDetail(detail: RunDetail): RunView {
   return view;
 }
 
-/** SPEC: a run still `running` two minutes after it started appears stuck (see the runs store for live streams). */
+/**
+ * A run still `running` two minutes after it started appears stuck (docs/run-lifecycle.md#run-statuses; see the
+ * runs store for live streams).
+ */
 export const STUCK_AFTER_MS = 2 * 60_000;
 
 export function isStuck(view: RunView, now = Date.now()): boolean {
