@@ -56,7 +56,46 @@ describe('the desktop server lifecycle', () => {
     expect('url' in started && started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui#token=[\w-]{24,}$/);
     expect(seenDataDir).toBe(path.join(userDataDir, 'data'));
     expect(desktop.info().apiToken).toMatch(/^[\w-]{24,}$/);
+    // The window's studio is the one origin trusted with IPC, and only while the server runs.
+    expect(desktop.studioOrigin()).toBe(new URL(desktop.info().apiUrl!).origin);
     await desktop.stop();
     expect(closed).toBe(true);
+    expect(desktop.studioOrigin()).toBeNull();
+  });
+});
+
+describe('the desktop secrets', () => {
+  it('stores only allow-listed secret names, whatever the renderer sends', async () => {
+    const stored = new Map<string, string>();
+    const keychain: Keychain = {
+      available: true,
+      reason: null,
+      get: async (name) => stored.get(name) ?? null,
+      set: async (name, value) => void stored.set(name, value),
+      delete: async (name) => void stored.delete(name),
+    };
+    const desktop = createDesktop({
+      userDataDir: await fs.mkdtemp(path.join(os.tmpdir(), 'svc-desktop-')),
+      version: '1.2.3',
+      env: {},
+      keychain,
+      startServer: async () => {
+        throw new Error('not needed');
+      },
+    });
+    await desktop.api.setSecret('CLOUD_B_API_KEY', 'sk-b');
+    expect((await desktop.api.secretStatus()).CLOUD_B_API_KEY).toBe(true);
+
+    // What a page could send through the bridge despite its types.
+    const untyped = desktop.api as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    await expect(untyped.setSecret!('PATH', '/tmp/evil')).rejects.toThrow('"PATH" is not a secret the app stores');
+    await expect(untyped.setSecret!('SESSION_SECRET', { toString: () => 'x' })).rejects.toThrow(
+      'the value of SESSION_SECRET must be text',
+    );
+    await expect(untyped.deleteSecret!('keytar-probe')).rejects.toThrow('is not a secret the app stores');
+    expect([...stored.keys()]).toEqual(['CLOUD_B_API_KEY']);
+
+    await desktop.api.deleteSecret('CLOUD_B_API_KEY');
+    expect(stored.size).toBe(0);
   });
 });

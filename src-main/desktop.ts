@@ -5,6 +5,7 @@ import { loadConfig } from '../src-server/config';
 import type { RunningServer } from '../src-server/main';
 import type { AppInfo, DesktopApi, DesktopSettings, SecretName } from './desktop-api';
 import { SECRET_NAMES } from './desktop-api';
+import { assertSecretName } from './guards';
 import type { Keychain } from './keychain';
 import { choosePort } from './ports';
 import { readSettings, resolveServerEnv, withPassword, writeSettings } from './settings';
@@ -86,8 +87,15 @@ export function createDesktop(deps: DesktopDeps) {
       );
       return Object.fromEntries(entries) as Record<SecretName, boolean>;
     },
-    setSecret: (name, value) => deps.keychain.set(name, value),
-    deleteSecret: (name) => deps.keychain.delete(name),
+    async setSecret(name, value) {
+      assertSecretName(name);
+      if (typeof value !== 'string') throw new Error(`the value of ${name} must be text`);
+      await deps.keychain.set(name, value);
+    },
+    async deleteSecret(name) {
+      assertSecretName(name);
+      await deps.keychain.delete(name);
+    },
     appInfo: async () => info(),
     async testDatabase(url, password) {
       const client = new pg.Client({ connectionString: withPassword(url, password), connectionTimeoutMillis: 5000 });
@@ -108,7 +116,10 @@ export function createDesktop(deps: DesktopDeps) {
     },
   };
 
-  return { start, stop, api, info };
+  /** The origin the window's studio is served from, the only one trusted with IPC; null while no server runs. */
+  const studioOrigin = (): string | null => (server ? new URL(server.url).origin : null);
+
+  return { start, stop, api, info, studioOrigin };
 }
 
 export type Desktop = ReturnType<typeof createDesktop>;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { app, BrowserWindow, ipcMain, shell } from 'electron';
 import { startServer } from '../src-server/main';
 import { createDesktop, errorPage } from './desktop';
+import { guardWindow } from './guards';
 import { openKeychain } from './keychain';
 import { registerIpc } from './ipc';
 
@@ -13,7 +14,7 @@ const version = (JSON.parse(readFileSync(path.join(app.getAppPath(), 'package.js
   .version;
 let window: BrowserWindow | null = null;
 
-function createWindow(): BrowserWindow {
+function createWindow(studioOrigin: () => string | null): BrowserWindow {
   const win = new BrowserWindow({
     width: 1400,
     height: 900,
@@ -25,11 +26,8 @@ function createWindow(): BrowserWindow {
       nodeIntegration: false,
     },
   });
-  // Links to other sites open in the browser, never inside the app.
-  win.webContents.setWindowOpenHandler(({ url }) => {
-    void shell.openExternal(url);
-    return { action: 'deny' };
-  });
+  // The window shows the studio only: other sites open in the browser, never inside the app.
+  guardWindow(win.webContents, studioOrigin, (url) => shell.openExternal(url));
   return win;
 }
 
@@ -47,23 +45,27 @@ void app.whenReady().then(async () => {
     startServer,
     generatedDir: app.isPackaged ? path.join(process.resourcesPath, 'generated') : undefined,
   });
-  registerIpc(ipcMain, {
-    'settings:get': desktop.api.getSettings,
-    'settings:set': desktop.api.setSettings,
-    'secrets:status': desktop.api.secretStatus,
-    'secrets:set': desktop.api.setSecret,
-    'secrets:delete': desktop.api.deleteSecret,
-    'app:info': desktop.api.appInfo,
-    'database:test': desktop.api.testDatabase,
-    'server:restart': async () => {
-      const info = await desktop.api.restartServer();
-      if (info.apiUrl && window)
-        await window.loadURL(`${info.apiUrl}/ui#token=${encodeURIComponent(info.apiToken ?? '')}`);
-      return info;
+  registerIpc(
+    ipcMain,
+    {
+      'settings:get': desktop.api.getSettings,
+      'settings:set': desktop.api.setSettings,
+      'secrets:status': desktop.api.secretStatus,
+      'secrets:set': desktop.api.setSecret,
+      'secrets:delete': desktop.api.deleteSecret,
+      'app:info': desktop.api.appInfo,
+      'database:test': desktop.api.testDatabase,
+      'server:restart': async () => {
+        const info = await desktop.api.restartServer();
+        if (info.apiUrl && window)
+          await window.loadURL(`${info.apiUrl}/ui#token=${encodeURIComponent(info.apiToken ?? '')}`);
+        return info;
+      },
     },
-  });
+    desktop.studioOrigin,
+  );
 
-  window = createWindow();
+  window = createWindow(desktop.studioOrigin);
   const started = await desktop.start();
   await window.loadURL('url' in started ? started.url : errorPage(started.error));
 
