@@ -29,6 +29,24 @@ describe('log lines', () => {
     expect(lines[0]).toMatch(/ERROR svc\.sse stream failed\nTypeError: boom\n\s+at /);
   });
 
+  it('cannot be forged by user text: control characters in a message are escaped, one call is one line', () => {
+    const forged = 'looks good\r\n2026-01-01T00:00:00.000Z INFO svc.api gate approved by admin';
+    getLogger('svc.api').info(`run cancelled: ${forged}\u2028\u0007`);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.split('\n')).toEqual([expect.any(String), '']);
+    expect(lines[0]).toContain('run cancelled: looks good\\r\\n2026-01-01T00:00:00.000Z INFO svc.api gate approved');
+    expect(lines[0]).toContain('\\u2028\\u0007');
+  });
+
+  it('keep the traceback readable, its lines indented, while an error message cannot add lines', () => {
+    getLogger('svc.sse').error('run failed', new Error('model "x\n2026-01-01T00:00:00.000Z ERROR svc.api forged"'));
+    const [first, second, ...frames] = lines[0]!.trimEnd().split('\n');
+    expect(first).toMatch(/ERROR svc\.sse run failed$/);
+    expect(second).toBe('Error: model "x\\n2026-01-01T00:00:00.000Z ERROR svc.api forged"');
+    expect(frames.length).toBeGreaterThan(0);
+    for (const frame of frames) expect(frame).toMatch(/^\s+at /);
+  });
+
   it('never contain a registered secret', () => {
     registerSecret('sk-very-secret-value');
     getLogger('svc.models').warn('calling with key sk-very-secret-value failed');

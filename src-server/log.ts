@@ -35,9 +35,35 @@ function mask(text: string): string {
   return out;
 }
 
+/**
+ * Callers put user text (a reason, a model name, a path) into messages: a CR or LF in it would start a forged
+ * line. Every control character (C0, DEL, C1, and the Unicode line and paragraph separators) is written as an
+ * escape instead, so one call is always one line.
+ */
+export function escapeControl(text: string): string {
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+    return named[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}
+
+/**
+ * An error's traceback on the lines after the message. Its own message is escaped like any message (it may
+ * quote user text); the frames the runtime wrote stay one per line, each indented, so that no line of a
+ * traceback can pass for a log line of its own.
+ */
 function describe(error: unknown): string {
-  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
-  return String(error);
+  if (!(error instanceof Error)) return escapeControl(String(error));
+  const head = `${error.name}: ${escapeControl(error.message)}`;
+  const stack = error.stack ?? '';
+  const at = error.message ? stack.indexOf(error.message) : -1;
+  const frames = (at >= 0 ? stack.slice(at + error.message.length) : stack.slice(stack.indexOf('\n') + 1))
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => escapeControl(line))
+    .map((line) => (/^\s/.test(line) ? line : `    ${line}`));
+  return [head, ...frames].join('\n');
 }
 
 export interface Logger {
@@ -52,8 +78,9 @@ export interface Logger {
 export function getLogger(name: string): Logger {
   const emit = (level: LogLevel, message: string, error?: unknown) => {
     if (rank[level] < rank[threshold]) return;
-    const body = error === undefined ? message : `${message}\n${describe(error)}`;
-    write(`${new Date().toISOString()} ${level} ${name} ${mask(body)}\n`);
+    const line = escapeControl(mask(message));
+    const body = error === undefined ? line : `${line}\n${mask(describe(error))}`;
+    write(`${new Date().toISOString()} ${level} ${name} ${body}\n`);
   };
   return {
     debug: (m) => emit('DEBUG', m),
@@ -69,5 +96,5 @@ export function getLogger(name: string): Logger {
  * with its per-launch token (the way Jupyter prints its link).
  */
 export function printUnmasked(name: string, message: string): void {
-  write(`${new Date().toISOString()} INFO ${name} ${message}\n`);
+  write(`${new Date().toISOString()} INFO ${name} ${escapeControl(message)}\n`);
 }
