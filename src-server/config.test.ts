@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baseUrl, ConfigError, INSECURE_SESSION_SECRET, loadConfig } from './config';
+import { baseUrl, ConfigError, INSECURE_SESSION_SECRET, isLoopbackHost, loadConfig } from './config';
 
 describe('loadConfig', () => {
   it('applies the defaults of the specification', () => {
@@ -60,5 +60,31 @@ describe('baseUrl', () => {
   it('uses a loopback address when listening on every interface', () => {
     expect(baseUrl({ HOST: '0.0.0.0', PORT: 8000 })).toBe('http://127.0.0.1:8000');
     expect(baseUrl({ HOST: '::1', PORT: 80 })).toBe('http://[::1]:80');
+  });
+});
+
+describe('isLoopbackHost', () => {
+  it('accepts exactly localhost, IPv4 literals in 127.0.0.0/8 and ::1', () => {
+    for (const host of ['localhost', 'LocalHost', '127.0.0.1', '127.255.0.9', '::1', '[::1]', '0:0:0:0:0:0:0:1']) {
+      expect(isLoopbackHost(host), host).toBe(true);
+    }
+  });
+
+  it('refuses names that only start like a loopback address, and every other address', () => {
+    for (const host of [
+      '127.0.0.1.evil.example',
+      '127.evil.example',
+      'localhost.evil.example',
+      '127.1',
+      '0127.0.0.1',
+      '::ffff:127.0.0.1',
+      '10.0.0.1',
+      '0.0.0.0',
+      '::',
+      '[::2]',
+      '',
+    ]) {
+      expect(isLoopbackHost(host), host).toBe(false);
+    }
   });
 });

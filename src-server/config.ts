@@ -1,3 +1,4 @@
+import { BlockList, isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -108,8 +109,24 @@ export function baseUrl(config: Pick<Config, 'HOST' | 'PORT'>, port = config.POR
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+const LOOPBACK_V6 = new BlockList();
+LOOPBACK_V6.addAddress('::1', 'ipv6');
+
+/**
+ * Exactly the loopback names: `localhost`, an IPv4 literal in 127.0.0.0/8, and `::1` (bracketed or not, in any of
+ * its spellings). A name that merely starts like one, such as `127.0.0.1.evil.example`, is not loopback.
+ */
 export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (bare.toLowerCase() === 'localhost') return true;
+  switch (isIP(bare)) {
+    case 4:
+      return bare.split('.')[0] === '127';
+    case 6:
+      return LOOPBACK_V6.check(bare, 'ipv6');
+    default:
+      return false;
+  }
 }
 
 /**

@@ -368,15 +368,20 @@ describe('transport guards', () => {
     const server = await ctx.start({ AUTH_ENABLED: 'false' });
     try {
       const http = await import('node:http');
-      const status = await new Promise<number>((resolve, reject) => {
-        const req = http.request(`${server.url}/health`, { headers: { host: 'attacker.example:8000' } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
+      const statusFor = (host: string) =>
+        new Promise<number>((resolve, reject) => {
+          const req = http.request(`${server.url}/health`, { headers: { host } }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          req.on('error', reject);
+          req.end();
         });
-        req.on('error', reject);
-        req.end();
-      });
+      const status = await statusFor('attacker.example:8000');
       expect(status).toBe(403);
+      expect(await statusFor('127.0.0.1.evil.example')).toBe(403);
+      expect(await statusFor(`127.0.0.1.evil.example:${server.port}`)).toBe(403);
+      expect(await statusFor(`[::1]:${server.port}`)).toBe(200);
       expect((await fetch(`${server.url.replace('127.0.0.1', 'localhost')}/health`)).status).toBe(200);
     } finally {
       await server.close();
