@@ -50,6 +50,19 @@ describe('loadConfig', () => {
     expect(attempt).toThrow(/DATABASE_URL/);
   });
 
+  it('takes proxy names, addresses and subnets in TRUST_PROXY, and nothing else', () => {
+    expect(loadConfig({}).TRUST_PROXY).toEqual(['loopback']);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.0.2.7, fd00::/8, uniquelocal' }).TRUST_PROXY).toEqual([
+      '10.0.0.0/8',
+      '192.0.2.7',
+      'fd00::/8',
+      'uniquelocal',
+    ]);
+    for (const wrong of ['true', '10.0.0.0/33', 'proxy.example', '10.0.0.1/8/8']) {
+      expect(() => loadConfig({ TRUST_PROXY: wrong }), wrong).toThrow(/TRUST_PROXY/);
+    }
+  });
+
   it('rejects a zero concurrency and a short API token', () => {
     expect(() => loadConfig({ LOCAL_LLM_MAX_CONCURRENT: '0' })).toThrow(/LOCAL_LLM_MAX_CONCURRENT/);
     expect(() => loadConfig({ SVC_API_TOKEN: 'short' })).toThrow(/SVC_API_TOKEN/);

@@ -61,6 +61,15 @@ const schema = z.object({
   SESSION_TTL_S: int(60).default(86400),
   SVC_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CORS_ORIGINS: list.default([]),
+  /**
+   * The proxies whose X-Forwarded-* headers are believed (for the client's address and whether it came over TLS):
+   * Express's names `loopback`, `linklocal` and `uniquelocal`, addresses, and subnets such as 10.0.0.0/8.
+   */
+  TRUST_PROXY: list
+    .pipe(
+      z.array(z.string().refine(isProxyAddress, 'expected loopback, linklocal, uniquelocal, an address or a subnet')),
+    )
+    .default(['loopback']),
 
   RUN_TIMEOUT_S: positive.default(600),
   PROJECT_ROOTS: list.default([]),
@@ -107,6 +116,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 export function baseUrl(config: Pick<Config, 'HOST' | 'PORT'>, port = config.PORT): string {
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+function isProxyAddress(value: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(value)) return true;
+  const [address = '', bits, ...rest] = value.split('/');
+  const family = isIP(address);
+  if (!family || rest.length) return false;
+  return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
 }
 
 const LOOPBACK_V6 = new BlockList();

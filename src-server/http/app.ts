@@ -18,7 +18,8 @@ import { studioRouter } from './studio.router';
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  // X-Forwarded-* (the client's address, and whether it came over TLS) only from proxies TRUST_PROXY names.
+  app.set('trust proxy', deps.config.TRUST_PROXY);
   app.use(loopbackHostGuard(deps.config));
   app.use(cors(deps.config));
   app.use(express.json({ limit: deps.config.BODY_LIMIT }));

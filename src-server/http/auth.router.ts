@@ -69,6 +69,8 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
           sameSite: 'lax',
           path: '/auth',
           maxAge: 600_000,
+          // Over TLS (the request's own, or a trusted proxy's X-Forwarded-Proto) the cookie never travels in clear.
+          secure: req.secure,
         });
         res.redirect(302, url);
       } catch (error) {
@@ -90,7 +92,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
     public: true,
     responses: { 302: { description: 'to /ui#token=…' }, 400: { description: 'the login failed' } },
     handler: async ({ req, res }) => {
-      res.clearCookie(LOGIN_COOKIE, { path: '/auth' });
+      res.clearCookie(LOGIN_COOKIE, { path: '/auth', secure: req.secure });
       const error = typeof req.query.error === 'string' ? req.query.error : undefined;
       if (error) {
         const description = typeof req.query.error_description === 'string' ? `: ${req.query.error_description}` : '';

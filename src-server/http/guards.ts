@@ -18,14 +18,19 @@ export function loopbackHostGuard(config: Config): RequestHandler {
   };
 }
 
-/** No CORS unless CORS_ORIGINS lists origins; then exactly those, preflight included. */
+/**
+ * No CORS unless CORS_ORIGINS lists origins; then exactly those, preflight included. Every answer then depends on
+ * the Origin header (with or without the CORS headers), so every answer says `Vary: Origin`: a shared cache must
+ * not hand one origin's answer to another.
+ */
 export function cors(config: Config): RequestHandler {
   const allowed = new Set(config.CORS_ORIGINS);
   return (req, res, next) => {
+    if (allowed.size === 0) return next();
+    res.vary('Origin');
     const origin = req.headers.origin;
     if (!origin || !allowed.has(origin)) return next();
     res.setHeader('Access-Control-Allow-Origin', origin);
-    res.setHeader('Vary', 'Origin');
     res.setHeader('Access-Control-Expose-Headers', 'Content-Type');
     if (req.method === 'OPTIONS') {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE');

@@ -405,6 +405,10 @@ describe('transport guards', () => {
       expect(preflight.headers.get('access-control-allow-headers')).toContain('Authorization');
       const other = await fetch(`${server.url}/agents`, { headers: { origin: 'http://evil.example' } });
       expect(other.headers.get('access-control-allow-origin')).toBeNull();
+      // The answer depends on Origin whichever it is, so a shared cache must key on it every time.
+      expect(allowed.headers.get('vary')).toMatch(/\bOrigin\b/);
+      expect(other.headers.get('vary')).toMatch(/\bOrigin\b/);
+      expect((await fetch(`${server.url}/agents`)).headers.get('vary')).toMatch(/\bOrigin\b/);
     } finally {
       await server.close();
     }

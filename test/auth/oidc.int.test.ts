@@ -71,6 +71,28 @@ describe('OIDC login against a real OpenID provider', () => {
     expect(res.headers.get('set-cookie')).toMatch(/svc_login=.*HttpOnly/i);
   });
 
+  it('marks the login cookie Secure when the request came over TLS, as a trusted proxy says', async () => {
+    const cookieOf = async (target: TestServer, headers: Record<string, string> = {}) =>
+      (await fetch(`${target.url}/auth/login`, { redirect: 'manual', headers })).headers.get('set-cookie') ?? '';
+    expect(await cookieOf(server, { 'x-forwarded-proto': 'https' })).toMatch(/svc_login=.*;\s*Secure/i);
+    expect(await cookieOf(server)).not.toMatch(/;\s*Secure/i);
+    // A proxy that TRUST_PROXY does not name is not believed: this client (loopback) is not a trusted proxy.
+    const strict = await ctx.start({
+      AUTH_ENABLED: 'true',
+      OIDC_ISSUER_URL: issuer,
+      OIDC_CLIENT_ID,
+      OIDC_CLIENT_SECRET,
+      TRUST_PROXY: '10.0.0.0/8',
+    });
+    try {
+      const cookie = await cookieOf(strict, { 'x-forwarded-proto': 'https' });
+      expect(cookie).toMatch(/svc_login=/);
+      expect(cookie).not.toMatch(/;\s*Secure/i);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('signs in through the provider form: session token in the fragment, /auth/me, an authenticated run; the first user is admin', async () => {
     const { token, landed } = await signIn('ada');
     // The session token travels in the URL fragment, never in the query string.
