@@ -72,6 +72,15 @@ const schema = z.object({
     .default(['loopback']),
 
   RUN_TIMEOUT_S: positive.default(600),
+  /**
+   * A run's executing process renews a lease on it; once the lease has lapsed (its process died), another
+   * process takes the run over. The default takes a dead process's runs over within about 30 s.
+   */
+  RUN_LEASE_S: positive.default(20),
+  /** A run whose process died this many times is given up as an error instead of being taken over again. */
+  RUN_MAX_ATTEMPTS: int(1, 100).default(3),
+  /** Days the stored events of a finished run are kept for re-attaching; its run and node rows stay. 0: forever. */
+  RUN_EVENTS_RETENTION_DAYS: int(0).default(30),
   PROJECT_ROOTS: list.default([]),
   BODY_LIMIT: z
     .string()
@@ -112,18 +121,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return Object.freeze(parsed.data);
 }
 
-/** The base address clients use, e.g. for the OIDC redirect and the studio link. */
-export function baseUrl(config: Pick<Config, 'HOST' | 'PORT'>, port = config.PORT): string {
-  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
-
 function isProxyAddress(value: string): boolean {
   if (['loopback', 'linklocal', 'uniquelocal'].includes(value)) return true;
   const [address = '', bits, ...rest] = value.split('/');
   const family = isIP(address);
   if (!family || rest.length) return false;
   return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
+
+/** The base address clients use, e.g. for the OIDC redirect and the studio link. */
+export function baseUrl(config: Pick<Config, 'HOST' | 'PORT'>, port = config.PORT): string {
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 const LOOPBACK_V6 = new BlockList();

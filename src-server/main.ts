@@ -11,6 +11,7 @@ import { tenancyService } from './auth/tenancy.service';
 import { tenancyRepository } from './db/tenancy.repository';
 import { usersRepository } from './db/users.repository';
 import { baseUrl, isLoopbackHost, type Config } from './config';
+import { dataDirMode, ensureFolderMode } from './db/data-dir';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { createPool, withAdvisoryLock, type Pool } from './db/pool';
 import { sweepOrphanedRuns } from './db/runs.repository';
@@ -23,8 +24,10 @@ import { buildProjectContext } from './context/project-context';
 import { LocalQueue } from './models/local-queue';
 import { assertModelConfigured } from './models/cloud-providers';
 import { createModelProviders } from './models/model-providers';
-import { listenForCancellations } from './db/run-notifications';
+import { runEventsRepository } from './db/run-events.repository';
+import { listenForRunNotifications } from './db/run-notifications';
 import { phaseConfigService } from './runtime/phase-config.service';
+import { RunEventStream } from './runtime/event-stream';
 import { RunManager } from './runtime/run-manager';
 import { runsService } from './runtime/runs.service';
 import { threadsService } from './runtime/threads.service';
@@ -35,6 +38,9 @@ const log = getLogger('svc.api');
 
 /** The LangGraph checkpointer's tables live in their own schema, graph_checkpoints. */
 export const CHECKPOINT_SCHEMA = 'graph_checkpoints';
+
+/** Events wait this long to be stored together: the lag of a follower on another process, at most. */
+const EVENT_FLUSH_MS = 15;
 
 export class StartupError extends Error {
   override name = 'StartupError';
@@ -108,6 +114,9 @@ export async function startServer({
       embedded = await startEmbeddedDatabase(config.DATA_DIR, config.EMBEDDED_PG_PORT);
       databaseUrl = embedded.url;
     }
+    // Private folders, also when they were made by an older version: DATA_DIR and the clone cache.
+    await ensureFolderMode(config.DATA_DIR, dataDirMode(), { create: false });
+    await ensureFolderMode(path.join(config.DATA_DIR, 'repositories'), 0o700, { create: false });
     registerSecret(safePassword(databaseUrl));
     pool = createPool(databaseUrl);
 
@@ -138,18 +147,45 @@ export async function startServer({
       // The context shares the local budget with the instructions and the conversation.
       maxChars: Math.floor(config.LOCAL_LLM_MAX_CONTEXT_TOKENS * 4 * 0.5),
     };
+    const runEvents = runEventsRepository(pool);
+    const events = new RunEventStream(runEvents, {
+      flushMs: EVENT_FLUSH_MS,
+      pollMs: 1000,
+      isRunning: async (runId) => (await runs.get(runId))?.status === 'running',
+    });
     const manager = new RunManager({
       runs,
+      runEvents,
+      events,
       checkpointer,
       models: createModelProviders(config, queue),
+      catalogEntry: (agent) => catalog.get(agent),
       projectContext: (projectPath) => buildProjectContext(projectPath, projectContextOptions),
       nodeConfigs: (agent, projectId) => phaseConfig.forRun(agent, projectId),
       runTimeoutS: config.RUN_TIMEOUT_S,
+      leaseS: config.RUN_LEASE_S,
+      maxAttempts: config.RUN_MAX_ATTEMPTS,
     });
-    const cancellations = await listenForCancellations(databaseUrl, (runId) => manager.abort(runId));
+    const notifications = await listenForRunNotifications(databaseUrl, {
+      cancelled: (runId) => manager.abort(runId),
+      eventsStored: (runId, seq) => events.stored(runId, seq),
+      queueChanged: () => undefined,
+      reconnected: () => events.catchUp(),
+    });
+    manager.supervise();
+    const pruneEvents = setInterval(() => {
+      if (config.RUN_EVENTS_RETENTION_DAYS === 0) return;
+      runEvents
+        .prune(config.RUN_EVENTS_RETENTION_DAYS)
+        .then((n) => n > 0 && log.info(`dropped ${n} stored events of runs finished over retention`))
+        .catch((error) => log.warn(`pruning stored run events failed: ${errorMessage(error)}`));
+    }, 3600_000);
+    pruneEvents.unref();
     stopRuns = async () => {
-      await cancellations.close();
+      clearInterval(pruneEvents);
       await manager.shutdown();
+      await events.close();
+      await notifications.close();
     };
     const threadRows = threadsRepository(pool);
     const threads = threadsService({
@@ -167,6 +203,7 @@ export async function startServer({
       threadRows,
       runs,
       manager,
+      events,
       defaultModel: config.DEFAULT_MODEL,
       checkModel: (model) => assertModelConfigured(config, model),
     });
@@ -205,6 +242,7 @@ export async function startServer({
       `agent workflow service ${version} listening on ${url} (database: ${embedded ? 'embedded' : 'DATABASE_URL'}, auth: ${config.AUTH_ENABLED ? 'on' : 'off'})`,
     );
     printUnmasked('svc.api', `studio: ${studioUrl}`);
+    embedded?.announce(url);
 
     const openPool = pool;
     return {

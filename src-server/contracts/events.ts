@@ -6,7 +6,8 @@ import { NodeStatusSchema } from './runs';
  * Every event a run stream carries: the server emits exactly these and the studio consumes them.
  * On the wire each is `event: <type>`, `id: <per-run sequence>`, `data: <this object as JSON>`.
  * A new run's stream starts with run_start; a stream resumed by a gate decision starts with
- * gate_approved or gate_rejected and keeps the run's sequence numbers.
+ * gate_approved or gate_rejected and keeps the run's sequence numbers; a run taken over by another
+ * process goes on with run_resumed, under ids above every one its clients may have seen.
  */
 export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({
@@ -15,6 +16,16 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     thread_id: z.uuid(),
     agent: z.string(),
     model: z.string(),
+  }),
+  z.object({
+    /**
+     * The process executing the run stopped, and another (or the same one, restarted) continues it from its
+     * last checkpoint. `node` is the phase that was cut off: it runs again, and its partial output is replaced.
+     */
+    type: z.literal('run_resumed'),
+    run_id: z.uuid(),
+    attempt: z.number().int(),
+    node: z.string().nullable(),
   }),
   z.object({ type: z.literal('node_enter'), node: z.string() }),
   z.object({ type: z.literal('token'), node: z.string(), text: z.string() }),
@@ -69,5 +80,10 @@ export const TERMINAL_EVENTS: readonly RunEventType[] = [
  * Computed once per event, however many clients follow the run.
  */
 export function formatSseEvent(id: number, event: RunEvent): string {
-  return `event: ${event.type}\nid: ${id}\ndata: ${JSON.stringify(event)}\n\n`;
+  return formatSseFrame(id, event.type, JSON.stringify(event));
+}
+
+/** The same frame from an event already serialised (as stored): the text clients get is the same. */
+export function formatSseFrame(id: number, type: RunEventType, data: string): string {
+  return `event: ${type}\nid: ${id}\ndata: ${data}\n\n`;
 }

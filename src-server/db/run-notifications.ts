@@ -1,46 +1,74 @@
 import pg from 'pg';
-import { getLogger } from '../log';
 import { errorMessage } from '../contracts/errors';
+import { getLogger } from '../log';
+import { RUN_EVENTS_CHANNEL } from './run-events.repository';
 
 const log = getLogger('svc.db');
 
 /** The channel on which a cancelled run's id is announced to every server process (see runs.repository cancel). */
 export const CANCEL_CHANNEL = 'svc_run_cancel';
 
+/** The channel on which the local-runtime queue announces that its slots or waiters changed. */
+export const QUEUE_CHANNEL = 'svc_llm_queue';
+
+export interface RunNotificationHandlers {
+  /** A run was cancelled: the process executing it aborts it. */
+  cancelled(runId: string): void;
+  /** Events of a run were stored up to `seq`: followers in this process fetch them. */
+  eventsStored(runId: string, seq: number): void;
+  /** The local-runtime queue changed: waiters in this process look whether a slot is theirs. */
+  queueChanged(): void;
+  /** The connection was lost and is back: anything announced meanwhile must be looked up. */
+  reconnected(): void;
+}
+
 /**
- * Cancellation must reach the process that executes a run, which may not be the one that took the
- * request: every process LISTENs on one channel and aborts the runs it owns. Reconnects after a
- * database restart.
+ * What one process must hear from the others, on one connection: cancellations, stored events and queue
+ * changes (NOTIFY is sent in the same statements that make the changes, in the repositories). Reconnects
+ * after a database restart, and says so, since notifications sent while it was away are lost.
  */
-export async function listenForCancellations(
+export async function listenForRunNotifications(
   databaseUrl: string,
-  onCancel: (runId: string) => void,
+  handlers: RunNotificationHandlers,
 ): Promise<{ close(): Promise<void> }> {
-  const channel = CANCEL_CHANNEL;
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
+  let connectedBefore = false;
+
+  const dispatch = (message: pg.Notification) => {
+    const payload = message.payload ?? '';
+    if (message.channel === CANCEL_CHANNEL) {
+      if (payload) handlers.cancelled(payload);
+    } else if (message.channel === RUN_EVENTS_CHANNEL) {
+      const colon = payload.lastIndexOf(':');
+      const seq = Number(payload.slice(colon + 1));
+      if (colon > 0 && Number.isInteger(seq)) handlers.eventsStored(payload.slice(0, colon), seq);
+    } else if (message.channel === QUEUE_CHANNEL) {
+      handlers.queueChanged();
+    }
+  };
 
   const connect = async () => {
     const next = new pg.Client({ connectionString: databaseUrl });
-    next.on('notification', (message) => {
-      if (message.channel === channel && message.payload) onCancel(message.payload);
-    });
+    next.on('notification', dispatch);
     next.on('error', (error) => {
-      log.warn(`cancellation listener lost its connection: ${error.message}`);
+      log.warn(`run notification listener lost its connection: ${error.message}`);
       scheduleReconnect();
     });
     try {
       await next.connect();
-      await next.query(`LISTEN ${channel}`);
+      await next.query(`LISTEN ${CANCEL_CHANNEL}; LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${QUEUE_CHANNEL}`);
       if (closed) {
         await next.end();
         return;
       }
       client = next;
+      if (connectedBefore) handlers.reconnected();
+      connectedBefore = true;
     } catch (error) {
       await next.end().catch(() => undefined);
-      log.warn(`cancellation listener cannot connect: ${errorMessage(error)}`);
+      log.warn(`run notification listener cannot connect: ${errorMessage(error)}`);
       scheduleReconnect();
     }
   };

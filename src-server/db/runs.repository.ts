@@ -5,9 +5,9 @@ import { CANCEL_CHANNEL } from './run-notifications';
 export const ORPHAN_AGE_S = 3600;
 
 /**
- * The startup sweep (docs/run-lifecycle.md#timeouts-and-orphans): a run still `running` after an hour was orphaned
- * by a crash (no run outlives the run timeout), so it and its open nodes are closed as `error`. Returns how many
- * runs were closed.
+ * The startup sweep (docs/run-lifecycle.md#timeouts-and-orphans): a run still `running` after an hour that no
+ * lease covers (a lease is taken over instead) was orphaned by a crash, so it and its open nodes are closed as
+ * `error`. Returns how many runs were closed.
  */
 export async function sweepOrphanedRuns(pool: Pool, olderThanS = ORPHAN_AGE_S): Promise<number> {
   const result = await pool.query<{ id: string }>(
@@ -16,7 +16,7 @@ export async function sweepOrphanedRuns(pool: Pool, olderThanS = ORPHAN_AGE_S): 
           SET status = 'error',
               error_detail = COALESCE(error_detail, 'OrphanedRunError: the server stopped while this run was running'),
               finished_at = now()
-        WHERE status = 'running' AND started_at < now() - make_interval(secs => $1)
+        WHERE status = 'running' AND owner_id IS NULL AND started_at < now() - make_interval(secs => $1)
         RETURNING id
      ), closed AS (
        UPDATE svc_run_nodes
@@ -89,22 +89,119 @@ export interface NewRun {
   createdBy: string;
 }
 
+/** Who executes a run: a server process, until its lease lapses. */
+export interface Lease {
+  owner: string;
+  leaseS: number;
+}
+
+/** A running run whose lease had lapsed, now claimed by this process. */
+export interface ClaimedRun extends StoredRun {
+  /** The how-many-th execution this is (1 for the first). */
+  attempts: number;
+  /** Ids up to here may have reached clients; the new execution continues after it. */
+  seq_reserved: number;
+  /** The decision being resumed when the previous execution died, if it died right after a gate. */
+  resume_decision: { approved: boolean; reason: string | null } | null;
+}
+
 const now = () => Date.now() / 1000;
 
 /** Runs and their nodes. Every status change is guarded by the status it expects, so two processes never both win. */
 export function runsRepository(pool: Pool) {
   return {
-    /** The new run, and its thread moved to the top of the list with the message: one round trip. */
-    async insert(run: NewRun): Promise<void> {
+    /**
+     * The new run, leased to the process that executes it and with its first block of event ids reserved,
+     * and its thread moved to the top of the list with the message: one round trip.
+     */
+    async insert(run: NewRun, lease: Lease, seqReserved: number): Promise<void> {
       await pool.query(
         `WITH touched AS (
-           UPDATE svc_threads SET last_message = $5, model = $4, project_path = COALESCE($6, project_path), updated_at = now()
+           UPDATE svc_threads
+              SET last_message = $5, model = $4, project_path = COALESCE($6, project_path), updated_at = now()
             WHERE id = $2
          )
-         INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by)
-         VALUES ($1, $2, $3, $4, 'running', $5, $6, $7)`,
-        [run.id, run.threadId, run.agent, run.model, run.message, run.projectPath, run.createdBy],
+         INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by,
+                               owner_id, lease_until, seq_reserved)
+         VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8, now() + make_interval(secs => $9), $10)`,
+        [
+          run.id,
+          run.threadId,
+          run.agent,
+          run.model,
+          run.message,
+          run.projectPath,
+          run.createdBy,
+          lease.owner,
+          lease.leaseS,
+          seqReserved,
+        ],
       );
+    },
+
+    /**
+     * Renews the lease of every run this process executes, in one statement; returns the ids still ours
+     * (a run missing from the answer was cancelled, finished, or taken over after a stall).
+     */
+    async renewLeases(lease: Lease): Promise<string[]> {
+      const { rows } = await pool.query<{ id: string }>(
+        `UPDATE svc_runs SET lease_until = now() + make_interval(secs => $2)
+          WHERE owner_id = $1 AND status = 'running' RETURNING id`,
+        [lease.owner, lease.leaseS],
+      );
+      return rows.map((r) => r.id);
+    },
+
+    /**
+     * Claims one running run whose lease has lapsed (its process died): one conditional UPDATE, so when
+     * several processes race for it exactly one gets it.
+     */
+    async claimLapsed(lease: Lease): Promise<ClaimedRun | undefined> {
+      const { rows } = await pool.query<RunRow & Pick<ClaimedRun, 'attempts' | 'seq_reserved' | 'resume_decision'>>(
+        `WITH claimed AS (
+           UPDATE svc_runs SET owner_id = $1, lease_until = now() + make_interval(secs => $2), attempts = attempts + 1
+            WHERE id = (SELECT id FROM svc_runs WHERE status = 'running' AND lease_until < now()
+                         ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED)
+              AND status = 'running' AND lease_until < now()
+            RETURNING *
+         )
+         SELECT r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
+                r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id,
+                r.attempts, r.seq_reserved, r.resume_decision
+           FROM claimed r JOIN svc_threads t ON t.id = r.thread_id`,
+        [lease.owner, lease.leaseS],
+      );
+      const row = rows[0];
+      return (
+        row && {
+          ...toRun(row),
+          attempts: row.attempts,
+          seq_reserved: row.seq_reserved,
+          resume_decision: row.resume_decision,
+        }
+      );
+    },
+
+    /** A process that stops lets the runs it executed be taken over at once. */
+    async releaseLeases(owner: string): Promise<void> {
+      await pool.query(`UPDATE svc_runs SET lease_until = now() WHERE owner_id = $1 AND status = 'running'`, [owner]);
+    },
+
+    /** Ids up to `upTo` may be handed out to clients by `owner`: a takeover continues after them. */
+    async reserveSeq(id: string, owner: string, upTo: number): Promise<void> {
+      await pool.query(
+        `UPDATE svc_runs SET seq_reserved = GREATEST(seq_reserved, $3) WHERE id = $1 AND owner_id = $2`,
+        [id, owner, upTo],
+      );
+    },
+
+    /** The node rows an execution left open when its process died; their partial output is replaced by a rerun. */
+    async dropOpenNodes(runId: string): Promise<string[]> {
+      const { rows } = await pool.query<{ node_id: string }>(
+        `DELETE FROM svc_run_nodes WHERE run_id = $1 AND exited_at IS NULL AND status = 'running' RETURNING node_id`,
+        [runId],
+      );
+      return rows.map((r) => r.node_id);
     },
 
     async get(id: string): Promise<StoredRun | undefined> {
@@ -144,33 +241,53 @@ export function runsRepository(pool: Pool) {
       return rows;
     },
 
-    /** Ends a running run; false when it was no longer running (cancelled meanwhile). */
+    /**
+     * Ends a running run that `owner` executes; false when it was no longer running (cancelled meanwhile)
+     * or no longer ours (taken over after this process stalled past its lease).
+     */
     async finish(
       id: string,
+      owner: string,
       status: RunStatus,
       fields: { output?: string | null; errorDetail?: string | null; eventSeq: number },
     ): Promise<boolean> {
       const result = await pool.query(
-        `UPDATE svc_runs SET status = $2, output = COALESCE($3, output), error_detail = $4, event_seq = $5, finished_at = now()
-          WHERE id = $1 AND status = 'running'`,
-        [id, status, fields.output ?? null, fields.errorDetail ?? null, fields.eventSeq],
+        `UPDATE svc_runs SET status = $3, output = COALESCE($4, output), error_detail = $5, event_seq = $6,
+                finished_at = now(), owner_id = NULL, lease_until = NULL, resume_decision = NULL
+          WHERE id = $1 AND status = 'running' AND owner_id = $2`,
+        [id, owner, status, fields.output ?? null, fields.errorDetail ?? null, fields.eventSeq],
       );
       return (result.rowCount ?? 0) > 0;
     },
 
-    async pause(id: string, gate: PendingGate, eventSeq: number): Promise<boolean> {
+    /** A run that `owner` executes stops at a gate; false when it was cancelled or taken over meanwhile. */
+    async pause(id: string, owner: string, gate: PendingGate, eventSeq: number): Promise<boolean> {
       const result = await pool.query(
-        `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $2, event_seq = $3 WHERE id = $1 AND status = 'running'`,
-        [id, JSON.stringify(gate), eventSeq],
+        `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $3, event_seq = $4,
+                owner_id = NULL, lease_until = NULL, resume_decision = NULL
+          WHERE id = $1 AND status = 'running' AND owner_id = $2`,
+        [id, owner, JSON.stringify(gate), eventSeq],
       );
       return (result.rowCount ?? 0) > 0;
     },
 
-    /** The one atomic step that decides a gate: exactly one caller, in any process, gets true. */
-    async claimGate(id: string): Promise<boolean> {
+    /**
+     * The one atomic step that decides a gate: exactly one caller, in any process, gets true. The run is
+     * leased to the caller's process, and the decision is kept until the resumed execution ends, so a
+     * takeover can resume the same decision.
+     */
+    async claimGate(
+      id: string,
+      lease: Lease,
+      decision: { approved: boolean; reason: string | null },
+      seqReserved: number,
+    ): Promise<boolean> {
       const result = await pool.query(
-        `UPDATE svc_runs SET status = 'running', pending_gate = NULL WHERE id = $1 AND status = 'waiting_approval'`,
-        [id],
+        `UPDATE svc_runs SET status = 'running', pending_gate = NULL, owner_id = $2,
+                lease_until = now() + make_interval(secs => $3), resume_decision = $4, attempts = 1,
+                seq_reserved = GREATEST(seq_reserved, $5)
+          WHERE id = $1 AND status = 'waiting_approval'`,
+        [id, lease.owner, lease.leaseS, JSON.stringify(decision), seqReserved],
       );
       return (result.rowCount ?? 0) > 0;
     },
@@ -178,7 +295,9 @@ export function runsRepository(pool: Pool) {
     /** Undo a claim whose resume could not start, so the gate can be decided again. */
     async unclaimGate(id: string, gate: PendingGate): Promise<void> {
       await pool.query(
-        `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $2 WHERE id = $1 AND status = 'running'`,
+        `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $2, owner_id = NULL, lease_until = NULL,
+                resume_decision = NULL
+          WHERE id = $1 AND status = 'running'`,
         [id, JSON.stringify(gate)],
       );
     },
@@ -191,7 +310,8 @@ export function runsRepository(pool: Pool) {
       const result = await pool.query(
         `WITH cancelled AS (
            UPDATE svc_runs SET status = 'cancelled', finished_at = now(), pending_gate = NULL,
-                  event_seq = GREATEST(event_seq, COALESCE($2, 0))
+                  event_seq = GREATEST(event_seq, COALESCE($2, 0)), owner_id = NULL, lease_until = NULL,
+                  resume_decision = NULL
             WHERE id = $1 AND status IN ('running', 'waiting_approval')
             RETURNING id
          ), closed AS (

@@ -93,6 +93,20 @@ const statements = [
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS routes jsonb NOT NULL DEFAULT '[]'`,
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS event_seq integer NOT NULL DEFAULT 0`,
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS pending_gate jsonb`,
+  // Cluster runs: the stored event stream, and the lease of the process executing a run.
+  `CREATE TABLE IF NOT EXISTS svc_run_events (
+     run_id uuid NOT NULL REFERENCES svc_runs(id) ON DELETE CASCADE,
+     seq integer NOT NULL,
+     type text NOT NULL,
+     data text NOT NULL,
+     PRIMARY KEY (run_id, seq)
+   )`,
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS owner_id text`,
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS lease_until timestamptz`,
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 1`,
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS seq_reserved integer NOT NULL DEFAULT 0`,
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS resume_decision jsonb`,
+  `CREATE INDEX IF NOT EXISTS svc_runs_leased ON svc_runs (lease_until) WHERE status = 'running'`,
   `CREATE INDEX IF NOT EXISTS svc_threads_recent ON svc_threads (updated_at DESC, id)`,
   `CREATE INDEX IF NOT EXISTS svc_runs_by_thread ON svc_runs (thread_id, started_at DESC)`,
   `CREATE INDEX IF NOT EXISTS svc_runs_running ON svc_runs (started_at) WHERE status = 'running'`,

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { followStream, type RunStream } from '../runtime/runs.service';
+import type { FollowableRun } from '../runtime/runs.service';
 import { openSse } from './sse';
 
 /** The client's last seen event: the `Last-Event-ID` header (EventSource reconnects) or `?last_event_id=`. */
@@ -15,9 +15,9 @@ export function wantsEventStream(req: Request): boolean {
 }
 
 /** Sends a run's events as SSE until it ends or the client leaves; leaving never stops the run. */
-export async function pipeRunStream(stream: RunStream, afterId: number, res: Response): Promise<void> {
+export async function pipeRunStream(run: FollowableRun, afterId: number, res: Response): Promise<void> {
   const sse = openSse(res);
-  const unsubscribe = followStream(stream, afterId, {
+  const unsubscribe = run.follow(afterId, {
     event: (entry) => sse.send(entry.frame),
     end: () => sse.end(),
   });

@@ -24,8 +24,8 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
     body: RunRequestSchema,
     responses: { 200: eventStream, 409: { description: 'the thread already has an active run' } },
     handler: async ({ params, body, ctx, res }) => {
-      const session = await runsService.startRun(ctx.principal, params.agent, body);
-      await pipeRunStream({ kind: 'live', session }, 0, res);
+      const run = await runsService.startRun(ctx.principal, params.agent, body);
+      await pipeRunStream(run, 0, res);
     },
   });
 
@@ -33,12 +33,13 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
     method: 'get',
     path: '/runs/{id}/stream',
     tag: 'runs',
-    summary: "Re-attach to a run's event stream (all events, or those after Last-Event-ID); a finished run is replayed",
+    summary:
+      "Re-attach to a run's event stream, on any server: all events, or those after Last-Event-ID, live to the end",
     params: RunIdParams,
     responses: { 200: eventStream },
     handler: async ({ params, ctx, req, res }) => {
-      const stream = await runsService.stream(ctx.principal, params.id);
-      await pipeRunStream(stream, lastEventId(req), res);
+      const run = await runsService.stream(ctx.principal, params.id);
+      await pipeRunStream(run, lastEventId(req), res);
     },
   });
 
@@ -86,7 +87,7 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
         409: { description: 'the gate is not pending, was already decided, or its checkpoint is gone' },
       },
       handler: async ({ params, body, ctx, req, res }) => {
-        const session = await runsService.decideGate(
+        const run = await runsService.decideGate(
           ctx.principal,
           params.id,
           params.gate,
@@ -94,10 +95,10 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
           body.reason ?? null,
         );
         if (wantsEventStream(req)) {
-          await pipeRunStream({ kind: 'live', session }, session.lastEventId, res);
+          await pipeRunStream(run, run.since, res);
           return;
         }
-        res.status(202).json({ run_id: session.runId, thread_id: session.threadId, status: 'running' });
+        res.status(202).json({ run_id: run.runId, thread_id: run.threadId, status: 'running' });
       },
     });
   }

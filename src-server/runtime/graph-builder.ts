@@ -23,6 +23,8 @@ export interface GateDecision {
  * (earlier messages and answers); the other channels are reset by each new run's input.
  */
 export const RunState = Annotation.Root({
+  /** The run that wrote this state: a process taking a run over tells its checkpoint from an earlier run's. */
+  run_id: Annotation<string>(),
   message: Annotation<string>(),
   project_context: Annotation<string>(),
   history: Annotation<ChatMessage[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
@@ -34,8 +36,9 @@ export const RunState = Annotation.Root({
 });
 export type RunStateValue = typeof RunState.State;
 
-export function initialState(message: string, projectContext: string): Partial<RunStateValue> {
+export function initialState(runId: string, message: string, projectContext: string): Partial<RunStateValue> {
   return {
+    run_id: runId,
     message,
     project_context: projectContext,
     outputs: {},

@@ -1,28 +1,37 @@
+import { randomUUID } from 'node:crypto';
 import { Command } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { CatalogEntry } from '../assets/catalog';
+import { errorDetail, errorMessage } from '../contracts/errors';
 import type { NodeConfig, PendingGate } from '../contracts/runs';
-import type { RunsRepository } from '../db/runs.repository';
-import { errorDetail } from '../contracts/errors';
+import type { RunEventsRepository } from '../db/run-events.repository';
+import type { ClaimedRun, Lease, RunsRepository } from '../db/runs.repository';
 import { getLogger } from '../log';
-import { buildGraph, initialState, type GateDecision, type RunStateValue } from './graph-builder';
 import type { ModelClient } from '../models/model-client';
-import { RunSession } from './run-session';
+import type { RunEventStream } from './event-stream';
+import { buildGraph, initialState, type GateDecision, type RunStateValue } from './graph-builder';
+import { RunSession, SEQ_BLOCK } from './run-session';
 
 const sseLog = getLogger('svc.sse');
-
-/** A finished session stays in memory this long so late clients can still re-attach with Last-Event-ID. */
-const KEEP_FINISHED_MS = 5 * 60_000;
+const log = getLogger('svc.api');
 
 export interface RunManagerDeps {
   runs: RunsRepository;
+  runEvents: RunEventsRepository;
+  events: RunEventStream;
   checkpointer: BaseCheckpointSaver;
   models: ModelClient;
+  /** The agent or command a run executes (a run taken over names it by its agent). */
+  catalogEntry(agent: string): CatalogEntry | undefined;
   /** Builds the model's project context from a run's project path (local folder or git URL). */
   projectContext(projectPath: string, signal: AbortSignal): Promise<string>;
   /** Saved per-node overrides for an agent, for the organisation the run belongs to. */
   nodeConfigs(agent: string, projectId: string | null): Promise<ReadonlyMap<string, NodeConfig>>;
   runTimeoutS: number;
+  /** How long a lease lasts unless renewed; renewed and looked for lapsed ones every quarter of it. */
+  leaseS: number;
+  /** Executions of one run (the first included) before it is given up. */
+  maxAttempts: number;
 }
 
 export interface StartRun {
@@ -55,24 +64,58 @@ export class CancelledError extends Error {
   override name = 'CancelledError';
 }
 
+/** A run whose executing process kept dying. */
+export class RunAbandonedError extends Error {
+  override name = 'RunAbandonedError';
+}
+
+type Input = Partial<RunStateValue> | Command | null;
+
+/** The gate a checkpoint is paused at, from its pending interrupt. */
+function pendingGateOf(writes: [string, string, unknown][] | undefined): string | undefined {
+  const interrupt = writes?.find(([, channel]) => channel === '__interrupt__')?.[2] as
+    { value?: PendingGate }[] | undefined;
+  return interrupt?.[0]?.value?.node;
+}
+
 /**
- * Owns runs, independently of the HTTP requests that started them: a client that disconnects does
- * not stop a run; cancel does. Executions live in this process; their state lives in PostgreSQL.
+ * Schedules and supervises the runs this process executes. A run belongs to the cluster, not to this
+ * process: its events go to the stored event stream, and this process holds a lease on it that it renews.
+ * When a process dies, its leases lapse and a live process (this one, or the same one restarted) claims
+ * each run — one conditional UPDATE, so exactly one claimer — and continues it from its last LangGraph
+ * checkpoint. A client that disconnects does not stop a run; cancel does.
  */
 export class RunManager {
+  /** This process, as the owner of the runs it executes. */
+  readonly owner = `${process.pid}-${randomUUID()}`;
   private readonly sessions = new Map<string, RunSession>();
   private readonly running = new Set<Promise<void>>();
+  private leaseTimer?: NodeJS.Timeout;
+  private supervising?: Promise<void>;
+  private stopped = false;
 
   constructor(private readonly deps: RunManagerDeps) {}
 
-  session(runId: string): RunSession | undefined {
-    return this.sessions.get(runId);
+  get lease(): Lease {
+    return { owner: this.owner, leaseS: this.deps.leaseS };
   }
 
-  /** The run row exists (status running); this starts executing it and returns its live session. */
+  /** Starts renewing this process's leases and taking over lapsed runs, at once and then periodically. */
+  supervise(): void {
+    const tick = () => {
+      if (this.stopped || this.supervising) return;
+      this.supervising = this.superviseOnce().finally(() => {
+        this.supervising = undefined;
+      });
+    };
+    this.leaseTimer = setInterval(tick, (this.deps.leaseS * 1000) / 4);
+    this.leaseTimer.unref();
+    tick();
+  }
+
+  /** The run row exists (status running, leased to this process); this starts executing it. */
   start(run: StartRun): RunSession {
-    const session = new RunSession(run.runId, run.threadId, run.entry.manifest.name, run.model, 0, this.deps.runs);
-    this.sessions.set(run.runId, session);
+    const session = this.session({ ...run, agent: run.entry.manifest.name, lastSeq: 0, reserved: SEQ_BLOCK });
     session.emit({
       type: 'run_start',
       run_id: run.runId,
@@ -82,27 +125,25 @@ export class RunManager {
     });
     this.track(
       this.execute(session, run.entry, run.projectId, async (signal) =>
-        initialState(run.message, run.projectPath ? await this.deps.projectContext(run.projectPath, signal) : ''),
+        initialState(
+          run.runId,
+          run.message,
+          run.projectPath ? await this.deps.projectContext(run.projectPath, signal) : '',
+        ),
       ),
     );
     return session;
   }
 
-  /** The gate was claimed (status back to running); this continues the same checkpoint with the decision. */
+  /** The gate was claimed (status back to running, leased here); this continues its checkpoint with the decision. */
   resume(run: ResumeRun): RunSession {
-    let session = this.sessions.get(run.runId);
-    if (!session || !session.isEnded) {
-      session = new RunSession(
-        run.runId,
-        run.threadId,
-        run.entry.manifest.name,
-        run.model,
-        run.eventSeq,
-        this.deps.runs,
-      );
-      this.sessions.set(run.runId, session);
-    }
-    session.reopen(run.gate.node);
+    const session = this.session({
+      ...run,
+      agent: run.entry.manifest.name,
+      lastSeq: run.eventSeq,
+      reserved: run.eventSeq + SEQ_BLOCK,
+      resumeGate: run.gate.node,
+    });
     this.track(this.execute(session, run.entry, run.projectId, async () => new Command({ resume: run.decision })));
     return session;
   }
@@ -121,8 +162,14 @@ export class RunManager {
     return Boolean(tuple?.pendingWrites?.some(([, channel]) => channel === '__interrupt__'));
   }
 
-  /** Waits for every execution to stop (shutdown); aborts them first. */
+  /**
+   * Waits for every execution to stop (shutdown); aborts them first. A process that shuts down mid-run
+   * hands its runs over to the others (or to itself, restarted), as one that dies does, but at once.
+   */
   async shutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.leaseTimer);
+    await this.supervising;
     for (const session of this.sessions.values()) {
       if (!session.isEnded) {
         session.stopReason ??= 'shutdown';
@@ -130,6 +177,92 @@ export class RunManager {
       }
     }
     await Promise.allSettled([...this.running]);
+    // Handed over at once rather than when the lease would lapse.
+    await this.deps.runs.releaseLeases(this.owner).catch(() => undefined);
+  }
+
+  private session(options: {
+    runId: string;
+    threadId: string;
+    agent: string;
+    model: string;
+    lastSeq: number;
+    reserved: number;
+    resumeGate?: string;
+  }): RunSession {
+    const session = new RunSession({
+      ...options,
+      owner: this.owner,
+      runs: this.deps.runs,
+      events: this.deps.events,
+    });
+    this.sessions.set(options.runId, session);
+    return session;
+  }
+
+  private async superviseOnce(): Promise<void> {
+    const { runs } = this.deps;
+    try {
+      const ours = new Set(await runs.renewLeases(this.lease));
+      for (const session of this.sessions.values()) {
+        if (!session.isEnded && !ours.has(session.runId) && !session.stopReason) {
+          // Cancelled (the NOTIFY may have been missed) or taken over after a stall: stop quietly.
+          session.stopReason = 'lost';
+          session.controller.abort(new CancelledError('the run is no longer executed by this process'));
+        }
+      }
+      for (let claimed = await runs.claimLapsed(this.lease); claimed; claimed = await runs.claimLapsed(this.lease)) {
+        await this.takeOver(claimed);
+        if (this.stopped) return;
+      }
+    } catch (error) {
+      log.warn(`renewing run leases failed: ${errorMessage(error)}`);
+    }
+  }
+
+  /** Continues a run whose process died, from its last checkpoint, after every id its clients could have seen. */
+  private async takeOver(run: ClaimedRun): Promise<void> {
+    const { runs, runEvents } = this.deps;
+    const lastSeq = Math.max(run.seq_reserved, run.event_seq, await runEvents.lastSeq(run.id));
+    await runs.reserveSeq(run.id, this.owner, lastSeq + SEQ_BLOCK);
+    const entry = this.deps.catalogEntry(run.agent);
+    const tuple = await this.deps.checkpointer.getTuple({ configurable: { thread_id: run.thread_id } });
+    const values = tuple?.checkpoint.channel_values as Partial<RunStateValue> | undefined;
+    const ofThisRun = values?.run_id === run.id;
+    // Died right after a gate decision, before the resumed graph wrote a checkpoint: resume the same decision.
+    const pausedAt = ofThisRun && run.resume_decision ? pendingGateOf(tuple?.pendingWrites) : undefined;
+    const session = this.session({
+      runId: run.id,
+      threadId: run.thread_id,
+      agent: run.agent,
+      model: run.model ?? '',
+      lastSeq,
+      reserved: lastSeq + SEQ_BLOCK,
+      resumeGate: pausedAt,
+    });
+    if (!entry || run.attempts > this.deps.maxAttempts) {
+      const why = entry
+        ? `its server process stopped ${run.attempts - 1} times while running it; given up`
+        : `no agent or command named "${run.agent}" is loaded to continue it`;
+      await this.fail(session, new RunAbandonedError(why));
+      return;
+    }
+    const cutOff = await runs.dropOpenNodes(run.id);
+    log.warn(
+      `run ${run.id} (${run.agent}) taken over after its process stopped (attempt ${run.attempts} of ` +
+        `${this.deps.maxAttempts})${cutOff.length ? `; ${cutOff.join(', ')} runs again` : ''}`,
+    );
+    session.emit({ type: 'run_resumed', run_id: run.id, attempt: run.attempts, node: cutOff[0] ?? null });
+    const input = async (signal: AbortSignal): Promise<Input> => {
+      if (!ofThisRun) {
+        // The process died before the run's first checkpoint: start it again from its request.
+        const context = run.project_path ? await this.deps.projectContext(run.project_path, signal) : '';
+        return initialState(run.id, run.message ?? '', context);
+      }
+      if (pausedAt && run.resume_decision) return new Command({ resume: run.resume_decision });
+      return null;
+    };
+    this.track(this.execute(session, entry, run.project_id, input));
   }
 
   private track(execution: Promise<void>): void {
@@ -142,7 +275,7 @@ export class RunManager {
     session: RunSession,
     entry: CatalogEntry,
     projectId: string | null,
-    input: (signal: AbortSignal) => Promise<Partial<RunStateValue> | Command>,
+    input: (signal: AbortSignal) => Promise<Input>,
   ): Promise<void> {
     const { runs } = this.deps;
     const timeout = setTimeout(() => {
@@ -169,52 +302,67 @@ export class RunManager {
         checkpointer: this.deps.checkpointer,
       });
       let pending: PendingGate | undefined;
-      let state: Partial<RunStateValue> = {};
-      for await (const [mode, chunk] of (await graph.stream(
-        (await input(signal)) as Partial<RunStateValue>,
-        config,
-      )) as AsyncIterable<[string, unknown]>) {
+      let state: Partial<RunStateValue> | undefined;
+      const stream = (await graph.stream((await input(signal)) as Partial<RunStateValue>, config)) as AsyncIterable<
+        [string, unknown]
+      >;
+      for await (const [mode, chunk] of stream) {
         if (mode === 'values') state = chunk as RunStateValue;
         const interrupts = (chunk as { __interrupt__?: { value: PendingGate }[] }).__interrupt__;
         if (mode === 'updates' && interrupts?.[0]) pending = interrupts[0].value;
       }
       signal.throwIfAborted();
+      // A run taken over after its graph had already finished streams nothing more: read where it ended.
+      state ??= (await graph.getState(config)).values as RunStateValue;
 
       if (pending) {
         await session.pauseAtGate(pending);
         await session.drain();
         // The database first, then the event: a client that reacts to the event finds the row up to date.
-        await runs.pause(session.runId, pending, session.lastEventId + 1);
+        if (!(await runs.pause(session.runId, this.owner, pending, session.lastEventId + 1))) return this.lost(session);
         session.emit({ type: 'gate_waiting', ...pending });
         return;
       }
       const output = (state.last_node && state.outputs?.[state.last_node]) || '';
       await session.drain();
-      if (state.approved === false) {
-        await runs.finish(session.runId, 'rejected', { output, eventSeq: session.lastEventId + 1 });
-        session.emit({ type: 'run_rejected', run_id: session.runId, reason: null });
-      } else {
-        await runs.finish(session.runId, 'completed', { output, eventSeq: session.lastEventId + 1 });
-        session.emit({ type: 'run_done', run_id: session.runId, output });
+      const status = state.approved === false ? 'rejected' : 'completed';
+      if (!(await runs.finish(session.runId, this.owner, status, { output, eventSeq: session.lastEventId + 1 }))) {
+        return this.lost(session);
       }
+      if (status === 'rejected') session.emit({ type: 'run_rejected', run_id: session.runId, reason: null });
+      else session.emit({ type: 'run_done', run_id: session.runId, output });
     } catch (error) {
       await this.fail(session, error);
     } finally {
       clearTimeout(timeout);
-      setTimeout(() => {
-        if (this.sessions.get(session.runId) === session && session.isEnded) this.sessions.delete(session.runId);
-      }, KEEP_FINISHED_MS).unref();
+      await this.deps.events.flush();
+      if (this.sessions.get(session.runId) === session) this.sessions.delete(session.runId);
     }
   }
 
   /**
+   * The run's row changed under this execution: it was cancelled (the cancel already ended it) or, after a
+   * stall, another process took it over. Either way its stream is no longer this execution's to end.
+   */
+  private lost(session: RunSession): void {
+    log.warn(`run ${session.runId}: no longer executed by this process; its execution stops here`);
+  }
+
+  /**
    * Ends the run's stream whatever happens to the database: when PostgreSQL is down the row stays
-   * `running` and is swept (or cancelled) later, but the client still learns how the run ended.
+   * `running` and is taken over (or cancelled) later, but the client still learns how the run ended.
    */
   private async fail(session: RunSession, error: unknown): Promise<void> {
     const { runs } = this.deps;
     const record = (write: Promise<unknown>) =>
       write.catch((dbError) => sseLog.error(`run ${session.runId}: could not record its end`, dbError));
+    if (session.stopReason === 'lost') return this.lost(session);
+    if (session.stopReason === 'shutdown') {
+      // Another process (or this one, restarted) takes the run over once its lease lapses.
+      await session.drain();
+      sseLog.info(`run ${session.runId}: stopped by shutdown; it continues elsewhere once its lease lapses`);
+      return;
+    }
     if (session.stopReason === 'cancelled') {
       await session.closeOpenNodes('cancelled');
       await session.drain();
@@ -228,7 +376,9 @@ export class RunManager {
     sseLog.error(`run ${session.runId} (${session.agent}, thread ${session.threadId}) failed: ${detail}`, cause);
     await session.closeOpenNodes('error');
     await session.drain();
-    await record(runs.finish(session.runId, 'error', { errorDetail: detail, eventSeq: session.lastEventId + 1 }));
+    await record(
+      runs.finish(session.runId, this.owner, 'error', { errorDetail: detail, eventSeq: session.lastEventId + 1 }),
+    );
     session.emit({ type: 'run_error', run_id: session.runId, error_detail: detail });
   }
 }

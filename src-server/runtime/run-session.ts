@@ -1,61 +1,70 @@
 import type { RoutingRule } from '../contracts/assets';
-import { formatSseEvent, TERMINAL_EVENTS, type RunEvent } from '../contracts/events';
+import { TERMINAL_EVENTS, type RunEvent } from '../contracts/events';
 import type { NodeStatus, PendingGate } from '../contracts/runs';
 import type { RunsRepository } from '../db/runs.repository';
 import { getLogger } from '../log';
-import type { GateDecision, NodeHooks } from './graph-builder';
 import type { QueueInfo, TrimReport } from '../models/model-client';
+import type { RunEventStream } from './event-stream';
+import type { GateDecision, NodeHooks } from './graph-builder';
+import { NodeRecorder } from './node-recorder';
 
 const log = getLogger('svc.sse');
 
-/** Token text reaches the database at most this often per node: a crash loses at most this much. */
-const OUTPUT_FLUSH_MS = 500;
+/**
+ * Event ids are reserved in the run's row in blocks of this size, ahead of use, so that a process taking a
+ * run over continues after every id a client could have seen (events still in memory when a process dies
+ * are lost, but their ids are not reused).
+ */
+export const SEQ_BLOCK = 10_000;
 
-/** An event with its per-run sequence number and its wire form, serialised at most once. */
-export class LoggedEvent {
-  private cached?: string;
-  constructor(
-    readonly id: number,
-    readonly event: RunEvent,
-  ) {}
-  get frame(): string {
-    return (this.cached ??= formatSseEvent(this.id, this.event));
-  }
-}
-
-export interface Subscriber {
-  event(entry: LoggedEvent): void;
-  /** The stream is over: the run finished or stopped at a gate. */
-  end(): void;
+export interface SessionOptions {
+  runId: string;
+  threadId: string;
+  agent: string;
+  model: string;
+  /** The run's last event id so far: this execution's first event gets the next one. */
+  lastSeq: number;
+  /** Ids up to here are reserved in the run's row. */
+  reserved: number;
+  /** This process, which holds the run's lease. */
+  owner: string;
+  runs: RunsRepository;
+  events: RunEventStream;
+  /** The gate whose decision this execution resumes, if it resumes one. */
+  resumeGate?: string;
 }
 
 /**
- * One live execution of a run in this process: the ordered event log that any number of clients
- * can follow (from the start or after a Last-Event-ID), and the writes that keep the database in
- * step with it. The graph reports through `hooks`.
+ * One execution of a run in this process (a first start, a resume after a gate, or a takeover): it numbers
+ * the run's events and appends them to the event stream, keeps the node rows in step (NodeRecorder), and
+ * carries the abort signal. The graph reports through `hooks`.
  */
 export class RunSession {
-  private readonly log: LoggedEvent[] = [];
-  private readonly subscribers = new Set<Subscriber>();
-  private writes: Promise<unknown> = Promise.resolve();
-  private readonly openRows = new Map<string, number>();
-  private readonly pendingOutput = new Map<string, string>();
-  private readonly dirty = new Set<string>();
-  private flushTimer?: NodeJS.Timeout;
-  private resumeGate?: string;
-  private ended = false;
   readonly controller = new AbortController();
   /** Why the run was stopped from outside, when it was. */
-  stopReason?: 'cancelled' | 'timeout' | 'shutdown';
+  stopReason?: 'cancelled' | 'timeout' | 'shutdown' | 'lost';
+  readonly runId: string;
+  readonly threadId: string;
+  readonly agent: string;
+  readonly model: string;
+  private readonly nodes: NodeRecorder;
+  private readonly runs: RunsRepository;
+  private readonly events: RunEventStream;
+  private readonly owner: string;
+  private seq: number;
+  private reserved: number;
+  private resumeGate?: string;
+  private ended = false;
+  private reserving = false;
 
-  constructor(
-    readonly runId: string,
-    readonly threadId: string,
-    readonly agent: string,
-    readonly model: string,
-    private seq: number,
-    private readonly runs: RunsRepository,
-  ) {}
+  constructor(options: SessionOptions) {
+    ({ runId: this.runId, threadId: this.threadId, agent: this.agent, model: this.model } = options);
+    ({ runs: this.runs, events: this.events, owner: this.owner, resumeGate: this.resumeGate } = options);
+    this.seq = options.lastSeq;
+    this.reserved = options.reserved;
+    this.nodes = new NodeRecorder(this.runId, this.runs);
+    this.events.open(this.runId, this.seq);
+  }
 
   get lastEventId(): number {
     return this.seq;
@@ -65,76 +74,39 @@ export class RunSession {
     return this.ended;
   }
 
-  /** Starts a new leg of the run (a resume after a gate decision) on the same event sequence. */
-  reopen(resumeGate: string): void {
-    this.ended = false;
-    this.resumeGate = resumeGate;
-  }
-
   emit(event: RunEvent): void {
-    const entry = new LoggedEvent(++this.seq, event);
-    this.log.push(entry);
-    for (const subscriber of this.subscribers) subscriber.event(entry);
-    if (TERMINAL_EVENTS.includes(event.type)) {
-      this.ended = true;
-      for (const subscriber of this.subscribers) subscriber.end();
-      this.subscribers.clear();
-    }
+    this.seq++;
+    if (this.seq > this.reserved - SEQ_BLOCK / 2) this.reserveMore();
+    this.events.append(this.runId, this.seq, event);
+    if (TERMINAL_EVENTS.includes(event.type)) this.ended = true;
   }
 
-  /** Replays what the client has not seen yet, then follows live. Returns the unsubscribe function. */
-  subscribe(afterId: number, subscriber: Subscriber): () => void {
-    for (const entry of this.log) if (entry.id > afterId) subscriber.event(entry);
-    if (this.ended) {
-      subscriber.end();
-      return () => undefined;
-    }
-    this.subscribers.add(subscriber);
-    return () => this.subscribers.delete(subscriber);
+  /** Saves pending node output and waits for every node write so far. */
+  drain(): Promise<void> {
+    return this.nodes.drain();
   }
 
-  /** Database writes run one after another in emit order, without holding up the token stream. */
-  persist(write: () => Promise<unknown>): Promise<void> {
-    const next = this.writes.then(write).catch((error) => log.error(`run ${this.runId}: database write failed`, error));
-    this.writes = next;
-    return next.then(() => undefined);
-  }
-
-  async drain(): Promise<void> {
-    this.flushOutputs();
-    clearInterval(this.flushTimer);
-    this.flushTimer = undefined;
-    await this.writes;
-  }
-
-  private flushOutputs(): void {
-    for (const node of this.dirty) {
-      const output = this.pendingOutput.get(node) ?? '';
-      void this.persist(async () => {
-        const row = this.openRows.get(node);
-        if (row !== undefined) await this.runs.saveNodeOutput(row, output);
-      });
-    }
-    this.dirty.clear();
-  }
-
-  /** The open node rows, closed with `status` (used when the run fails or is cancelled). */
   closeOpenNodes(status: NodeStatus): Promise<void> {
-    return this.persist(async () => {
-      const rows = [...this.openRows.entries()];
-      this.openRows.clear();
-      for (const [node, row] of rows)
-        await this.runs.setNodeStatus(row, status, this.pendingOutput.get(node) ?? null, true);
-    });
+    return this.nodes.closeOpenNodes(status);
   }
 
-  /** The gate row stays open while it waits; it is closed by the decision. */
   pauseAtGate(gate: PendingGate): Promise<void> {
-    return this.persist(async () => {
-      const row = this.openRows.get(gate.node);
-      this.openRows.delete(gate.node);
-      if (row !== undefined) await this.runs.setNodeStatus(row, 'waiting_approval', null, false);
-    });
+    return this.nodes.pauseAtGate(gate);
+  }
+
+  private reserveMore(): void {
+    if (this.reserving) return;
+    this.reserving = true;
+    const upTo = this.reserved + SEQ_BLOCK;
+    this.runs
+      .reserveSeq(this.runId, this.owner, upTo)
+      .then(() => {
+        this.reserved = upTo;
+      })
+      .catch((error) => log.warn(`run ${this.runId}: reserving event ids failed: ${(error as Error).message}`))
+      .finally(() => {
+        this.reserving = false;
+      });
   }
 
   readonly hooks: NodeHooks = {
@@ -142,26 +114,17 @@ export class RunSession {
 
     enter: async (node) => {
       this.emit({ type: 'node_enter', node });
-      this.pendingOutput.set(node, '');
-      // Not awaited: the model call starts at once; later writes for this node queue behind the insert.
-      void this.persist(async () => this.openRows.set(node, await this.runs.enterNode(this.runId, node, 'running')));
-      this.flushTimer ??= setInterval(() => this.flushOutputs(), OUTPUT_FLUSH_MS);
+      this.nodes.enter(node);
     },
 
     token: (node, text) => {
-      this.pendingOutput.set(node, (this.pendingOutput.get(node) ?? '') + text);
-      this.dirty.add(node);
+      this.nodes.token(node, text);
       this.emit({ type: 'token', node, text });
     },
 
     exit: async (node, status, output) => {
-      this.dirty.delete(node);
       this.emit({ type: 'node_exit', node, status });
-      await this.persist(async () => {
-        const row = this.openRows.get(node);
-        this.openRows.delete(node);
-        if (row !== undefined) await this.runs.setNodeStatus(row, status, output, true);
-      });
+      await this.nodes.exit(node, status, output);
     },
 
     queued: (node: string, info: QueueInfo) => this.emit({ type: 'queue', node, ...info }),
@@ -170,7 +133,7 @@ export class RunSession {
 
     routeMatched: async (from: string, to: string, rule: RoutingRule) => {
       this.emit({ type: 'route_matched', from, to, rule });
-      await this.persist(() => this.runs.addRoute(this.runId, { from, to, rule, at: Date.now() / 1000 }));
+      await this.runs.addRoute(this.runId, { from, to, rule, at: Date.now() / 1000 });
     },
 
     takeResume: (gate) => {
@@ -181,11 +144,7 @@ export class RunSession {
 
     gateDecided: async (gate: string, decision: GateDecision) => {
       this.emit({ type: decision.approved ? 'gate_approved' : 'gate_rejected', node: gate, reason: decision.reason });
-      await this.persist(async () => {
-        const row = await this.runs.openNodeRow(this.runId, gate);
-        if (row !== undefined)
-          await this.runs.setNodeStatus(row, decision.approved ? 'approved' : 'rejected', null, true);
-      });
+      await this.nodes.gateDecided(gate, decision.approved);
     },
   };
 }

@@ -7,10 +7,10 @@ import type { RunsRepository, StoredRun } from '../db/runs.repository';
 import type { ThreadsRepository } from '../db/threads.repository';
 import { conflict, notFound } from '../contracts/errors';
 import { getLogger } from '../log';
+import type { RunEventStream, Subscriber } from './event-stream';
 import type { RunManager } from './run-manager';
+import { SEQ_BLOCK } from './run-session';
 import type { ThreadsService } from './threads.service';
-import type { LoggedEvent, RunSession, Subscriber } from './run-session';
-import { replayEvents } from './replay';
 
 const log = getLogger('svc.api');
 
@@ -21,19 +21,19 @@ export interface RunsServiceDeps {
   threadRows: ThreadsRepository;
   runs: RunsRepository;
   manager: RunManager;
+  events: RunEventStream;
   defaultModel: string;
   /** Throws when the model's provider is not configured, before any run is created. */
   checkModel(model: string): void;
 }
 
-/** Something a client can follow: a live session in this process, or a replay of what is stored. */
-export type RunStream = { kind: 'live'; session: RunSession } | { kind: 'replay'; events: LoggedEvent[] };
-
-export function followStream(stream: RunStream, afterId: number, subscriber: Subscriber): () => void {
-  if (stream.kind === 'live') return stream.session.subscribe(afterId, subscriber);
-  for (const entry of stream.events) if (entry.id > afterId) subscriber.event(entry);
-  subscriber.end();
-  return () => undefined;
+/** A run a client may follow, wherever it executes: its events after an id, live, to the end or a gate. */
+export interface FollowableRun {
+  runId: string;
+  threadId: string;
+  /** The last event before this request's part of the run (0 for a new run; the gate's for a decision). */
+  since: number;
+  follow(afterId: number, subscriber: Subscriber): () => void;
 }
 
 /**
@@ -60,8 +60,15 @@ export function runsService(deps: RunsServiceDeps) {
     return run;
   }
 
+  const followable = (runId: string, threadId: string, since: number): FollowableRun => ({
+    runId,
+    threadId,
+    since,
+    follow: (afterId, subscriber) => deps.events.follow(runId, afterId, subscriber),
+  });
+
   return {
-    async startRun(principal: Principal, agent: string, request: RunRequest): Promise<RunSession> {
+    async startRun(principal: Principal, agent: string, request: RunRequest): Promise<FollowableRun> {
       const entry = entryFor(agent);
       let thread: Thread;
       if (request.thread_id) {
@@ -93,19 +100,23 @@ export function runsService(deps: RunsServiceDeps) {
       deps.checkModel(model);
       const projectPath = request.project_path ?? thread.project_path;
       const runId = randomUUID();
-      await runs.insert({
-        id: runId,
-        threadId: thread.id,
-        agent: entry.manifest.name,
-        model,
-        message: request.message,
-        projectPath,
-        createdBy: principal.id,
-      });
+      await runs.insert(
+        {
+          id: runId,
+          threadId: thread.id,
+          agent: entry.manifest.name,
+          model,
+          message: request.message,
+          projectPath,
+          createdBy: principal.id,
+        },
+        manager.lease,
+        SEQ_BLOCK,
+      );
       log.info(
         `graph run start agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} user=${principal.name}`,
       );
-      return manager.start({
+      manager.start({
         entry,
         runId,
         threadId: thread.id,
@@ -114,6 +125,7 @@ export function runsService(deps: RunsServiceDeps) {
         message: request.message,
         projectPath,
       });
+      return followable(runId, thread.id, 0);
     },
 
     async decideGate(
@@ -122,7 +134,7 @@ export function runsService(deps: RunsServiceDeps) {
       gate: string,
       approved: boolean,
       reason: string | null,
-    ): Promise<RunSession> {
+    ): Promise<FollowableRun> {
       const thread = await deps.threads.visible(principal, threadId, 'member');
       const run = await runs.waitingInThread(thread.id);
       if (!run || !run.pending_gate) throw conflict(`gate "${gate}" is not pending on thread ${thread.id}`);
@@ -134,22 +146,26 @@ export function runsService(deps: RunsServiceDeps) {
       if (!(await manager.hasPendingInterrupt(thread.id))) {
         throw conflict(`run ${run.id} cannot be resumed: its graph checkpoint is gone; rerun it as a new thread`);
       }
-      if (!(await runs.claimGate(run.id))) throw conflict(`gate "${gate}" on thread ${thread.id} was already decided`);
+      const decision = { approved, reason };
+      if (!(await runs.claimGate(run.id, manager.lease, decision, run.event_seq + SEQ_BLOCK))) {
+        throw conflict(`gate "${gate}" on thread ${thread.id} was already decided`);
+      }
       const pendingGate = run.pending_gate;
       log.info(
         `gate ${gate} ${approved ? 'approved' : 'rejected'} thread=${thread.id} run=${run.id} user=${principal.name}`,
       );
       try {
-        return manager.resume({
+        manager.resume({
           entry: entryFor(run.agent),
           runId: run.id,
           threadId: thread.id,
           projectId: run.project_id,
           model: run.model ?? deps.defaultModel,
           gate: pendingGate,
-          decision: { approved, reason },
+          decision,
           eventSeq: run.event_seq,
         });
+        return followable(run.id, thread.id, run.event_seq);
       } catch (error) {
         await runs.unclaimGate(run.id, pendingGate);
         throw error;
@@ -164,12 +180,10 @@ export function runsService(deps: RunsServiceDeps) {
       return { run_id: run.id, thread_id: run.thread_id, status: 'cancelled' };
     },
 
-    async stream(principal: Principal, runId: string): Promise<RunStream> {
+    /** A run the caller may read, to follow from any process: what is stored, then live, to its end. */
+    async stream(principal: Principal, runId: string): Promise<FollowableRun> {
       const run = await visibleRun(principal, runId);
-      const session = manager.session(run.id);
-      if (session) return { kind: 'live', session };
-      const events = replayEvents(run, await runs.nodes(run.id), catalog.get(run.agent));
-      return { kind: 'replay', events };
+      return followable(run.id, run.thread_id, 0);
     },
 
     async runDetail(principal: Principal, runId: string): Promise<RunDetail> {

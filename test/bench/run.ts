@@ -379,7 +379,7 @@ async function inProcessRunner(databaseUrl: string, modelUrl: string, generated:
         checkpointer,
       });
       const threadId = crypto.randomUUID();
-      for await (const _ of await graph.stream(initialState('short', ''), {
+      for await (const _ of await graph.stream(initialState(threadId, 'short', ''), {
         configurable: { thread_id: threadId },
         streamMode: 'updates',
       })) {

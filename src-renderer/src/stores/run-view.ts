@@ -90,6 +90,20 @@ export function applyEvent(view: RunView, event: RunEvent, id: number): void {
       });
       view.startedAt ??= new Date().toISOString();
       break;
+    case 'run_resumed':
+      // Another server continues the run from its last checkpoint; the phase that was cut off runs again.
+      view.status = 'running';
+      view.queue = null;
+      if (event.node) {
+        view.transcript = view.transcript.filter((entry) => entry.node !== event.node);
+        view.phases[event.node] = 'idle';
+      }
+      view.warnings.push(
+        `The server running this run stopped; another server resumed it from its last checkpoint` +
+          (event.node ? `, running ${event.node} again` : '') +
+          ` (attempt ${event.attempt}).`,
+      );
+      break;
     case 'node_enter':
       view.phases[event.node] = 'active';
       view.trail.push(event.node);

@@ -11,6 +11,9 @@ import { errorMessage } from '@contracts/errors';
 /** The live run survives a page reload: its id is kept for this tab, and the studio re-attaches. */
 const LIVE_RUN_KEY = 'svc.liveRun';
 
+/** A dropped stream is re-attached this many times in a row before the studio says it failed. */
+const RECONNECT_ATTEMPTS = 10;
+
 export interface RunRequestForm {
   agent: string;
   message: string;
@@ -42,11 +45,11 @@ export const useRunsStore = defineStore('runs', () => {
   );
 
   /**
-   * Follows one stream into the view. A stream that drops before the run ended (a proxy, a sleeping
-   * laptop) is picked up once more from the stored run: event ids of a run replayed from the database
-   * do not continue the live ones, so resuming by `Last-Event-ID` could skip or repeat output.
+   * Follows one stream into the view. A stream that drops before the run ended (a proxy, a sleeping laptop,
+   * a server that went away) is picked up again where it stopped: any server re-attaches after the last
+   * event id seen, with the same ids and nothing missed or repeated.
    */
-  async function follow(open: Open, pickUpIfDropped = true): Promise<void> {
+  async function follow(open: Open): Promise<void> {
     controller?.abort();
     const current = new AbortController();
     controller = current;
@@ -59,10 +62,22 @@ export const useRunsStore = defineStore('runs', () => {
       if (event.type === 'run_start') sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
       if (TERMINAL_EVENTS.includes(event.type)) ended = true;
     };
-    let dropped = false;
     try {
       await open(current.signal, onEvent);
-      dropped = !ended && !current.signal.aborted;
+      for (let attempt = 1; !ended && !current.signal.aborted && view.value.runId; attempt++) {
+        const runId = view.value.runId;
+        if (attempt > RECONNECT_ATTEMPTS) {
+          // Still no end in sight: show what is stored, and say so if that fails too.
+          await load(runId);
+          break;
+        }
+        // Quickly at first; a server that is away for longer is asked less often.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(500 * attempt, 5000)));
+        if (current.signal.aborted) break;
+        const seen = view.value.lastEventId;
+        await runsApi.attach(runId, seen, current.signal, onEvent).catch(() => undefined);
+        if (view.value.lastEventId > seen) attempt = 0;
+      }
     } catch (e) {
       if (!current.signal.aborted) error.value = errorMessage(e);
     } finally {
@@ -75,8 +90,6 @@ export const useRunsStore = defineStore('runs', () => {
         .load()
         .catch(() => undefined);
     }
-    const runId = view.value.runId;
-    if (dropped && pickUpIfDropped && runId) await load(runId).catch((e) => (error.value = errorMessage(e)));
   }
 
   async function start(form: RunRequestForm): Promise<void> {
@@ -154,7 +167,7 @@ export const useRunsStore = defineStore('runs', () => {
     if (detail.status === 'running' && !streaming.value) {
       // The stream replays every event, so the stored trail and output would otherwise appear twice.
       view.value = { ...view.value, transcript: [], trail: [] };
-      await follow((signal, onEvent) => runsApi.attach(runId, 0, signal, onEvent), false);
+      await follow((signal, onEvent) => runsApi.attach(runId, 0, signal, onEvent));
     }
   }
 

@@ -1,0 +1,304 @@
+import { formatSseFrame, TERMINAL_EVENTS, type RunEvent, type RunEventType } from '../contracts/events';
+import { EVENT_PAGE, type NewEvent, type RunEventsRepository, type StoredEvent } from '../db/run-events.repository';
+import { getLogger } from '../log';
+
+const log = getLogger('svc.sse');
+
+/** An event with its per-run id, serialised once however many clients follow it. */
+export class LoggedEvent {
+  private cached?: string;
+  constructor(
+    readonly id: number,
+    readonly type: RunEventType,
+    /** The JSON text of the event, exactly as clients receive it and as it is stored. */
+    readonly data: string,
+  ) {}
+
+  static of(id: number, event: RunEvent): LoggedEvent {
+    return new LoggedEvent(id, event.type, JSON.stringify(event));
+  }
+
+  static stored(row: StoredEvent): LoggedEvent {
+    return new LoggedEvent(row.seq, row.type as RunEventType, row.data);
+  }
+
+  get frame(): string {
+    return (this.cached ??= formatSseFrame(this.id, this.type, this.data));
+  }
+
+  get terminal(): boolean {
+    return TERMINAL_EVENTS.includes(this.type);
+  }
+}
+
+export interface Subscriber {
+  event(entry: LoggedEvent): void;
+  /** The stream is over: the run finished or stopped at a gate. */
+  end(): void;
+}
+
+export interface EventStreamOptions {
+  /** How long appended events wait before they are stored together in one INSERT. */
+  flushMs: number;
+  /** How often a follower of a run executed elsewhere looks for new events when no notification came. */
+  pollMs: number;
+  /** Whether the run is still `running` in the database (a follower of a quiet run stops once it is not). */
+  isRunning(runId: string): Promise<boolean>;
+}
+
+/** The events of one leg of a run that this process executes: kept in memory while it runs. */
+class LiveLog {
+  readonly events: LoggedEvent[] = [];
+  readonly subscribers = new Set<(entry: LoggedEvent) => void>();
+  ended = false;
+  constructor(
+    readonly runId: string,
+    readonly firstSeq: number,
+  ) {}
+}
+
+interface Follower {
+  lastSeen(): number;
+  /** `more`: later events are known, so a gate_waiting among them is a pause the run went past. */
+  deliver(entry: LoggedEvent, more: boolean): void;
+  finish(): void;
+}
+
+/** Followers, in this process, of a run that another process executes: one reader of the store for all of them. */
+class RemoteTail {
+  readonly followers = new Set<Follower>();
+  private fetching = false;
+  private again = false;
+  private quietPolls = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    readonly runId: string,
+    public cursor: number,
+    private readonly events: RunEventsRepository,
+    private readonly options: EventStreamOptions,
+  ) {
+    this.timer = setInterval(() => void this.fetch(true), options.pollMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  async fetch(poll = false): Promise<void> {
+    if (this.fetching) {
+      this.again = true;
+      return;
+    }
+    this.fetching = true;
+    try {
+      let found = false;
+      do {
+        this.again = false;
+        const rows = await this.events.after(this.runId, this.cursor);
+        for (const [index, row] of rows.entries()) {
+          const entry = LoggedEvent.stored(row);
+          this.cursor = entry.id;
+          const more = index < rows.length - 1;
+          for (const follower of this.followers) if (entry.id > follower.lastSeen()) follower.deliver(entry, more);
+        }
+        found ||= rows.length > 0;
+        if (rows.length === EVENT_PAGE) this.again = true;
+      } while (this.again && this.followers.size > 0);
+      if (found || !poll) {
+        this.quietPolls = 0;
+      } else if (++this.quietPolls >= 2 && !(await this.options.isRunning(this.runId))) {
+        // Nothing more will come: the run ended without a final event in the store (its events were
+        // pruned, or it was closed by the orphan sweep).
+        for (const follower of [...this.followers]) follower.finish();
+      }
+    } catch (error) {
+      log.warn(`following run ${this.runId}: ${(error as Error).message}`);
+    } finally {
+      this.fetching = false;
+    }
+  }
+}
+
+/**
+ * A run's event stream, whichever process executes it. The executing process appends events: they reach
+ * its own followers at once, from memory, and are stored in PostgreSQL in batches off the token path (one
+ * multi-row INSERT per flush, never a round trip per token). Followers anywhere read what is stored after
+ * their Last-Event-ID, then follow new events as the store announces them (LISTEN/NOTIFY, with a slow poll
+ * as a safety net). Finished runs are not kept in memory: the store replays exactly what was sent live.
+ */
+export class RunEventStream {
+  private readonly live = new Map<string, LiveLog>();
+  private readonly tails = new Map<string, RemoteTail>();
+  private pending: NewEvent[] = [];
+  private flushTimer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+  private failures = 0;
+  private closed = false;
+
+  constructor(
+    private readonly events: RunEventsRepository,
+    private readonly options: EventStreamOptions,
+  ) {}
+
+  /** Starts this process's log of a run; its next event gets id `lastSeq + 1`. */
+  open(runId: string, lastSeq: number): void {
+    this.live.set(runId, new LiveLog(runId, lastSeq + 1));
+  }
+
+  /** Appends an event to a run opened here, under the next id; returns that id. */
+  append(runId: string, seq: number, event: RunEvent): LoggedEvent {
+    const entry = LoggedEvent.of(seq, event);
+    const live = this.live.get(runId);
+    if (live && !live.ended) {
+      live.events.push(entry);
+      for (const deliver of live.subscribers) deliver(entry);
+      if (entry.terminal) this.endLive(live);
+    }
+    this.pending.push({ runId, seq, type: entry.type, data: entry.data });
+    if (entry.terminal) void this.flush();
+    else this.flushTimer ??= setTimeout(() => void this.flush(), this.options.flushMs);
+    return entry;
+  }
+
+  /** Stores everything appended so far; resolves once it is in the database (retrying while it is down). */
+  async flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    while (this.flushing) await this.flushing;
+    while (this.pending.length > 0 && !this.closed) {
+      const batch = this.pending;
+      this.pending = [];
+      this.flushing = this.events.append(batch).then(
+        () => {
+          this.failures = 0;
+        },
+        async (error: unknown) => {
+          this.pending = batch.concat(this.pending);
+          this.failures++;
+          if (this.failures === 1 || this.failures % 20 === 0) {
+            log.error(`storing ${batch.length} run event(s) failed; retrying`, error);
+          }
+          await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * this.failures)));
+        },
+      );
+      await this.flushing;
+      this.flushing = undefined;
+    }
+  }
+
+  /** Follows a run after `afterId`: what is stored or in memory first, then new events, to the final one. */
+  follow(runId: string, afterId: number, subscriber: Subscriber): () => void {
+    let lastSeen = afterId;
+    let closed = false;
+    let detach = () => {};
+    const finish = () => {
+      if (closed) return;
+      closed = true;
+      detach();
+      subscriber.end();
+    };
+    const deliver = (entry: LoggedEvent, more = false) => {
+      if (closed || entry.id <= lastSeen) return;
+      lastSeen = entry.id;
+      subscriber.event(entry);
+      // A stream ends with the run, or at a gate the run waits at; a replay goes on past a gate decided since.
+      if (entry.terminal && !(more && entry.type === 'gate_waiting')) finish();
+    };
+
+    let pausedAtGate = false;
+    const attach = async () => {
+      for (;;) {
+        const live = this.live.get(runId);
+        if (live && live.firstSeq <= lastSeen + 1) {
+          if (!live.ended) {
+            for (const entry of live.events) deliver(entry, false);
+            if (closed) return;
+            const onLive = (entry: LoggedEvent) => deliver(entry, false);
+            live.subscribers.add(onLive);
+            detach = () => live.subscribers.delete(onLive);
+            return;
+          }
+          // This process's leg is over; a later one (resumed elsewhere) may be in the store.
+          for (const entry of live.events) deliver(entry, true);
+          pausedAtGate = live.events.at(-1)?.type === 'gate_waiting';
+          if (closed) return;
+        }
+        const rows = await this.events.after(runId, lastSeen);
+        if (closed) return;
+        for (const [index, row] of rows.entries()) deliver(LoggedEvent.stored(row), index < rows.length - 1);
+        if (closed || rows.length === EVENT_PAGE) continue;
+        if (rows.length > 0) pausedAtGate = rows.at(-1)!.type === 'gate_waiting';
+        if (pausedAtGate) return finish();
+        const liveNow = this.live.get(runId);
+        if (liveNow && !liveNow.ended && liveNow.firstSeq <= lastSeen + 1) continue;
+        const follower: Follower = { lastSeen: () => lastSeen, deliver, finish };
+        this.joinTail(runId, follower);
+        detach = () => this.leaveTail(runId, follower);
+        return;
+      }
+    };
+    attach().catch((error: unknown) => {
+      log.warn(`following run ${runId} failed: ${(error as Error).message}`);
+      finish();
+    });
+    return () => {
+      closed = true;
+      detach();
+    };
+  }
+
+  /** The store announced events of a run up to `seq` (from any process, this one included). */
+  stored(runId: string, seq: number): void {
+    const tail = this.tails.get(runId);
+    if (tail && seq > tail.cursor) void tail.fetch();
+  }
+
+  /** After the notification connection was lost: whatever was announced meanwhile is fetched. */
+  catchUp(): void {
+    for (const tail of this.tails.values()) void tail.fetch();
+  }
+
+  /** Live legs of runs in this process, for tests and for status. */
+  get liveRuns(): number {
+    return [...this.live.values()].filter((l) => !l.ended).length;
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+    for (const tail of this.tails.values()) tail.stop();
+    this.tails.clear();
+  }
+
+  private endLive(live: LiveLog): void {
+    live.ended = true;
+    live.subscribers.clear();
+    // Its events are stored by then: later followers read them from the database.
+    setTimeout(() => {
+      if (this.live.get(live.runId) === live) this.live.delete(live.runId);
+    }, 5000).unref();
+  }
+
+  private joinTail(runId: string, follower: Follower): void {
+    let tail = this.tails.get(runId);
+    if (!tail) {
+      tail = new RemoteTail(runId, follower.lastSeen(), this.events, this.options);
+      this.tails.set(runId, tail);
+    }
+    tail.cursor = Math.min(tail.cursor, follower.lastSeen());
+    tail.followers.add(follower);
+    void tail.fetch();
+  }
+
+  private leaveTail(runId: string, follower: Follower): void {
+    const tail = this.tails.get(runId);
+    if (!tail) return;
+    tail.followers.delete(follower);
+    if (tail.followers.size === 0) {
+      tail.stop();
+      this.tails.delete(runId);
+    }
+  }
+}

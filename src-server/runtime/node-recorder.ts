@@ -1,0 +1,99 @@
+import type { NodeStatus, PendingGate } from '../contracts/runs';
+import type { RunsRepository } from '../db/runs.repository';
+import { getLogger } from '../log';
+
+const log = getLogger('svc.sse');
+
+/** Token text reaches the database at most this often per node: a crash loses at most this much. */
+const OUTPUT_FLUSH_MS = 500;
+
+/**
+ * Keeps a run's node rows in step with its execution: a row per node entered, its output saved every
+ * 500 ms while tokens arrive, its status when it ends. Writes run one after another in order, off the
+ * token path: nothing waits for them but the moments that must (a node's end, a gate, the run's end).
+ */
+export class NodeRecorder {
+  private writes: Promise<unknown> = Promise.resolve();
+  private readonly openRows = new Map<string, number>();
+  private readonly output = new Map<string, string>();
+  private readonly dirty = new Set<string>();
+  private flushTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly runId: string,
+    private readonly runs: RunsRepository,
+  ) {}
+
+  /** Database writes run one after another in call order. */
+  private persist(write: () => Promise<unknown>): Promise<void> {
+    const next = this.writes.then(write).catch((error) => log.error(`run ${this.runId}: database write failed`, error));
+    this.writes = next;
+    return next.then(() => undefined);
+  }
+
+  enter(node: string): void {
+    this.output.set(node, '');
+    // Not awaited: the model call starts at once; later writes for this node queue behind the insert.
+    void this.persist(async () => this.openRows.set(node, await this.runs.enterNode(this.runId, node, 'running')));
+    this.flushTimer ??= setInterval(() => this.flushOutputs(), OUTPUT_FLUSH_MS);
+  }
+
+  token(node: string, text: string): void {
+    this.output.set(node, (this.output.get(node) ?? '') + text);
+    this.dirty.add(node);
+  }
+
+  exit(node: string, status: NodeStatus, output: string): Promise<void> {
+    this.dirty.delete(node);
+    return this.persist(async () => {
+      const row = this.openRows.get(node);
+      this.openRows.delete(node);
+      if (row !== undefined) await this.runs.setNodeStatus(row, status, output, true);
+    });
+  }
+
+  /** The gate row stays open while it waits; it is closed by the decision. */
+  pauseAtGate(gate: PendingGate): Promise<void> {
+    return this.persist(async () => {
+      const row = this.openRows.get(gate.node);
+      this.openRows.delete(gate.node);
+      if (row !== undefined) await this.runs.setNodeStatus(row, 'waiting_approval', null, false);
+    });
+  }
+
+  /** A decided gate closes the row its earlier execution left open. */
+  gateDecided(gate: string, approved: boolean): Promise<void> {
+    return this.persist(async () => {
+      const row = await this.runs.openNodeRow(this.runId, gate);
+      if (row !== undefined) await this.runs.setNodeStatus(row, approved ? 'approved' : 'rejected', null, true);
+    });
+  }
+
+  /** The open node rows, closed with `status` (used when the run fails or is cancelled). */
+  closeOpenNodes(status: NodeStatus): Promise<void> {
+    return this.persist(async () => {
+      const rows = [...this.openRows.entries()];
+      this.openRows.clear();
+      for (const [node, row] of rows) await this.runs.setNodeStatus(row, status, this.output.get(node) ?? null, true);
+    });
+  }
+
+  /** Saves what is pending and waits for every write so far. */
+  async drain(): Promise<void> {
+    this.flushOutputs();
+    clearInterval(this.flushTimer);
+    this.flushTimer = undefined;
+    await this.writes;
+  }
+
+  private flushOutputs(): void {
+    for (const node of this.dirty) {
+      const output = this.output.get(node) ?? '';
+      void this.persist(async () => {
+        const row = this.openRows.get(node);
+        if (row !== undefined) await this.runs.saveNodeOutput(row, output);
+      });
+    }
+    this.dirty.clear();
+  }
+}
