@@ -3,6 +3,8 @@ import { api } from './http';
 
 export const authApi = {
   me: () => api<Me>('/auth/me'),
+  /** Who another token signs in as; its refusal does not send the studio to the sign-in screen. */
+  meAs: (token: string) => api<Me>('/auth/me', { token }),
   /** Where the browser goes to sign in with the identity provider (a redirect, not a JSON call). */
   loginUrl: '/auth/login',
 };

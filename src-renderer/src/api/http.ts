@@ -27,13 +27,14 @@ export function onUnauthorized(listener: () => void): void {
   unauthorizedListeners.add(listener);
 }
 
-export function headers(extra: Record<string, string> = {}): Record<string, string> {
-  const token = getToken();
+/** The stored token's authorization header, or that of `token` when one is given. */
+export function headers(extra: Record<string, string> = {}, token = getToken()): Record<string, string> {
   return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra };
 }
 
-export async function raise(res: Response): Promise<never> {
-  if (res.status === 401) unauthorizedListeners.forEach((l) => l());
+/** `notify`: whether a 401 means the stored token was refused (a call with a token of its own says nothing of it). */
+export async function raise(res: Response, notify = true): Promise<never> {
+  if (res.status === 401 && notify) unauthorizedListeners.forEach((l) => l());
   const body = await res.json().catch(() => null);
   const error = body?.error;
   throw new ApiError(
@@ -44,18 +45,18 @@ export async function raise(res: Response): Promise<never> {
   );
 }
 
-/** The one way the studio calls the JSON API. */
+/** The one way the studio calls the JSON API, with the stored token unless `token` names another. */
 export async function api<T>(
   path: string,
-  init: { method?: string; body?: unknown; signal?: AbortSignal } = {},
+  init: { method?: string; body?: unknown; signal?: AbortSignal; token?: string } = {},
 ): Promise<T> {
   const res = await fetch(path, {
     method: init.method ?? 'GET',
-    headers: headers(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    headers: headers(init.body !== undefined ? { 'content-type': 'application/json' } : {}, init.token),
     body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
     signal: init.signal,
   });
-  if (!res.ok) await raise(res);
+  if (!res.ok) await raise(res, init.token === undefined);
   if (res.status === 204) return undefined as T;
   return (await res.json()) as T;
 }

@@ -2,9 +2,11 @@ import type { Me } from '@contracts/auth';
 import type { Scope } from '@contracts/tenancy';
 import { defineStore } from 'pinia';
 import { computed, ref, watch } from 'vue';
+import { errorMessage } from '@contracts/errors';
 import { authApi } from '../api/auth.api';
-import { getToken, onUnauthorized, setToken } from '../api/http';
+import { ApiError, getToken, onUnauthorized, setToken } from '../api/http';
 import { tenancyApi } from '../api/tenancy.api';
+import { decideLinkToken, describeIdentity, needsCheck, readLinkToken, type Identity } from './link-token';
 
 /** The organisation and project chosen in the switcher; only the studio reads it. */
 const SCOPE_STORAGE_KEY = 'svc.scope';
@@ -23,14 +25,32 @@ function readScope(): ChosenScope {
   }
 }
 
+/** A studio link whose token would sign in as someone else: both identities, and the user's answer. */
+export interface LinkPrompt {
+  current: string;
+  /** null when the server refused the link's token: the user is only told that nothing changed. */
+  next: string | null;
+  answer(switchIdentity: boolean): void;
+}
+
+async function identityOf(token: string): Promise<Identity> {
+  try {
+    return { state: 'known', me: await authApi.meAs(token) };
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return { state: 'rejected' };
+    return { state: 'unknown', reason: errorMessage(error) };
+  }
+}
+
 /**
  * Who the studio signs in as, and in which organisation and project it works. A token in the URL
- * fragment (`#token=…`, from the start-up link or an OIDC login) is stored in local storage and
- * removed from the address bar.
+ * fragment (`#token=…`, from the start-up link or an OIDC login) is removed from the address bar and
+ * stored in local storage, after the user's consent when it would sign in as someone else (link-token.ts).
  */
 export const useSessionStore = defineStore('session', () => {
   const token = ref<string | null>(getToken());
   const needsSignIn = ref(false);
+  const linkPrompt = ref<LinkPrompt | null>(null);
   const me = ref<Me | null>(null);
   const orgs = ref<Scope[]>([]);
   const teams = ref<Scope[]>([]);
@@ -53,12 +73,44 @@ export const useSessionStore = defineStore('session', () => {
     return projectChoices.value.some((c) => c.id === projectId);
   }
 
-  function takeTokenFromFragment(): void {
-    const match = /(?:^#|&)token=([^&]+)/.exec(window.location.hash);
-    if (!match) return;
-    setToken(decodeURIComponent(match[1]!));
-    token.value = getToken();
+  /** Asks the user, and resolves with the answer once they give it; a newer link's question cancels an older one. */
+  function ask(current: string, next: string | null): Promise<boolean> {
+    linkPrompt.value?.answer(false);
+    return new Promise((resolve) => {
+      linkPrompt.value = {
+        current,
+        next,
+        answer(switchIdentity) {
+          linkPrompt.value = null;
+          resolve(switchIdentity);
+        },
+      };
+    });
+  }
+
+  /**
+   * Takes the token of a studio link (`#token=…`) and resolves once settled: at once without a stored token
+   * or with one of the same identity; after the user's answer when the link would switch identities.
+   * Resolves true when the stored token changed.
+   */
+  async function takeTokenFromFragment(): Promise<boolean> {
+    const link = readLinkToken(window.location.hash);
+    if (link === null) return false;
+    // Off the address bar before anything else: the token must not stay in history or be copied on.
     history.replaceState(null, '', window.location.pathname + window.location.search);
+    const stored = getToken();
+    if (needsCheck(stored, link)) {
+      const [current, next] = await Promise.all([identityOf(stored!), identityOf(link)]);
+      const decision = decideLinkToken(current, next);
+      if (decision === 'keep') {
+        await ask(describeIdentity(current), null);
+        return false;
+      }
+      if (decision === 'ask' && !(await ask(describeIdentity(current), describeIdentity(next)))) return false;
+    }
+    setToken(link);
+    token.value = getToken();
+    return stored !== link;
   }
 
   /** The user and the scopes they may see; a server without tenancy endpoints leaves the switcher out. */
@@ -108,6 +160,7 @@ export const useSessionStore = defineStore('session', () => {
   return {
     token,
     needsSignIn,
+    linkPrompt,
     me,
     orgs,
     teams,
