@@ -2,7 +2,7 @@ import express, { type Express } from 'express';
 import { Api } from './api';
 import type { AppDeps } from './deps';
 import { docsRouter } from './docs.router';
-import { errorHandler, notFoundHandler } from './errors';
+import { errorHandler, jsonBodyParser, notFoundHandler } from './errors';
 import { assetRoutes, phaseConfigRoutes } from './assets.router';
 import { authRoutes } from './auth.router';
 import { cors, loopbackHostGuard } from './guards';
@@ -22,7 +22,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', deps.config.TRUST_PROXY);
   app.use(loopbackHostGuard(deps.config));
   app.use(cors(deps.config));
-  app.use(express.json({ limit: deps.config.BODY_LIMIT }));
+  app.use(jsonBodyParser(deps.config.BODY_LIMIT));
 
   const api = new Api(deps.auth);
   healthRoutes(api, deps);

@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { errorBody, ServiceError } from '../contracts/errors';
 import { getLogger } from '../log';
 
@@ -9,9 +9,26 @@ const parserErrors: Record<string, { code: string; message: (e: { limit?: number
   'entity.parse.failed': { code: 'malformed_json', message: () => 'request body is not valid JSON' },
   'entity.too.large': { code: 'payload_too_large', message: (e) => `request body is larger than ${e.limit} bytes` },
   'encoding.unsupported': { code: 'unsupported_encoding', message: () => 'unsupported content encoding' },
+  'encoding.failed': {
+    code: 'malformed_encoding',
+    message: () => 'request body does not decode as its Content-Encoding says',
+  },
   'charset.unsupported': { code: 'unsupported_charset', message: () => 'unsupported charset, use utf-8' },
   'request.aborted': { code: 'request_aborted', message: () => 'request aborted by the client' },
 };
+
+/**
+ * express.json(), with a `type` on the one failure body-parser leaves without one: the decompression stream's own
+ * error, when the body does not decode as its Content-Encoding says (a gzip header on plain JSON).
+ */
+export function jsonBodyParser(limit: string): RequestHandler {
+  const parse = express.json({ limit });
+  return (req, res, next) =>
+    parse(req, res, (error?: unknown) => {
+      if (error instanceof Error && !('type' in error)) Object.assign(error, { type: 'encoding.failed' });
+      next(error);
+    });
+}
 
 export const notFoundHandler: RequestHandler = (req, res) => {
   log.info(`404 ${req.method} ${req.path}`);

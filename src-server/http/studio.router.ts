@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Router } from 'express';
+import { notFound } from '../contracts/errors';
 
 export const DEFAULT_STUDIO_DIR = path.resolve(import.meta.dirname, '..', '..', 'out', 'renderer');
 
@@ -13,13 +14,10 @@ export function studioRouter(studioDir = DEFAULT_STUDIO_DIR): Router {
   const indexFile = path.join(studioDir, 'index.html');
   router.use(
     '/ui/assets',
-    express.static(path.join(studioDir, 'assets'), {
-      immutable: true,
-      maxAge: '365d',
-      index: false,
-      fallthrough: false,
-    }),
+    express.static(path.join(studioDir, 'assets'), { immutable: true, maxAge: '365d', index: false }),
   );
+  // A missing asset is a 404 like any unknown route, never index.html: a script tag must not get a page.
+  router.use('/ui/assets', (req, _res, next) => next(notFound(`no studio file ${req.baseUrl}${req.path}`)));
   router.use('/ui', express.static(studioDir, { index: false, maxAge: 0 }));
   router.get(['/ui', '/ui/{*rest}'], (_req, res) => {
     if (!fs.existsSync(indexFile)) {

@@ -35,6 +35,28 @@ describe('the HTTP surface', () => {
     expect(await res.json()).toEqual({ error: { code: 'malformed_json', message: 'request body is not valid JSON' } });
   });
 
+  it('answers a body that does not decode as its Content-Encoding says with 400 and the envelope', async () => {
+    for (const encoding of ['gzip', 'deflate', 'br']) {
+      const res = await ctx.server.request('/queue/reset', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        body: '{"reason": "plain JSON under a compressed label"}',
+      });
+      expect(res.status, encoding).toBe(400);
+      expect(await res.json()).toEqual({
+        error: { code: 'malformed_encoding', message: 'request body does not decode as its Content-Encoding says' },
+      });
+    }
+    expect(ctx.server.logs.filter((l) => l.includes(' ERROR '))).toEqual([]);
+  });
+
+  it('answers a missing studio asset with a 404 envelope, not a 500', async () => {
+    const res = await fetch(`${ctx.server.url}/ui/assets/nope.js`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: { code: 'not_found', message: 'no studio file /ui/assets/nope.js' } });
+    expect(ctx.server.logs.filter((l) => l.includes(' ERROR '))).toEqual([]);
+  });
+
   it('rejects a body over the size limit with 413', async () => {
     const res = await ctx.server.request('/queue/reset', { method: 'POST', json: { reason: 'x'.repeat(5000) } });
     expect(res.status).toBe(413);
