@@ -1,6 +1,7 @@
 import type { NodeStatus, PendingGate, RouteMatch, Run, RunNode, RunStatus } from '../contracts/runs';
 import type { Pool } from './pool';
 import { CANCEL_CHANNEL } from './run-notifications';
+import { storable, storableJson } from './text';
 
 export const ORPHAN_AGE_S = 3600;
 
@@ -255,7 +256,7 @@ export function runsRepository(pool: Pool) {
         `UPDATE svc_runs SET status = $3, output = COALESCE($4, output), error_detail = $5, event_seq = $6,
                 finished_at = now(), owner_id = NULL, lease_until = NULL, resume_decision = NULL
           WHERE id = $1 AND status = 'running' AND owner_id = $2`,
-        [id, owner, status, fields.output ?? null, fields.errorDetail ?? null, fields.eventSeq],
+        [id, owner, status, storable(fields.output ?? null), storable(fields.errorDetail ?? null), fields.eventSeq],
       );
       return (result.rowCount ?? 0) > 0;
     },
@@ -266,7 +267,7 @@ export function runsRepository(pool: Pool) {
         `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $3, event_seq = $4,
                 owner_id = NULL, lease_until = NULL, resume_decision = NULL
           WHERE id = $1 AND status = 'running' AND owner_id = $2`,
-        [id, owner, JSON.stringify(gate), eventSeq],
+        [id, owner, storableJson(gate), eventSeq],
       );
       return (result.rowCount ?? 0) > 0;
     },
@@ -287,7 +288,7 @@ export function runsRepository(pool: Pool) {
                 lease_until = now() + make_interval(secs => $3), resume_decision = $4, attempts = 1,
                 seq_reserved = GREATEST(seq_reserved, $5)
           WHERE id = $1 AND status = 'waiting_approval'`,
-        [id, lease.owner, lease.leaseS, JSON.stringify(decision), seqReserved],
+        [id, lease.owner, lease.leaseS, storableJson(decision), seqReserved],
       );
       return (result.rowCount ?? 0) > 0;
     },
@@ -298,7 +299,7 @@ export function runsRepository(pool: Pool) {
         `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $2, owner_id = NULL, lease_until = NULL,
                 resume_decision = NULL
           WHERE id = $1 AND status = 'running'`,
-        [id, JSON.stringify(gate)],
+        [id, storableJson(gate)],
       );
     },
 
@@ -327,7 +328,7 @@ export function runsRepository(pool: Pool) {
     async addRoute(runId: string, route: RouteMatch): Promise<void> {
       await pool.query(`UPDATE svc_runs SET routes = routes || $2::jsonb WHERE id = $1`, [
         runId,
-        JSON.stringify([route]),
+        storableJson([route]),
       ]);
     },
 
@@ -340,7 +341,10 @@ export function runsRepository(pool: Pool) {
     },
 
     async saveNodeOutput(rowId: number, output: string): Promise<void> {
-      await pool.query(`UPDATE svc_run_nodes SET output = $2 WHERE id = $1 AND exited_at IS NULL`, [rowId, output]);
+      await pool.query(`UPDATE svc_run_nodes SET output = $2 WHERE id = $1 AND exited_at IS NULL`, [
+        rowId,
+        storable(output),
+      ]);
     },
 
     /** Closes a node; `exited` false keeps it open (a gate that waits). */
@@ -348,7 +352,7 @@ export function runsRepository(pool: Pool) {
       await pool.query(
         `UPDATE svc_run_nodes SET status = $2, output = COALESCE($3, output), exited_at = CASE WHEN $4 THEN $5::double precision ELSE NULL END
           WHERE id = $1`,
-        [rowId, status, output, exited, now()],
+        [rowId, status, storable(output), exited, now()],
       );
     },
 

@@ -45,12 +45,24 @@ const errorResponses = {
   404: 'not found',
 };
 
+/** Where a value holds a NUL (U+0000): no field of the API needs one, and PostgreSQL's text cannot store it. */
+function nulFields(value: unknown, path: string[] = []): string[] {
+  if (typeof value === 'string') return value.includes('\u0000') ? [path.join('.')] : [];
+  if (Array.isArray(value)) return value.flatMap((item, i) => nulFields(item, [...path, String(i)]));
+  if (value && typeof value === 'object') {
+    return Object.entries(value).flatMap(([key, item]) => nulFields(item, [...path, key]));
+  }
+  return [];
+}
+
 /** `details.fields` lets a form show each problem at its field; `message` says it all in one line. */
 function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where: string): z.infer<T> {
   if (!schema) return {} as z.infer<T>;
   const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const fields = result.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message }));
+  const fields = result.success
+    ? nulFields(result.data).map((field) => ({ field, message: 'must not contain NUL characters' }))
+    : result.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message }));
+  if (result.success && fields.length === 0) return result.data;
   const parts = fields.map((f) => (f.field ? `${f.field}: ${f.message}` : f.message));
   throw badRequest(`invalid ${where}: ${parts.join('; ')}`, { fields });
 }

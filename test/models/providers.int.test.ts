@@ -48,6 +48,20 @@ describe('model providers, each through its real client and wire protocol', () =
     expect(calls.every((c) => c.provider === provider && c.path === path)).toBe(true);
   });
 
+  it('stores output with a NUL character without it: the run completes and its node rows close', async () => {
+    ctx.model.reply(['bin', '\u0000ary', ' output']);
+    const events = await runWith(ctx.server, 'fake-model');
+    expect(events.at(-1)!.data).toMatchObject({ type: 'run_done' });
+    const runId = (events[0]!.data as { run_id: string }).run_id;
+    const detail = await (await ctx.server.request(`/runs/${runId}`)).json();
+    expect(detail).toMatchObject({ status: 'completed', output: 'binary output', error_detail: null });
+    expect(detail.nodes.map((n: { status: string; output: string }) => [n.status, n.output])).toEqual([
+      ['completed', 'binary output'],
+      ['completed', 'binary output'],
+      ['completed', 'binary output'],
+    ]);
+  });
+
   it('sends each cloud provider its key the way its API expects', () => {
     const header = (provider: string, name: string) =>
       ctx.model.recorded.find((r) => r.provider === provider)?.headers[name];

@@ -134,6 +134,37 @@ describe('bad input on every endpoint of the OpenAPI document', () => {
     expect((await fetch(`${ctx.server.url}/health`)).status).toBe(200);
   });
 
+  it('answers a NUL in any text field with 400 naming the field, never a 500', async () => {
+    const threadId = (
+      await (await ctx.server.request('/threads', { method: 'POST', json: { agent: 'summary' } })).json()
+    ).id;
+    const cases: [string, string, Record<string, unknown>, string][] = [
+      ['POST', '/graphs/summary/run', { message: 'hello\u0000world' }, 'message'],
+      ['POST', '/graphs/summary/run', { message: 'x', model: 'llama\u0000' }, 'model'],
+      ['POST', '/graphs/summary/run', { message: 'x', project_path: '/srv/repo\u0000/etc' }, 'project_path'],
+      ['POST', '/threads', { agent: 'summary', project_path: '\u0000' }, 'project_path'],
+      ['POST', '/orgs', { name: 'Org\u0000' }, 'name'],
+      ['PUT', '/agents/review/nodes/analysis/config', { notes: 'see\u0000this' }, 'notes'],
+      [
+        'PUT',
+        '/agents/review/nodes/analysis/config',
+        { routing_overrides: [{ condition: 'contains', match: '\u0000', target: 'x', priority: 1 }] },
+        'routing_overrides.0.match',
+      ],
+      ['POST', `/threads/${threadId}/gates/gate/reject`, { reason: 'no\u0000' }, 'reason'],
+      ['POST', '/queue/reset', { reason: 'stale\u0000' }, 'reason'],
+    ];
+    for (const [method, path, json, field] of cases) {
+      const res = await ctx.server.request(path, { method, json });
+      expect(res.status, `${method} ${path} ${field}`).toBe(400);
+      expect((await res.json()).error).toMatchObject({
+        code: 'invalid_request',
+        message: `invalid request body: ${field}: must not contain NUL characters`,
+      });
+    }
+    expect(ctx.server.logs.filter((l) => l.includes(' ERROR ') && l.includes('unhandled'))).toEqual([]);
+  });
+
   it('answers an oversized body with 413 and the envelope', async () => {
     const res = await ctx.server.request('/threads', { method: 'POST', json: { agent: 'x'.repeat(200_000) } });
     expect(res.status).toBe(413);
