@@ -109,11 +109,21 @@ function encodeCursor(updatedAt: string, id: string): string {
   return Buffer.from(JSON.stringify([updatedAt, id])).toString('base64url');
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * Exactly what encodeCursor writes: a timestamp as `toISOString()` gives it, in years 1 to 9999 (so no `"0"`, no
+ * 30 February, no year 0, which JavaScript takes and PostgreSQL refuses) and a UUID. Anything else is the client's
+ * mistake: 400.
+ */
 function decodeCursor(cursor: string): { updatedAt: string; id: string } {
   try {
-    const [updatedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    if (typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt)) || !/^[0-9a-f-]{36}$/i.test(id))
-      throw new Error();
+    const [updatedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (typeof updatedAt !== 'string' || typeof id !== 'string' || !UUID.test(id)) throw new Error();
+    const time = new Date(updatedAt);
+    // toISOString() throws on an invalid date; the round trip refuses what Date quietly moves (30 February).
+    if (!ISO_TIME.test(updatedAt) || time.toISOString() !== updatedAt || time.getUTCFullYear() < 1) throw new Error();
     return { updatedAt, id };
   } catch {
     throw badRequest('invalid cursor');
