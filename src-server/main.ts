@@ -136,7 +136,8 @@ export async function startServer({
     if (swept > 0) log.warn(`closed ${swept} orphaned run(s) older than 1 hour as error`);
 
     const catalog = loadCatalog(generatedDir);
-    const auth = createAuthenticator(config);
+    const users = usersRepository(pool);
+    const auth = createAuthenticator(config, users);
     const access = createAccess(tenancyRows);
     const runs = runsRepository(pool);
     const phaseConfig = phaseConfigService({ catalog, access, configs: nodeConfigsRepository(pool) });
@@ -207,7 +208,6 @@ export async function startServer({
       defaultModel: config.DEFAULT_MODEL,
       checkModel: (model) => assertModelConfigured(config, model),
     });
-    const users = usersRepository(pool);
     const oidc =
       config.AUTH_ENABLED && config.OIDC_ISSUER_URL
         ? createOidc({

@@ -1,13 +1,15 @@
 import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import type { Request } from 'express';
-import { jwtVerify, SignJWT } from 'jose';
+import { jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { INSECURE_SESSION_SECRET, type Config } from '../config';
+import type { UsersRepository } from '../db/users.repository';
 import { getLogger, registerSecret } from '../log';
 import { unauthorized } from '../contracts/errors';
 import { ANONYMOUS_ADMIN, API_TOKEN_ADMIN, type Principal } from './principal';
 
 const log = getLogger('svc.auth');
 export const SESSION_ISSUER = 'agent-workflow-service';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface Authenticator {
   readonly enabled: boolean;
@@ -26,7 +28,8 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(digest(a), digest(b));
 }
 
-export function createAuthenticator(config: Config): Authenticator {
+/** `users` answers whether a session's user still exists: deleting a user ends their sessions. */
+export function createAuthenticator(config: Config, users: Pick<UsersRepository, 'get'>): Authenticator {
   const oidcConfigured = Boolean(config.OIDC_ISSUER_URL);
   const generatedToken =
     config.AUTH_ENABLED && !oidcConfigured && !config.SVC_API_TOKEN ? randomBytes(24).toString('base64url') : undefined;
@@ -55,19 +58,28 @@ export function createAuthenticator(config: Config): Authenticator {
       if (!match) throw unauthorized();
       const token = match[1]!;
       if (apiToken && sameSecret(token, apiToken)) return API_TOKEN_ADMIN;
+      let payload: JWTPayload;
       try {
-        const { payload } = await jwtVerify(token, secret, { algorithms: ['HS256'], issuer: SESSION_ISSUER });
-        if (typeof payload.sub !== 'string') throw new Error('no subject');
-        return {
-          id: payload.sub,
-          kind: 'session',
-          name: typeof payload.name === 'string' ? payload.name : payload.sub,
-          email: typeof payload.email === 'string' ? payload.email : undefined,
-          instanceAdmin: false,
-        };
+        // Every session this server issues has an expiry: a token without one is not ours, and would never end.
+        ({ payload } = await jwtVerify(token, secret, {
+          algorithms: ['HS256'],
+          issuer: SESSION_ISSUER,
+          requiredClaims: ['exp', 'sub'],
+        }));
       } catch {
         throw unauthorized('invalid or expired token');
       }
+      const id = payload.sub;
+      if (typeof id !== 'string' || !UUID.test(id)) throw unauthorized('invalid or expired token');
+      // One primary-key look-up: a user who was deleted keeps no access through a session still in hand.
+      if (!(await users.get(id))) throw unauthorized('invalid or expired token');
+      return {
+        id,
+        kind: 'session',
+        name: typeof payload.name === 'string' ? payload.name : id,
+        email: typeof payload.email === 'string' ? payload.email : undefined,
+        instanceAdmin: false,
+      };
     },
     async sealLogin(pending) {
       return new SignJWT({ pending })

@@ -310,6 +310,37 @@ describe('tokens', () => {
     const res = await fetch(`${server.url}/auth/me`, { headers: { authorization: 'Bearer nonsense' } });
     expect(await res.json()).toEqual({ error: { code: 'unauthorized', message: 'invalid or expired token' } });
   });
+
+  it('rejects a session without an expiry: it would be valid forever', async () => {
+    const forever = await new SignJWT({ name: 'forever' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(userId)
+      .setIssuer(SESSION_ISSUER)
+      .setIssuedAt()
+      .sign(new TextEncoder().encode(SECRET));
+    expect(await status(forever)).toBe(401);
+  });
+
+  it('rejects the session of a user who was deleted', async () => {
+    const gone = await user(server, 'member');
+    const token = await sign(gone);
+    expect(await status(token)).toBe(200);
+    await server.pool.query(`DELETE FROM svc_users WHERE id = $1`, [gone]);
+    expect(await status(token)).toBe(401);
+    const runs = await fetch(`${server.url}/threads`, { headers: { authorization: `Bearer ${token}` } });
+    expect(runs.status).toBe(401);
+  });
+
+  it('answers a subject that is not a user id with 401, never a 500', async () => {
+    for (const subject of ['not-a-uuid', "0' OR '1'='1", '']) {
+      const token = await sign(subject);
+      for (const path of ['/auth/me', '/threads', '/orgs']) {
+        const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+        expect(res.status, `${JSON.stringify(subject)} ${path}`).toBe(401);
+        expect(await res.json()).toEqual({ error: { code: 'unauthorized', message: 'invalid or expired token' } });
+      }
+    }
+  });
 });
 
 describe('tenant isolation', () => {
