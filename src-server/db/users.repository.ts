@@ -8,6 +8,11 @@ export interface UserRow {
   email: string | null;
 }
 
+export interface LoginUserRow extends UserRow {
+  /** This sign-in created the very first user of the installation, who became admin of the default organisation. */
+  firstUser: boolean;
+}
+
 export interface MembershipRow {
   scope_type: 'org' | 'team' | 'project';
   scope_id: string;
@@ -21,37 +26,38 @@ const FIRST_USER_LOCK = 7_305_113;
 export function usersRepository(pool: Pool) {
   return {
     /**
-     * Creates or updates the user of an identity-provider login. The first user ever to sign in
-     * becomes admin of the default organisation; later users belong nowhere until someone adds them.
+     * Creates or updates the user of an identity-provider login. The very first user of the installation (the
+     * sign-in that creates the first row of svc_users) becomes admin of the default organisation; every later user
+     * belongs nowhere until someone adds them, even when no organisation has an admin left.
      */
     async upsertFromLogin(
       issuer: string,
       subject: string,
       name: string | null,
       email: string | null,
-    ): Promise<UserRow> {
+    ): Promise<LoginUserRow> {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
+        // Sign-ins queue here, in every process, so exactly one of them can find the table empty.
         await client.query('SELECT pg_advisory_xact_lock($1)', [FIRST_USER_LOCK]);
-        const { rows } = await client.query<UserRow>(
+        const { rows: existing } = await client.query(`SELECT 1 FROM svc_users LIMIT 1`);
+        const { rows } = await client.query<UserRow & { inserted: boolean }>(
           `INSERT INTO svc_users (id, issuer, subject, name, email, last_login_at) VALUES ($1, $2, $3, $4, $5, now())
            ON CONFLICT (issuer, subject) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email, last_login_at = now()
-           RETURNING id, name, email`,
+           RETURNING id, name, email, (xmax = 0) AS inserted`,
           [randomUUID(), issuer, subject, name, email],
         );
-        const user = rows[0]!;
-        const { rows: admins } = await client.query(
-          `SELECT 1 FROM svc_memberships WHERE scope_type = 'org' AND role = 'admin' LIMIT 1`,
-        );
-        if (admins.length === 0) {
+        const { inserted, ...user } = rows[0]!;
+        const firstUser = existing.length === 0 && inserted;
+        if (firstUser) {
           await client.query(
             `INSERT INTO svc_memberships (user_id, scope_type, scope_id, role) VALUES ($1, 'org', $2, 'admin') ON CONFLICT DO NOTHING`,
             [user.id, DEFAULT_ORG_ID],
           );
         }
         await client.query('COMMIT');
-        return user;
+        return { ...user, firstUser };
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;

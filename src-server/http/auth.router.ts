@@ -117,6 +117,9 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
           name: user.name ?? user.email ?? identity.subject,
           email: user.email ?? undefined,
         });
+        if (user.firstUser) {
+          log.info(`user=${user.id} is the first user of this installation: admin of the default organisation`);
+        }
         log.info(`signed in user=${user.id}`);
         res.redirect(302, `/ui#token=${encodeURIComponent(token)}`);
       } catch (e) {

@@ -106,6 +106,9 @@ describe('OIDC login against a real OpenID provider', () => {
     expect(me.memberships).toEqual([
       { scope_type: 'org', scope_id: expect.any(String), scope_name: 'Default organisation', role: 'admin' },
     ]);
+    expect(
+      server.logs.some((l) => /INFO svc\.auth user=\S+ is the first user of this installation: admin of/.test(l)),
+    ).toBe(true);
 
     const run = await fetch(`${server.url}/graphs/summary/run`, {
       method: 'POST',
