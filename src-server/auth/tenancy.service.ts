@@ -4,7 +4,7 @@ import type { UsersRepository } from '../db/users.repository';
 import { badRequest, conflict, forbidden, notFound } from '../contracts/errors';
 import { getLogger } from '../log';
 import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID, type Role, type ScopeType } from '../contracts/tenancy';
-import type { Access } from './access';
+import { atLeast, type Access } from './access';
 import type { Principal } from './principal';
 
 const log = getLogger('svc.auth');
@@ -80,6 +80,9 @@ export function tenancyService(deps: { access: Access; tenancy: TenancyRepositor
 
     async setRole(principal: Principal, type: ScopeType, id: string, userId: string, role: Role) {
       await access.requireScopeRole(principal, type, id, manageMembersRole[type], `${NAME[type]} ${id}`);
+      // A project owner may manage members, but not make anyone more than an owner: no one grants above their own.
+      const own = await access.scopeRole(principal, type, id);
+      if (!atLeast(own, role)) throw forbidden(`your role here is ${own}; you cannot grant ${role}, which is above it`);
       if (!(await users.get(userId))) throw notFound(`user ${userId} not found`);
       await tenancy.setRole(type, id, userId, role);
       log.info(`${NAME[type]} ${id}: user ${userId} is now ${role} (by ${principal.name})`);

@@ -343,6 +343,44 @@ describe('tokens', () => {
   });
 });
 
+describe('granting roles', () => {
+  it('nobody grants a role above their own: a project owner cannot make anyone admin', async () => {
+    const server = await ctx.start({ AUTH_ENABLED: 'true', SESSION_SECRET: SECRET });
+    try {
+      const owner = await user(server, null);
+      await server.pool.query(
+        `INSERT INTO svc_memberships (user_id, scope_type, scope_id, role) VALUES ($1, 'project', $2, 'owner')`,
+        [owner, DEFAULT_PROJECT_ID],
+      );
+      const friend = await user(server, null);
+      const token = await sign(owner);
+      const grant = (role: string) =>
+        fetch(`${server.url}/projects/${DEFAULT_PROJECT_ID}/members/${friend}`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ role }),
+        });
+      const refused = await grant('admin');
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toEqual({
+        error: { code: 'forbidden', message: 'your role here is owner; you cannot grant admin, which is above it' },
+      });
+      const { rows } = await server.pool.query(`SELECT role FROM svc_memberships WHERE user_id = $1`, [friend]);
+      expect(rows).toEqual([]);
+      for (const role of ['owner', 'member', 'viewer']) expect((await grant(role)).status, role).toBe(200);
+      // Nor can she raise herself.
+      const self = await fetch(`${server.url}/projects/${DEFAULT_PROJECT_ID}/members/${owner}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ role: 'admin' }),
+      });
+      expect(self.status).toBe(403);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('tenant isolation', () => {
   it('a user of one organisation can neither list nor fetch nor approve in another', async () => {
     const server = await ctx.start({ AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN });
