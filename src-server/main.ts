@@ -24,6 +24,7 @@ import { buildProjectContext } from './context/project-context';
 import { LocalQueue } from './models/local-queue';
 import { assertModelConfigured } from './models/cloud-providers';
 import { createModelProviders } from './models/model-providers';
+import { addressSecrets } from './models/runtime-address';
 import { runEventsRepository } from './db/run-events.repository';
 import { listenForRunNotifications } from './db/run-notifications';
 import { phaseConfigService } from './runtime/phase-config.service';
@@ -95,6 +96,7 @@ export async function startServer({
     config.CLOUD_B_API_KEY,
     config.CLOUD_C_API_KEY,
     config.OIDC_CLIENT_SECRET,
+    ...addressSecrets(config.LOCAL_LLM_BASE),
   ]) {
     registerSecret(secret);
   }

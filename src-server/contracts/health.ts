@@ -5,8 +5,8 @@ export const HealthSchema = z
     status: z.enum(['ok', 'degraded']).meta({ description: 'degraded when the database is unreachable' }),
     version: z.string(),
     database: z.object({ ok: z.boolean(), error: z.string().optional() }),
+    /** Without the runtime's address: this endpoint is public (GET /models shows it to signed-in callers). */
     local_runtime: z.object({
-      base_url: z.string(),
       reachable: z.boolean(),
       models: z.array(z.string()),
       error: z

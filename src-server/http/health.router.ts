@@ -16,14 +16,19 @@ export function healthRoutes(api: Api, deps: AppDeps): void {
       503: { description: 'the database is unreachable (same body, status degraded)', schema: HealthSchema },
     },
     handler: async ({ res }): Promise<Health> => {
-      const [database, local] = await Promise.all([pingDatabase(deps.pool), localRuntimeStatus(deps.config)]);
+      // Public, so it names no internal address: not the runtime's, not the database's (a driver's error says
+      // "connect ECONNREFUSED 10.0.0.5:5432"). /models, for signed-in callers, shows the runtime's address.
+      const [database, local] = await Promise.all([
+        pingDatabase(deps.pool),
+        localRuntimeStatus(deps.config, { showAddress: false }),
+      ]);
       // Load balancers read the status code: a server without its database cannot serve.
       if (!database.ok) res.status(503);
       return {
         status: database.ok ? 'ok' : 'degraded',
         version: deps.version,
-        database,
-        local_runtime: { base_url: deps.config.LOCAL_LLM_BASE, ...local },
+        database: database.ok ? { ok: true } : { ok: false, error: 'the database does not answer' },
+        local_runtime: local,
         ...deps.catalog.counts(),
         auth: { enabled: deps.auth.enabled, oidc: Boolean(deps.config.OIDC_ISSUER_URL) },
       };

@@ -1,3 +1,5 @@
+import { shownAddress } from './runtime-address';
+
 /** Named for the texts a failed run shows, `${name}: ${message}` (docs/run-lifecycle.md#timeouts-and-orphans). */
 export class ConnectionRefusedError extends Error {
   override name = 'ConnectionRefusedError';
@@ -16,10 +18,14 @@ function causeCode(error: unknown): string | undefined {
   return undefined;
 }
 
-/** A refused connection says which runtime was not there; anything else keeps the provider's own words. */
-export function describeConnectionError(error: unknown, what: string, address: string): unknown {
+/**
+ * A refused connection says which runtime was not there, at its address without credentials (or without the
+ * address, for answers that must not show one); anything else keeps the provider's own words.
+ */
+export function describeConnectionError(error: unknown, what: string, address?: string): unknown {
   if (causeCode(error) === 'ECONNREFUSED') {
-    return new ConnectionRefusedError(`cannot reach ${what} at ${address} (connection refused): is it running?`);
+    const where = address === undefined ? '' : ` at ${shownAddress(address)}`;
+    return new ConnectionRefusedError(`cannot reach ${what}${where} (connection refused): is it running?`);
   }
   return error;
 }

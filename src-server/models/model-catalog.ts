@@ -3,6 +3,7 @@ import { errorDetail } from '../contracts/errors';
 import type { Models } from '../contracts/models';
 import { CLOUD_PROVIDERS } from './cloud-providers';
 import { describeConnectionError } from './errors';
+import { runtimeAddress, shownAddress } from './runtime-address';
 
 export interface LocalRuntimeStatus {
   reachable: boolean;
@@ -10,15 +11,25 @@ export interface LocalRuntimeStatus {
   error: string | null;
 }
 
-/** Asks the runtime for its pulled models; an unreachable runtime is reported, never thrown. */
-export async function localRuntimeStatus(config: Config, timeoutMs = 2000): Promise<LocalRuntimeStatus> {
+/**
+ * Asks the runtime for its pulled models; an unreachable runtime is reported, never thrown. `showAddress` false
+ * keeps the runtime's address out of the error, for the public /health.
+ */
+export async function localRuntimeStatus(
+  config: Config,
+  { showAddress = true, timeoutMs = 2000 }: { showAddress?: boolean; timeoutMs?: number } = {},
+): Promise<LocalRuntimeStatus> {
+  const address = runtimeAddress(config.LOCAL_LLM_BASE);
   try {
-    const res = await fetch(new URL('/api/tags', config.LOCAL_LLM_BASE), { signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(new URL('/api/tags', address.url), {
+      headers: address.headers,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     if (!res.ok) return { reachable: false, models: [], error: `the runtime answered ${res.status} to /api/tags` };
     const body = (await res.json()) as { models?: { name: string }[] };
     return { reachable: true, models: (body.models ?? []).map((m) => m.name), error: null };
   } catch (error) {
-    const described = describeConnectionError(error, 'the local model runtime', config.LOCAL_LLM_BASE);
+    const described = describeConnectionError(error, 'the local model runtime', showAddress ? address.url : undefined);
     return { reachable: false, models: [], error: errorDetail(described) };
   }
 }
@@ -30,7 +41,7 @@ export async function listModels(config: Config): Promise<Models> {
     providers: [
       {
         id: 'local',
-        name: `Local runtime (${config.LOCAL_LLM_BASE})`,
+        name: `Local runtime (${shownAddress(config.LOCAL_LLM_BASE)})`,
         configured: true,
         reachable: local.reachable,
         error: local.error,

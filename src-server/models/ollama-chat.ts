@@ -1,3 +1,5 @@
+import { runtimeAddress } from './runtime-address';
+
 /** Named like the official client's error, so stored error texts stay the same: `ResponseError: <runtime's words>`. */
 export class ResponseError extends Error {
   override name = 'ResponseError';
@@ -26,9 +28,10 @@ export async function streamOllamaChat(
   signal: AbortSignal,
   onToken: (text: string) => void,
 ): Promise<string> {
-  const res = await fetch(new URL('/api/chat', baseUrl), {
+  const address = runtimeAddress(baseUrl);
+  const res = await fetch(new URL('/api/chat', address.url), {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { ...address.headers, 'content-type': 'application/json' },
     body: JSON.stringify({ ...request, stream: true }),
     signal,
   });

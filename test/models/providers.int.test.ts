@@ -103,14 +103,51 @@ describe('model providers, each through its real client and wire protocol', () =
     expect(anthropic.models[0].id).toMatch(/^cloud_b:/);
   });
 
-  it('reports the runtime on /health', async () => {
-    const health = await (await ctx.server.request('/health')).json();
-    expect(health.local_runtime).toEqual({
-      base_url: ctx.model.url,
-      reachable: true,
-      models: ['fake-model', 'llama3.2'],
-      error: null,
-    });
+  it('reports the runtime on /health, without its address (the endpoint is public)', async () => {
+    const health = await (await fetch(`${ctx.server.url}/health`)).json();
+    expect(health.local_runtime).toEqual({ reachable: true, models: ['fake-model', 'llama3.2'], error: null });
+    expect(JSON.stringify(health)).not.toContain(new URL(ctx.model.url).host);
+  });
+
+  it('takes credentials in LOCAL_LLM_BASE as an Authorization header and never shows or logs them', async () => {
+    const password = 'runtime-password-4711';
+    const withCredentials = ctx.model.url.replace('http://', `http://svc-runtime:${password}@`);
+    const guarded = await ctx.start({ LOCAL_LLM_BASE: withCredentials });
+    try {
+      ctx.model.reply(['fine']);
+      const before = ctx.model.recorded.length;
+      expect((await runWith(guarded, 'fake-model')).at(-1)!.data.type).toBe('run_done');
+      const call = ctx.model.recorded[before]!;
+      expect(call.headers.authorization).toBe(`Basic ${Buffer.from(`svc-runtime:${password}`).toString('base64')}`);
+      const models = await (await guarded.request('/models')).json();
+      expect(models.providers[0]).toMatchObject({ name: `Local runtime (${ctx.model.url}/)`, reachable: true });
+      const health = await (await fetch(`${guarded.url}/health`)).text();
+      for (const shown of [JSON.stringify(models), health]) {
+        expect(shown).not.toContain(password);
+        expect(shown).not.toContain('svc-runtime');
+      }
+    } finally {
+      await guarded.close();
+    }
+    const closed = `http://svc-runtime:${password}@127.0.0.1:${await freePort()}`;
+    const down = await ctx.start({ LOCAL_LLM_BASE: closed });
+    try {
+      const events = await runWith(down, 'fake-model');
+      const detail = (events.at(-1)!.data as { error_detail: string }).error_detail;
+      expect(detail).toBe(
+        `ConnectionRefusedError: cannot reach the local model runtime at ${new URL(closed).origin}/ (connection refused): is it running?`,
+      );
+      const models = await (await down.request('/models')).json();
+      expect(JSON.stringify(models)).not.toContain(password);
+      // A line that quotes the configured address (an operator's own mistake, say) still hides the password.
+      down.logs.length = 0;
+      const { getLogger } = await import('../../src-server/log');
+      getLogger('svc.models').warn(`runtime at ${closed} is down`);
+      expect(down.logs.join('')).toContain('runtime at http://***:***@127.0.0.1');
+      expect(down.logs.join('')).not.toContain(password);
+    } finally {
+      await down.close();
+    }
   });
 });
 
@@ -125,7 +162,10 @@ describe('local runtime failures keep the documented texts', () => {
       const runId = (events[0]!.data as { run_id: string }).run_id;
       expect((await (await down.request(`/runs/${runId}`)).json()).error_detail).toBe(expected);
       const health = await (await down.request('/health')).json();
-      expect(health.local_runtime).toMatchObject({ reachable: false, error: expected });
+      expect(health.local_runtime).toMatchObject({
+        reachable: false,
+        error: 'ConnectionRefusedError: cannot reach the local model runtime (connection refused): is it running?',
+      });
       const models = await (await down.request('/models')).json();
       expect(models.providers[0]).toMatchObject({ reachable: false, error: expected, models: [] });
     } finally {
