@@ -27,6 +27,13 @@ export const conflict = (message: string) => new ServiceError(409, 'conflict', m
 export const unsupportedMediaType = (message: string) => new ServiceError(415, 'unsupported_media_type', message);
 export const serviceUnavailable = (message: string) => new ServiceError(503, 'unavailable', message);
 
+/** The answer while the database cannot be reached (down, restarting): 503, whatever the endpoint. */
+export const DATABASE_UNAVAILABLE = {
+  status: 503,
+  code: 'database_unavailable',
+  message: 'the database is unreachable; the server keeps trying to reconnect: try again in a few seconds',
+} as const;
+
 export function errorBody(code: string, message: string, details?: unknown): ErrorBody {
   return { error: details === undefined ? { code, message } : { code, message, details } };
 }

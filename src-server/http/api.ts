@@ -43,6 +43,7 @@ const errorResponses = {
   401: 'missing or invalid token',
   403: 'role does not allow this',
   404: 'not found',
+  503: 'the database is unreachable (database_unavailable): try again shortly',
 };
 
 /** Where a value holds a NUL (U+0000): no field of the API needs one, and PostgreSQL's text cannot store it. */

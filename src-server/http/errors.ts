@@ -1,5 +1,6 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
-import { errorBody, ServiceError } from '../contracts/errors';
+import { DATABASE_UNAVAILABLE, errorBody, errorMessage, ServiceError } from '../contracts/errors';
+import { isDatabaseUnavailable } from '../db/pool';
 import { getLogger } from '../log';
 
 const log = getLogger('svc.api');
@@ -48,6 +49,15 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   const parser = typeof error?.type === 'string' ? parserErrors[error.type] : undefined;
   if (parser && typeof error.status === 'number' && error.status < 500) {
     res.status(error.status).json(errorBody(parser.code, parser.message(error)));
+    return;
+  }
+  if (isDatabaseUnavailable(error)) {
+    // Not the request's fault nor a bug: the database is down or restarting. A client may try again shortly.
+    log.warn(`503 ${req.method} ${req.path}: the database is unreachable (${errorMessage(error)})`);
+    res
+      .status(DATABASE_UNAVAILABLE.status)
+      .set('Retry-After', '5')
+      .json(errorBody(DATABASE_UNAVAILABLE.code, DATABASE_UNAVAILABLE.message));
     return;
   }
   log.error(`unhandled error on ${req.method} ${req.path}`, error);
