@@ -51,7 +51,7 @@ async function clone(url: string, options: ProjectContextOptions): Promise<strin
   } catch {
     // not cloned yet
   }
-  await fs.mkdir(options.cacheDir, { recursive: true });
+  await fs.mkdir(options.cacheDir, { recursive: true, mode: 0o700 });
   const staging = `${target}.tmp-${process.pid}-${Date.now()}`;
   try {
     // execFile with an argument array: the URL never passes through a shell. `--` ends the options.

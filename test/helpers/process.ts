@@ -13,15 +13,36 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** How a server process is started: node's arguments and its working folder. */
+export interface Launch {
+  cwd: string;
+  args: string[];
+}
+
+/** The server's source through tsx, from this checkout. */
+export const sourceLaunch = (nodeArgs: string[] = []): Launch => ({
+  cwd: root,
+  args: [...nodeArgs, '--import', 'tsx', 'src-server/cli.ts'],
+});
+
+const serverEnv = (env: Record<string, string>) => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  PORT: '0',
+  AUTH_ENABLED: 'false',
+  ...env,
+});
+
 /** The headless server as its own process (`src-server/cli.ts`), so a test can kill it for real. */
 export async function spawnServer(
   env: Record<string, string>,
   timeoutMs = 60_000,
   nodeArgs: string[] = [],
+  launch = sourceLaunch(nodeArgs),
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src-server/cli.ts'], {
-    cwd: root,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', AUTH_ENABLED: 'false', ...env },
+  const child = spawn(process.execPath, launch.args, {
+    cwd: launch.cwd,
+    env: serverEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -64,4 +85,27 @@ export async function spawnServer(
       return exited;
     },
   };
+}
+
+/** A server process expected to stop by itself (a failing start): its exit code, all it wrote, how long it ran. */
+export function runServerToExit(
+  env: Record<string, string>,
+  { launch = sourceLaunch(), timeoutMs = 60_000 }: { launch?: Launch; timeoutMs?: number } = {},
+): Promise<{ code: number | null; output: string; ms: number }> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, launch.args, {
+      cwd: launch.cwd,
+      env: serverEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output, ms: Date.now() - started });
+    });
+  });
 }
