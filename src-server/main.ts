@@ -64,7 +64,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The package's version, found upward from this file: it runs from src-server/ and, bundled, from out/main/. */
+/** The package's version, found upward: this file runs from src-server/, or bundled from out/main, out/server. */
 function packageVersion(): string {
   for (let dir = import.meta.dirname; ; dir = path.dirname(dir)) {
     try {
