@@ -1,3 +1,4 @@
+import './zod-config';
 import { createPinia } from 'pinia';
 import { createApp } from 'vue';
 import App from './App.vue';

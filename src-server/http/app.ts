@@ -8,6 +8,7 @@ import { authRoutes } from './auth.router';
 import { cors, loopbackHostGuard } from './guards';
 import { tenancyRoutes } from './tenancy.router';
 import { healthRoutes } from './health.router';
+import { securityHeaders } from './security-headers';
 import { modelRoutes } from './models.router';
 import { runRoutes } from './runs.router';
 import { threadRoutes } from './threads.router';
@@ -18,6 +19,7 @@ import { studioRouter } from './studio.router';
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.use(securityHeaders());
   // X-Forwarded-* (the client's address, and whether it came over TLS) only from proxies TRUST_PROXY names.
   app.set('trust proxy', deps.config.TRUST_PROXY);
   app.use(loopbackHostGuard(deps.config));

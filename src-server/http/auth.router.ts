@@ -6,6 +6,7 @@ import { getLogger } from '../log';
 import type { Api } from './api';
 import { errorBody } from '../contracts/errors';
 import type { AppDeps } from './deps';
+import { inlineHash, pagePolicy } from './security-headers';
 import { errorMessage } from '../contracts/errors';
 
 const log = getLogger('svc.auth');
@@ -21,6 +22,10 @@ function readCookie(req: Request, name: string): string | undefined {
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+/** The failure page's one inline stylesheet, which its content policy allows by hash. */
+const FAILURE_STYLE = 'body{font-family:system-ui;max-width:640px;margin:60px auto}';
+const failurePagePolicy = pagePolicy({ defaultSrc: ["'none'"], styleSrc: [inlineHash(FAILURE_STYLE)] });
+
 /**
  * Provider errors and forged or replayed callbacks end here, not in a 500: a page that says what
  * happened for a browser, the error envelope for any other client.
@@ -30,11 +35,12 @@ function loginFailed(req: Request, res: Response, message: string, status = 400)
     res.status(status).json(errorBody('login_failed', message));
     return;
   }
+  failurePagePolicy(req, res, () => undefined);
   res
     .status(status)
     .type('html')
     .send(
-      `<!doctype html><html lang="en"><meta charset="utf-8"><title>Sign-in failed</title><body style="font-family:system-ui;max-width:640px;margin:60px auto">` +
+      `<!doctype html><html lang="en"><meta charset="utf-8"><title>Sign-in failed</title><style>${FAILURE_STYLE}</style><body>` +
         `<h1>Sign-in failed</h1><p>${escape(message)}</p><p><a href="/auth/login">Try again</a> · <a href="/ui">Back to the studio</a></p></body></html>`,
     );
 }

@@ -1,5 +1,6 @@
 import express, { type Router } from 'express';
 import type { Catalog } from '../assets/catalog';
+import { inlineHash, pagePolicy } from './security-headers';
 
 const escape = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -19,21 +20,8 @@ function example(catalog: Pick<Catalog, 'list' | 'get'>): Example {
   return { agent: agents[0]?.name ?? 'change-review', gate: 'gate' };
 }
 
-function page(base: string, { agent, gate }: Example, authEnabled: boolean): string {
-  const b = escape(base);
-  const a = escape(encodeURIComponent(agent));
-  const g = escape(encodeURIComponent(gate));
-  const token = authEnabled
-    ? `<p>Every call carries a bearer token: the one in the studio link the server printed at start
-  (<code>…/ui#token=…</code>), <code>SVC_API_TOKEN</code>, or a session from signing in to the studio.</p>`
-    : `<p>Authentication is off on this server: any token (or none) is accepted.</p>`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Agent workflow service</title>
-<style>
+/** The page's one stylesheet and one script, inline: its content policy allows exactly these two by their hashes. */
+const STYLE = `
   :root { --accent: #4f46e5; --line: #e3e6ea; --muted: #6a737d; }
   body {
     font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif;
@@ -79,7 +67,40 @@ function page(base: string, { agent, gate }: Example, authEnabled: boolean): str
   }
   .copy:focus-visible, a:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
   code { font-size: 13px; }
-</style>
+`;
+
+const SCRIPT = `
+  for (const block of document.querySelectorAll('.example')) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'copy';
+    button.textContent = 'Copy';
+    button.addEventListener('click', async () => {
+      await navigator.clipboard.writeText(block.querySelector('pre').textContent);
+      button.textContent = 'Copied';
+      setTimeout(() => (button.textContent = 'Copy'), 1500);
+    });
+    block.append(button);
+  }
+`;
+
+const policy = pagePolicy({ defaultSrc: ["'none'"], styleSrc: [inlineHash(STYLE)], scriptSrc: [inlineHash(SCRIPT)] });
+
+function page(base: string, { agent, gate }: Example, authEnabled: boolean): string {
+  const b = escape(base);
+  const a = escape(encodeURIComponent(agent));
+  const g = escape(encodeURIComponent(gate));
+  const token = authEnabled
+    ? `<p>Every call carries a bearer token: the one in the studio link the server printed at start
+  (<code>…/ui#token=…</code>), <code>SVC_API_TOKEN</code>, or a session from signing in to the studio.</p>`
+    : `<p>Authentication is off on this server: any token (or none) is accepted.</p>`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Agent workflow service</title>
+<style>${STYLE}</style>
 </head>
 <body>
 <h1>Agent workflow service</h1>
@@ -114,20 +135,7 @@ export TOKEN='paste-your-token-here'</pre></div>
 <div class="example"><pre data-example="attach">curl -N "$BASE/runs/$RUN_ID/stream" -H "Authorization: Bearer $TOKEN" -H "Last-Event-ID: 0"</pre></div>
 <p>A client that disconnects never stops a run; <code>POST /runs/{id}/cancel</code> does.</p>
 
-<script>
-  for (const block of document.querySelectorAll('.example')) {
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.className = 'copy';
-    button.textContent = 'Copy';
-    button.addEventListener('click', async () => {
-      await navigator.clipboard.writeText(block.querySelector('pre').textContent);
-      button.textContent = 'Copied';
-      setTimeout(() => (button.textContent = 'Copy'), 1500);
-    });
-    block.append(button);
-  }
-</script>
+<script>${SCRIPT}</script>
 </body>
 </html>`;
 }
@@ -135,7 +143,7 @@ export TOKEN='paste-your-token-here'</pre></div>
 /** GET /: what the service is, where the studio and the docs are, and curl examples with the browser's address. */
 export function portalRouter(catalog: Pick<Catalog, 'list' | 'get'>, authEnabled: boolean): Router {
   const router = express.Router();
-  router.get('/', (req, res) => {
+  router.get('/', policy, (req, res) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.type('html').send(page(`${req.protocol}://${req.get('host') ?? 'localhost'}`, example(catalog), authEnabled));
   });

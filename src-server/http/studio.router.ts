@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Router } from 'express';
 import { notFound } from '../contracts/errors';
+import { pagePolicy } from './security-headers';
 
 export const DEFAULT_STUDIO_DIR = path.resolve(import.meta.dirname, '..', '..', 'out', 'renderer');
 
@@ -9,8 +10,19 @@ export const DEFAULT_STUDIO_DIR = path.resolve(import.meta.dirname, '..', '..', 
  * The built studio at /ui: hashed assets are cached for a year, index.html never, and client
  * routes (/ui/threads/…) get index.html so a reload lands in the app.
  */
+/**
+ * The built studio has no inline script or style: everything comes from its own files, and it talks to this server
+ * only (images: its icon is a data: URL).
+ */
+const policy = pagePolicy({
+  defaultSrc: ["'self'"],
+  imgSrc: ["'self'", 'data:'],
+  formAction: ["'self'"],
+});
+
 export function studioRouter(studioDir = DEFAULT_STUDIO_DIR): Router {
   const router = express.Router();
+  router.use('/ui', policy);
   const indexFile = path.join(studioDir, 'index.html');
   router.use(
     '/ui/assets',
