@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +26,7 @@ import { LocalQueue } from './models/local-queue';
 import { assertModelConfigured } from './models/cloud-providers';
 import { createModelProviders } from './models/model-providers';
 import { addressSecrets } from './models/runtime-address';
+import { llmQueueRepository } from './db/llm-queue.repository';
 import { runEventsRepository } from './db/run-events.repository';
 import { listenForRunNotifications } from './db/run-notifications';
 import { phaseConfigService } from './runtime/phase-config.service';
@@ -143,7 +145,14 @@ export async function startServer({
     const access = createAccess(tenancyRows);
     const runs = runsRepository(pool);
     const phaseConfig = phaseConfigService({ catalog, access, configs: nodeConfigsRepository(pool) });
-    const queue = new LocalQueue(config.LOCAL_LLM_MAX_CONCURRENT, config.LOCAL_LLM_QUEUE_TIMEOUT_S);
+    // This process, as the owner of the runs it executes and of its local-runtime queue tickets.
+    const owner = `${process.pid}-${randomUUID()}`;
+    const queue = new LocalQueue(llmQueueRepository(pool), {
+      slots: config.LOCAL_LLM_MAX_CONCURRENT,
+      timeoutS: config.LOCAL_LLM_QUEUE_TIMEOUT_S,
+      owner,
+      leaseS: config.RUN_LEASE_S,
+    });
     const projectContextOptions = {
       cacheDir: path.join(config.DATA_DIR, 'repositories'),
       allowedRoots: isLoopbackHost(config.HOST) ? null : config.PROJECT_ROOTS,
@@ -154,9 +163,10 @@ export async function startServer({
     const events = new RunEventStream(runEvents, {
       flushMs: EVENT_FLUSH_MS,
       pollMs: 1000,
-      isRunning: async (runId) => (await runs.get(runId))?.status === 'running',
+      isExecuted: (runId) => runs.isExecuted(runId),
     });
     const manager = new RunManager({
+      owner,
       runs,
       runEvents,
       events,
@@ -172,7 +182,7 @@ export async function startServer({
     const notifications = await listenForRunNotifications(databaseUrl, {
       cancelled: (runId) => manager.abort(runId),
       eventsStored: (runId, seq) => events.stored(runId, seq),
-      queueChanged: () => undefined,
+      queueChanged: () => queue.changed(),
       reconnected: () => events.catchUp(),
     });
     manager.supervise();
@@ -189,6 +199,7 @@ export async function startServer({
       await manager.shutdown();
       await events.close();
       await notifications.close();
+      queue.close();
     };
     const threadRows = threadsRepository(pool);
     const threads = threadsService({

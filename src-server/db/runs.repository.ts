@@ -183,6 +183,15 @@ export function runsRepository(pool: Pool) {
       );
     },
 
+    /** Whether a process executes the run, or will once its lapsed lease is taken over. */
+    async isExecuted(id: string): Promise<boolean> {
+      const { rowCount } = await pool.query(
+        `SELECT 1 FROM svc_runs WHERE id = $1 AND status = 'running' AND owner_id IS NOT NULL`,
+        [id],
+      );
+      return (rowCount ?? 0) > 0;
+    },
+
     /** A process that stops lets the runs it executed be taken over at once. */
     async releaseLeases(owner: string): Promise<void> {
       await pool.query(`UPDATE svc_runs SET lease_until = now() WHERE owner_id = $1 AND status = 'running'`, [owner]);

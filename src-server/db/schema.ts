@@ -106,6 +106,89 @@ const statements = [
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 1`,
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS seq_reserved integer NOT NULL DEFAULT 0`,
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS resume_decision jsonb`,
+  // The local-runtime queue, shared by every process on the database (models/local-queue.ts).
+  `CREATE TABLE IF NOT EXISTS svc_llm_queue (
+     ticket bigserial PRIMARY KEY,
+     owner_id text NOT NULL,
+     tenant text NOT NULL,
+     label text NOT NULL,
+     enqueued_at timestamptz NOT NULL DEFAULT now(),
+     granted_at timestamptz,
+     lease_until timestamptz NOT NULL
+   )`,
+  `CREATE TABLE IF NOT EXISTS svc_llm_queue_stats (
+     id integer PRIMARY KEY CHECK (id = 1),
+     served bigint NOT NULL DEFAULT 0,
+     timed_out bigint NOT NULL DEFAULT 0,
+     recent_s double precision[] NOT NULL DEFAULT '{}'
+   )`,
+  `INSERT INTO svc_llm_queue_stats (id) VALUES (1) ON CONFLICT (id) DO NOTHING`,
+  `CREATE TABLE IF NOT EXISTS svc_llm_queue_tenants (
+     tenant text PRIMARY KEY,
+     last_granted_at timestamptz NOT NULL
+   )`,
+  // Grants free slots to the waiters next in line: round robin across tenants (projects) — the tenant served
+  // longest ago goes first — and first come first served within one. Tickets whose process stopped renewing
+  // them (it died) are dropped first, which gives their slots back. One transaction-scoped lock serialises
+  // every grant in the cluster.
+  `CREATE OR REPLACE FUNCTION svc_llm_grant(slots integer) RETURNS void LANGUAGE plpgsql AS $fn$
+   DECLARE
+     free integer;
+     next_ticket bigint;
+     next_tenant text;
+   BEGIN
+     PERFORM pg_advisory_xact_lock(7305113);
+     DELETE FROM svc_llm_queue WHERE lease_until < now();
+     SELECT slots - count(*) INTO free FROM svc_llm_queue WHERE granted_at IS NOT NULL;
+     FOR i IN 1..free LOOP
+       SELECT q.ticket, q.tenant INTO next_ticket, next_tenant
+         FROM svc_llm_queue q LEFT JOIN svc_llm_queue_tenants t ON t.tenant = q.tenant
+        WHERE q.granted_at IS NULL
+        ORDER BY t.last_granted_at NULLS FIRST, q.ticket
+        LIMIT 1;
+       EXIT WHEN NOT FOUND;
+       UPDATE svc_llm_queue SET granted_at = now() WHERE ticket = next_ticket;
+       INSERT INTO svc_llm_queue_tenants (tenant, last_granted_at) VALUES (next_tenant, clock_timestamp())
+       ON CONFLICT (tenant) DO UPDATE SET last_granted_at = excluded.last_granted_at;
+     END LOOP;
+     PERFORM pg_notify('svc_llm_queue', '');
+   END
+   $fn$`,
+  `CREATE OR REPLACE FUNCTION svc_llm_enqueue(p_owner text, p_tenant text, p_label text, p_lease_s double precision,
+                                              p_slots integer)
+   RETURNS TABLE (ticket bigint, granted boolean) LANGUAGE plpgsql AS $fn$
+   DECLARE
+     t bigint;
+   BEGIN
+     -- The queue's lock first, then its rows, in every function: two of them never wait on each other.
+     PERFORM pg_advisory_xact_lock(7305113);
+     INSERT INTO svc_llm_queue (owner_id, tenant, label, lease_until)
+     VALUES (p_owner, p_tenant, p_label, now() + make_interval(secs => p_lease_s)) RETURNING svc_llm_queue.ticket INTO t;
+     PERFORM svc_llm_grant(p_slots);
+     RETURN QUERY SELECT t, EXISTS (SELECT 1 FROM svc_llm_queue q WHERE q.ticket = t AND q.granted_at IS NOT NULL);
+   END
+   $fn$`,
+  // A ticket leaves the queue: a call that finished (served_s: how long it held its slot), or a waiter that
+  // timed out or was cancelled. The slot or the place it had goes to the next in line.
+  `CREATE OR REPLACE FUNCTION svc_llm_release(p_ticket bigint, p_slots integer, p_served_s double precision,
+                                              p_timed_out boolean)
+   RETURNS void LANGUAGE plpgsql AS $fn$
+   BEGIN
+     PERFORM pg_advisory_xact_lock(7305113);
+     DELETE FROM svc_llm_queue WHERE ticket = p_ticket;
+     -- A ticket already gone (dropped by a reset, or with a lapsed lease) counts for nothing.
+     IF FOUND AND p_served_s IS NOT NULL THEN
+       UPDATE svc_llm_queue_stats
+          SET served = served + 1,
+              recent_s = (array_append(recent_s, p_served_s))[greatest(cardinality(recent_s) - 18, 1):]
+        WHERE id = 1;
+     ELSIF FOUND AND p_timed_out THEN
+       UPDATE svc_llm_queue_stats SET timed_out = timed_out + 1 WHERE id = 1;
+     END IF;
+     PERFORM svc_llm_grant(p_slots);
+   END
+   $fn$`,
+  `CREATE INDEX IF NOT EXISTS svc_llm_queue_by_owner ON svc_llm_queue (owner_id)`,
   `CREATE INDEX IF NOT EXISTS svc_runs_leased ON svc_runs (lease_until) WHERE status = 'running'`,
   `CREATE INDEX IF NOT EXISTS svc_threads_recent ON svc_threads (updated_at DESC, id)`,
   `CREATE INDEX IF NOT EXISTS svc_runs_by_thread ON svc_runs (thread_id, started_at DESC)`,

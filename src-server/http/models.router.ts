@@ -18,7 +18,7 @@ export function modelRoutes(api: Api, { config, queue, access }: AppDeps): void 
     method: 'get',
     path: '/queue/status',
     tag: 'models',
-    summary: 'Live statistics of the local-runtime queue',
+    summary: 'Live statistics of the local-runtime queue, across every server process on the database',
     responses: { 200: { description: 'queue figures', schema: QueueStatusSchema } },
     handler: () => queue.status(),
   });
@@ -27,7 +27,8 @@ export function modelRoutes(api: Api, { config, queue, access }: AppDeps): void 
     method: 'post',
     path: '/queue/reset',
     tag: 'models',
-    summary: 'Reset stale in-memory queue counters; persisted runs and checkpoints are unchanged',
+    summary:
+      'Forget the slots held and the counters of the local-runtime queue (a stuck slot); runs and checkpoints are unchanged',
     body: ReasonBodySchema,
     responses: { 200: { description: 'the queue after the reset', schema: QueueStatusSchema } },
     handler: async ({ body, ctx }) => {

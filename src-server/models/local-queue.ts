@@ -1,6 +1,7 @@
 import type { QueueStatus } from '../contracts/models';
-import type { QueueInfo } from './model-client';
+import type { LlmQueueRepository, TicketState } from '../db/llm-queue.repository';
 import { getLogger } from '../log';
+import type { QueueInfo } from './model-client';
 
 const log = getLogger('svc.models');
 
@@ -9,150 +10,235 @@ export class TimeoutError extends Error {
   override name = 'TimeoutError';
 }
 
-interface Waiter {
-  grant(release: () => void): void;
-  refuse(error: unknown): void;
-  onQueued?: (info: QueueInfo) => void;
-  position: number;
+/** Until some call has finished, a call is assumed to hold its slot this long (a local model on a laptop). */
+const ASSUMED_CALL_S = 20;
+
+/** Waiters look at the queue this often even when no change was announced (a notification may be lost). */
+const POLL_MS = 1000;
+
+export interface LocalQueueOptions {
+  slots: number;
+  timeoutS: number;
+  /** This process, as the owner of its tickets. */
+  owner: string;
+  /** A ticket lapses unless renewed within this time: the slot of a process that died comes back by itself. */
+  leaseS: number;
+  runtime?: string;
 }
 
-const RECENT_CALLS = 20;
+interface Waiter {
+  ticket: number;
+  position: number;
+  onQueued?: (info: QueueInfo) => void;
+  grant(): void;
+  lost(): void;
+}
 
 function seconds(value: number): string {
   return Number.isInteger(value) ? String(value) : String(Number(value.toFixed(3)));
 }
 
 /**
- * At most `slots` local-runtime calls at once, first come first served. A waiter leaves at once when
- * its run is cancelled or when it has waited `timeoutS`. Counters live in this process only: a reset
- * starts a new generation, and releases from an older generation no longer touch the counters.
+ * At most `slots` local-runtime calls in flight across every server process on the database: the queue
+ * lives in PostgreSQL (a ticket per call), slots go round robin across tenants and first come first served
+ * within one, and a process that dies gives its slots back when its tickets' lease lapses. Waiters in this
+ * process learn of changes by NOTIFY (`changed()`), with a slow poll as a safety net. A waiter leaves at
+ * once when its run is cancelled, and with the documented TimeoutError after `timeoutS`.
  */
 export class LocalQueue {
-  private active = 0;
-  private readonly waiters: Waiter[] = [];
-  private served = 0;
-  private timedOut = 0;
-  private readonly durations: number[] = [];
-  private generation = 0;
+  readonly slots: number;
+  private readonly runtime: string;
+  private readonly waiters = new Map<number, Waiter>();
+  private refreshing?: Promise<void>;
+  private again = false;
+  private readonly renewTimer: NodeJS.Timeout;
+  private readonly pollTimer: NodeJS.Timeout;
 
   constructor(
-    readonly slots: number,
-    private readonly timeoutS: number,
-    private readonly runtime = 'local runtime',
-  ) {}
+    private readonly tickets: LlmQueueRepository,
+    private readonly options: LocalQueueOptions,
+  ) {
+    this.slots = options.slots;
+    this.runtime = options.runtime ?? 'local runtime';
+    this.renewTimer = setInterval(
+      () => {
+        tickets.renew(options.owner, options.leaseS).catch((error: Error) => {
+          log.warn(`renewing queue tickets failed: ${error.message}`);
+        });
+      },
+      (options.leaseS * 1000) / 4,
+    );
+    this.renewTimer.unref();
+    // Slots held by a process that died come back only when someone grants after its tickets lapsed.
+    this.pollTimer = setInterval(() => {
+      if (this.waiters.size === 0) return;
+      tickets.grant(this.slots).then(
+        () => this.changed(),
+        (error: Error) => log.warn(`granting queue slots failed: ${error.message}`),
+      );
+    }, POLL_MS);
+    this.pollTimer.unref();
+  }
 
   /** Resolves with the function that frees the slot; rejects on timeout or abort. */
-  acquire(
-    options: { signal?: AbortSignal; onQueued?: (info: QueueInfo) => void; label?: string } = {},
+  async acquire(
+    options: { signal?: AbortSignal; onQueued?: (info: QueueInfo) => void; label?: string; tenant?: string } = {},
   ): Promise<() => void> {
     options.signal?.throwIfAborted();
     const label = options.label ?? 'a call';
-    if (this.active < this.slots && this.waiters.length === 0) return Promise.resolve(this.take());
     const queuedAt = performance.now();
-    if (log.enabled('DEBUG')) log.debug(`queue: ${label} waits at position ${this.waiters.length + 1}`);
+    const { ticket, granted } = await this.tickets.enqueue({
+      owner: this.options.owner,
+      tenant: options.tenant ?? '',
+      label,
+      leaseS: this.options.leaseS,
+      slots: this.slots,
+    });
+    if (granted) return this.releaser(ticket);
+    if (log.enabled('DEBUG')) log.debug(`queue: ${label} waits (ticket ${ticket})`);
+
     return new Promise((resolve, reject) => {
-      const leave = () => {
-        const index = this.waiters.indexOf(waiter);
-        if (index >= 0) this.waiters.splice(index, 1);
+      const leave = (outcome: { timedOut?: boolean }) => {
+        this.waiters.delete(ticket);
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
-        this.announcePositions();
+        return this.tickets.release(ticket, this.slots, outcome);
       };
       const onAbort = () => {
-        leave();
+        void leave({}).catch(() => undefined);
         reject(options.signal!.reason);
       };
-      const timer = setTimeout(() => {
-        leave();
-        this.timedOut++;
-        reject(
-          new TimeoutError(
-            `${this.runtime} queue timeout after ${seconds(this.timeoutS)}s (${this.waiters.length} still waiting, ${this.active} active)`,
-          ),
-        );
-      }, this.timeoutS * 1000);
+      const timer = setTimeout(async () => {
+        try {
+          await leave({ timedOut: true });
+          const { waiting, active } = await this.tickets.counts();
+          reject(
+            new TimeoutError(
+              `${this.runtime} queue timeout after ${seconds(this.options.timeoutS)}s ` +
+                `(${waiting} still waiting, ${active} active)`,
+            ),
+          );
+        } catch (error) {
+          reject(error);
+        }
+      }, this.options.timeoutS * 1000);
       const waiter: Waiter = {
+        ticket,
         position: 0,
         onQueued: options.onQueued,
-        grant: (release) => {
-          if (log.enabled('DEBUG'))
+        grant: () => {
+          if (log.enabled('DEBUG')) {
             log.debug(`queue: ${label} got a slot after ${Math.round(performance.now() - queuedAt)} ms`);
+          }
+          this.waiters.delete(ticket);
           clearTimeout(timer);
           options.signal?.removeEventListener('abort', onAbort);
-          resolve(release);
+          resolve(this.releaser(ticket));
         },
-        refuse: reject,
+        lost: () => {
+          this.waiters.delete(ticket);
+          clearTimeout(timer);
+          options.signal?.removeEventListener('abort', onAbort);
+          // The ticket lapsed (this process stalled past its lease): queue again, at the back.
+          this.acquire(options).then(resolve, reject);
+        },
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(waiter);
-      this.announcePositions();
+      this.waiters.set(ticket, waiter);
+      this.changed();
     });
   }
 
-  status(): QueueStatus {
+  /** The queue changed somewhere in the cluster: waiters here look whether a slot is theirs, or where they stand. */
+  changed(): void {
+    if (this.waiters.size === 0) return;
+    if (this.refreshing) {
+      this.again = true;
+      return;
+    }
+    this.refreshing = this.refresh().finally(() => {
+      this.refreshing = undefined;
+      if (this.again) {
+        this.again = false;
+        this.changed();
+      }
+    });
+  }
+
+  async status(): Promise<QueueStatus> {
+    const counts = await this.tickets.counts();
     return {
       runtime: this.runtime,
       slots: this.slots,
-      active: this.active,
-      waiting: this.waiters.length,
-      served: this.served,
-      timed_out: this.timedOut,
-      average_call_s: this.averageCallS(),
+      active: counts.active,
+      waiting: counts.waiting,
+      served: counts.served,
+      timed_out: counts.timed_out,
+      average_call_s: average(counts.recent_s),
     };
   }
 
-  /** Clears stale in-memory counters (a slot leaked by a crashed call, say); waiters keep their place. */
-  reset(reason: string): QueueStatus {
-    log.warn(`queue reset (${reason || 'no reason given'}): was ${JSON.stringify(this.status())}`);
-    this.generation++;
-    this.active = 0;
-    this.served = 0;
-    this.timedOut = 0;
-    this.durations.length = 0;
-    this.dispatch();
+  /**
+   * Forgets the slots held across the cluster (a slot kept by a call that hangs, say) and the counters;
+   * waiters keep their place and get the freed slots. Calls still running finish, but no longer count.
+   */
+  async reset(reason: string): Promise<QueueStatus> {
+    log.warn(`queue reset (${reason || 'no reason given'}): was ${JSON.stringify(await this.status())}`);
+    await this.tickets.reset(this.slots);
     return this.status();
   }
 
-  private take(): () => void {
-    this.active++;
-    const generation = this.generation;
+  close(): void {
+    clearInterval(this.renewTimer);
+    clearInterval(this.pollTimer);
+  }
+
+  private releaser(ticket: number): () => void {
     const started = performance.now();
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      if (generation !== this.generation) return;
-      this.active = Math.max(0, this.active - 1);
-      this.served++;
-      this.durations.push((performance.now() - started) / 1000);
-      if (this.durations.length > RECENT_CALLS) this.durations.shift();
-      this.dispatch();
+      const servedS = (performance.now() - started) / 1000;
+      this.tickets.release(ticket, this.slots, { servedS }).catch((error: Error) => {
+        // Its lease lapses and the slot comes back by itself.
+        log.warn(`releasing a queue slot failed: ${error.message}`);
+      });
     };
   }
 
-  private dispatch(): void {
-    while (this.active < this.slots && this.waiters.length > 0) this.waiters.shift()!.grant(this.take());
-    this.announcePositions();
+  private async refresh(): Promise<void> {
+    const asked = [...this.waiters.keys()];
+    let states: TicketState[];
+    try {
+      states = await this.tickets.states(asked);
+    } catch (error) {
+      log.warn(`reading the queue failed: ${(error as Error).message}`);
+      return;
+    }
+    const found = new Map(states.map((s) => [s.ticket, s]));
+    // Only the waiters asked about: one that joined during the query is not in the answer yet.
+    for (const ticket of asked) {
+      const waiter = this.waiters.get(ticket);
+      if (!waiter) continue;
+      const state = found.get(ticket);
+      if (!state) waiter.lost();
+      else if (state.granted) waiter.grant();
+      else if (state.position !== null && state.position !== waiter.position) {
+        waiter.position = state.position;
+        const perCall = state.average_s ?? ASSUMED_CALL_S;
+        waiter.onQueued?.({
+          position: state.position,
+          waiting: state.waiting,
+          active: state.active,
+          estimated_wait_s: Number((perCall * Math.ceil(state.position / this.slots)).toFixed(1)),
+        });
+      }
+    }
   }
+}
 
-  private averageCallS(): number | null {
-    if (this.durations.length === 0) return null;
-    return Number((this.durations.reduce((a, b) => a + b, 0) / this.durations.length).toFixed(3));
-  }
-
-  /** Tells each waiter its place whenever it changes, with a wait estimated from recent calls. */
-  private announcePositions(): void {
-    const average = this.averageCallS() ?? 0;
-    this.waiters.forEach((waiter, index) => {
-      const position = index + 1;
-      if (waiter.position === position) return;
-      waiter.position = position;
-      waiter.onQueued?.({
-        position,
-        waiting: this.waiters.length,
-        active: this.active,
-        estimated_wait_s: Number((average * Math.ceil(position / this.slots)).toFixed(1)),
-      });
-    });
-  }
+function average(values: number[]): number | null {
+  if (values.length === 0) return null;
+  return Number((values.reduce((a, b) => a + b, 0) / values.length).toFixed(3));
 }

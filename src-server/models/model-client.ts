@@ -12,6 +12,8 @@ export interface ModelCall {
   model: string;
   /** Names the call in debug logs, e.g. `run <id> node analysis`. */
   label: string;
+  /** Whose call this is (the run's project): the local-runtime queue shares its slots fairly between tenants. */
+  tenant: string;
   messages: ChatMessage[];
   signal: AbortSignal;
   onToken(text: string): void;

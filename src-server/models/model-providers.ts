@@ -13,11 +13,16 @@ import { streamOllamaChat } from './ollama-chat';
  * whose per-chunk message objects cost more than the rest of the token path together.
  * Cloud calls go straight to their provider through LangChain's clients.
  */
-export function createModelProviders(config: Config, queue: LocalQueue): ModelClient {
+export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'acquire'>): ModelClient {
   async function streamLocal(call: ModelCall, model: string): Promise<string> {
     const { messages, report } = trimToBudget(call.messages, config.LOCAL_LLM_MAX_CONTEXT_TOKENS);
     if (report) call.onTrimmed(report);
-    const release = await queue.acquire({ signal: call.signal, onQueued: call.onQueued, label: call.label });
+    const release = await queue.acquire({
+      signal: call.signal,
+      onQueued: call.onQueued,
+      label: call.label,
+      tenant: call.tenant,
+    });
     try {
       return await streamOllamaChat(config.LOCAL_LLM_BASE, { model, messages }, call.signal, call.onToken);
     } catch (error) {

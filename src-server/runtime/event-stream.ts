@@ -42,8 +42,11 @@ export interface EventStreamOptions {
   flushMs: number;
   /** How often a follower of a run executed elsewhere looks for new events when no notification came. */
   pollMs: number;
-  /** Whether the run is still `running` in the database (a follower of a quiet run stops once it is not). */
-  isRunning(runId: string): Promise<boolean>;
+  /**
+   * Whether some process executes the run, or will (a lapsed lease is taken over): a follower of a quiet run
+   * stops once none does — the run ended, or it is an orphan no lease covers.
+   */
+  isExecuted(runId: string): Promise<boolean>;
 }
 
 /** The events of one leg of a run that this process executes: kept in memory while it runs. */
@@ -108,7 +111,7 @@ class RemoteTail {
       } while (this.again && this.followers.size > 0);
       if (found || !poll) {
         this.quietPolls = 0;
-      } else if (++this.quietPolls >= 2 && !(await this.options.isRunning(this.runId))) {
+      } else if (++this.quietPolls >= 1 && !(await this.options.isExecuted(this.runId))) {
         // Nothing more will come: the run ended without a final event in the store (its events were
         // pruned, or it was closed by the orphan sweep).
         for (const follower of [...this.followers]) follower.finish();
@@ -233,6 +236,14 @@ export class RunEventStream {
         if (pausedAtGate) return finish();
         const liveNow = this.live.get(runId);
         if (liveNow && !liveNow.ended && liveNow.firstSeq <= lastSeen + 1) continue;
+        // Nothing more will come to a run no process executes (an orphan, or one that ended without a last event).
+        if (!liveNow && !(await this.options.isExecuted(runId))) {
+          // It may have ended between the read above and the check: its last events are stored by now.
+          const last = await this.events.after(runId, lastSeen);
+          for (const [index, row] of last.entries()) deliver(LoggedEvent.stored(row), index < last.length - 1);
+          return finish();
+        }
+        if (closed) return;
         const follower: Follower = { lastSeen: () => lastSeen, deliver, finish };
         this.joinTail(runId, follower);
         detach = () => this.leaveTail(runId, follower);

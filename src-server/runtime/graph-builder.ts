@@ -67,6 +67,8 @@ export interface GraphOptions {
   entry: CatalogEntry;
   /** Names this run in the model layer's debug logs. */
   runId: string;
+  /** The run's project: the local-runtime queue is fair between projects. */
+  tenant: string;
   model: string;
   models: ModelClient;
   nodeConfigs: ReadonlyMap<string, NodeConfig>;
@@ -182,6 +184,7 @@ export function buildGraph(options: GraphOptions) {
         const output = await models.stream({
           model: options.model,
           label: `run ${options.runId} node ${node.id}`,
+          tenant: options.tenant,
           messages,
           signal: hooks.signal,
           onToken: (text) => hooks.token(node.id, text),

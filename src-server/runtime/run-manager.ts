@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Command } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { CatalogEntry } from '../assets/catalog';
@@ -16,6 +15,8 @@ const sseLog = getLogger('svc.sse');
 const log = getLogger('svc.api');
 
 export interface RunManagerDeps {
+  /** This process, as the owner of the runs it executes (and of its queue tickets). */
+  owner: string;
   runs: RunsRepository;
   runEvents: RunEventsRepository;
   events: RunEventStream;
@@ -86,15 +87,16 @@ function pendingGateOf(writes: [string, string, unknown][] | undefined): string 
  * checkpoint. A client that disconnects does not stop a run; cancel does.
  */
 export class RunManager {
-  /** This process, as the owner of the runs it executes. */
-  readonly owner = `${process.pid}-${randomUUID()}`;
+  readonly owner: string;
   private readonly sessions = new Map<string, RunSession>();
   private readonly running = new Set<Promise<void>>();
   private leaseTimer?: NodeJS.Timeout;
   private supervising?: Promise<void>;
   private stopped = false;
 
-  constructor(private readonly deps: RunManagerDeps) {}
+  constructor(private readonly deps: RunManagerDeps) {
+    this.owner = deps.owner;
+  }
 
   get lease(): Lease {
     return { owner: this.owner, leaseS: this.deps.leaseS };
@@ -295,6 +297,7 @@ export class RunManager {
       const graph = buildGraph({
         entry,
         runId: session.runId,
+        tenant: projectId ?? '',
         model: session.model,
         models: this.deps.models,
         nodeConfigs: await this.deps.nodeConfigs(entry.manifest.name, projectId),

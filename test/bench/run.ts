@@ -14,7 +14,6 @@ import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { loadCatalog } from '../../src-server/assets/catalog';
 import { buildGraph, initialState, type NodeHooks } from '../../src-server/runtime/graph-builder';
 import { loadConfig } from '../../src-server/config';
-import { LocalQueue } from '../../src-server/models/local-queue';
 import { createModelProviders } from '../../src-server/models/model-providers';
 import { DataDirInUseError, lockDataDir } from '../../src-server/db/instance-lock';
 import { startIntegrationFixture } from '../helpers/integration';
@@ -368,7 +367,9 @@ async function inProcessRunner(databaseUrl: string, modelUrl: string, generated:
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   const checkpointer = new PostgresSaver(pool, undefined, { schema: 'graph_checkpoints' });
   const entry = loadCatalog(generated).get('summary')!;
-  const models = createModelProviders(loadConfig({ LOCAL_LLM_BASE: modelUrl }), new LocalQueue(64, 300));
+  // LangGraph alone: no queue in front of the model.
+  const noQueue = { acquire: async () => () => undefined };
+  const models = createModelProviders(loadConfig({ LOCAL_LLM_BASE: modelUrl }), noQueue);
   const hooks: NodeHooks = {
     signal: new AbortController().signal,
     enter: async () => undefined,
@@ -385,6 +386,7 @@ async function inProcessRunner(databaseUrl: string, modelUrl: string, generated:
       const graph = buildGraph({
         entry,
         runId: 'in-process',
+        tenant: '',
         model: 'fake-model',
         models,
         nodeConfigs: new Map(),

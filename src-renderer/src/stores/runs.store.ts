@@ -64,10 +64,12 @@ export const useRunsStore = defineStore('runs', () => {
     };
     try {
       await open(current.signal, onEvent);
+      let quiet = 0;
       for (let attempt = 1; !ended && !current.signal.aborted && view.value.runId; attempt++) {
         const runId = view.value.runId;
-        if (attempt > RECONNECT_ATTEMPTS) {
-          // Still no end in sight: show what is stored, and say so if that fails too.
+        if (attempt > RECONNECT_ATTEMPTS || quiet >= 2) {
+          // No server can reach it, or it ends without a last event (a run nobody executes any more):
+          // show what is stored.
           await load(runId);
           break;
         }
@@ -75,8 +77,12 @@ export const useRunsStore = defineStore('runs', () => {
         await new Promise((resolve) => setTimeout(resolve, Math.min(500 * attempt, 5000)));
         if (current.signal.aborted) break;
         const seen = view.value.lastEventId;
-        await runsApi.attach(runId, seen, current.signal, onEvent).catch(() => undefined);
-        if (view.value.lastEventId > seen) attempt = 0;
+        const answered = await runsApi.attach(runId, seen, current.signal, onEvent).then(
+          () => true,
+          () => false,
+        );
+        if (view.value.lastEventId > seen) attempt = quiet = 0;
+        else if (answered) quiet++;
       }
     } catch (e) {
       if (!current.signal.aborted) error.value = errorMessage(e);

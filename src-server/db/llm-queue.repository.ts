@@ -1,0 +1,114 @@
+import type { Pool } from './pool';
+
+/** Where a waiting ticket stands in the cluster's queue. */
+export interface TicketState {
+  ticket: number;
+  granted: boolean;
+  /** 1 = next in line; null once granted. */
+  position: number | null;
+  waiting: number;
+  active: number;
+  /** The average time the last calls held a slot; null before any finished. */
+  average_s: number | null;
+}
+
+export interface QueueCounts {
+  active: number;
+  waiting: number;
+  served: number;
+  timed_out: number;
+  /** Durations of the last calls that held a slot, oldest first. */
+  recent_s: number[];
+}
+
+/**
+ * The local-runtime queue in PostgreSQL (svc_llm_queue), shared by every server process on the database.
+ * A ticket per model call; a granted ticket holds a slot. The SQL functions in schema.ts grant slots in
+ * one serialised step (round robin across tenants, first come first served within one) and announce
+ * every change on the queue's NOTIFY channel.
+ */
+export function llmQueueRepository(pool: Pool) {
+  return {
+    async enqueue(call: {
+      owner: string;
+      tenant: string;
+      label: string;
+      leaseS: number;
+      slots: number;
+    }): Promise<{ ticket: number; granted: boolean }> {
+      const { rows } = await pool.query<{ ticket: string; granted: boolean }>(
+        `SELECT ticket, granted FROM svc_llm_enqueue($1, $2, $3, $4, $5)`,
+        [call.owner, call.tenant, call.label, call.leaseS, call.slots],
+      );
+      return { ticket: Number(rows[0]!.ticket), granted: rows[0]!.granted };
+    },
+
+    /** The state of some tickets (those of one process's waiters); a ticket no longer queued is absent. */
+    async states(tickets: readonly number[]): Promise<TicketState[]> {
+      const { rows } = await pool.query<TicketState>(
+        `WITH waiting AS (
+           -- The order svc_llm_grant serves them in: each tenant's first, the one served longest ago first,
+           -- then each tenant's second, and so on.
+           SELECT ticket, row_number() OVER (ORDER BY turn, last_granted_at NULLS FIRST, ticket) AS position
+             FROM (SELECT q.ticket, t.last_granted_at,
+                          row_number() OVER (PARTITION BY q.tenant ORDER BY q.ticket) AS turn
+                     FROM svc_llm_queue q LEFT JOIN svc_llm_queue_tenants t ON t.tenant = q.tenant
+                    WHERE q.granted_at IS NULL) by_turn
+         ), counts AS (
+           SELECT count(*) FILTER (WHERE granted_at IS NULL) AS waiting,
+                  count(*) FILTER (WHERE granted_at IS NOT NULL) AS active,
+                  (SELECT avg(s) FROM svc_llm_queue_stats, unnest(recent_s) AS s WHERE id = 1) AS average_s
+             FROM svc_llm_queue
+         )
+         SELECT q.ticket, q.granted_at IS NOT NULL AS granted, w.position::integer AS position,
+                c.waiting::integer AS waiting, c.active::integer AS active, c.average_s
+           FROM svc_llm_queue q LEFT JOIN waiting w USING (ticket) CROSS JOIN counts c
+          WHERE q.ticket = ANY($1::bigint[])`,
+        [tickets],
+      );
+      return rows;
+    },
+
+    /** A call finished (`servedS`), or a waiter left (`timedOut` when it waited too long). */
+    async release(ticket: number, slots: number, outcome: { servedS?: number; timedOut?: boolean }): Promise<void> {
+      await pool.query(`SELECT svc_llm_release($1, $2, $3, $4)`, [
+        ticket,
+        slots,
+        outcome.servedS ?? null,
+        outcome.timedOut ?? false,
+      ]);
+    },
+
+    /** Grants what is free: also drops the tickets of processes that died, and so gives their slots back. */
+    async grant(slots: number): Promise<void> {
+      await pool.query(`SELECT svc_llm_grant($1)`, [slots]);
+    },
+
+    /** Keeps this process's tickets alive; those of a process that stops renewing them lapse. */
+    async renew(owner: string, leaseS: number): Promise<void> {
+      await pool.query(`UPDATE svc_llm_queue SET lease_until = now() + make_interval(secs => $2) WHERE owner_id = $1`, [
+        owner,
+        leaseS,
+      ]);
+    },
+
+    async counts(): Promise<QueueCounts> {
+      const { rows } = await pool.query<QueueCounts>(
+        `SELECT (SELECT count(*) FROM svc_llm_queue WHERE granted_at IS NOT NULL)::integer AS active,
+                (SELECT count(*) FROM svc_llm_queue WHERE granted_at IS NULL)::integer AS waiting,
+                served::integer AS served, timed_out::integer AS timed_out, recent_s
+           FROM svc_llm_queue_stats WHERE id = 1`,
+      );
+      return rows[0]!;
+    },
+
+    /** Forgets every slot held (their holders' releases then count for nothing) and the counters. */
+    async reset(slots: number): Promise<void> {
+      await pool.query(`DELETE FROM svc_llm_queue WHERE granted_at IS NOT NULL`);
+      await pool.query(`UPDATE svc_llm_queue_stats SET served = 0, timed_out = 0, recent_s = '{}' WHERE id = 1`);
+      await pool.query(`SELECT svc_llm_grant($1)`, [slots]);
+    },
+  };
+}
+
+export type LlmQueueRepository = ReturnType<typeof llmQueueRepository>;

@@ -1,0 +1,191 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPool, type Pool } from '../../src-server/db/pool';
+import { llmQueueRepository } from '../../src-server/db/llm-queue.repository';
+import { listenForRunNotifications } from '../../src-server/db/run-notifications';
+import { initDb } from '../../src-server/db/schema';
+import type { QueueInfo } from '../../src-server/models/model-client';
+import { LocalQueue } from '../../src-server/models/local-queue';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
+
+/**
+ * The queue in PostgreSQL, as every server process on the database shares it. Each LocalQueue here stands
+ * for one process (its own owner id and NOTIFY listener) on the same database.
+ */
+let db: TestDatabase;
+let pool: Pool;
+const open: { close(): void | Promise<void> }[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = createPool(db.url);
+  await initDb(pool);
+});
+afterEach(async () => {
+  for (const item of open.splice(0)) await item.close();
+  await pool.query('DELETE FROM svc_llm_queue');
+  await pool.query(`UPDATE svc_llm_queue_stats SET served = 0, timed_out = 0, recent_s = '{}'`);
+});
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+let processes = 0;
+async function queueProcess(slots: number, timeoutS = 60, leaseS = 20): Promise<LocalQueue> {
+  const queue = new LocalQueue(llmQueueRepository(pool), { slots, timeoutS, owner: `p${++processes}`, leaseS });
+  const listener = await listenForRunNotifications(db.url, {
+    cancelled: () => undefined,
+    eventsStored: () => undefined,
+    queueChanged: () => queue.changed(),
+    reconnected: () => queue.changed(),
+  });
+  open.push(queue, listener);
+  return queue;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 150));
+
+async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 100; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('timed out waiting');
+}
+
+describe('the local-runtime queue across processes', () => {
+  it('grants slots first come first served across processes and tells waiters their position', async () => {
+    const [a, b] = [await queueProcess(2), await queueProcess(2)];
+    const first = await a.acquire();
+    const second = await b.acquire();
+    const order: string[] = [];
+    const positions: Record<string, number[]> = { c: [], d: [] };
+    const c = a
+      .acquire({ onQueued: (i) => positions.c!.push(i.position) })
+      .then((release) => (order.push('c'), release));
+    await until(async () => ((await a.status()).waiting === 1 ? true : undefined));
+    const d = b
+      .acquire({ onQueued: (i) => positions.d!.push(i.position) })
+      .then((release) => (order.push('d'), release));
+    await until(async () => ((await a.status()).waiting === 2 ? true : undefined));
+    expect(await a.status()).toMatchObject({ slots: 2, active: 2, waiting: 2 });
+    expect(await b.status()).toMatchObject({ active: 2, waiting: 2 });
+    first();
+    const releaseC = await c;
+    expect(order).toEqual(['c']);
+    // d, in the other process, moves up to first in line.
+    await until(async () => (positions.d!.includes(1) ? true : undefined));
+    second();
+    (await d)();
+    releaseC();
+    await settle();
+    expect(positions).toEqual({ c: [1], d: [2, 1] });
+    expect(await a.status()).toMatchObject({ active: 0, waiting: 0, served: 4 });
+  });
+
+  it('times out a waiter with the documented text, counting the whole cluster', async () => {
+    const [a, b] = [await queueProcess(1, 0.3), await queueProcess(1, 0.3)];
+    const held = await a.acquire();
+    const first = b.acquire();
+    await settle();
+    const second = a.acquire();
+    const error = await first.then(
+      () => new Error('expected a timeout'),
+      (e: Error) => e,
+    );
+    expect(`${error.name}: ${error.message}`).toBe(
+      'TimeoutError: local runtime queue timeout after 0.3s (1 still waiting, 1 active)',
+    );
+    await expect(second).rejects.toThrow('local runtime queue timeout after 0.3s (0 still waiting, 1 active)');
+    expect(await a.status()).toMatchObject({ timed_out: 2, waiting: 0, active: 1 });
+    held();
+  });
+
+  it('drops a cancelled waiter at once and moves the others up', async () => {
+    const queue = await queueProcess(1);
+    const held = await queue.acquire();
+    const controller = new AbortController();
+    const infos: QueueInfo[] = [];
+    const cancelled = queue.acquire({ signal: controller.signal });
+    await until(async () => ((await queue.status()).waiting === 1 ? true : undefined));
+    const next = queue.acquire({ onQueued: (i) => infos.push(i) });
+    await settle();
+    controller.abort(new Error('run cancelled'));
+    await expect(cancelled).rejects.toThrow('run cancelled');
+    await settle();
+    expect((await queue.status()).waiting).toBe(1);
+    expect(infos.map((i) => i.position)).toEqual([2, 1]);
+    held();
+    (await next)();
+  });
+
+  it('shares slots round robin between tenants, first come first served within one', async () => {
+    const queue = await queueProcess(1);
+    const held = await queue.acquire({ tenant: 'busy' });
+    const order: string[] = [];
+    const waiting: Promise<void>[] = [];
+    for (const name of ['busy-1', 'busy-2', 'busy-3', 'quiet-1']) {
+      waiting.push(
+        queue.acquire({ tenant: name.split('-')[0] }).then((release) => {
+          order.push(name);
+          release();
+        }),
+      );
+      // One after the other, so their tickets are in this order.
+      await until(async () => (await queue.status()).waiting === waiting.length || undefined);
+    }
+    held();
+    await Promise.all(waiting);
+    // The quiet tenant came last, but the busy one was just served: the quiet one goes next, not behind
+    // every call the busy one has queued.
+    expect(order).toEqual(['quiet-1', 'busy-1', 'busy-2', 'busy-3']);
+  });
+
+  it('gives a dead process’s slots back once its tickets lapse', async () => {
+    const dead = await queueProcess(1, 60, 0.5);
+    const live = await queueProcess(1, 60, 0.5);
+    await dead.acquire();
+    // The process dies: it stops renewing its tickets (and never releases its slot).
+    dead.close();
+    const started = Date.now();
+    const release = await live.acquire();
+    expect(Date.now() - started).toBeLessThan(5000);
+    release();
+  });
+
+  it('reset forgets held slots and counters; waiters get the slots, and late releases count for nothing', async () => {
+    const queue = await queueProcess(1);
+    const old = await queue.acquire();
+    const waiting = queue.acquire();
+    await settle();
+    expect((await queue.reset('stale slot')).served).toBe(0);
+    const granted = await waiting;
+    old();
+    await settle();
+    expect(await queue.status()).toMatchObject({ active: 1, waiting: 0, served: 0 });
+    granted();
+    await settle();
+    expect(await queue.status()).toMatchObject({ active: 0, served: 1 });
+  });
+
+  it('estimates the wait from recent call durations', async () => {
+    const queue = await queueProcess(1);
+    const release = await queue.acquire();
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    await until(async () => ((await queue.status()).served === 1 ? true : undefined));
+    const held = await queue.acquire();
+    const infos: QueueInfo[] = [];
+    const a = queue.acquire({ onQueued: (i) => infos.push(i) });
+    await until(async () => ((await queue.status()).waiting === 1 ? true : undefined));
+    const b = queue.acquire({ onQueued: (i) => infos.push(i) });
+    await until(async () => (infos.some((i) => i.position === 2) ? true : undefined));
+    const byPosition = Object.fromEntries(infos.map((i) => [i.position, i.estimated_wait_s]));
+    expect(byPosition[1]).toBeGreaterThanOrEqual(0.3);
+    expect(byPosition[2]).toBeGreaterThanOrEqual(0.6);
+    held();
+    (await a)();
+    (await b)();
+  });
+});
