@@ -20,6 +20,7 @@ export async function pipeRunStream(run: FollowableRun, afterId: number, res: Re
   const unsubscribe = run.follow(afterId, {
     event: (entry) => sse.send(entry.frame),
     end: () => sse.end(),
+    room: () => sse.room(),
   });
   await sse.closed;
   unsubscribe();

@@ -1,10 +1,23 @@
 import type { Response } from 'express';
+import { getLogger } from '../log';
+
+const log = getLogger('svc.sse');
 
 const HEARTBEAT_MS = 15_000;
+
+/**
+ * A client that does not read its stream is dropped once more than this has waited in its send buffer for
+ * STALL_MS: its memory would otherwise grow with the run. It loses nothing: it re-attaches with Last-Event-ID.
+ * A client that reads, however slowly, drains it; catching up on stored events waits for it (`room()`).
+ */
+export const MAX_UNREAD_BYTES = 1024 * 1024;
+const STALL_MS = 5000;
 
 export interface SseStream {
   /** Writes a frame made by formatSseEvent. */
   send(frame: string): void;
+  /** Resolves once the client has read enough of what was sent to take more (at once when it has). */
+  room(): Promise<void>;
   end(): void;
   /** Resolves when the client goes away or the stream is ended. */
   readonly closed: Promise<void>;
@@ -12,7 +25,8 @@ export interface SseStream {
 
 /**
  * The one SSE writer: `event:`, `id:` and a JSON `data:` line per event, a comment every 15 s so
- * proxies keep idle streams open, and no buffering hints for reverse proxies.
+ * proxies keep idle streams open, no buffering hints for reverse proxies, and a bound on what a client
+ * that does not read may leave in memory.
  */
 export function openSse(res: Response): SseStream {
   res.status(200);
@@ -26,15 +40,29 @@ export function openSse(res: Response): SseStream {
 
   let ended = false;
   let pending = '';
+  let stalled: NodeJS.Timeout | undefined;
   const flush = () => {
     if (!ended && pending) res.write(pending);
     pending = '';
+    if (!ended && res.writableLength > MAX_UNREAD_BYTES) {
+      stalled ??= setTimeout(() => {
+        if (ended || res.writableLength <= MAX_UNREAD_BYTES) return;
+        log.warn(`dropping a client that does not read its stream (${res.writableLength} bytes unread)`);
+        ended = true;
+        res.destroy();
+      }, STALL_MS);
+    }
   };
+  res.on('drain', () => {
+    clearTimeout(stalled);
+    stalled = undefined;
+  });
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   const closed = new Promise<void>((resolve) => {
     res.on('close', () => {
       ended = true;
       clearInterval(heartbeat);
+      clearTimeout(stalled);
       resolve();
     });
   });
@@ -46,11 +74,24 @@ export function openSse(res: Response): SseStream {
       if (pending === '') process.nextTick(flush);
       pending += frame;
     },
+    room() {
+      if (ended || res.writableLength + pending.length <= MAX_UNREAD_BYTES / 2) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    },
     end() {
       if (ended) return;
       flush();
       ended = true;
       clearInterval(heartbeat);
+      clearTimeout(stalled);
       res.end();
     },
     closed,

@@ -35,6 +35,8 @@ export interface Subscriber {
   event(entry: LoggedEvent): void;
   /** The stream is over: the run finished or stopped at a gate. */
   end(): void;
+  /** Resolves when the subscriber can take more: catching up on stored events goes at the client's pace. */
+  room?(): Promise<void>;
 }
 
 export interface EventStreamOptions {
@@ -228,6 +230,8 @@ export class RunEventStream {
           pausedAtGate = live.events.at(-1)?.type === 'gate_waiting';
           if (closed) return;
         }
+        await subscriber.room?.();
+        if (closed) return;
         const rows = await this.events.after(runId, lastSeen);
         if (closed) return;
         for (const [index, row] of rows.entries()) deliver(LoggedEvent.stored(row), index < rows.length - 1);

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { useIntegrationServer } from '../helpers/integration';
 import type { ServerProcess } from '../helpers/process';
@@ -206,5 +207,35 @@ describe('a run whose process dies', () => {
     const onB = (b.output().match(new RegExp(`run ${runId} \\(summary\\) taken over`, 'g')) ?? []).length;
     expect(takeovers + onB).toBe(1);
     await b.stop();
+  });
+});
+
+describe('a client that does not read its stream', () => {
+  it('is dropped once its unread data passes a bound, and can re-attach after its last event', async () => {
+    // 5,000 tokens of 2 KB: far more than the socket buffers hold for a reader that never reads.
+    const big = Array.from({ length: 5000 }, (_, i) => `${String(i).padStart(6, '0')}${'x'.repeat(2042)}`);
+    ctx.model.reply(big);
+    const url = new URL(ctx.server.url);
+    const socket = net.connect(Number(url.port), url.hostname);
+    socket.pause();
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => undefined);
+    const body = JSON.stringify({ message: 'flood' });
+    socket.write(
+      `POST /graphs/summary/run HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await until(async () => (ctx.server.logs.some((l) => l.includes('does not read its stream')) ? true : undefined));
+    socket.resume();
+    await closed;
+
+    // The run went on without it; the stored stream has every event.
+    const threads = (await (await ctx.server.request('/threads?limit=1')).json()) as { items: { id: string }[] };
+    const runs = (await (await ctx.server.request(`/threads/${threads.items[0]!.id}/runs`)).json()) as {
+      id: string;
+    }[];
+    const events = await readEvents(await attach(ctx.server, runs[0]!.id));
+    expect(events.at(-1)!.data.type).toBe('run_done');
+    expect(events.filter((e) => e.data.type === 'token')).toHaveLength(3 * big.length);
   });
 });
