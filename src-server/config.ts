@@ -42,6 +42,11 @@ const schema = z.object({
   LOCAL_LLM_MAX_CONCURRENT: int(1, 1024).default(2),
   LOCAL_LLM_QUEUE_TIMEOUT_S: positive.default(300),
   LOCAL_LLM_MAX_CONTEXT_TOKENS: int(256).default(6000),
+  /**
+   * Runs on the local runtime one user may have going at once, across the cluster; more answer 429 with
+   * Retry-After, so that one member cannot fill the queue that every tenant shares.
+   */
+  LOCAL_LLM_MAX_RUNS_PER_USER: int(1).default(20),
   /** The model a run uses when neither the request nor its thread names one. */
   DEFAULT_MODEL: z.string().trim().min(1).default('llama3.2'),
 
@@ -81,7 +86,12 @@ const schema = z.object({
   RUN_MAX_ATTEMPTS: int(1, 100).default(3),
   /** Days the stored events of a finished run are kept for re-attaching; its run and node rows stay. 0: forever. */
   RUN_EVENTS_RETENTION_DAYS: int(0).default(30),
+  /** The folders under which a run's local project path may lie, for every caller; see docs/security.md. */
   PROJECT_ROOTS: list.default([]),
+  /** Git hosts a run may clone from although they resolve to loopback, link-local or private addresses. */
+  GIT_ALLOWED_HOSTS: list.default([]),
+  /** The clone cache (DATA_DIR/repositories) as a whole; beyond it the least recently used clones are evicted. */
+  GIT_CACHE_MAX_MB: int(1).default(1024),
   BODY_LIMIT: z
     .string()
     .trim()

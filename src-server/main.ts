@@ -7,11 +7,12 @@ import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
 import { createAccess, ensureDefaultTenancy } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
+import type { Principal } from './auth/principal';
 import { createOidc } from './auth/oidc';
 import { tenancyService } from './auth/tenancy.service';
 import { tenancyRepository } from './db/tenancy.repository';
 import { usersRepository } from './db/users.repository';
-import { baseUrl, isLoopbackHost, type Config } from './config';
+import { baseUrl, type Config } from './config';
 import { dataDirMode, ensureFolderMode } from './db/data-dir';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { createPool, withAdvisoryLock, type Pool } from './db/pool';
@@ -21,7 +22,7 @@ import { threadsRepository } from './db/threads.repository';
 import { runsRepository } from './db/runs.repository';
 import { nodeConfigsRepository } from './db/node-configs.repository';
 import { createApp } from './http/app';
-import { buildProjectContext } from './context/project-context';
+import { buildProjectContext, checkProjectPath } from './context/project-context';
 import { LocalQueue } from './models/local-queue';
 import { assertModelConfigured } from './models/cloud-providers';
 import { createModelProviders } from './models/model-providers';
@@ -155,10 +156,15 @@ export async function startServer({
     });
     const projectContextOptions = {
       cacheDir: path.join(config.DATA_DIR, 'repositories'),
-      allowedRoots: isLoopbackHost(config.HOST) ? null : config.PROJECT_ROOTS,
+      allowedRoots: config.PROJECT_ROOTS,
+      allowedGitHosts: config.GIT_ALLOWED_HOSTS,
+      maxCacheBytes: config.GIT_CACHE_MAX_MB * 1024 * 1024,
       // The context shares the local budget with the instructions and the conversation.
       maxChars: Math.floor(config.LOCAL_LLM_MAX_CONTEXT_TOKENS * 4 * 0.5),
     };
+    // Who may name which project path is decided by the caller, when a run starts or a thread is created.
+    const checkPath = (principal: Principal, projectPath: string) =>
+      checkProjectPath(projectPath, projectContextOptions, principal);
     const runEvents = runEventsRepository(pool);
     const events = new RunEventStream(runEvents, {
       flushMs: EVENT_FLUSH_MS,
@@ -173,7 +179,7 @@ export async function startServer({
       checkpointer,
       models: createModelProviders(config, queue),
       catalogEntry: (agent) => catalog.get(agent),
-      projectContext: (projectPath) => buildProjectContext(projectPath, projectContextOptions),
+      projectContext: (projectPath, signal) => buildProjectContext(projectPath, { ...projectContextOptions, signal }),
       nodeConfigs: (agent, projectId) => phaseConfig.forRun(agent, projectId),
       runTimeoutS: config.RUN_TIMEOUT_S,
       leaseS: config.RUN_LEASE_S,
@@ -209,6 +215,7 @@ export async function startServer({
       runs,
       manager,
       deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
+      checkProjectPath: checkPath,
     });
     const service = runsService({
       catalog,
@@ -220,6 +227,7 @@ export async function startServer({
       events,
       defaultModel: config.DEFAULT_MODEL,
       checkModel: (model) => assertModelConfigured(config, model),
+      checkProjectPath: checkPath,
     });
     const oidc =
       config.AUTH_ENABLED && config.OIDC_ISSUER_URL

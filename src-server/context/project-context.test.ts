@@ -3,11 +3,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildProjectContext, isGitUrl } from './project-context';
+import { ServiceError } from '../contracts/errors';
+import { isInternalAddress, parseGitUrl, withoutCredentials } from './git-url';
+import { buildProjectContext, checkProjectPath, isGitUrl, type ProjectContextOptions } from './project-context';
 
 const temp: string[] = [];
 const mkdir = () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-project-'));
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-project-')));
   temp.push(dir);
   return dir;
 };
@@ -29,7 +31,25 @@ function project(): string {
   return dir;
 }
 
-const options = () => ({ cacheDir: mkdir(), allowedRoots: null });
+const options = (extra: Partial<ProjectContextOptions> = {}): ProjectContextOptions => ({
+  cacheDir: mkdir(),
+  allowedRoots: [],
+  ...extra,
+});
+const ADMIN = { instanceAdmin: true };
+const MEMBER = { instanceAdmin: false };
+
+/** The 400 a refused path gets when a run starts or a thread is created, or undefined when it is allowed. */
+async function refusal(projectPath: string, opts: ProjectContextOptions, caller = MEMBER) {
+  try {
+    await checkProjectPath(projectPath, opts, caller);
+    return undefined;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ServiceError);
+    expect((error as ServiceError).status).toBe(400);
+    return (error as ServiceError).message;
+  }
+}
 
 describe('project context', () => {
   it('shows the structure without ignored files and includes the key files', async () => {
@@ -45,8 +65,19 @@ describe('project context', () => {
   });
 
   it('stays within its budget', async () => {
-    const text = await buildProjectContext(project(), { ...options(), maxChars: 300 });
+    const text = await buildProjectContext(project(), options({ maxChars: 300 }));
     expect(text.length).toBeLessThanOrEqual(300);
+  });
+
+  it('never follows a symlink out of the project: a README that points at /etc/passwd is not read', async () => {
+    const dir = project();
+    fs.rmSync(path.join(dir, 'README.md'));
+    fs.symlinkSync('/etc/passwd', path.join(dir, 'README.md'));
+    fs.symlinkSync('/etc', path.join(dir, 'src', 'etc'));
+    const text = await buildProjectContext(dir, options());
+    expect(text).not.toContain('root:');
+    expect(text).not.toContain('--- README.md ---');
+    expect(text).not.toContain('passwd');
   });
 
   it('clones a git URL shallowly (a file:// bare repository) and reads its README', async () => {
@@ -59,33 +90,14 @@ describe('project context', () => {
     git(work, '-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '-m', 'widgets');
     git(work, 'clone', '-q', '--bare', work, bare);
     const cache = mkdir();
-    const text = await buildProjectContext(`file://${bare}`, { cacheDir: cache, allowedRoots: null });
+    const text = await buildProjectContext(`file://${bare}`, { cacheDir: cache, allowedRoots: [] });
     expect(text).toContain('# Widget service');
     expect(fs.readdirSync(cache)).toHaveLength(1);
   });
 
-  it('fails clearly for a missing folder and a failed clone', async () => {
+  it('fails clearly for a missing folder', async () => {
     await expect(buildProjectContext('/no/such/folder', options())).rejects.toThrow(
       'project folder /no/such/folder does not exist',
-    );
-    await expect(buildProjectContext('https://127.0.0.1:9/nothing.git', options())).rejects.toThrow(
-      /^could not clone https:\/\/127\.0\.0\.1:9\/nothing\.git: /,
-    );
-  });
-
-  it('allows local paths only under PROJECT_ROOTS when asked to', async () => {
-    const dir = project();
-    await expect(buildProjectContext(dir, { cacheDir: mkdir(), allowedRoots: [] })).rejects.toThrow(
-      'local project paths are disabled',
-    );
-    await expect(buildProjectContext(dir, { cacheDir: mkdir(), allowedRoots: ['/srv/projects'] })).rejects.toThrow(
-      `project path ${dir} is outside the allowed folders (PROJECT_ROOTS: /srv/projects)`,
-    );
-    await expect(
-      buildProjectContext(`file://${dir}`, { cacheDir: mkdir(), allowedRoots: ['/srv/projects'] }),
-    ).rejects.toThrow('outside the allowed folders');
-    expect(await buildProjectContext(dir, { cacheDir: mkdir(), allowedRoots: [path.dirname(dir)] })).toContain(
-      'README.md',
     );
   });
 
@@ -96,5 +108,133 @@ describe('project context', () => {
     expect(isGitUrl('/home/me/project')).toBe(false);
     expect(isGitUrl('--upload-pack=touch /tmp/x')).toBe(false);
     await expect(buildProjectContext('--upload-pack=touch /tmp/pwned', options())).rejects.toThrow('does not exist');
+  });
+});
+
+describe('who may name a local folder', () => {
+  it('with PROJECT_ROOTS unset: only the instance administrator', async () => {
+    const dir = project();
+    expect(await refusal(dir, options())).toBe(
+      'local project paths are disabled: set PROJECT_ROOTS to the folders runs may read ' +
+        '(without it, only the instance administrator may name a local folder)',
+    );
+    expect(await refusal(`file://${dir}`, options())).toMatch(/^local project paths are disabled/);
+    for (const elsewhere of ['/etc', '/proc/self/cwd']) {
+      expect(await refusal(elsewhere, options())).toMatch(/^local project paths are disabled/);
+    }
+    expect(await refusal(dir, options(), ADMIN)).toBeUndefined();
+  });
+
+  it('with PROJECT_ROOTS set: inside them for everyone, outside them for no one, symlinks resolved first', async () => {
+    const root = mkdir();
+    const inside = path.join(root, 'team-a');
+    fs.mkdirSync(inside);
+    fs.symlinkSync('/etc', path.join(root, 'escape'));
+    const opts = options({ allowedRoots: [root] });
+    expect(await refusal(inside, opts)).toBeUndefined();
+    expect(await refusal(`file://${inside}`, opts)).toBeUndefined();
+    for (const caller of [MEMBER, ADMIN]) {
+      for (const outside of [
+        '/etc',
+        path.join(root, 'escape'),
+        path.join(root, 'team-a', '..', '..'),
+        '/proc/self/cwd',
+      ]) {
+        expect(await refusal(outside, opts, caller), outside).toMatch(
+          /is outside the allowed folders \(PROJECT_ROOTS: /,
+        );
+      }
+    }
+    expect(await refusal('/etc', opts)).toBe(
+      `project path /etc is outside the allowed folders (PROJECT_ROOTS: ${root})`,
+    );
+    // The same rule when the run executes, whoever started it.
+    await expect(buildProjectContext('/etc', opts)).rejects.toThrow('is outside the allowed folders');
+    expect(await buildProjectContext(inside, opts)).toContain('Structure:');
+  });
+
+  it('never the clone cache, not even for the administrator, however it is named', async () => {
+    const root = mkdir();
+    const cacheDir = path.join(root, 'data', 'repositories');
+    const clone = path.join(cacheDir, '0123456789abcdef');
+    fs.mkdirSync(clone, { recursive: true });
+    fs.writeFileSync(path.join(clone, 'README.md'), 'another tenant');
+    fs.symlinkSync(clone, path.join(root, 'innocent'));
+    for (const opts of [options({ cacheDir }), options({ cacheDir, allowedRoots: [root] })]) {
+      for (const named of [
+        clone,
+        cacheDir,
+        `file://${clone}`,
+        path.join(root, 'innocent'),
+        `${cacheDir}/x/../0123456789abcdef`,
+      ]) {
+        expect(await refusal(named, opts, ADMIN), named).toMatch(
+          /is inside the server's clone cache, which is never read$/,
+        );
+        await expect(buildProjectContext(named, opts)).rejects.toThrow("inside the server's clone cache");
+      }
+    }
+    // A folder above the cache may be read, without the cache in it.
+    const text = await buildProjectContext(root, options({ cacheDir }));
+    expect(text).toContain('data/');
+    expect(text).not.toContain('0123456789abcdef');
+  });
+});
+
+describe('git URLs', () => {
+  it('refuse credentials, which would be stored, shown and logged: a 400 that does not repeat them', async () => {
+    for (const url of [
+      'https://alice:s3cret-token@git.example.com/team/repo.git',
+      'https://ghp_0123456789abcdef@github.com/team/repo.git',
+      'http://user:pass@git.example.com/repo.git',
+      'ssh://git:s3cret-token@git.example.com/repo.git',
+      'git://user@git.example.com/repo.git',
+    ]) {
+      const message = await refusal(url, options(), ADMIN);
+      expect(message, url).toMatch(/carries credentials/);
+      expect(message).not.toMatch(/s3cret|ghp_|alice|user:pass/);
+    }
+    for (const url of [
+      'ssh://git@git.example.com/team/repo.git',
+      'git@github.com:team/repo.git',
+      'https://github.com/a/b',
+    ]) {
+      expect(await refusal(url, options()), url).toBeUndefined();
+    }
+    expect(withoutCredentials('https://a:b@h.example/x')).toBe('https://h.example/x');
+  });
+
+  it('tell internal addresses from public ones, IPv4 inside IPv6 included', () => {
+    for (const address of [
+      '127.0.0.1',
+      '10.2.3.4',
+      '172.20.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:10.0.0.1',
+      '64:ff9b::a00:1',
+      '2002:c0a8:101::1',
+      'not an address',
+    ]) {
+      expect(isInternalAddress(address), address).toBe(true);
+    }
+    for (const address of ['93.184.216.34', '140.82.121.4', '2606:4700::1111', '::ffff:93.184.216.34']) {
+      expect(isInternalAddress(address), address).toBe(false);
+    }
+  });
+
+  it('read the host the way git will connect to it', () => {
+    expect(parseGitUrl('http://2130706433:5432/')).toMatchObject({ host: '127.0.0.1', port: 5432 });
+    expect(parseGitUrl('https://[::ffff:127.0.0.1]/x')).toMatchObject({ host: '::ffff:7f00:1', port: 443 });
+    expect(parseGitUrl('git@github.com:team/repo.git')).toMatchObject({ scheme: 'ssh', host: 'github.com', port: 22 });
+    expect(parseGitUrl('ssh://git@10.0.0.5:2222/repo')).toMatchObject({ scheme: 'ssh', host: '10.0.0.5', port: 2222 });
   });
 });

@@ -1,25 +1,36 @@
-import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import ignore, { type Ignore } from 'ignore';
+import { badRequest } from '../contracts/errors';
+import { cloneIntoCache, holding } from './clone-cache';
+import { ProjectPathError } from './errors';
+import { isGitUrl, parseGitUrl, resolvePublicHost } from './git-url';
 
-const run = promisify(execFile);
-
-export class ProjectPathError extends Error {
-  override name = 'ProjectPathError';
-}
+export { ProjectPathError } from './errors';
+export { isGitUrl } from './git-url';
 
 export interface ProjectContextOptions {
-  /** Where git URLs are cloned (kept between runs). */
+  /** Where git URLs are cloned (kept between runs): DATA_DIR/repositories. Never read as a project. */
   cacheDir: string;
-  /** When the server listens beyond loopback, local paths must lie under one of these. */
-  allowedRoots: string[] | null;
+  /** PROJECT_ROOTS. When set, every local path (file:// URLs too) must lie under one of these, whoever asks. */
+  allowedRoots: readonly string[];
+  /** GIT_ALLOWED_HOSTS: git hosts that may resolve to loopback, link-local or private addresses. */
+  allowedGitHosts?: readonly string[];
   /** Budget for the whole context, in characters (about four per token). */
   maxChars?: number;
   cloneTimeoutMs?: number;
   maxCloneBytes?: number;
+  /** The whole clone cache; the least recently used clones are evicted beyond it. */
+  maxCacheBytes?: number;
+  /** The run's signal: cancelling the run stops its clone. */
+  signal?: AbortSignal;
+}
+
+/** Who asks for a project path, as far as the path rules care. */
+export interface PathCaller {
+  /** The API token (or per-launch token) caller, or the anonymous user when authentication is off. */
+  instanceAdmin: boolean;
 }
 
 const MAX_DEPTH = 4;
@@ -37,84 +48,118 @@ const KEY_FILES = [
 ];
 const ALWAYS_SKIPPED = new Set(['.git', 'node_modules', '.venv', 'target', 'dist', 'out', '__pycache__']);
 
-/** https, ssh (`ssh://` or `git@host:path`) and file URLs are cloned; anything else is a local folder. */
-export function isGitUrl(value: string): boolean {
-  return /^(https?|ssh|git|file):\/\//i.test(value) || /^[\w.-]+@[\w.-]+:/.test(value);
+/** Whether `child` is `root` or lies under it (both absolute, resolved). */
+function inside(child: string, root: string): boolean {
+  const relative = path.relative(root, child);
+  return relative === '' || (relative.split(path.sep)[0] !== '..' && !path.isAbsolute(relative));
 }
 
-async function clone(url: string, options: ProjectContextOptions): Promise<string> {
-  if (url.startsWith('-')) throw new ProjectPathError(`refusing a git URL that starts with "-": ${url}`);
-  const target = path.join(options.cacheDir, createHash('sha256').update(url).digest('hex').slice(0, 16));
+/** Where a path really leads, symlinks resolved; a part that does not exist yet is taken as written. */
+async function realLocation(target: string): Promise<string> {
   try {
-    await fs.access(path.join(target, '.git'));
-    return target;
+    return await fs.realpath(target);
   } catch {
-    // not cloned yet
+    const parent = path.dirname(target);
+    return parent === target ? target : path.join(await realLocation(parent), path.basename(target));
   }
-  await fs.mkdir(options.cacheDir, { recursive: true, mode: 0o700 });
-  const staging = `${target}.tmp-${process.pid}-${Date.now()}`;
+}
+
+/** The local folder a project path names: a path, or a file:// URL. */
+function localFolder(projectPath: string): string {
+  if (!projectPath.startsWith('file://')) return path.resolve(projectPath);
   try {
-    // execFile with an argument array: the URL never passes through a shell. `--` ends the options.
-    await run('git', ['clone', '--depth', '1', '--single-branch', '--no-tags', '--', url, staging], {
-      timeout: options.cloneTimeoutMs ?? 60_000,
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo' },
-      maxBuffer: 1024 * 1024,
-    });
-  } catch (error) {
-    await fs.rm(staging, { recursive: true, force: true });
-    const detail = (error as { stderr?: string }).stderr?.trim().split('\n').at(-1) ?? (error as Error).message;
-    throw new ProjectPathError(`could not clone ${url}: ${detail}`);
+    return path.resolve(fileURLToPath(projectPath));
+  } catch {
+    throw new ProjectPathError(`project path ${projectPath} is not a file URL of this machine`);
   }
-  const size = await folderSize(staging);
-  if (size > (options.maxCloneBytes ?? 200 * 1024 * 1024)) {
-    await fs.rm(staging, { recursive: true, force: true });
+}
+
+/**
+ * The rules of local paths, on the path's real location (symlinks, `..` and /proc/self/cwd resolved): never the
+ * clone cache, whoever asks; under PROJECT_ROOTS when it is set, whoever asks; when it is not set, only for the
+ * instance administrator. `caller` undefined (when a run executes) checks what does not depend on the caller:
+ * the caller was checked when the run started.
+ */
+async function assertLocalAllowed(folder: string, options: ProjectContextOptions, caller?: PathCaller) {
+  const real = await realLocation(folder);
+  if (inside(real, await realLocation(path.resolve(options.cacheDir)))) {
+    throw new ProjectPathError(`project path ${folder} is inside the server's clone cache, which is never read`);
+  }
+  if (options.allowedRoots.length > 0) {
+    const roots = await Promise.all(options.allowedRoots.map((root) => realLocation(path.resolve(root))));
+    if (roots.some((root) => inside(real, root))) return;
     throw new ProjectPathError(
-      `${url} is larger than the ${Math.round((options.maxCloneBytes ?? 200 * 1024 * 1024) / 1024 / 1024)} MiB limit for project context`,
+      `project path ${folder} is outside the allowed folders (PROJECT_ROOTS: ${options.allowedRoots.join(', ')})`,
     );
   }
-  await fs.rename(staging, target).catch(async () => fs.rm(staging, { recursive: true, force: true }));
-  return target;
-}
-
-async function folderSize(dir: string): Promise<number> {
-  let total = 0;
-  for (const entry of await fs.readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) total += (await fs.stat(path.join(entry.parentPath, entry.name))).size;
+  if (caller && !caller.instanceAdmin) {
+    throw new ProjectPathError(
+      'local project paths are disabled: set PROJECT_ROOTS to the folders runs may read ' +
+        '(without it, only the instance administrator may name a local folder)',
+    );
   }
-  return total;
 }
 
-/** When the server listens beyond loopback, local paths (file:// URLs too) must lie under PROJECT_ROOTS. */
-async function assertAllowed(resolved: string, options: ProjectContextOptions): Promise<void> {
-  if (!options.allowedRoots) return;
-  const real = await fs.realpath(resolved).catch(() => resolved);
-  const inside = options.allowedRoots.some(
-    (root) => real === path.resolve(root) || real.startsWith(path.resolve(root) + path.sep),
-  );
-  if (inside) return;
-  throw new ProjectPathError(
-    options.allowedRoots.length
-      ? `project path ${resolved} is outside the allowed folders (PROJECT_ROOTS: ${options.allowedRoots.join(', ')})`
-      : 'local project paths are disabled when the server listens beyond loopback: set PROJECT_ROOTS to allow folders',
-  );
+/**
+ * Whether `caller` may give this project path to a run or a thread, checked before anything is stored: a local
+ * path by the rules above, a git URL without credentials. A refusal is a 400 with the reason. Whether a git host
+ * may be reached is checked when the run clones it (DNS answers change).
+ */
+export async function checkProjectPath(
+  projectPath: string,
+  options: ProjectContextOptions,
+  caller: PathCaller,
+): Promise<void> {
+  try {
+    if (projectPath.startsWith('file://') || !isGitUrl(projectPath)) {
+      await assertLocalAllowed(localFolder(projectPath), options, caller);
+    } else {
+      parseGitUrl(projectPath);
+    }
+  } catch (error) {
+    if (error instanceof ProjectPathError) throw badRequest(error.message);
+    throw error;
+  }
 }
 
-async function resolveFolder(projectPath: string, options: ProjectContextOptions): Promise<string> {
+function cloneLimits(options: ProjectContextOptions) {
+  return {
+    cacheDir: options.cacheDir,
+    timeoutMs: options.cloneTimeoutMs ?? 60_000,
+    maxCloneBytes: options.maxCloneBytes ?? 200 * 1024 * 1024,
+    maxCacheBytes: options.maxCacheBytes ?? 1024 * 1024 * 1024,
+    signal: options.signal,
+  };
+}
+
+/** The folder to read for a project path, held (not evicted) while `use` reads it. */
+async function withFolder<T>(
+  projectPath: string,
+  options: ProjectContextOptions,
+  use: (folder: string) => Promise<T>,
+): Promise<T> {
   const isFileUrl = projectPath.startsWith('file://');
-  if (!isFileUrl && isGitUrl(projectPath)) return clone(projectPath, options);
-  const resolved = path.resolve(isFileUrl ? decodeURIComponent(new URL(projectPath).pathname) : projectPath);
-  await assertAllowed(resolved, options);
-  const stat = await fs.stat(resolved).catch(() => undefined);
-  if (!stat) throw new ProjectPathError(`project folder ${resolved} does not exist`);
-  if (!stat.isDirectory()) throw new ProjectPathError(`project path ${resolved} is not a folder`);
+  if (!isFileUrl && isGitUrl(projectPath)) {
+    const url = parseGitUrl(projectPath);
+    const { addresses } = await resolvePublicHost(url, options.allowedGitHosts ?? []);
+    const folder = await cloneIntoCache(url.href, url.shown, { url, addresses }, cloneLimits(options));
+    return holding(folder, () => use(folder));
+  }
+  const folder = localFolder(projectPath);
+  await assertLocalAllowed(folder, options);
+  const stat = await fs.stat(folder).catch(() => undefined);
+  if (!stat) throw new ProjectPathError(`project folder ${folder} does not exist`);
+  if (!stat.isDirectory()) throw new ProjectPathError(`project path ${folder} is not a folder`);
   // A file:// URL to a bare repository has no work tree to read: clone it like any other URL.
   const bare =
     isFileUrl &&
-    (await fs.access(path.join(resolved, 'HEAD')).then(
+    (await fs.access(path.join(folder, 'HEAD')).then(
       () => true,
       () => false,
     ));
-  return bare ? clone(projectPath, options) : resolved;
+  if (!bare) return use(folder);
+  const clone = await cloneIntoCache(projectPath, projectPath, undefined, cloneLimits(options));
+  return holding(clone, () => use(clone));
 }
 
 async function readIgnore(dir: string, rules: Ignore): Promise<void> {
@@ -122,8 +167,11 @@ async function readIgnore(dir: string, rules: Ignore): Promise<void> {
   if (text) rules.add(text);
 }
 
-/** The tree, depth-bounded and count-bounded, honouring the root .gitignore; plus the key files found. */
-async function walk(root: string): Promise<{ tree: string[]; keyFiles: string[] }> {
+/**
+ * The tree, depth-bounded and count-bounded, honouring the root .gitignore; plus the key files found. Symlinks are
+ * listed but never followed, and the clone cache is skipped when a folder above it is read.
+ */
+async function walk(root: string, cacheDir: string): Promise<{ tree: string[]; keyFiles: string[] }> {
   const rules = ignore();
   await readIgnore(root, rules);
   const tree: string[] = [];
@@ -136,6 +184,7 @@ async function walk(root: string): Promise<{ tree: string[]; keyFiles: string[] 
       if (tree.length >= MAX_ENTRIES) return;
       const rel = relative ? `${relative}/${entry.name}` : entry.name;
       if (ALWAYS_SKIPPED.has(entry.name) || rules.ignores(entry.isDirectory() ? `${rel}/` : rel)) continue;
+      if (entry.isDirectory() && path.join(root, rel) === cacheDir) continue;
       tree.push(`${'  '.repeat(depth)}${entry.name}${entry.isDirectory() ? '/' : ''}`);
       if (entry.isDirectory() && depth + 1 < MAX_DEPTH) await visit(rel, depth + 1);
       else if (entry.isFile() && KEY_FILES.some((re) => re.test(rel))) keyFiles.push(rel);
@@ -151,16 +200,19 @@ async function walk(root: string): Promise<{ tree: string[]; keyFiles: string[] 
  * cut to the budget. `projectPath` is a local folder or a git URL (cloned shallowly into the cache).
  */
 export async function buildProjectContext(projectPath: string, options: ProjectContextOptions): Promise<string> {
-  const folder = await resolveFolder(projectPath, options);
-  const budget = options.maxChars ?? 16_000;
-  const { tree, keyFiles } = await walk(folder);
-  let text = `Repository ${projectPath}\n\nStructure:\n${tree.join('\n')}\n`;
-  for (const file of keyFiles) {
-    if (text.length >= budget) break;
-    const content = await fs.readFile(path.join(folder, file), 'utf8').catch(() => '');
-    const room = budget - text.length - file.length - 20;
-    if (room <= 200) break;
-    text += `\n--- ${file} ---\n${content.length > room ? `${content.slice(0, room)}\n… (cut)` : content}\n`;
-  }
-  return text.slice(0, budget);
+  const shown =
+    isGitUrl(projectPath) && !projectPath.startsWith('file://') ? parseGitUrl(projectPath).shown : projectPath;
+  return withFolder(projectPath, options, async (folder) => {
+    const budget = options.maxChars ?? 16_000;
+    const { tree, keyFiles } = await walk(folder, path.resolve(options.cacheDir));
+    let text = `Repository ${shown}\n\nStructure:\n${tree.join('\n')}\n`;
+    for (const file of keyFiles) {
+      if (text.length >= budget) break;
+      const content = await fs.readFile(path.join(folder, file), 'utf8').catch(() => '');
+      const room = budget - text.length - file.length - 20;
+      if (room <= 200) break;
+      text += `\n--- ${file} ---\n${content.length > room ? `${content.slice(0, room)}\n… (cut)` : content}\n`;
+    }
+    return text.slice(0, budget);
+  });
 }

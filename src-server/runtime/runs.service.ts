@@ -25,6 +25,8 @@ export interface RunsServiceDeps {
   defaultModel: string;
   /** Throws when the model's provider is not configured, before any run is created. */
   checkModel(model: string): void;
+  /** Throws (400) when the caller may not give a run this project path, before anything is stored. */
+  checkProjectPath(principal: Principal, projectPath: string): Promise<void>;
 }
 
 /** A run a client may follow, wherever it executes: its events after an id, live, to the end or a gate. */
@@ -84,9 +86,13 @@ export function runsService(deps: RunsServiceDeps) {
               : `thread ${thread.id} already has run ${active.id} running`,
           );
         }
+        // The thread's own path too, with this caller's rights: a member cannot run in a folder an admin named.
+        const named = request.project_path ?? thread.project_path;
+        if (named) await deps.checkProjectPath(principal, named);
       } else {
         const projectId = await access.defaultProjectId();
         await access.requireProjectRole(principal, projectId, 'member');
+        if (request.project_path) await deps.checkProjectPath(principal, request.project_path);
         thread = await threadRows.insert({
           id: randomUUID(),
           agent: entry.manifest.name,

@@ -18,6 +18,8 @@ export interface ThreadsServiceDeps {
   runs: RunsRepository;
   manager: RunManager;
   deleteCheckpoints(threadId: string): Promise<void>;
+  /** Throws (400) when the caller may not give a thread this project path. */
+  checkProjectPath(principal: Principal, projectPath: string): Promise<void>;
 }
 
 /** Threads: listing, creating, reading and deleting them, with the caller's role checked on the thread's project. */
@@ -77,6 +79,7 @@ export function threadsService(deps: ThreadsServiceDeps) {
       if (!entry) throw notFound(`no agent or command named "${body.agent}"`);
       const projectId = body.project_id ?? (await access.defaultProjectId());
       await access.requireProjectRole(principal, projectId, 'member');
+      if (body.project_path) await deps.checkProjectPath(principal, body.project_path);
       return threads.insert({
         id: randomUUID(),
         agent: entry.manifest.name,

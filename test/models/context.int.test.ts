@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useIntegrationServer } from '../helpers/integration';
-import { readEvents } from '../helpers/sse';
+import { readEvents, type ReceivedEvent } from '../helpers/sse';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-data-'));
 // Registered first, so it runs last: after the fixture has stopped the server.
@@ -87,5 +88,52 @@ describe('run context', () => {
       type: 'run_error',
       error_detail: 'ProjectPathError: project folder /no/such/project does not exist',
     });
+  });
+
+  it("fails the run for a git URL on the server's own network, with nothing from git in the answer", async () => {
+    const events = await readEvents(
+      await ctx.server.request('/graphs/summary/run', {
+        method: 'POST',
+        json: { message: 'x', project_path: 'http://127.0.0.1:5432/' },
+      }),
+    );
+    expect(events.at(-1)!.data).toMatchObject({
+      type: 'run_error',
+      error_detail:
+        "ProjectPathError: git URL http://127.0.0.1:5432/ leads to an address on the server's own network " +
+        '(loopback, link-local or private), which is not cloned: GIT_ALLOWED_HOSTS can allow 127.0.0.1',
+    });
+  });
+
+  it('stops the git clone when the run is cancelled, not when the clone times out', async () => {
+    // A git host that accepts the connection and never answers.
+    const sockets: net.Socket[] = [];
+    let closed = 0;
+    const silent = net.createServer((socket) => {
+      sockets.push(socket);
+      socket.resume();
+      socket.on('close', () => (closed += 1));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const server = await ctx.start({ DATA_DIR: dataDir, GIT_ALLOWED_HOSTS: '127.0.0.1' });
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/stuck.git`;
+      const events: ReceivedEvent[] = [];
+      const reading = readEvents(
+        await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'x', project_path: url } }),
+        (event) => void events.push(event),
+      );
+      await expect.poll(() => sockets.length, { timeout: 10_000 }).toBeGreaterThan(0);
+      const runId = (events[0]!.data as { run_id: string }).run_id;
+      expect((await server.request(`/runs/${runId}/cancel`, { method: 'POST', json: {} })).status).toBe(200);
+      // git and its helper are gone within moments: the connection closes, well before the 60 s clone timeout.
+      await expect.poll(() => closed, { timeout: 5000 }).toBe(sockets.length);
+      await reading;
+      expect(events.at(-1)!.data.type).toBe('run_cancelled');
+    } finally {
+      await server.close();
+      sockets.forEach((s) => s.destroy());
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });

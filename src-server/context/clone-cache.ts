@@ -1,0 +1,259 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import { isIP } from 'node:net';
+import path from 'node:path';
+import { getLogger } from '../log';
+import { ProjectPathError } from './errors';
+import type { GitUrl } from './git-url';
+
+const log = getLogger('svc.context');
+
+export interface CloneLimits {
+  /** Where clones are kept between runs (DATA_DIR/repositories). */
+  cacheDir: string;
+  timeoutMs: number;
+  /** One clone, its .git included; the clone is stopped as soon as it passes this. */
+  maxCloneBytes: number;
+  /** All clones together; the least recently used go first. */
+  maxCacheBytes: number;
+  /** Stops the clone: the run was cancelled. */
+  signal?: AbortSignal;
+}
+
+/** Where a network clone must connect: the addresses its host was checked at (http and https only). */
+export interface Pin {
+  url: GitUrl;
+  addresses: string[];
+}
+
+/** The size of a finished clone, kept inside it so that eviction need not walk every clone. */
+const SIZE_FILE = path.join('.git', 'svc-size');
+/** Staging folders older than this belong to a process that died mid-clone. */
+const STALE_STAGING_MS = 3600_000;
+const WATCH_MS = 200;
+
+/** Clones a run of this process is reading: eviction leaves them alone. */
+const inUse = new Map<string, number>();
+
+/** Holds a cached clone (or any folder) for the duration of `use`. */
+export async function holding<T>(folder: string, use: () => Promise<T>): Promise<T> {
+  inUse.set(folder, (inUse.get(folder) ?? 0) + 1);
+  try {
+    return await use();
+  } finally {
+    const left = (inUse.get(folder) ?? 1) - 1;
+    if (left > 0) inUse.set(folder, left);
+    else inUse.delete(folder);
+  }
+}
+
+export function cacheFolder(cacheDir: string, source: string): string {
+  return path.join(cacheDir, createHash('sha256').update(source).digest('hex').slice(0, 16));
+}
+
+/**
+ * A shallow clone of `source` in the cache, made once and reused. `shown` names it in messages (no credentials);
+ * `pin` makes git connect to the addresses that were checked, whatever DNS says next. Nothing git writes on stderr
+ * reaches the caller: it tells an open port from a closed one, or one service from another, on hosts the server
+ * can reach. It is logged for the operator instead.
+ */
+export async function cloneIntoCache(source: string, shown: string, pin: Pin | undefined, limits: CloneLimits) {
+  limits.signal?.throwIfAborted();
+  const target = cacheFolder(limits.cacheDir, source);
+  if (await exists(path.join(target, '.git'))) {
+    const now = new Date();
+    await fs.utimes(target, now, now).catch(() => undefined);
+    return target;
+  }
+  await fs.mkdir(limits.cacheDir, { recursive: true, mode: 0o700 });
+  const staging = `${target}.tmp-${process.pid}-${Date.now()}`;
+  const tooLarge = () =>
+    new ProjectPathError(
+      `${shown} is larger than the ${Math.round(limits.maxCloneBytes / 1024 / 1024)} MiB limit for project context`,
+    );
+  try {
+    // The objects first, without a work tree, watched as they arrive; then the work tree, whose size the tree
+    // itself tells beforehand (a small pack can hold a huge file of zeros).
+    await git([...networkConfig(pin), 'clone', '--depth', '1', '--single-branch', '--no-tags', '--no-checkout'], {
+      what: 'clone',
+      args: ['--', pin?.url.href ?? source, staging],
+      limits,
+      shown,
+      watch: { folder: staging, tooLarge },
+    });
+    const objects = await folderSize(staging);
+    const files = await treeSize(staging, limits, shown);
+    if (objects + files > limits.maxCloneBytes) throw tooLarge();
+    await git(['-C', staging, 'checkout', '-q'], { what: 'checkout', args: [], limits, shown });
+    await fs.writeFile(path.join(staging, SIZE_FILE), String(objects + files));
+  } catch (error) {
+    await fs.rm(staging, { recursive: true, force: true });
+    throw error;
+  }
+  // Another run may have cloned the same source meanwhile: then its clone is the one kept.
+  await fs.rename(staging, target).catch(() => fs.rm(staging, { recursive: true, force: true }));
+  await evict(limits, target).catch((error) => log.warn(`clone cache eviction failed: ${String(error)}`));
+  return target;
+}
+
+/**
+ * No redirects (one to an internal address would bypass the check), and for http(s) the checked addresses pinned
+ * through curl's resolve list. ssh and git:// connect by name, just after the check.
+ */
+function networkConfig(pin: Pin | undefined): string[] {
+  const config = ['-c', 'http.followRedirects=false'];
+  if (pin && (pin.url.scheme === 'http' || pin.url.scheme === 'https')) {
+    const addresses = pin.addresses.map((a) => (isIP(a) === 6 ? `[${a}]` : a)).join(',');
+    config.push('-c', `http.curloptResolve=${pin.url.host}:${pin.url.port}:${addresses}`);
+  }
+  return config;
+}
+
+interface GitCall {
+  /** What the call does, for the log line when it fails. */
+  what: string;
+  args: string[];
+  limits: CloneLimits;
+  shown: string;
+  /** Stops git once the folder passes the clone limit. */
+  watch?: { folder: string; tooLarge: () => Error };
+  /** Collect stdout (at most this many bytes). */
+  stdoutLimit?: number;
+}
+
+/**
+ * Runs git in a process group of its own, so that a timeout, a cancel or the size limit stops its helpers too
+ * (git-remote-https does the network reading).
+ */
+function git(options: string[], call: GitCall): Promise<string> {
+  const { limits, shown } = call;
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', [...options, ...call.args], {
+      detached: true,
+      stdio: ['ignore', call.stdoutLimit ? 'pipe' : 'ignore', 'pipe'],
+      env: {
+        ...process.env,
+        GIT_TERMINAL_PROMPT: '0',
+        GIT_ASKPASS: 'echo',
+        // Only these transports: no ext::, no fd::, whatever a URL or a submodule asks.
+        GIT_ALLOW_PROTOCOL: 'https:http:ssh:git:file',
+        GIT_LFS_SKIP_SMUDGE: '1',
+      },
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stderr.length < 16_384) stderr += chunk;
+    });
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      if (stdout.length > call.stdoutLimit!)
+        stop(new ProjectPathError(`${shown} has too many files for project context`));
+    });
+    let stopped: unknown;
+    const stop = (reason: unknown) => {
+      if (stopped !== undefined || child.exitCode !== null || child.signalCode !== null) return;
+      stopped = reason;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const onAbort = () => stop(limits.signal!.reason);
+    limits.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(
+      () => stop(new ProjectPathError(`could not clone ${shown}: it took longer than ${limits.timeoutMs / 1000} s`)),
+      limits.timeoutMs,
+    );
+    let measuring = false;
+    const watcher =
+      call.watch &&
+      setInterval(() => {
+        if (measuring) return;
+        measuring = true;
+        void folderSize(call.watch!.folder)
+          .then((size) => size > limits.maxCloneBytes && stop(call.watch!.tooLarge()))
+          .finally(() => (measuring = false));
+      }, WATCH_MS);
+    child.on('error', (error) => stop(new ProjectPathError(`could not run git: ${error.message}`)));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (watcher) clearInterval(watcher);
+      limits.signal?.removeEventListener('abort', onAbort);
+      if (stopped !== undefined) reject(stopped);
+      else if (code === 0) resolve(stdout);
+      else {
+        log.warn(`git ${call.what} of ${shown} failed: ${stderr.trim()}`);
+        reject(new ProjectPathError(`could not clone ${shown}`));
+      }
+    });
+  });
+}
+
+/** What the work tree of the clone's HEAD will hold, from the tree's own blob sizes. */
+async function treeSize(folder: string, limits: CloneLimits, shown: string): Promise<number> {
+  const listing = await git(['-C', folder, 'ls-tree', '-r', '-l', '-z', 'HEAD'], {
+    what: 'ls-tree',
+    args: [],
+    limits,
+    shown,
+    stdoutLimit: 64 * 1024 * 1024,
+  });
+  let total = 0;
+  for (const entry of listing.split('\0')) {
+    const size = Number(entry.split('\t')[0]?.trim().split(/\s+/)[3]);
+    if (Number.isFinite(size)) total += size;
+  }
+  return total;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Bytes of the files under `dir`; files that vanish while it counts (git renames as it goes) count as nothing. */
+export async function folderSize(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await fs.readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    total += (await fs.stat(path.join(entry.parentPath, entry.name)).catch(() => ({ size: 0 }))).size;
+  }
+  return total;
+}
+
+/**
+ * Keeps the cache under its total size: the least recently used clones go first (a clone's folder time is
+ * touched at each use), never one a run of this process is reading nor the one just made. Staging folders of a
+ * process that died mid-clone go too.
+ */
+async function evict(limits: CloneLimits, keep: string): Promise<void> {
+  const clones: { folder: string; used: number; size: number }[] = [];
+  for (const entry of await fs.readdir(limits.cacheDir, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    const folder = path.join(limits.cacheDir, entry.name);
+    const stat = await fs.stat(folder).catch(() => undefined);
+    if (!stat) continue;
+    if (entry.name.includes('.tmp-')) {
+      if (Date.now() - stat.mtimeMs > STALE_STAGING_MS) await fs.rm(folder, { recursive: true, force: true });
+      continue;
+    }
+    const recorded = Number(await fs.readFile(path.join(folder, SIZE_FILE), 'utf8').catch(() => NaN));
+    clones.push({ folder, used: stat.mtimeMs, size: Number.isFinite(recorded) ? recorded : await folderSize(folder) });
+  }
+  let total = clones.reduce((sum, clone) => sum + clone.size, 0);
+  for (const clone of clones.sort((a, b) => a.used - b.used)) {
+    if (total <= limits.maxCacheBytes) break;
+    if (clone.folder === keep || inUse.has(clone.folder)) continue;
+    await fs.rm(clone.folder, { recursive: true, force: true });
+    total -= clone.size;
+    log.info(
+      `evicted the clone in ${path.basename(clone.folder)} from the cache (${clone.size} bytes, least recently used)`,
+    );
+  }
+}

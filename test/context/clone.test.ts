@@ -1,0 +1,199 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildProjectContext, type ProjectContextOptions } from '../../src-server/context/project-context';
+import { startGitHttpServer } from '../fixtures/git-http-server';
+
+const temp: string[] = [];
+const mkdir = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-clone-'));
+  temp.push(dir);
+  return dir;
+};
+const closers: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const close of closers) await close();
+  temp.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true }));
+});
+
+/** A bare repository `<root>/<name>.git` with a README and the given extra files. */
+function repository(root: string, name: string, files: Record<string, string | Buffer> = {}): string {
+  const work = mkdir();
+  for (const [file, content] of Object.entries({ 'README.md': `# ${name}\n`, ...files })) {
+    fs.writeFileSync(path.join(work, file), content);
+  }
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: work, stdio: 'pipe' });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '-m', name);
+  const bare = path.join(root, `${name}.git`);
+  git('clone', '-q', '--bare', work, bare);
+  return bare;
+}
+
+/** A TCP server that accepts and never answers; it counts connections and notices when they close. */
+async function silentServer() {
+  const sockets: net.Socket[] = [];
+  let closed = 0;
+  const server = net.createServer((socket) => {
+    sockets.push(socket);
+    // Reading (and dropping) what arrives, so that the peer's end is seen.
+    socket.resume();
+    socket.on('close', () => (closed += 1));
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(
+    () =>
+      new Promise((resolve) => {
+        sockets.forEach((s) => s.destroy());
+        server.close(() => resolve());
+      }),
+  );
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    connections: () => sockets.length,
+    closed: () => closed,
+  };
+}
+
+const options = (extra: Partial<ProjectContextOptions> = {}): ProjectContextOptions => ({
+  cacheDir: path.join(mkdir(), 'repositories'),
+  allowedRoots: [],
+  ...extra,
+});
+const cached = (opts: ProjectContextOptions) => (fs.existsSync(opts.cacheDir) ? fs.readdirSync(opts.cacheDir) : []);
+
+describe('git URLs and the server’s own network', () => {
+  it('refuses loopback, private and link-local hosts after resolving them, without connecting', async () => {
+    const silent = await silentServer();
+    const p = silent.port;
+    for (const url of [
+      `http://127.0.0.1:${p}/repo.git`,
+      `http://localhost:${p}/repo.git`,
+      `http://[::1]:${p}/repo.git`,
+      `http://[::ffff:127.0.0.1]:${p}/repo.git`,
+      `http://2130706433:${p}/repo.git`,
+      `http://0x7f.1:${p}/repo.git`,
+      `https://169.254.169.254/latest/meta-data`,
+      `git://127.0.0.1:${p}/repo.git`,
+      `ssh://git@127.0.0.1:${p}/repo.git`,
+      'git@127.0.0.1:team/repo.git',
+    ]) {
+      await expect(buildProjectContext(url, options()), url).rejects.toThrow(
+        /leads to an address on the server's own network \(loopback, link-local or private\), which is not cloned: GIT_ALLOWED_HOSTS can allow /,
+      );
+    }
+    expect(silent.connections()).toBe(0);
+  });
+
+  it('clones from a host GIT_ALLOWED_HOSTS names, over smart HTTP, pinned to the addresses it checked', async () => {
+    const root = mkdir();
+    repository(root, 'gizmo', { 'package.json': '{"name":"gizmo"}' });
+    const server = await startGitHttpServer(root);
+    closers.push(server.close);
+    for (const [host, url] of [
+      ['127.0.0.1', `${server.url}/gizmo.git`],
+      ['localhost', `http://localhost:${server.port}/gizmo.git`],
+    ]) {
+      const opts = options({ allowedGitHosts: [host!] });
+      const text = await buildProjectContext(url!, opts);
+      expect(text).toContain('# gizmo');
+      expect(text).toContain('--- package.json ---');
+      expect(cached(opts)).toHaveLength(1);
+    }
+  });
+
+  it('says only "could not clone <url>": a closed port, a web server and a git server look the same', async () => {
+    const closed = await silentServer();
+    const port = closed.port;
+    await closers.pop()!();
+    const web = await startGitHttpServer(mkdir());
+    closers.push(web.close);
+    const opts = options({ allowedGitHosts: ['127.0.0.1'], cloneTimeoutMs: 10_000 });
+    for (const url of [`http://127.0.0.1:${port}/nothing.git`, `${web.url}/nothing.git`]) {
+      const error = await buildProjectContext(url, opts).catch((e: Error) => e);
+      expect(error).toMatchObject({ name: 'ProjectPathError', message: `could not clone ${url}` });
+    }
+    expect(cached(opts)).toEqual([]);
+  });
+
+  it('follows no redirect: a redirect could lead anywhere after the check', async () => {
+    const root = mkdir();
+    repository(root, 'target');
+    const target = await startGitHttpServer(root);
+    const redirect = await startGitHttpServer(mkdir(), { redirectTo: target.url });
+    closers.push(target.close, redirect.close);
+    const url = `${redirect.url}/target.git`;
+    await expect(buildProjectContext(url, options({ allowedGitHosts: ['127.0.0.1'] }))).rejects.toThrow(
+      `could not clone ${url}`,
+    );
+    expect(redirect.requests).toBeGreaterThan(0);
+    expect(target.requests).toBe(0);
+  });
+});
+
+describe('the clone cache is bounded', () => {
+  it('stops a clone as soon as it passes the limit, not after it is all on disk', async () => {
+    const root = mkdir();
+    repository(root, 'heavy', { 'data.bin': randomBytes(24 * 1024 * 1024) });
+    const slow = await startGitHttpServer(root, { bytesPerSecond: 8 * 1024 * 1024 });
+    closers.push(slow.close);
+    const opts = options({ allowedGitHosts: ['127.0.0.1'], maxCloneBytes: 2 * 1024 * 1024 });
+    await expect(buildProjectContext(`${slow.url}/heavy.git`, opts)).rejects.toThrow(
+      `${slow.url}/heavy.git is larger than the 2 MiB limit for project context`,
+    );
+    // Stopped early: most of the 24 MiB pack was never sent, and nothing is left in the cache.
+    expect(slow.bytesSent).toBeLessThan(12 * 1024 * 1024);
+    expect(cached(opts)).toEqual([]);
+  });
+
+  it('refuses a work tree larger than the limit before writing it (a small pack of zeros)', async () => {
+    const root = mkdir();
+    const bare = repository(root, 'zeros', { 'zeros.bin': Buffer.alloc(64 * 1024 * 1024) });
+    const opts = options({ maxCloneBytes: 2 * 1024 * 1024 });
+    await expect(buildProjectContext(`file://${bare}`, opts)).rejects.toThrow('is larger than the 2 MiB limit');
+    expect(cached(opts)).toEqual([]);
+  });
+
+  it('evicts the least recently used clones when the cache passes its total size', async () => {
+    const root = mkdir();
+    const [a, b, c] = ['a', 'b', 'c'].map(
+      // About 1 MiB a clone: its 512 KiB file, and the same again in its pack.
+      (name) => `file://${repository(root, name, { 'blob.bin': randomBytes(512 * 1024) })}`,
+    );
+    const opts = options({ maxCacheBytes: Math.round(2.5 * 1024 * 1024) });
+    await buildProjectContext(a!, opts);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await buildProjectContext(b!, opts);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await buildProjectContext(a!, opts); // a is used again: b is now the least recently used
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await buildProjectContext(c!, opts);
+    const left = cached(opts);
+    expect(left).toHaveLength(2);
+    const readmes = left.map((folder) => fs.readFileSync(path.join(opts.cacheDir, folder, 'README.md'), 'utf8'));
+    expect(readmes.sort()).toEqual(['# a\n', '# c\n']);
+  });
+});
+
+describe('cancelling a run', () => {
+  it('stops its clone at once, helpers and connection included', async () => {
+    const silent = await silentServer();
+    const controller = new AbortController();
+    const url = `http://127.0.0.1:${silent.port}/stuck.git`;
+    const opts = options({ allowedGitHosts: ['127.0.0.1'], signal: controller.signal });
+    const building = buildProjectContext(url, opts).catch((error: unknown) => error);
+    await expect.poll(() => silent.connections(), { timeout: 10_000 }).toBeGreaterThan(0);
+    const cancelled = Date.now();
+    controller.abort(new Error('run cancelled'));
+    expect(await building).toMatchObject({ message: 'run cancelled' });
+    await expect.poll(() => silent.closed(), { timeout: 3000 }).toBe(silent.connections());
+    expect(Date.now() - cancelled).toBeLessThan(3000);
+    expect(cached(opts)).toEqual([]);
+  });
+});
