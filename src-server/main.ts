@@ -188,7 +188,7 @@ export async function startServer({
     const notifications = await listenForRunNotifications(databaseUrl, {
       cancelled: (runId) => manager.abort(runId),
       eventsStored: (runId, seq) => events.stored(runId, seq),
-      queueChanged: () => queue.changed(),
+      queueChanged: (granted) => queue.changed(granted),
       reconnected: () => events.catchUp(),
     });
     manager.supervise();
@@ -205,7 +205,7 @@ export async function startServer({
       await manager.shutdown();
       await events.close();
       await notifications.close();
-      queue.close();
+      await queue.close();
     };
     const threadRows = threadsRepository(pool);
     const threads = threadsService({
@@ -227,6 +227,11 @@ export async function startServer({
       events,
       defaultModel: config.DEFAULT_MODEL,
       checkModel: (model) => assertModelConfigured(config, model),
+      maxLocalRunsPerUser: config.LOCAL_LLM_MAX_RUNS_PER_USER,
+      localRetryAfterS: async () => {
+        const status = await queue.status();
+        return ((status.average_call_s ?? 20) * Math.max(1, status.waiting)) / status.slots;
+      },
       checkProjectPath: checkPath,
     });
     const oidc =

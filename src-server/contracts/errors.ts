@@ -6,6 +6,9 @@ import type { ErrorBody } from './common';
  * details. Lives in `contracts/` so that every layer can throw it without importing the HTTP layer.
  */
 export class ServiceError extends Error {
+  /** Seconds after which the client may try again (a 429 or a 503), sent as Retry-After. */
+  retryAfterS?: number;
+
   constructor(
     readonly status: number,
     readonly code: string,
@@ -26,6 +29,8 @@ export const notFound = (message: string) => new ServiceError(404, 'not_found', 
 export const conflict = (message: string) => new ServiceError(409, 'conflict', message);
 export const unsupportedMediaType = (message: string) => new ServiceError(415, 'unsupported_media_type', message);
 export const serviceUnavailable = (message: string) => new ServiceError(503, 'unavailable', message);
+export const tooManyRequests = (message: string, retryAfterS: number) =>
+  Object.assign(new ServiceError(429, 'too_many_requests', message), { retryAfterS });
 
 /** The answer while the database cannot be reached (down, restarting): 503, whatever the endpoint. */
 export const DATABASE_UNAVAILABLE = {

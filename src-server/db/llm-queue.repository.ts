@@ -69,18 +69,30 @@ export function llmQueueRepository(pool: Pool) {
       return rows;
     },
 
-    /** A call finished (`servedS`), or a waiter left (`timedOut` when it waited too long). */
-    async release(ticket: number, slots: number, outcome: { servedS?: number; timedOut?: boolean }): Promise<void> {
-      await pool.query(`SELECT svc_llm_release($1, $2, $3, $4)`, [
-        ticket,
-        slots,
-        outcome.servedS ?? null,
-        outcome.timedOut ?? false,
-      ]);
+    /**
+     * A call finished (`servedS`), or a waiter left (`timedOut` when it waited too long). Answers the queue as
+     * the ticket left it: the calls still waiting and those holding a slot.
+     */
+    async release(
+      ticket: number,
+      slots: number,
+      outcome: { servedS?: number; timedOut?: boolean },
+    ): Promise<{ waiting: number; active: number }> {
+      const { rows } = await pool.query<{ waiting: number; active: number }>(
+        `SELECT waiting, active FROM svc_llm_leave($1, $2, $3, $4)`,
+        [ticket, slots, outcome.servedS ?? null, outcome.timedOut ?? false],
+      );
+      return rows[0]!;
     },
 
     /** Grants what is free: also drops the tickets of processes that died, and so gives their slots back. */
     async grant(slots: number): Promise<void> {
+      await pool.query(`SELECT svc_llm_grant($1)`, [slots]);
+    },
+
+    /** A process that stops gives back its tickets at once, rather than when their lease would lapse. */
+    async dropOwner(owner: string, slots: number): Promise<void> {
+      await pool.query(`DELETE FROM svc_llm_queue WHERE owner_id = $1`, [owner]);
       await pool.query(`SELECT svc_llm_grant($1)`, [slots]);
     },
 

@@ -16,8 +16,8 @@ export interface RunNotificationHandlers {
   cancelled(runId: string): void;
   /** Events of a run were stored up to `seq`: followers in this process fetch them. */
   eventsStored(runId: string, seq: number): void;
-  /** The local-runtime queue changed: waiters in this process look whether a slot is theirs. */
-  queueChanged(): void;
+  /** The local-runtime queue changed; `granted` are the tickets that got a slot just now. */
+  queueChanged(granted: number[]): void;
   /** The connection was lost and is back: anything announced meanwhile must be looked up. */
   reconnected(): void;
 }
@@ -45,7 +45,7 @@ export async function listenForRunNotifications(
       const seq = Number(payload.slice(colon + 1));
       if (colon > 0 && Number.isInteger(seq)) handlers.eventsStored(payload.slice(0, colon), seq);
     } else if (message.channel === QUEUE_CHANNEL) {
-      handlers.queueChanged();
+      handlers.queueChanged(payload ? payload.split(',').map(Number) : []);
     }
   };
 

@@ -183,6 +183,16 @@ export function runsRepository(pool: Pool) {
       );
     },
 
+    /** Runs of one user going on the local runtime (any model without a cloud provider's prefix). */
+    async runningLocalBy(userId: string): Promise<number> {
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::integer AS n FROM svc_runs
+          WHERE created_by = $1 AND status = 'running' AND model !~ '^cloud_[a-z]+:'`,
+        [userId],
+      );
+      return rows[0]!.n;
+    },
+
     /** Whether a process executes the run, or will once its lapsed lease is taken over. */
     async isExecuted(id: string): Promise<boolean> {
       const { rowCount } = await pool.query(
@@ -363,6 +373,15 @@ export function runsRepository(pool: Pool) {
           WHERE id = $1`,
         [rowId, status, storable(output), exited, now()],
       );
+    },
+
+    /** Closes every row of the run still open (a failed or cancelled run leaves none `running`). */
+    async closeOpenNodes(runId: string, status: NodeStatus): Promise<void> {
+      await pool.query(`UPDATE svc_run_nodes SET status = $2, exited_at = $3 WHERE run_id = $1 AND exited_at IS NULL`, [
+        runId,
+        status,
+        now(),
+      ]);
     },
 
     /** The open row of a node (a waiting gate), so a resume continues the same row. */

@@ -136,6 +136,7 @@ const statements = [
      free integer;
      next_ticket bigint;
      next_tenant text;
+     granted text := '';
    BEGIN
      PERFORM pg_advisory_xact_lock(7305113);
      DELETE FROM svc_llm_queue WHERE lease_until < now();
@@ -150,8 +151,10 @@ const statements = [
        UPDATE svc_llm_queue SET granted_at = now() WHERE ticket = next_ticket;
        INSERT INTO svc_llm_queue_tenants (tenant, last_granted_at) VALUES (next_tenant, clock_timestamp())
        ON CONFLICT (tenant) DO UPDATE SET last_granted_at = excluded.last_granted_at;
+       granted := granted || next_ticket || ',';
      END LOOP;
-     PERFORM pg_notify('svc_llm_queue', '');
+     -- The tickets granted now travel with the notice: their waiters start without reading the queue.
+     PERFORM pg_notify('svc_llm_queue', rtrim(granted, ','));
    END
    $fn$`,
   `CREATE OR REPLACE FUNCTION svc_llm_enqueue(p_owner text, p_tenant text, p_label text, p_lease_s double precision,
@@ -170,9 +173,9 @@ const statements = [
    $fn$`,
   // A ticket leaves the queue: a call that finished (served_s: how long it held its slot), or a waiter that
   // timed out or was cancelled. The slot or the place it had goes to the next in line.
-  `CREATE OR REPLACE FUNCTION svc_llm_release(p_ticket bigint, p_slots integer, p_served_s double precision,
-                                              p_timed_out boolean)
-   RETURNS void LANGUAGE plpgsql AS $fn$
+  `CREATE OR REPLACE FUNCTION svc_llm_leave(p_ticket bigint, p_slots integer, p_served_s double precision,
+                                            p_timed_out boolean)
+   RETURNS TABLE (waiting integer, active integer) LANGUAGE plpgsql AS $fn$
    BEGIN
      PERFORM pg_advisory_xact_lock(7305113);
      DELETE FROM svc_llm_queue WHERE ticket = p_ticket;
@@ -185,6 +188,10 @@ const statements = [
      ELSIF FOUND AND p_timed_out THEN
        UPDATE svc_llm_queue_stats SET timed_out = timed_out + 1 WHERE id = 1;
      END IF;
+     -- The queue as this ticket left it, before the freed place is handed on: what a timeout reports.
+     RETURN QUERY SELECT (count(*) FILTER (WHERE granted_at IS NULL))::integer,
+                         (count(*) FILTER (WHERE granted_at IS NOT NULL))::integer
+                    FROM svc_llm_queue;
      PERFORM svc_llm_grant(p_slots);
    END
    $fn$`,

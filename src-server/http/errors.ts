@@ -43,6 +43,7 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   }
   if (error instanceof ServiceError) {
     if (error.status === 404) log.info(`404 ${req.method} ${req.path}: ${error.message}`);
+    if (error.retryAfterS !== undefined) res.set('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterS))));
     res.status(error.status).json(errorBody(error.code, error.message, error.details));
     return;
   }

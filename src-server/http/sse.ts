@@ -45,8 +45,9 @@ export function openSse(res: Response): SseStream {
     if (!ended && pending) res.write(pending);
     pending = '';
     if (!ended && res.writableLength > MAX_UNREAD_BYTES) {
+      // Also after the stream ended: what the client has not read is still held for it.
       stalled ??= setTimeout(() => {
-        if (ended || res.writableLength <= MAX_UNREAD_BYTES) return;
+        if (res.destroyed || res.writableLength <= MAX_UNREAD_BYTES) return;
         log.warn(`dropping a client that does not read its stream (${res.writableLength} bytes unread)`);
         ended = true;
         res.destroy();
@@ -91,7 +92,6 @@ export function openSse(res: Response): SseStream {
       flush();
       ended = true;
       clearInterval(heartbeat);
-      clearTimeout(stalled);
       res.end();
     },
     closed,

@@ -16,6 +16,9 @@ const ASSUMED_CALL_S = 20;
 /** Waiters look at the queue this often even when no change was announced (a notification may be lost). */
 const POLL_MS = 1000;
 
+/** Positions are read at most this often: with hundreds waiting, every slot handed over would read them all. */
+const POSITIONS_MS = 250;
+
 export interface LocalQueueOptions {
   slots: number;
   timeoutS: number;
@@ -51,6 +54,8 @@ export class LocalQueue {
   private readonly waiters = new Map<number, Waiter>();
   private refreshing?: Promise<void>;
   private again = false;
+  private lastRefresh = 0;
+  private refreshTimer?: NodeJS.Timeout;
   private readonly renewTimer: NodeJS.Timeout;
   private readonly pollTimer: NodeJS.Timeout;
 
@@ -110,8 +115,7 @@ export class LocalQueue {
       };
       const timer = setTimeout(async () => {
         try {
-          await leave({ timedOut: true });
-          const { waiting, active } = await this.tickets.counts();
+          const { waiting, active } = await leave({ timedOut: true });
           reject(
             new TimeoutError(
               `${this.runtime} queue timeout after ${seconds(this.options.timeoutS)}s ` +
@@ -149,13 +153,28 @@ export class LocalQueue {
     });
   }
 
-  /** The queue changed somewhere in the cluster: waiters here look whether a slot is theirs, or where they stand. */
-  changed(): void {
+  /**
+   * The queue changed somewhere in the cluster. Tickets announced as granted start at once; where the others
+   * stand is read soon after (at most every POSITIONS_MS), so that handing over a slot stays cheap however many
+   * wait.
+   */
+  changed(granted: readonly number[] = []): void {
+    for (const ticket of granted) this.waiters.get(ticket)?.grant();
+    if (this.waiters.size === 0 || this.refreshTimer) return;
+    const wait = Math.max(0, this.lastRefresh + POSITIONS_MS - Date.now());
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = undefined;
+      this.refreshNow();
+    }, wait);
+  }
+
+  private refreshNow(): void {
     if (this.waiters.size === 0) return;
     if (this.refreshing) {
       this.again = true;
       return;
     }
+    this.lastRefresh = Date.now();
     this.refreshing = this.refresh().finally(() => {
       this.refreshing = undefined;
       if (this.again) {
@@ -188,9 +207,14 @@ export class LocalQueue {
     return this.status();
   }
 
-  close(): void {
+  /** Stops this process's part of the queue, giving back its tickets (its calls have ended by then). */
+  async close(): Promise<void> {
     clearInterval(this.renewTimer);
     clearInterval(this.pollTimer);
+    clearTimeout(this.refreshTimer);
+    await this.tickets.dropOwner(this.options.owner, this.slots).catch((error: Error) => {
+      log.warn(`giving back queue tickets failed (they lapse by themselves): ${error.message}`);
+    });
   }
 
   private releaser(ticket: number): () => void {

@@ -54,7 +54,7 @@ export interface EventStreamOptions {
 /** The events of one leg of a run that this process executes: kept in memory while it runs. */
 class LiveLog {
   readonly events: LoggedEvent[] = [];
-  readonly subscribers = new Set<(entry: LoggedEvent) => void>();
+  readonly subscribers = new Set<{ deliver(entry: LoggedEvent): void; reattach(): void }>();
   ended = false;
   constructor(
     readonly runId: string,
@@ -158,7 +158,7 @@ export class RunEventStream {
     const live = this.live.get(runId);
     if (live && !live.ended) {
       live.events.push(entry);
-      for (const deliver of live.subscribers) deliver(entry);
+      for (const subscriber of live.subscribers) subscriber.deliver(entry);
       if (entry.terminal) this.endLive(live);
     }
     this.pending.push({ runId, seq, type: entry.type, data: entry.data });
@@ -220,7 +220,11 @@ export class RunEventStream {
           if (!live.ended) {
             for (const entry of live.events) deliver(entry, false);
             if (closed) return;
-            const onLive = (entry: LoggedEvent) => deliver(entry, false);
+            const onLive = {
+              deliver: (entry: LoggedEvent) => deliver(entry, false),
+              // This process stopped executing the run without an end: follow it wherever it goes on.
+              reattach: () => void attach().catch(fail),
+            };
             live.subscribers.add(onLive);
             detach = () => live.subscribers.delete(onLive);
             return;
@@ -254,14 +258,31 @@ export class RunEventStream {
         return;
       }
     };
-    attach().catch((error: unknown) => {
+    const fail = (error: unknown) => {
       log.warn(`following run ${runId} failed: ${(error as Error).message}`);
       finish();
-    });
+    };
+    attach().catch(fail);
     return () => {
       closed = true;
       detach();
     };
+  }
+
+  /**
+   * This process stopped executing a run without a final event (it lost the run's lease, or shuts down):
+   * what it appended is stored, and its followers here go on following the run from the store.
+   */
+  abandon(runId: string): void {
+    const live = this.live.get(runId);
+    if (!live || live.ended) return;
+    this.live.delete(runId);
+    live.ended = true;
+    const followers = [...live.subscribers];
+    live.subscribers.clear();
+    void this.flush().then(() => {
+      for (const follower of followers) follower.reattach();
+    });
   }
 
   /** The store announced events of a run up to `seq` (from any process, this one included). */

@@ -18,6 +18,8 @@ export class NodeRecorder {
   private readonly output = new Map<string, string>();
   private readonly dirty = new Set<string>();
   private flushTimer?: NodeJS.Timeout;
+  /** The first node write that failed: the run must not be reported as done with rows that say otherwise. */
+  failure?: unknown;
 
   constructor(
     private readonly runId: string,
@@ -26,7 +28,10 @@ export class NodeRecorder {
 
   /** Database writes run one after another in call order. */
   private persist(write: () => Promise<unknown>): Promise<void> {
-    const next = this.writes.then(write).catch((error) => log.error(`run ${this.runId}: database write failed`, error));
+    const next = this.writes.then(write).catch((error) => {
+      this.failure ??= error;
+      log.error(`run ${this.runId}: database write failed`, error);
+    });
     this.writes = next;
     return next.then(() => undefined);
   }
@@ -47,8 +52,9 @@ export class NodeRecorder {
     this.dirty.delete(node);
     return this.persist(async () => {
       const row = this.openRows.get(node);
-      this.openRows.delete(node);
+      // Forgotten only once closed: a row whose write failed is closed with the others when the run ends.
       if (row !== undefined) await this.runs.setNodeStatus(row, status, output, true);
+      this.openRows.delete(node);
     });
   }
 
@@ -69,12 +75,18 @@ export class NodeRecorder {
     });
   }
 
-  /** The open node rows, closed with `status` (used when the run fails or is cancelled). */
+  /**
+   * The open node rows, closed with `status` (when the run fails or is cancelled): those this execution
+   * opened keep the output they had, and any other row of the run still open is closed too.
+   */
   closeOpenNodes(status: NodeStatus): Promise<void> {
     return this.persist(async () => {
       const rows = [...this.openRows.entries()];
       this.openRows.clear();
-      for (const [node, row] of rows) await this.runs.setNodeStatus(row, status, this.output.get(node) ?? null, true);
+      for (const [node, row] of rows) {
+        await this.runs.setNodeStatus(row, status, this.output.get(node) ?? null, true).catch(() => undefined);
+      }
+      await this.runs.closeOpenNodes(this.runId, status);
     });
   }
 

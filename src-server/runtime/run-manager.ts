@@ -321,16 +321,21 @@ export class RunManager {
       if (pending) {
         await session.pauseAtGate(pending);
         await session.drain();
+        if (session.writeFailure) throw session.writeFailure;
         // The database first, then the event: a client that reacts to the event finds the row up to date.
-        if (!(await runs.pause(session.runId, this.owner, pending, session.lastEventId + 1))) return this.lost(session);
+        if (!(await runs.pause(session.runId, this.owner, pending, session.lastEventId + 1))) {
+          return await this.lost(session);
+        }
         session.emit({ type: 'gate_waiting', ...pending });
         return;
       }
       const output = (state.last_node && state.outputs?.[state.last_node]) || '';
       await session.drain();
+      // Rows that did not reach the database would contradict a run reported as done.
+      if (session.writeFailure) throw session.writeFailure;
       const status = state.approved === false ? 'rejected' : 'completed';
       if (!(await runs.finish(session.runId, this.owner, status, { output, eventSeq: session.lastEventId + 1 }))) {
-        return this.lost(session);
+        return await this.lost(session);
       }
       if (status === 'rejected') session.emit({ type: 'run_rejected', run_id: session.runId, reason: null });
       else session.emit({ type: 'run_done', run_id: session.runId, output });
@@ -338,16 +343,23 @@ export class RunManager {
       await this.fail(session, error);
     } finally {
       clearTimeout(timeout);
+      // Lost or shut down: its followers here go on from the store, wherever the run continues.
+      if (!session.isEnded) this.deps.events.abandon(session.runId);
       await this.deps.events.flush();
       if (this.sessions.get(session.runId) === session) this.sessions.delete(session.runId);
     }
   }
 
   /**
-   * The run's row changed under this execution: it was cancelled (the cancel already ended it) or, after a
-   * stall, another process took it over. Either way its stream is no longer this execution's to end.
+   * The run's row changed under this execution: it was cancelled at the last moment (its stream then ends
+   * with run_cancelled here) or, after a stall, another process took it over (whose stream goes on there).
    */
-  private lost(session: RunSession): void {
+  private async lost(session: RunSession): Promise<void> {
+    const run = await this.deps.runs.get(session.runId).catch(() => undefined);
+    if (run?.status === 'cancelled') {
+      session.emit({ type: 'run_cancelled', run_id: session.runId, reason: null });
+      return;
+    }
     log.warn(`run ${session.runId}: no longer executed by this process; its execution stops here`);
   }
 
@@ -359,7 +371,7 @@ export class RunManager {
     const { runs } = this.deps;
     const record = (write: Promise<unknown>) =>
       write.catch((dbError) => sseLog.error(`run ${session.runId}: could not record its end`, dbError));
-    if (session.stopReason === 'lost') return this.lost(session);
+    if (session.stopReason === 'lost') return await this.lost(session);
     if (session.stopReason === 'shutdown') {
       // Another process (or this one, restarted) takes the run over once its lease lapses.
       await session.drain();

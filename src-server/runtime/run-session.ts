@@ -86,6 +86,11 @@ export class RunSession {
     return this.nodes.drain();
   }
 
+  /** The first node write that failed, if one did. */
+  get writeFailure(): unknown {
+    return this.nodes.failure;
+  }
+
   closeOpenNodes(status: NodeStatus): Promise<void> {
     return this.nodes.closeOpenNodes(status);
   }

@@ -5,8 +5,9 @@ import type { Principal } from '../auth/principal';
 import type { RunAccepted, RunDetail, RunRequest, Thread } from '../contracts/runs';
 import type { RunsRepository, StoredRun } from '../db/runs.repository';
 import type { ThreadsRepository } from '../db/threads.repository';
-import { conflict, notFound } from '../contracts/errors';
+import { conflict, notFound, tooManyRequests } from '../contracts/errors';
 import { getLogger } from '../log';
+import { parseModel } from '../models/model-ref';
 import type { RunEventStream, Subscriber } from './event-stream';
 import type { RunManager } from './run-manager';
 import { SEQ_BLOCK } from './run-session';
@@ -25,6 +26,10 @@ export interface RunsServiceDeps {
   defaultModel: string;
   /** Throws when the model's provider is not configured, before any run is created. */
   checkModel(model: string): void;
+  /** Local-runtime runs one user may have going at once (see LOCAL_LLM_MAX_RUNS_PER_USER). */
+  maxLocalRunsPerUser: number;
+  /** Seconds until the local runtime is likely to have room again: the Retry-After of a refused run. */
+  localRetryAfterS(): Promise<number>;
   /** Throws (400) when the caller may not give a run this project path, before anything is stored. */
   checkProjectPath(principal: Principal, projectPath: string): Promise<void>;
 }
@@ -62,6 +67,20 @@ export function runsService(deps: RunsServiceDeps) {
     return run;
   }
 
+  /** The model's provider is configured, and a local model is within the caller's share of the runtime. */
+  async function checkModel(principal: Principal, model: string): Promise<void> {
+    deps.checkModel(model);
+    if (parseModel(model).provider !== 'local') return;
+    const going = await runs.runningLocalBy(principal.id);
+    if (going >= deps.maxLocalRunsPerUser) {
+      throw tooManyRequests(
+        `you have ${going} runs on the local runtime already (at most ${deps.maxLocalRunsPerUser} at once): ` +
+          'wait for one to finish, or use a cloud model',
+        await deps.localRetryAfterS(),
+      );
+    }
+  }
+
   const followable = (runId: string, threadId: string, since: number): FollowableRun => ({
     runId,
     threadId,
@@ -89,10 +108,13 @@ export function runsService(deps: RunsServiceDeps) {
         // The thread's own path too, with this caller's rights: a member cannot run in a folder an admin named.
         const named = request.project_path ?? thread.project_path;
         if (named) await deps.checkProjectPath(principal, named);
+        await checkModel(principal, request.model ?? thread.model ?? deps.defaultModel);
       } else {
         const projectId = await access.defaultProjectId();
         await access.requireProjectRole(principal, projectId, 'member');
         if (request.project_path) await deps.checkProjectPath(principal, request.project_path);
+        // Refused runs leave no empty thread behind: every check comes before the insert.
+        await checkModel(principal, request.model ?? deps.defaultModel);
         thread = await threadRows.insert({
           id: randomUUID(),
           agent: entry.manifest.name,
@@ -103,7 +125,6 @@ export function runsService(deps: RunsServiceDeps) {
         });
       }
       const model = request.model ?? thread.model ?? deps.defaultModel;
-      deps.checkModel(model);
       const projectPath = request.project_path ?? thread.project_path;
       const runId = randomUUID();
       await runs.insert(

@@ -25,6 +25,9 @@ export const sourceLaunch = (nodeArgs: string[] = []): Launch => ({
   args: [...nodeArgs, '--import', 'tsx', 'src-server/cli.ts'],
 });
 
+/** The compiled server (`out/server/cli.js`, built by build/build.mjs), as `npm start` runs it. */
+export const compiledLaunch = (): Launch => ({ cwd: root, args: ['--enable-source-maps', 'out/server/cli.js'] });
+
 const serverEnv = (env: Record<string, string>) => ({
   PATH: process.env.PATH,
   HOME: process.env.HOME,

@@ -36,7 +36,7 @@ async function queueProcess(slots: number, timeoutS = 60, leaseS = 20): Promise<
   const listener = await listenForRunNotifications(db.url, {
     cancelled: () => undefined,
     eventsStored: () => undefined,
-    queueChanged: () => queue.changed(),
+    queueChanged: (granted) => queue.changed(granted),
     reconnected: () => queue.changed(),
   });
   open.push(queue, listener);
@@ -110,10 +110,10 @@ describe('the local-runtime queue across processes', () => {
     const cancelled = queue.acquire({ signal: controller.signal });
     await until(async () => ((await queue.status()).waiting === 1 ? true : undefined));
     const next = queue.acquire({ onQueued: (i) => infos.push(i) });
-    await settle();
+    await until(async () => (infos.some((i) => i.position === 2) ? true : undefined));
     controller.abort(new Error('run cancelled'));
     await expect(cancelled).rejects.toThrow('run cancelled');
-    await settle();
+    await until(async () => (infos.some((i) => i.position === 1) ? true : undefined));
     expect((await queue.status()).waiting).toBe(1);
     expect(infos.map((i) => i.position)).toEqual([2, 1]);
     held();
@@ -143,13 +143,15 @@ describe('the local-runtime queue across processes', () => {
   });
 
   it('gives a dead process’s slots back once its tickets lapse', async () => {
-    const dead = await queueProcess(1, 60, 0.5);
-    const live = await queueProcess(1, 60, 0.5);
-    await dead.acquire();
-    // The process dies: it stops renewing its tickets (and never releases its slot).
-    dead.close();
+    const live = await queueProcess(1, 60);
+    // A process died holding the one slot: its ticket is granted, and nobody renews it any more.
+    await pool.query(
+      `INSERT INTO svc_llm_queue (owner_id, tenant, label, granted_at, lease_until)
+       VALUES ('a-dead-process', '', 'a call', now(), now() + interval '500 milliseconds')`,
+    );
     const started = Date.now();
     const release = await live.acquire();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(400);
     expect(Date.now() - started).toBeLessThan(5000);
     release();
   });

@@ -145,3 +145,108 @@ describe('cloud calls', () => {
     }
   });
 });
+
+describe('the local-runtime queue shared by tenants and processes', () => {
+  /** A thread of the summary command in a project of its own, to run in as that tenant. */
+  async function threadInNewProject(server: TestServer, name: string): Promise<string> {
+    const orgs = (await (await server.request('/orgs')).json()) as { id: string }[];
+    const team = (await (
+      await server.request('/teams', { method: 'POST', json: { name: `${name} team`, parent_id: orgs[0]!.id } })
+    ).json()) as { id: string };
+    const project = (await (
+      await server.request('/projects', { method: 'POST', json: { name, parent_id: team.id } })
+    ).json()) as { id: string };
+    const thread = (await (
+      await server.request('/threads', { method: 'POST', json: { agent: 'summary', project_id: project.id } })
+    ).json()) as { id: string };
+    return thread.id;
+  }
+
+  it('serves a quiet project next, not behind every run a busy project queued', async () => {
+    const server = await ctx.start({ LOCAL_LLM_MAX_CONCURRENT: '1', LOCAL_LLM_MAX_RUNS_PER_USER: '100' });
+    try {
+      const quietThread = await threadInNewProject(server, 'quiet');
+      ctx.model.reply(['a ', 'b '], 40);
+      const busy = Array.from({ length: 8 }, (_, i) => start(server, `busy ${i}`));
+      await until(async () => ((await status(server)).waiting >= 7 ? true : undefined));
+      const firstQueue: number[] = [];
+      const quiet = await server
+        .request('/graphs/summary/run', { method: 'POST', json: { message: 'quiet', thread_id: quietThread } })
+        .then((res) => readEvents(res, (e) => void (e.data.type === 'queue' && firstQueue.push(e.data.position))));
+      expect(quiet.at(-1)!.data.type).toBe('run_done');
+      // Queued (if at all) behind at most the one call of the busy project that was next, not behind all 7.
+      expect(Math.max(0, ...firstQueue.slice(0, 1))).toBeLessThanOrEqual(2);
+      // The quiet run finished while busy runs were still waiting.
+      expect((await status(server)).waiting).toBeGreaterThan(0);
+      await Promise.all(busy);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers 429 with Retry-After once one user has too many runs on the local runtime', async () => {
+    const server = await ctx.start({ LOCAL_LLM_MAX_CONCURRENT: '1', LOCAL_LLM_MAX_RUNS_PER_USER: '2' });
+    try {
+      ctx.model.reply(['x '], 300);
+      const going = [startHolding(server, 'one'), startHolding(server, 'two')];
+      await going[0]!.started;
+      const refused = await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'three' } });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('too_many_requests');
+      await Promise.all(going.map((r) => r.done));
+      // Room again once they ended.
+      const after = await start(server, 'four');
+      expect(after.at(-1)!.data.type).toBe('run_done');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('bounds the calls in flight across processes, and gives back the slot of a process that dies', async () => {
+    const env = { LOCAL_LLM_MAX_CONCURRENT: '1', RUN_LEASE_S: '2' };
+    const [b, c] = [await ctx.spawn(env), await ctx.spawn(env)];
+    try {
+      ctx.model.reply(
+        Array.from({ length: 15 }, (_, i) => `${i} `),
+        20,
+      );
+      const before = ctx.model.maxInFlight;
+      ctx.model.maxInFlight = 0;
+      const runs = [b, c, b, c].map((server, i) =>
+        server.request('/graphs/summary/run', { method: 'POST', json: { message: `p${i}` } }).then(readEvents),
+      );
+      for (const events of await Promise.all(runs)) expect(events.at(-1)!.data.type).toBe('run_done');
+      // The stand-in runtime counts the calls it serves at once: never more than the one slot of the cluster.
+      expect(ctx.model.maxInFlight).toBe(1);
+      ctx.model.maxInFlight = before;
+
+      // b takes the slot and dies with it; c's run gets it once b's ticket lapses.
+      ctx.model.reply(['slow '], 60_000);
+      const holding = b.request('/graphs/summary/run', { method: 'POST', json: { message: 'dies' } });
+      await until(async () => (ctx.model.inFlight === 1 ? true : undefined));
+      b.child.kill('SIGKILL');
+      await b.exited;
+      ctx.model.reply(['after '], 0);
+      const started = Date.now();
+      const events = await c
+        .request('/graphs/summary/run', { method: 'POST', json: { message: 'next' } })
+        .then(readEvents);
+      expect(events.at(-1)!.data.type).toBe('run_done');
+      expect(Date.now() - started).toBeLessThan(10_000);
+      await holding.catch(() => undefined);
+    } finally {
+      await c.stop();
+    }
+  });
+});
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
