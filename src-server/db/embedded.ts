@@ -165,10 +165,7 @@ class Supervisor {
       this.restartTimer = undefined;
       if (this.stopping) return;
       this.start().then(
-        () => {
-          if (this.stopping) void this.stop();
-          else log.info(`embedded PostgreSQL is running again on 127.0.0.1:${this.options.port}`);
-        },
+        () => log.info(`embedded PostgreSQL is running again on 127.0.0.1:${this.options.port}`),
         (error: unknown) => {
           if (this.stopping) return;
           log.warn(
@@ -277,20 +274,27 @@ async function waitUntilReady(
     }
     const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
     client.on('error', () => undefined);
-    try {
-      await client.connect();
+    // An exit ends the wait at once, also while a connect to another program on the port hangs.
+    const failure = await Promise.race([
+      client.connect().then(
+        () => null,
+        (error: unknown) => error ?? new Error('the connection failed'),
+      ),
+      exited.then(() => 'exited' as const),
+    ]);
+    if (failure === null) {
       await client.end();
       return;
-    } catch (error) {
-      await client.end().catch(() => undefined);
-      const code = (error as { code?: string }).code;
-      // Not listening yet, or listening but still recovering: wait. Anything else (a wrong password) is final.
-      if (code !== 'ECONNREFUSED' && code !== 'ECONNRESET' && code !== '57P03' && exit === undefined) {
-        throw new EmbeddedDatabaseError(
-          `embedded PostgreSQL on port ${port} refused the login: ${oneLine(errorMessage(error))}. ` +
-            `If another program uses that port, set EMBEDDED_PG_PORT to a free one, ${ADVICE}`,
-        );
-      }
+    }
+    await client.end().catch(() => undefined);
+    if (failure === 'exited') continue;
+    const code = (failure as { code?: string }).code;
+    // Not listening yet, or listening but still recovering: wait. Anything else (a wrong password) is final.
+    if (code !== 'ECONNREFUSED' && code !== 'ECONNRESET' && code !== '57P03') {
+      throw new EmbeddedDatabaseError(
+        `embedded PostgreSQL on port ${port} refused the login: ${oneLine(errorMessage(failure))}. ` +
+          `If another program uses that port, set EMBEDDED_PG_PORT to a free one, ${ADVICE}`,
+      );
     }
     if (Date.now() > deadline) {
       throw new EmbeddedDatabaseError(

@@ -42,6 +42,32 @@ function failure(output: string) {
   };
 }
 
+/** Listens on `port` as soon as it is free (within `withinMs`), closing every connection it gets. */
+async function takePort(port: number, withinMs: number): Promise<net.Server> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const server = net.createServer((socket) => socket.destroy());
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (bound) return server;
+    if (Date.now() > deadline) throw new Error(`port ${port} did not come free within ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Asks /threads and /health together until both answer 503, for at most 3 s: answers seen during an outage. */
+async function outage(server: ServerProcess): Promise<{ threads: Response; health: Response }> {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    const [threads, health] = await Promise.all([server.request('/threads'), server.request('/health')]);
+    if (threads.status === 503 && health.status === 503) return { threads, health };
+    if (Date.now() > deadline) return { threads, health };
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 async function runToEnd(server: ServerProcess, message: string) {
   const events = await readEvents(await server.request('/graphs/summary/run', { method: 'POST', json: { message } }));
   return events.at(-1)!.data;
@@ -123,16 +149,16 @@ describe('supervision of the embedded PostgreSQL', () => {
       const killed = Date.now();
       process.kill(await postmasterPid(env.DATA_DIR!), 'SIGKILL');
 
-      // It is started again after half a second: the first answers come while it is down.
-      const threads = await server.request('/threads');
-      expect(threads.status).toBe(503);
-      expect(threads.headers.get('retry-after')).toBe('5');
-      expect(await threads.json()).toEqual({
+      // It is started again after half a second; until it is back, answers that need it are 503. The backends go
+      // a moment after their postmaster, so a request sent at once may still be served: ask until the outage shows.
+      const during = await outage(server);
+      expect(during.threads.status).toBe(503);
+      expect(during.threads.headers.get('retry-after')).toBe('5');
+      expect(await during.threads.json()).toEqual({
         error: { code: 'database_unavailable', message: expect.stringMatching(/database is unreachable.*trying/) },
       });
-      const health = await server.request('/health');
-      expect(health.status).toBe(503);
-      expect(await health.json()).toMatchObject({ status: 'degraded', database: { ok: false } });
+      expect(during.health.status).toBe(503);
+      expect(await during.health.json()).toMatchObject({ status: 'degraded', database: { ok: false } });
 
       await expect
         .poll(async () => (await server.request('/health')).status, { timeout: 15_000, interval: 100 })
@@ -145,6 +171,31 @@ describe('supervision of the embedded PostgreSQL', () => {
       expect(server.output()).toContain('INFO svc.db embedded PostgreSQL is running again');
       expect(server.output()).not.toMatch(/ERROR|internal_error/);
     } finally {
+      await server.stop();
+    }
+  });
+
+  it('keeps trying with a growing delay while PostgreSQL cannot start again, and is whole once it can', async () => {
+    const env = await embeddedEnv();
+    const server = await spawnServer(env);
+    let blocker: net.Server | undefined;
+    try {
+      process.kill(await postmasterPid(env.DATA_DIR!), 'SIGKILL');
+      // Another program takes the port before the first restart, half a second later.
+      blocker = await takePort(Number(env.EMBEDDED_PG_PORT), 400);
+      await expect.poll(() => server.output(), { timeout: 10_000 }).toContain('next try in 2 s');
+      expect(server.output()).toMatch(/did not start again: .*Address already in use.*; next try in 1 s/);
+      expect((await server.request('/health')).status).toBe(503);
+      expect((await server.request('/threads')).status).toBe(503);
+
+      await new Promise((resolve) => blocker!.close(resolve));
+      await expect
+        .poll(async () => (await server.request('/health')).status, { timeout: 15_000, interval: 100 })
+        .toBe(200);
+      expect((await server.request('/threads')).status).toBe(200);
+      expect(server.child.exitCode).toBeNull();
+    } finally {
+      blocker?.close();
       await server.stop();
     }
   });
