@@ -9,7 +9,7 @@ import { getLogger } from '../log';
 import type { ModelClient } from '../models/model-client';
 import type { RunEventStream } from './event-stream';
 import { buildGraph, initialState, type GateDecision, type RunStateValue } from './graph-builder';
-import { RunSession, SEQ_BLOCK } from './run-session';
+import { RunSession, SEQ_BLOCK, type SessionOptions } from './run-session';
 
 const sseLog = getLogger('svc.sse');
 const log = getLogger('svc.api');
@@ -183,15 +183,7 @@ export class RunManager {
     await this.deps.runs.releaseLeases(this.owner).catch(() => undefined);
   }
 
-  private session(options: {
-    runId: string;
-    threadId: string;
-    agent: string;
-    model: string;
-    lastSeq: number;
-    reserved: number;
-    resumeGate?: string;
-  }): RunSession {
+  private session(options: Omit<SessionOptions, 'owner' | 'runs' | 'events'>): RunSession {
     const session = new RunSession({
       ...options,
       owner: this.owner,

@@ -6,6 +6,7 @@ import { initDb } from '../../src-server/db/schema';
 import type { QueueInfo } from '../../src-server/models/model-client';
 import { LocalQueue } from '../../src-server/models/local-queue';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { until } from '../helpers/until';
 
 /**
  * The queue in PostgreSQL, as every server process on the database shares it. Each LocalQueue here stands
@@ -44,15 +45,6 @@ async function queueProcess(slots: number, timeoutS = 60, leaseS = 20): Promise<
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 150));
-
-async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 100; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('timed out waiting');
-}
 
 describe('the local-runtime queue across processes', () => {
   it('grants slots first come first served across processes and tells waiters their position', async () => {

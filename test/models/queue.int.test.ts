@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useIntegrationServer } from '../helpers/integration';
 import type { TestServer } from '../helpers/server';
 import { readEvents, type ReceivedEvent } from '../helpers/sse';
+import { until } from '../helpers/until';
 
 const ctx = useIntegrationServer({ server: false });
 
@@ -240,13 +241,3 @@ describe('the local-runtime queue shared by tenants and processes', () => {
     }
   });
 });
-
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -8,6 +8,7 @@ import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
 import type { ServerProcess } from '../helpers/process';
 import { readEvents, type ReceivedEvent } from '../helpers/sse';
+import { until } from '../helpers/until';
 
 /**
  * The shared server as a team runs it: three processes on one PostgreSQL behind nginx (Debian's package),
@@ -212,13 +213,3 @@ describe('three processes behind nginx, without sticky sessions', () => {
     servers = servers.filter((s) => s !== victim);
   });
 });
-
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -4,6 +4,7 @@ import { useIntegrationServer } from '../helpers/integration';
 import type { ServerProcess } from '../helpers/process';
 import type { TestServer } from '../helpers/server';
 import { readEvents, type ReceivedEvent } from '../helpers/sse';
+import { until } from '../helpers/until';
 
 /**
  * Runs belong to the cluster: several server processes on one PostgreSQL, as behind a load balancer without
@@ -14,6 +15,14 @@ const LEASE = { RUN_LEASE_S: '2' };
 const ctx = useIntegrationServer({ server: LEASE });
 
 type Server = Pick<TestServer, 'request'>;
+
+/** Every server process this file started, so a test can read what all of them logged. */
+const spawned: ServerProcess[] = [];
+const spawn = async () => {
+  const started = await ctx.spawn(LEASE);
+  spawned.push(started);
+  return started;
+};
 
 const tokens = (n: number, prefix = 't') => Array.from({ length: n }, (_, i) => `${prefix}${i} `);
 
@@ -37,21 +46,11 @@ function expectContiguous(events: ReceivedEvent[]) {
   expect(ids).toEqual([...ids].sort((a, b) => a - b));
 }
 
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('a run followed from any process', () => {
   let b: ServerProcess;
 
   it('re-attaches on another process after Last-Event-ID with the same ids and text, live to the end', async () => {
-    b ??= await ctx.spawn(LEASE);
+    b ??= await spawn();
     ctx.model.reply(tokens(40), 15);
     let runId = '';
     const head = await readEvents(await run(ctx.server, { message: 'summarise' }), (e) => {
@@ -77,7 +76,7 @@ describe('a run followed from any process', () => {
   });
 
   it('follows a run executed on another process live, before it ends', async () => {
-    b ??= await ctx.spawn(LEASE);
+    b ??= await spawn();
     ctx.model.reply(tokens(30), 25);
     const started = await run(ctx.server, { message: 'live' });
     let runId = '';
@@ -106,7 +105,7 @@ describe('a run followed from any process', () => {
   });
 
   it('stops a gate stream at gate_waiting and resumes it through another process with the same sequence', async () => {
-    b ??= await ctx.spawn(LEASE);
+    b ??= await spawn();
     ctx.model.reply(['looks ', 'fine']);
     const first = await readEvents(await run(ctx.server, { message: 'review this' }, 'review'));
     expect(first.at(-1)!.data.type).toBe('gate_waiting');
@@ -127,7 +126,7 @@ describe('a run followed from any process', () => {
   });
 
   it('cancels a run executed on another process', async () => {
-    b ??= await ctx.spawn(LEASE);
+    b ??= await spawn();
     ctx.model.reply(tokens(200), 20);
     let runId = '';
     const reading = readEvents(await run(b, { message: 'long' }), (e) => {
@@ -143,7 +142,7 @@ describe('a run followed from any process', () => {
 
 describe('a run whose process dies', () => {
   it('is taken over from its last checkpoint, and a client that re-attaches sees one stream', async () => {
-    const c = await ctx.spawn(LEASE);
+    const c = await spawn();
     // dispatch, execute, summarize: each node streams 30 tokens; C dies while execute streams.
     ctx.model.reply(tokens(30), 20);
     let runId = '';
@@ -185,8 +184,8 @@ describe('a run whose process dies', () => {
   });
 
   it('is claimed by exactly one of two processes racing for its lapsed lease', async () => {
-    const b = await ctx.spawn(LEASE);
-    const c = await ctx.spawn(LEASE);
+    const b = await spawn();
+    const c = await spawn();
     ctx.model.reply(tokens(20), 30);
     let runId = '';
     await readEvents(await run(c, { message: 'race' }), (e) => {
@@ -202,10 +201,9 @@ describe('a run whose process dies', () => {
     expect(events.at(-1)!.data.type).toBe('run_done');
     // One takeover: the cut-off node and the two after it ran once each, not once per process.
     expect(ctx.model.requests.length - callsBefore).toBe(3);
-    const takeovers = (ctx.server.logs.join('\n').match(new RegExp(`run ${runId} \\(summary\\) taken over`, 'g')) ?? [])
-      .length;
-    const onB = (b.output().match(new RegExp(`run ${runId} \\(summary\\) taken over`, 'g')) ?? []).length;
-    expect(takeovers + onB).toBe(1);
+    // Every live process looked for lapsed leases (this one and all spawned): one took the run over.
+    const logs = [ctx.server.logs.join('\n'), ...spawned.map((p) => p.output())].join('\n');
+    expect(logs.match(new RegExp(`run ${runId} \\(summary\\) taken over`, 'g'))).toHaveLength(1);
     await b.stop();
   });
 });
