@@ -41,16 +41,18 @@ export function openSse(res: Response): SseStream {
   let ended = false;
   let pending = '';
   let stalled: NodeJS.Timeout | undefined;
+  const drop = () => {
+    log.warn(`dropping a client that does not read its stream (${res.writableLength} bytes unread)`);
+    ended = true;
+    res.destroy();
+  };
   const flush = () => {
     if (!ended && pending) res.write(pending);
     pending = '';
     if (!ended && res.writableLength > MAX_UNREAD_BYTES) {
       // Also after the stream ended: what the client has not read is still held for it.
       stalled ??= setTimeout(() => {
-        if (res.destroyed || res.writableLength <= MAX_UNREAD_BYTES) return;
-        log.warn(`dropping a client that does not read its stream (${res.writableLength} bytes unread)`);
-        ended = true;
-        res.destroy();
+        if (!res.destroyed && res.writableLength > MAX_UNREAD_BYTES) drop();
       }, STALL_MS);
     }
   };

@@ -4,6 +4,9 @@ import { getLogger } from '../log';
 
 const log = getLogger('svc.sse');
 
+/** Stored events handed to a catching-up client between two looks at whether it has room for more. */
+const CATCH_UP_SLICE = 100;
+
 /** An event with its per-run id, serialised once however many clients follow it. */
 export class LoggedEvent {
   private cached?: string;
@@ -212,14 +215,27 @@ export class RunEventStream {
       if (entry.terminal && !(more && entry.type === 'gate_waiting')) finish();
     };
 
+    /**
+     * Hands a backlog to the client in slices at its pace, so a slow reader is not given a whole log at once.
+     * `moreAfterLast`: later events may follow the backlog's last one (a gate_waiting there is then no end).
+     */
+    const paced = async (entries: readonly LoggedEvent[], moreAfterLast: boolean) => {
+      for (let index = 0; index < entries.length && !closed; index++) {
+        if (index % CATCH_UP_SLICE === 0) await subscriber.room?.();
+        if (!closed) deliver(entries[index]!, index < entries.length - 1 || moreAfterLast);
+      }
+    };
+
     let pausedAtGate = false;
     const attach = async () => {
       for (;;) {
         const live = this.live.get(runId);
         if (live && live.firstSeq <= lastSeen + 1) {
           if (!live.ended) {
-            for (const entry of live.events) deliver(entry, false);
+            // The backlog at the client's pace, then the live events as they come.
+            await paced(live.events, false);
             if (closed) return;
+            if (live.ended) continue;
             const onLive = {
               deliver: (entry: LoggedEvent) => deliver(entry, false),
               // This process stopped executing the run without an end: follow it wherever it goes on.
@@ -230,15 +246,13 @@ export class RunEventStream {
             return;
           }
           // This process's leg is over; a later one (resumed elsewhere) may be in the store.
-          for (const entry of live.events) deliver(entry, true);
+          await paced(live.events, true);
           pausedAtGate = live.events.at(-1)?.type === 'gate_waiting';
           if (closed) return;
         }
-        await subscriber.room?.();
-        if (closed) return;
         const rows = await this.events.after(runId, lastSeen);
         if (closed) return;
-        for (const [index, row] of rows.entries()) deliver(LoggedEvent.stored(row), index < rows.length - 1);
+        await paced(rows.map(LoggedEvent.stored), false);
         if (closed || rows.length === EVENT_PAGE) continue;
         if (rows.length > 0) pausedAtGate = rows.at(-1)!.type === 'gate_waiting';
         if (pausedAtGate) return finish();
