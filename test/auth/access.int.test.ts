@@ -82,135 +82,64 @@ const from = (min: 'admin' | 'owner' | 'member' | 'viewer', ok: number): Record<
   };
 };
 
+// The matrix's rows, one a line: the method, what the row is called, its path, the body POST and PUT send,
+// and the status each caller gets.
+const noBody =
+  (method: string) =>
+  (name: string, path: Row['path'], expect: Row['expect']): Row => ({ name, method, path, expect });
+const withBody =
+  (method: string) =>
+  (name: string, path: Row['path'], body: unknown, expect: Row['expect']): Row => ({
+    name,
+    method,
+    path,
+    body,
+    expect,
+  });
+const get = noBody('GET');
+const del = noBody('DELETE');
+const post = withBody('POST');
+const put = withBody('PUT');
+
 /** The whole matrix (endpoint × role); README's "Access control" table says the same in words. */
 const MATRIX: Row[] = [
-  { name: 'health is public', method: 'GET', path: () => '/health', expect: { ...all(200), none: 200 } },
-  { name: 'list agents', method: 'GET', path: () => '/agents', expect: all(200) },
-  { name: 'list commands', method: 'GET', path: () => '/commands', expect: all(200) },
-  { name: 'models', method: 'GET', path: () => '/models', expect: all(200) },
-  { name: 'queue status', method: 'GET', path: () => '/queue/status', expect: all(200) },
-  {
-    name: 'queue reset',
-    method: 'POST',
-    path: () => '/queue/reset',
-    body: { reason: 'matrix' },
-    expect: from('owner', 200),
-  },
-  { name: 'who am I', method: 'GET', path: () => '/auth/me', expect: all(200) },
-  { name: 'list threads', method: 'GET', path: () => '/threads', expect: all(200) },
-  {
-    name: 'create a thread',
-    method: 'POST',
-    path: () => '/threads',
-    body: { agent: 'summary' },
-    expect: from('member', 201),
-  },
-  {
-    name: 'read a thread',
-    method: 'GET',
-    path: (f) => `/threads/${f.finished.thread_id}`,
-    expect: from('viewer', 200),
-  },
-  {
-    name: 'run history',
-    method: 'GET',
-    path: (f) => `/threads/${f.finished.thread_id}/runs`,
-    expect: from('viewer', 200),
-  },
-  { name: 'run detail', method: 'GET', path: (f) => `/runs/${f.finished.run_id}`, expect: from('viewer', 200) },
-  {
-    name: 'follow a run',
-    method: 'GET',
-    path: (f) => `/runs/${f.finished.run_id}/stream`,
-    expect: from('viewer', 200),
-  },
-  {
-    name: 'graph definition',
-    method: 'GET',
-    path: () => '/agents/review/graph-definition',
-    expect: from('viewer', 200),
-  },
-  {
-    name: 'read node config',
-    method: 'GET',
-    path: () => '/agents/review/nodes/analysis/config',
-    expect: from('viewer', 200),
-  },
-  {
-    name: 'save node config',
-    method: 'PUT',
-    path: () => '/agents/review/nodes/analysis/config',
-    body: { notes: 'matrix' },
-    expect: from('owner', 200),
-  },
-  {
-    name: 'run an agent',
-    method: 'POST',
-    path: () => '/graphs/summary/run',
-    body: { message: 'matrix run' },
-    expect: from('member', 200),
-  },
-  {
-    name: 'approve a gate',
-    method: 'POST',
-    path: (f) => `/threads/${f.gated.thread_id}/gates/gate/approve`,
-    body: {},
-    expect: from('member', 202),
-  },
-  {
-    name: 'cancel a run',
-    method: 'POST',
-    path: (f) => `/runs/${f.gated.run_id}/cancel`,
-    body: {},
-    expect: from('member', 200),
-  },
-  {
-    name: 'delete a thread',
-    method: 'DELETE',
-    path: (f) => `/threads/${f.finished.thread_id}`,
-    expect: from('member', 204),
-  },
-  { name: 'list organisations', method: 'GET', path: () => '/orgs', expect: all(200) },
-  {
-    name: 'create an organisation',
-    method: 'POST',
-    path: () => '/orgs',
-    body: { name: 'New org' },
-    expect: { admin: 403, owner: 403, member: 403, viewer: 403, outsider: 403, none: 401 },
-  },
-  {
-    name: 'create a team',
-    method: 'POST',
-    path: () => '/teams',
-    body: { name: 'New team', parent_id: DEFAULT_ORG_ID },
-    expect: from('admin', 201),
-  },
-  {
-    name: 'create a project',
-    method: 'POST',
-    path: () => '/projects',
-    body: { name: 'New project', parent_id: DEFAULT_TEAM_ID },
-    expect: from('admin', 201),
-  },
-  {
-    name: 'list org members',
-    method: 'GET',
-    path: () => `/orgs/${DEFAULT_ORG_ID}/members`,
-    expect: from('viewer', 200),
-  },
-  {
-    name: 'set a project member',
-    method: 'PUT',
-    path: (_f, self) => `/projects/${DEFAULT_PROJECT_ID}/members/${self}`,
-    body: { role: 'viewer' },
-    expect: from('owner', 200),
-  },
-  {
-    name: 'delete the default project',
-    method: 'DELETE',
-    path: () => `/projects/${DEFAULT_PROJECT_ID}`,
-    expect: from('admin', 409),
-  },
+  get('health is public', () => '/health', { ...all(200), none: 200 }),
+  get('list agents', () => '/agents', all(200)),
+  get('list commands', () => '/commands', all(200)),
+  get('models', () => '/models', all(200)),
+  get('queue status', () => '/queue/status', all(200)),
+  post('queue reset', () => '/queue/reset', { reason: 'matrix' }, from('owner', 200)),
+  get('who am I', () => '/auth/me', all(200)),
+  get('list threads', () => '/threads', all(200)),
+  post('create a thread', () => '/threads', { agent: 'summary' }, from('member', 201)),
+  get('read a thread', (f) => `/threads/${f.finished.thread_id}`, from('viewer', 200)),
+  get('run history', (f) => `/threads/${f.finished.thread_id}/runs`, from('viewer', 200)),
+  get('run detail', (f) => `/runs/${f.finished.run_id}`, from('viewer', 200)),
+  get('follow a run', (f) => `/runs/${f.finished.run_id}/stream`, from('viewer', 200)),
+  get('graph definition', () => '/agents/review/graph-definition', from('viewer', 200)),
+  get('read node config', () => '/agents/review/nodes/analysis/config', from('viewer', 200)),
+  put('save node config', () => '/agents/review/nodes/analysis/config', { notes: 'matrix' }, from('owner', 200)),
+  post('run an agent', () => '/graphs/summary/run', { message: 'matrix run' }, from('member', 200)),
+  post('approve a gate', (f) => `/threads/${f.gated.thread_id}/gates/gate/approve`, {}, from('member', 202)),
+  post('cancel a run', (f) => `/runs/${f.gated.run_id}/cancel`, {}, from('member', 200)),
+  del('delete a thread', (f) => `/threads/${f.finished.thread_id}`, from('member', 204)),
+  get('list organisations', () => '/orgs', all(200)),
+  post(
+    'create an organisation',
+    () => '/orgs',
+    { name: 'New org' },
+    { admin: 403, owner: 403, member: 403, viewer: 403, outsider: 403, none: 401 },
+  ),
+  post('create a team', () => '/teams', { name: 'New team', parent_id: DEFAULT_ORG_ID }, from('admin', 201)),
+  post('create a project', () => '/projects', { name: 'New project', parent_id: DEFAULT_TEAM_ID }, from('admin', 201)),
+  get('list org members', () => `/orgs/${DEFAULT_ORG_ID}/members`, from('viewer', 200)),
+  put(
+    'set a project member',
+    (_f, self) => `/projects/${DEFAULT_PROJECT_ID}/members/${self}`,
+    { role: 'viewer' },
+    from('owner', 200),
+  ),
+  del('delete the default project', () => `/projects/${DEFAULT_PROJECT_ID}`, from('admin', 409)),
 ];
 
 describe('the role matrix with AUTH_ENABLED=true', () => {

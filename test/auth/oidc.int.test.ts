@@ -1,6 +1,12 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOidcProvider, type OidcProvider } from '../fixtures/oidc-provider';
+import {
+  OIDC_CLIENT_ID,
+  OIDC_CLIENT_SECRET,
+  openProviderLogin,
+  startOidcProvider,
+  type OidcProvider,
+} from '../fixtures/oidc-provider';
 import { launchChromium } from '../helpers/browser';
 import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
@@ -35,26 +41,19 @@ afterAll(async () => {
 
 /** Drives the provider's own login and consent forms in the browser, up to the callback's redirect to the studio. */
 async function signIn(login: string): Promise<{ token: string; landed: string }> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  let landed = '';
-  page.on('response', (response) => {
-    if (response.url().startsWith(`${server.url}/auth/callback`) && response.status() === 302)
-      landed = response.headers().location ?? '';
-  });
-  await page.goto(`${server.url}/auth/login`);
+  const { context, page, landed } = await openProviderLogin(browser, server.url);
   await expect.poll(() => page.url()).toContain(issuer);
   await page.fill('input[name=login]', login);
   await page.fill('input[name=password]', 'any password');
   await page.getByRole('button', { name: 'Sign-in' }).click();
   // The provider asks for consent once per client: the page that follows is either that or the studio.
   const consent = page.getByRole('button', { name: 'Continue' });
-  await expect.poll(async () => landed !== '' || (await consent.isVisible()), { timeout: 15_000 }).toBe(true);
-  if (!landed) await consent.click();
-  await expect.poll(() => landed, { timeout: 15_000 }).not.toBe('');
+  await expect.poll(async () => landed() !== '' || (await consent.isVisible()), { timeout: 15_000 }).toBe(true);
+  if (!landed()) await consent.click();
+  await expect.poll(() => landed(), { timeout: 15_000 }).not.toBe('');
   await context.close();
-  const token = decodeURIComponent(/^\/ui#token=(.+)$/.exec(landed)?.[1] ?? '');
-  return { token, landed };
+  const token = decodeURIComponent(/^\/ui#token=(.+)$/.exec(landed())?.[1] ?? '');
+  return { token, landed: landed() };
 }
 
 describe('OIDC login against a real OpenID provider', () => {

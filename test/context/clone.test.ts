@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildProjectContext, type ProjectContextOptions } from '../../src-server/context/project-context';
 import { startGitHttpServer } from '../fixtures/git-http-server';
+import { startSilentServer, type SilentServer } from '../helpers/silent-server';
 
 const temp: string[] = [];
 const mkdir = () => {
@@ -35,30 +35,11 @@ function repository(root: string, name: string, files: Record<string, string | B
   return bare;
 }
 
-/** A TCP server that accepts and never answers; it counts connections and notices when they close. */
-async function silentServer() {
-  const sockets: net.Socket[] = [];
-  let closed = 0;
-  const server = net.createServer((socket) => {
-    sockets.push(socket);
-    // Reading (and dropping) what arrives, so that the peer's end is seen.
-    socket.resume();
-    socket.on('close', () => (closed += 1));
-    socket.on('error', () => undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(
-    () =>
-      new Promise((resolve) => {
-        sockets.forEach((s) => s.destroy());
-        server.close(() => resolve());
-      }),
-  );
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    connections: () => sockets.length,
-    closed: () => closed,
-  };
+/** A silent server (see startSilentServer) that the file's afterAll closes. */
+async function silentServer(): Promise<SilentServer> {
+  const server = await startSilentServer();
+  closers.push(server.close);
+  return server;
 }
 
 const options = (extra: Partial<ProjectContextOptions> = {}): ProjectContextOptions => ({

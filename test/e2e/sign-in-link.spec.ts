@@ -1,7 +1,6 @@
 import type { Browser, Page } from '@playwright/test';
-import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, startOidcProvider, type OidcProvider } from '../fixtures/oidc-provider';
-import { freePort } from '../helpers/ports';
-import { spawnServer, type ServerProcess } from '../helpers/process';
+import { openProviderLogin } from '../fixtures/oidc-provider';
+import { useOidcServer } from './oidc-server';
 import { expect, screenshotPath, test } from './studio.fixtures';
 
 /**
@@ -11,51 +10,31 @@ import { expect, screenshotPath, test } from './studio.fixtures';
  * their own token in it.
  */
 const API_TOKEN = 'api-token-for-the-link-test-0123456789';
-let provider: OidcProvider;
-let server: ServerProcess;
-
-test.beforeAll(async () => {
-  const serverPort = await freePort();
-  provider = await startOidcProvider(`http://127.0.0.1:${serverPort}/auth/callback`);
-  server = await spawnServer({
-    PORT: String(serverPort),
-    DATABASE_URL: process.env.E2E_DATABASE_URL!,
-    LOCAL_LLM_BASE: process.env.E2E_MODEL_URL!,
-    DEFAULT_MODEL: 'fake-model',
-    AUTH_ENABLED: 'true',
-    SVC_API_TOKEN: API_TOKEN,
-    OIDC_ISSUER_URL: provider.issuer,
-    OIDC_CLIENT_ID,
-    OIDC_CLIENT_SECRET,
-    SESSION_SECRET: 'session-secret-for-the-e2e-link-test-0123',
-  });
-});
-
-test.afterAll(async () => {
-  await server?.stop();
-  await provider?.close();
+const server = useOidcServer({
+  SVC_API_TOKEN: API_TOKEN,
+  SESSION_SECRET: 'session-secret-for-the-e2e-link-test-0123',
 });
 
 /** Signs in at the provider in a browser of its own and returns the session token the callback hands out. */
 async function sessionTokenFor(browser: Browser, login: string): Promise<string> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  let landed = '';
-  page.on('response', (response) => {
-    if (response.url().startsWith(`${server.url}/auth/callback`) && response.status() === 302)
-      landed = response.headers().location ?? '';
-  });
-  await page.goto(`${server.url}/auth/login`);
+  const { context, page, landed } = await openProviderLogin(browser, server.url);
   await page.fill('input[name=login]', login);
   await page.fill('input[name=password]', 'any password');
   await page.click('button[type=submit]');
   // The provider asks for consent once per client: the page that follows is either that or the studio.
   const consent = page.getByRole('button', { name: 'Continue' });
-  await expect.poll(async () => landed !== '' || (await consent.isVisible())).toBe(true);
-  if (!landed) await consent.click();
-  await expect.poll(() => landed).not.toBe('');
+  await expect.poll(async () => landed() !== '' || (await consent.isVisible())).toBe(true);
+  if (!landed()) await consent.click();
+  await expect.poll(() => landed()).not.toBe('');
   await context.close();
-  return decodeURIComponent(/^\/ui#token=(.+)$/.exec(landed)![1]!);
+  return decodeURIComponent(/^\/ui#token=(.+)$/.exec(landed())![1]!);
+}
+
+/** How two tests begin: mallory's session token in hand, and `page` on the studio as the API token's administrator. */
+async function malloryTokenAndAdminStudio(browser: Browser, page: Page): Promise<string> {
+  const mallory = await sessionTokenFor(browser, 'mallory');
+  await page.goto(`${server.url}/ui#token=${API_TOKEN}`);
+  return mallory;
 }
 
 /** What the address bar holds after `#`: a token there would stay in history and travel on when copied. */
@@ -74,9 +53,7 @@ test('a link with another identity asks first, showing both; Cancel keeps the fi
   page,
   browser,
 }) => {
-  const mallory = await sessionTokenFor(browser, 'mallory');
-
-  await page.goto(`${server.url}/ui#token=${API_TOKEN}`);
+  const mallory = await malloryTokenAndAdminStudio(browser, page);
   await expect(page.getByTestId('user-name')).toHaveText('api-token');
   await expect(dialog(page)).toHaveCount(0);
 
@@ -134,8 +111,7 @@ test('a link opened in the running studio asks too; a link whose token is refuse
   page,
   browser,
 }) => {
-  const mallory = await sessionTokenFor(browser, 'mallory');
-  await page.goto(`${server.url}/ui#token=${API_TOKEN}`);
+  const mallory = await malloryTokenAndAdminStudio(browser, page);
   await expect(page.getByTestId('asset-change-review')).toBeVisible();
 
   // The same tab: only the fragment changes, so the page is not loaded again.

@@ -1,8 +1,8 @@
 import type { Scope } from '../../src-server/contracts/tenancy';
+import { expect, test } from './studio.fixtures';
 import {
   api,
   completeRun,
-  expect,
   holdTheSlot,
   openStudio,
   phase,
@@ -10,7 +10,6 @@ import {
   script,
   sql,
   startRun,
-  test,
   words,
 } from './studio.fixtures';
 

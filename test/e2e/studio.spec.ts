@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from '@playwright/test';
 import type { GraphDefinition } from '../../src-server/contracts/runs';
+import { numberedTokens } from '../fixtures/fake-models';
+import { expect, test } from './studio.fixtures';
 import {
   api,
   completeRun,
-  expect,
   failModel,
   holdTheSlot,
   openStudio,
@@ -13,7 +14,6 @@ import {
   script,
   sql,
   startRun,
-  test,
   words,
 } from './studio.fixtures';
 
@@ -76,13 +76,7 @@ test('rejects at the gate: the run ends without the output phase', async ({ page
 });
 
 test('Stop during streaming aborts the stream and cancels the run on the server', async ({ page }) => {
-  const runId = await startStreaming(
-    page,
-    'Summarise slowly',
-    Array.from({ length: 300 }, (_, i) => `w${i} `),
-    40,
-    'w3',
-  );
+  const runId = await startStreaming(page, 'Summarise slowly', numberedTokens(300, 'w'), 40, 'w3');
   await page.getByTestId('run-stop').click();
   await expect(page.getByTestId('run-status')).toContainText('Run cancelled');
   await expect
@@ -92,13 +86,7 @@ test('Stop during streaming aborts the stream and cancels the run on the server'
 });
 
 test('a page reload during a run re-attaches to its stream', async ({ page }) => {
-  const runId = await startStreaming(
-    page,
-    'Summarise, then reload',
-    Array.from({ length: 60 }, (_, i) => `r${i} `),
-    30,
-    'r5',
-  );
+  const runId = await startStreaming(page, 'Summarise, then reload', numberedTokens(60, 'r'), 30, 'r5');
   await page.reload();
   await expect(page.getByTestId('run-id')).toHaveText(runId!);
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete', { timeout: 30_000 });

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { requestServer, type TestRequestInit } from './request';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 
@@ -9,7 +10,7 @@ export interface ServerProcess {
   output(): string;
   /** Resolves when the process has exited. */
   exited: Promise<number | null>;
-  request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  request(path: string, init?: TestRequestInit): Promise<Response>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -74,15 +75,7 @@ export async function spawnServer(
     child,
     output: () => output,
     exited,
-    request(p, init = {}) {
-      const headers = new Headers(init.headers);
-      let body = init.body;
-      if (init.json !== undefined) {
-        headers.set('content-type', 'application/json');
-        body = JSON.stringify(init.json);
-      }
-      return fetch(`${url}${p}`, { ...init, headers, body });
-    },
+    request: (p, init) => requestServer(url, p, init),
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);
       return exited;

@@ -1,12 +1,13 @@
 import { loadConfig } from '../../src-server/config';
 import { captureLogs } from '../../src-server/log';
 import { startServer, type RunningServer } from '../../src-server/main';
+import { requestServer, type TestRequestInit } from './request';
 
 export interface TestServer extends RunningServer {
   /** Log lines written since start. */
   logs: string[];
   /** fetch against the server, with the bearer token when one is set. */
-  request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  request(path: string, init?: TestRequestInit): Promise<Response>;
 }
 
 /**
@@ -36,15 +37,6 @@ export async function startTestServer(
       await server.close();
       restore();
     },
-    request(path, init = {}) {
-      const headers = new Headers(init.headers);
-      if (token && !headers.has('authorization')) headers.set('authorization', `Bearer ${token}`);
-      let body = init.body;
-      if (init.json !== undefined) {
-        headers.set('content-type', 'application/json');
-        body = JSON.stringify(init.json);
-      }
-      return fetch(`${server.url}${path}`, { ...init, headers, body });
-    },
+    request: (path, init) => requestServer(server.url, path, init, token),
   };
 }

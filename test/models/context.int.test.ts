@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useIntegrationServer } from '../helpers/integration';
+import { startSilentServer } from '../helpers/silent-server';
 import { readEvents, type ReceivedEvent } from '../helpers/sse';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-data-'));
@@ -13,6 +13,11 @@ afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 const ctx = useIntegrationServer({ server: { LOCAL_LLM_MAX_CONTEXT_TOKENS: '600', DATA_DIR: dataDir } });
 
 const prompt = (request: Record<string, unknown>) => JSON.stringify(request.messages);
+/** Runs the summary agent on the file's server with a project path (a folder or a git URL); its events. */
+const runOnProject = async (message: string, projectPath: string) =>
+  readEvents(
+    await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message, project_path: projectPath } }),
+  );
 
 describe('run context', () => {
   it('trims a long thread to the budget and warns with context_trimmed', async () => {
@@ -63,12 +68,7 @@ describe('run context', () => {
     git('clone', '-q', '--bare', work, bare);
     try {
       const before = ctx.model.requests.length;
-      const events = await readEvents(
-        await ctx.server.request('/graphs/summary/run', {
-          method: 'POST',
-          json: { message: 'summarise', project_path: `file://${bare}` },
-        }),
-      );
+      const events = await runOnProject('summarise', `file://${bare}`);
       expect(events.at(-1)!.data.type).toBe('run_done');
       expect(prompt(ctx.model.requests[before]!)).toContain('The gizmo service answers questions about gizmos.');
     } finally {
@@ -78,12 +78,7 @@ describe('run context', () => {
   });
 
   it('fails the run with a clear message for a missing folder', async () => {
-    const events = await readEvents(
-      await ctx.server.request('/graphs/summary/run', {
-        method: 'POST',
-        json: { message: 'x', project_path: '/no/such/project' },
-      }),
-    );
+    const events = await runOnProject('x', '/no/such/project');
     expect(events.at(-1)!.data).toMatchObject({
       type: 'run_error',
       error_detail: 'ProjectPathError: project folder /no/such/project does not exist',
@@ -91,12 +86,7 @@ describe('run context', () => {
   });
 
   it("fails the run for a git URL on the server's own network, with nothing from git in the answer", async () => {
-    const events = await readEvents(
-      await ctx.server.request('/graphs/summary/run', {
-        method: 'POST',
-        json: { message: 'x', project_path: 'http://127.0.0.1:5432/' },
-      }),
-    );
+    const events = await runOnProject('x', 'http://127.0.0.1:5432/');
     expect(events.at(-1)!.data).toMatchObject({
       type: 'run_error',
       error_detail:
@@ -107,33 +97,25 @@ describe('run context', () => {
 
   it('stops the git clone when the run is cancelled, not when the clone times out', async () => {
     // A git host that accepts the connection and never answers.
-    const sockets: net.Socket[] = [];
-    let closed = 0;
-    const silent = net.createServer((socket) => {
-      sockets.push(socket);
-      socket.resume();
-      socket.on('close', () => (closed += 1));
-    });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silent = await startSilentServer();
     const server = await ctx.start({ DATA_DIR: dataDir, GIT_ALLOWED_HOSTS: '127.0.0.1' });
     try {
-      const url = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/stuck.git`;
+      const url = `http://127.0.0.1:${silent.port}/stuck.git`;
       const events: ReceivedEvent[] = [];
       const reading = readEvents(
         await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'x', project_path: url } }),
         (event) => void events.push(event),
       );
-      await expect.poll(() => sockets.length, { timeout: 10_000 }).toBeGreaterThan(0);
+      await expect.poll(() => silent.connections(), { timeout: 10_000 }).toBeGreaterThan(0);
       const runId = (events[0]!.data as { run_id: string }).run_id;
       expect((await server.request(`/runs/${runId}/cancel`, { method: 'POST', json: {} })).status).toBe(200);
       // git and its helper are gone within moments: the connection closes, well before the 60 s clone timeout.
-      await expect.poll(() => closed, { timeout: 5000 }).toBe(sockets.length);
+      await expect.poll(() => silent.closed(), { timeout: 5000 }).toBe(silent.connections());
       await reading;
       expect(events.at(-1)!.data.type).toBe('run_cancelled');
     } finally {
       await server.close();
-      sockets.forEach((s) => s.destroy());
-      await new Promise((resolve) => silent.close(resolve));
+      await silent.close();
     }
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
 import type { ServerProcess } from '../helpers/process';
+import { requestServer, type TestRequestInit } from '../helpers/request';
 import { readEvents, type ReceivedEvent } from '../helpers/sse';
 import { until } from '../helpers/until';
 
@@ -57,15 +58,7 @@ ${upstreams.map((u) => `    server ${u} max_fails=0;`).join('\n')}
 `;
 }
 
-const request = (p: string, init: RequestInit & { json?: unknown } = {}) => {
-  const headers = new Headers(init.headers);
-  let body = init.body;
-  if (init.json !== undefined) {
-    headers.set('content-type', 'application/json');
-    body = JSON.stringify(init.json);
-  }
-  return fetch(`${base}${p}`, { ...init, headers, body });
-};
+const request = (p: string, init?: TestRequestInit) => requestServer(base, p, init);
 
 const run = (body: Record<string, unknown>, agent = 'summary') =>
   request(`/graphs/${agent}/run`, { method: 'POST', json: body });

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { numberedTokens } from '../fixtures/fake-models';
 import { useIntegrationServer } from '../helpers/integration';
 import type { ServerProcess } from '../helpers/process';
 import { readEvents } from '../helpers/sse';
@@ -32,10 +33,7 @@ async function startRun(server: ServerProcess, agent: string, stopAfter: (text: 
 
 describe('kill -9 of the server', () => {
   it('during a streaming run: what was written survives, and the run can be followed and cancelled after restart', async () => {
-    ctx.model.reply(
-      Array.from({ length: 400 }, (_, i) => `tok${i} `),
-      20,
-    );
+    ctx.model.reply(numberedTokens(400, 'tok'), 20);
     let server = await ctx.spawn();
     const { runId, seen } = await startRun(server, 'summary', (text) => text.length > 400);
     await new Promise((r) => setTimeout(r, 700));
@@ -68,10 +66,7 @@ describe('kill -9 of the server', () => {
   });
 
   it('during a streaming run older than the orphan age: swept to error at the next start', async () => {
-    ctx.model.reply(
-      Array.from({ length: 400 }, (_, i) => `tok${i} `),
-      20,
-    );
+    ctx.model.reply(numberedTokens(400, 'tok'), 20);
     let server = await ctx.spawn();
     const { runId } = await startRun(server, 'summary', (text) => text.length > 100);
     await server.stop('SIGKILL');

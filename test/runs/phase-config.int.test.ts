@@ -20,6 +20,9 @@ const rule = (condition: string, match: string, target: string, priority: number
   priority,
 });
 
+/** Summary's dispatch node config: the refusals below are mostly tried there. */
+const DISPATCH_CONFIG = '/agents/summary/nodes/dispatch/config';
+
 async function runSummary(message = 'summarise please') {
   const events = await readEvents(
     await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message } }),
@@ -59,35 +62,42 @@ describe('node configuration', () => {
     ['an unknown node', '/agents/summary/nodes/nope/config', {}, 404, 'summary has no node "nope"'],
     [
       'an unknown condition',
-      '/agents/summary/nodes/dispatch/config',
+      DISPATCH_CONFIG,
       { routing_overrides: [rule('sounds_like', 'x', 'execute', 1)] },
       400,
       'routing_overrides.0.condition',
     ],
     [
       'a target outside the graph',
-      '/agents/summary/nodes/dispatch/config',
+      DISPATCH_CONFIG,
       { routing_overrides: [rule('always', '', 'nowhere', 1)] },
       400,
       'routing_overrides.0.target: node "nowhere" is not in the graph of summary',
     ],
     [
       'a regex that does not compile',
-      '/agents/summary/nodes/dispatch/config',
+      DISPATCH_CONFIG,
       { routing_overrides: [rule('regex', '(open', 'execute', 1)] },
       400,
       'routing_overrides.0.match: invalid regular expression',
     ],
     [
       'a regex that is too long',
-      '/agents/summary/nodes/dispatch/config',
+      DISPATCH_CONFIG,
       { routing_overrides: [rule('regex', 'a'.repeat(501), 'execute', 1)] },
       400,
       'routing_overrides.0.match',
     ],
     [
+      'a match missing for contains',
+      DISPATCH_CONFIG,
+      { routing_overrides: [rule('contains', '', 'execute', 1)] },
+      400,
+      'routing_overrides.0.match: a contains rule needs a match value',
+    ],
+    [
       'duplicate priorities',
-      '/agents/summary/nodes/dispatch/config',
+      DISPATCH_CONFIG,
       { routing_overrides: [rule('always', '', 'execute', 1), rule('contains', 'x', 'summarize', 1)] },
       400,
       'routing_overrides.1.priority: priority 1 is already used by routing_overrides.0',
@@ -98,13 +108,6 @@ describe('node configuration', () => {
       { routing_overrides: [rule('always', '', 'output', 1)] },
       400,
       '"gate" is a gate node: its edges are defined by the graph',
-    ],
-    [
-      'a match missing for contains',
-      '/agents/summary/nodes/dispatch/config',
-      { routing_overrides: [rule('contains', '', 'execute', 1)] },
-      400,
-      'routing_overrides.0.match: a contains rule needs a match value',
     ],
   ])('refuses %s', async (_what, path, body, status, message) => {
     const res = await ctx.server.request(path, { method: 'PUT', json: body });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { numberedTokens } from '../fixtures/fake-models';
 import { useIntegrationServer } from '../helpers/integration';
 import type { TestServer } from '../helpers/server';
 import { eventOrder, readEvents, type ReceivedEvent } from '../helpers/sse';
@@ -196,10 +197,7 @@ describe('a run to its approval gate', () => {
 
 describe('cancellation, failures and re-attaching', () => {
   it('cancels a run during a slow token stream: the model request is aborted and open nodes are closed', async () => {
-    ctx.model.reply(
-      Array.from({ length: 200 }, (_, i) => `t${i} `),
-      50,
-    );
+    ctx.model.reply(numberedTokens(200, 't'), 50);
     const res = await run({ message: 'slow please' }, 'summary');
     let runId = '';
     const events = await readEvents(res, (e) => {
@@ -260,10 +258,7 @@ describe('cancellation, failures and re-attaching', () => {
   });
 
   it('keeps running when the client disconnects, and a re-attach with Last-Event-ID loses nothing', async () => {
-    ctx.model.reply(
-      Array.from({ length: 30 }, (_, i) => `w${i} `),
-      10,
-    );
+    ctx.model.reply(numberedTokens(30, 'w'), 10);
     const first = await readEvents(await run({ message: 'reattach' }, 'summary'), (e) => e.id === 5);
     const runId = (first[0]!.data as { run_id: string }).run_id;
     const rest = await readEvents(
