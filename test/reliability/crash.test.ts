@@ -32,9 +32,10 @@ async function startRun(server: ServerProcess, agent: string, stopAfter: (text: 
 }
 
 describe('kill -9 of the server', () => {
-  it('during a streaming run: what was written survives, and the run can be followed and cancelled after restart', async () => {
+  it('during a streaming run: what was written survives, and after restart the run is taken over, followed and cancelled', async () => {
     ctx.model.reply(numberedTokens(400, 'tok'), 20);
-    let server = await ctx.spawn();
+    const lease = { RUN_LEASE_S: '2' };
+    let server = await ctx.spawn(lease);
     const { runId, seen } = await startRun(server, 'summary', (text) => text.length > 400);
     await new Promise((r) => setTimeout(r, 700));
     await server.stop('SIGKILL');
@@ -47,30 +48,48 @@ describe('kill -9 of the server', () => {
     expect(stored[0].output.startsWith(seen.slice(0, stored[0].output.length))).toBe(true);
     expect(stored[0].output.length).toBeGreaterThanOrEqual(seen.length - 200);
 
-    server = await ctx.spawn();
+    server = await ctx.spawn(lease);
     try {
       const detail = await (await server.request(`/runs/${runId}`)).json();
       expect(detail.status).toBe('running');
-      const replay = await readEvents(await server.request(`/runs/${runId}/stream`));
-      expect(replay.map((e) => e.name)).toEqual(['run_start', 'node_enter', 'token']);
-      const cancel = await server.request(`/runs/${runId}/cancel`, {
-        method: 'POST',
-        json: { reason: 'orphaned by a crash' },
+      // The restarted server takes the run over once its lease lapses; a client following from the start
+      // gets what was stored, then the resumed run; cancelling it ends the stream.
+      const events = await readEvents(await server.request(`/runs/${runId}/stream`), (e) => {
+        if (e.data.type === 'run_resumed') {
+          void server.request(`/runs/${runId}/cancel`, { method: 'POST', json: { reason: 'enough' } });
+        }
       });
-      expect(cancel.status).toBe(200);
-      const after = (await sql.query(`SELECT status, exited_at FROM svc_run_nodes WHERE run_id = $1`, [runId])).rows[0];
-      expect(after).toMatchObject({ status: 'cancelled', exited_at: expect.any(Number) });
+      expect(events[0]!.name).toBe('run_start');
+      const ids = events.map((e) => e.id);
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      expect(new Set(ids).size).toBe(ids.length);
+      const resumedAt = events.findIndex((e) => e.name === 'run_resumed');
+      expect(resumedAt).toBeGreaterThan(0);
+      // Before the takeover: the tokens as they streamed (the client saw a prefix of them, or they of it).
+      const text = events
+        .slice(0, resumedAt)
+        .map((e) => (e.data.type === 'token' ? e.data.text : ''))
+        .join('');
+      expect(text.length).toBeGreaterThan(0);
+      expect(text.startsWith(seen) || seen.startsWith(text)).toBe(true);
+      expect(events.at(-1)!.name).toBe('run_cancelled');
+      const after = (await sql.query(`SELECT status, exited_at FROM svc_run_nodes WHERE run_id = $1`, [runId])).rows;
+      for (const row of after) expect(row).toMatchObject({ status: 'cancelled', exited_at: expect.any(Number) });
     } finally {
       await server.stop();
     }
   });
 
-  it('during a streaming run older than the orphan age: swept to error at the next start', async () => {
+  it('during a streaming run that no lease covers, older than the orphan age: swept to error at the next start', async () => {
     ctx.model.reply(numberedTokens(400, 'tok'), 20);
     let server = await ctx.spawn();
     const { runId } = await startRun(server, 'summary', (text) => text.length > 100);
     await server.stop('SIGKILL');
-    await sql.query(`UPDATE svc_runs SET started_at = now() - interval '61 minutes' WHERE id = $1`, [runId]);
+    // As a row written before runs carried leases: nobody will take it over, so the sweep closes it.
+    await sql.query(
+      `UPDATE svc_runs SET started_at = now() - interval '61 minutes', owner_id = NULL, lease_until = NULL WHERE id = $1`,
+      [runId],
+    );
     server = await ctx.spawn();
     try {
       const detail = await (await server.request(`/runs/${runId}`)).json();
