@@ -165,6 +165,21 @@ test('a run still running after two minutes appears stuck, and can be cancelled'
   );
 });
 
+test('a run that started over two minutes ago appears stuck while its stream is live', async ({ page }) => {
+  const runId = await startStreaming(page, 'Busy, yet started long ago', numberedTokens(400, 's'), 100, 's3');
+  await sql(`UPDATE svc_runs SET started_at = now() - interval '3 minutes' WHERE id = $1`, [runId]);
+  // After the reload the studio re-attaches to the live stream with the stored start time.
+  await page.reload();
+  await expect(page.getByTestId('run-id')).toHaveText(runId!);
+  await expect(page.getByTestId('run-stuck')).toHaveText('⚠ Run appears stuck');
+  const streamed = await page.getByTestId('transcript-dispatch').textContent();
+  await expect(page.getByTestId('transcript-dispatch')).not.toHaveText(streamed!);
+  await expect(page.getByTestId('run-stuck')).toBeVisible();
+  await page.screenshot({ path: shot('09-stuck-while-live') });
+  await page.getByTestId('run-stop').click();
+  await expect(page.getByTestId('run-status')).toContainText('Run cancelled');
+});
+
 test('a saved routing rule shows its validation errors, then its from → to line on the next run', async ({ page }) => {
   await openStudio(page, 'repo-summary');
   const graph = (await (await api('/agents/repo-summary/graph-definition')).json()) as GraphDefinition;

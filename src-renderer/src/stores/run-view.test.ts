@@ -86,4 +86,23 @@ describe('the run view', () => {
     expect(isStuck(view)).toBe(true);
     expect(isStuck({ ...view, status: 'completed' })).toBe(false);
   });
+
+  it('calls a run stuck exactly when it is still running more than two minutes after it started', () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    const startedAgo = (ms: number) => new Date(now - ms).toISOString();
+    // A live stream that is busy right now changes nothing: the view has no notion of stream activity.
+    const live = fold([
+      { type: 'run_start', run_id: RUN, thread_id: THREAD, agent: 'repo-summary', model: 'm' },
+      { type: 'node_enter', node: 'dispatch' },
+      { type: 'token', node: 'dispatch', text: 'busy' },
+    ]);
+    expect(live.status).toBe('running');
+    expect(isStuck({ ...live, startedAt: startedAgo(STUCK_AFTER_MS + 1) }, now)).toBe(true);
+    expect(isStuck({ ...live, startedAt: startedAgo(3 * 60_000) }, now)).toBe(true);
+    expect(isStuck({ ...live, startedAt: startedAgo(STUCK_AFTER_MS) }, now)).toBe(false);
+    expect(isStuck({ ...live, startedAt: startedAgo(10_000) }, now)).toBe(false);
+    expect(isStuck({ ...live, startedAt: null }, now)).toBe(false);
+    for (const status of ['waiting_approval', 'completed', 'error', 'cancelled', 'rejected', 'idle'] as const)
+      expect(isStuck({ ...live, status, startedAt: startedAgo(3 * 60_000) }, now)).toBe(false);
+  });
 });

@@ -200,8 +200,8 @@ export function viewFromDetail(detail: RunDetail): RunView {
 }
 
 /**
- * A run still `running` two minutes after it started appears stuck (docs/run-lifecycle.md#run-statuses; see the
- * runs store for live streams).
+ * A run still `running` two minutes after it started appears stuck (docs/run-lifecycle.md#run-statuses), whether
+ * or not its stream is live.
  */
 export const STUCK_AFTER_MS = 2 * 60_000;
 

@@ -4,7 +4,7 @@ import { computed, ref } from 'vue';
 import { runsApi } from '../api/runs.api';
 import type { EventHandler, StreamedEvent } from '../api/sse-client';
 import { threadsApi } from '../api/threads.api';
-import { applyEvent, emptyView, isStuck, STUCK_AFTER_MS, viewFromDetail, type RunView } from './run-view';
+import { applyEvent, emptyView, isStuck, viewFromDetail, type RunView } from './run-view';
 import { useThreadsStore } from './threads.store';
 import { errorMessage } from '@contracts/errors';
 
@@ -36,13 +36,8 @@ export const useRunsStore = defineStore('runs', () => {
   setInterval(() => (now.value = Date.now()), 5000);
   let controller: AbortController | null = null;
 
-  /** When the stream on screen last said something. */
-  const lastActivity = ref(0);
-  // A run the studio is following live is stuck only once its stream has gone quiet: one resumed from a
-  // gate after a long wait started long ago, yet is busy.
-  const stuck = computed(
-    () => isStuck(view.value, now.value) && (!streaming.value || now.value - lastActivity.value > STUCK_AFTER_MS),
-  );
+  // The rule is the same whether or not the stream is live: still running two minutes after it started.
+  const stuck = computed(() => isStuck(view.value, now.value));
 
   /**
    * Follows one stream into the view. A stream that drops before the run ended (a proxy, a sleeping laptop,
@@ -57,7 +52,6 @@ export const useRunsStore = defineStore('runs', () => {
     error.value = null;
     let ended = false;
     const onEvent = ({ id, event }: StreamedEvent) => {
-      lastActivity.value = Date.now();
       applyEvent(view.value, event, id);
       if (event.type === 'run_start') sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
       if (TERMINAL_EVENTS.includes(event.type)) ended = true;
