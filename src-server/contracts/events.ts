@@ -46,6 +46,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     estimated_tokens_before: z.number().int(),
     estimated_tokens_after: z.number().int(),
     budget: z.number().int(),
+    /** The parts of the newest message that were shortened, e.g. `output:analysis`, `project_context`. */
+    trimmed_parts: z.array(z.string()).optional(),
   }),
   z.object({ type: z.literal('route_matched'), from: z.string(), to: z.string(), rule: RoutingRuleSchema }),
   z.object({

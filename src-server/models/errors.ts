@@ -5,6 +5,11 @@ export class ConnectionRefusedError extends Error {
   override name = 'ConnectionRefusedError';
 }
 
+/** The parts of a local call that are never cut (system instructions, the run's message) are over the budget. */
+export class ContextBudgetError extends Error {
+  override name = 'ContextBudgetError';
+}
+
 export class ProviderNotConfiguredError extends Error {
   override name = 'ProviderNotConfiguredError';
 }

@@ -1,8 +1,20 @@
 import type { RunEventOf } from '../contracts/events';
 
+/** A piece of a message's text. */
+export interface MessagePart {
+  text: string;
+  /**
+   * Set on the pieces the context budget may shorten when the message alone is over it: `name` is what the
+   * `context_trimmed` report calls the piece, and lower `order` is cut first.
+   */
+  trimmable?: { name: string; order: number };
+}
+
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
+  /** When set, `content` is these texts joined, so that the context budget can cut inside the message. */
+  parts?: MessagePart[];
 }
 
 export type QueueInfo = Omit<RunEventOf<'queue'>, 'type' | 'node'>;
@@ -19,7 +31,7 @@ export interface ModelCall {
   onToken(text: string): void;
   /** The call waits for a local-runtime slot (called again whenever its position changes). */
   onQueued(info: QueueInfo): void;
-  /** Older messages were dropped to fit the context budget. */
+  /** Older messages were dropped, or parts of the newest one cut, to fit the context budget. */
   onTrimmed(report: TrimReport): void;
 }
 

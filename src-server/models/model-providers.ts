@@ -2,7 +2,7 @@ import type { Config } from '../config';
 import type { ModelCall, ModelClient } from './model-client';
 import { cloudModel } from './cloud-providers';
 import { trimToBudget } from './context-budget';
-import { describeConnectionError } from './errors';
+import { ContextBudgetError, describeConnectionError } from './errors';
 import type { LocalQueue } from './local-queue';
 import { parseModel } from './model-ref';
 import { streamOllamaChat } from './ollama-chat';
@@ -17,6 +17,11 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
   async function streamLocal(call: ModelCall, model: string): Promise<string> {
     const { messages, report } = trimToBudget(call.messages, config.LOCAL_LLM_MAX_CONTEXT_TOKENS);
     if (report) call.onTrimmed(report);
+    if (report && report.estimated_tokens_after > report.budget)
+      throw new ContextBudgetError(
+        `the system instructions and the run's message alone need about ${report.estimated_tokens_after} tokens, ` +
+          `more than LOCAL_LLM_MAX_CONTEXT_TOKENS (${report.budget}) allows`,
+      );
     const release = await queue.acquire({
       signal: call.signal,
       onQueued: call.onQueued,

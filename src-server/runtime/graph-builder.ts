@@ -3,7 +3,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { Edge, Phase, RoutingRule } from '../contracts/assets';
 import type { NodeConfig, NodeStatus, PendingGate } from '../contracts/runs';
 import type { CatalogEntry } from '../assets/catalog';
-import type { ChatMessage, ModelClient, QueueInfo, TrimReport } from '../models/model-client';
+import type { ChatMessage, MessagePart, ModelClient, QueueInfo, TrimReport } from '../models/model-client';
 import { firstMatchingRule } from './routing';
 
 /** A node entered more often than this in one run means routing rules loop. */
@@ -103,13 +103,24 @@ function systemPrompt(instructions: string, phase: Phase, config: NodeConfig | u
   return parts.join('\n\n');
 }
 
-function userPrompt(state: RunStateValue): string {
-  const parts = [state.message];
-  if (state.project_context) parts.push(`## Project context\n${state.project_context}`);
+/**
+ * The run's message, the project context and the earlier phases' outputs, in parts: when the message alone is
+ * over a local model's context budget, the oldest output is cut first, then the next ones, then the project
+ * context; never the run's own message.
+ */
+function userPrompt(state: RunStateValue): ChatMessage {
+  const parts: MessagePart[] = [{ text: state.message }];
   const earlier = Object.entries(state.outputs ?? {});
-  if (earlier.length)
-    parts.push(`## Earlier phases of this run\n${earlier.map(([node, text]) => `### ${node}\n${text}`).join('\n\n')}`);
-  return parts.join('\n\n');
+  if (state.project_context)
+    parts.push(
+      { text: '\n\n## Project context\n' },
+      { text: state.project_context, trimmable: { name: 'project_context', order: earlier.length } },
+    );
+  if (earlier.length) parts.push({ text: '\n\n## Earlier phases of this run\n' });
+  earlier.forEach(([node, text], order) =>
+    parts.push({ text: `${order ? '\n\n' : ''}### ${node}\n` }, { text, trimmable: { name: `output:${node}`, order } }),
+  );
+  return { role: 'user', content: parts.map((p) => p.text).join(''), parts };
 }
 
 /** What a gate shows its approver: each required item with the text the run produced for it. */
@@ -179,7 +190,7 @@ export function buildGraph(options: GraphOptions) {
         const messages: ChatMessage[] = [
           { role: 'system', content: systemPrompt(manifest.instructions, phase, config) },
           ...(state.history ?? []),
-          { role: 'user', content: userPrompt(state) },
+          userPrompt(state),
         ];
         const output = await models.stream({
           model: options.model,

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CUT_MARK, estimateTokens } from '../../src-server/models/context-budget';
 import { useIntegrationServer } from '../helpers/integration';
 import { startSilentServer } from '../helpers/silent-server';
 import { readEvents, type ReceivedEvent } from '../helpers/sse';
@@ -55,6 +56,48 @@ describe('run context', () => {
     expect(sent[0]!.role).toBe('system');
     expect(sent.at(-1)!.content).toContain('the newest question');
     expect(prompt(ctx.model.requests[before]!)).not.toContain('turn 0');
+  });
+
+  it('cuts a huge project context inside the newest message, so that the call stays under the budget', async () => {
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-huge-'));
+    fs.writeFileSync(path.join(project, 'README.md'), `# Huge\n${'The huge project has many words. '.repeat(2000)}`);
+    try {
+      ctx.model.reply(['summary']);
+      const before = ctx.model.requests.length;
+      const question = `summarise the project ${'and be thorough '.repeat(70)}in detail`;
+      const events = await runOnProject(question, project);
+      expect(events.at(-1)!.data.type).toBe('run_done');
+      const trimmed = events.find((e) => e.name === 'context_trimmed');
+      expect(trimmed?.data).toMatchObject({
+        type: 'context_trimmed',
+        budget: 600,
+        dropped_messages: 0,
+        trimmed_parts: ['project_context'],
+      });
+      const report = trimmed!.data as { estimated_tokens_before: number; estimated_tokens_after: number };
+      expect(report.estimated_tokens_before).toBeGreaterThan(600);
+      expect(report.estimated_tokens_after).toBeLessThanOrEqual(600);
+      // What the stand-in received is under the budget, by the same estimate, and keeps the whole question.
+      const sent = ctx.model.requests[before]!.messages as { role: 'user' | 'system'; content: string }[];
+      expect(estimateTokens(sent)).toBeLessThanOrEqual(600);
+      expect(sent.at(-1)!.content).toContain(question);
+      expect(sent.at(-1)!.content).toContain('The huge project has many words.');
+      expect(sent.at(-1)!.content).toContain(CUT_MARK);
+    } finally {
+      fs.rmSync(project, { recursive: true, force: true });
+    }
+  });
+
+  it('fails the run, sending nothing, when the run message alone is over the budget', async () => {
+    const before = ctx.model.requests.length;
+    const events = await readEvents(
+      await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message: 'q'.repeat(4000) } }),
+    );
+    expect(events.map((e) => e.name)).toContain('context_trimmed');
+    expect((events.at(-1)!.data as { error_detail?: string }).error_detail).toMatch(
+      /^ContextBudgetError: the system instructions and the run's message alone need about \d+ tokens, more than LOCAL_LLM_MAX_CONTEXT_TOKENS \(600\) allows$/,
+    );
+    expect(ctx.model.requests.length).toBe(before);
   });
 
   it('clones a git URL (a file:// bare repository) and its README reaches the prompt', async () => {
