@@ -1,3 +1,8 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { DEFAULT_GENERATED_DIR } from '../../src-server/assets/catalog';
+import type { Manifest } from '../../src-server/contracts/assets';
 import { startModelFake } from '../fixtures/fake-models';
 import { createDatabase, startDatabaseServer } from '../helpers/postgres';
 import { spawnServer } from '../helpers/process';
@@ -14,7 +19,9 @@ export default async function globalSetup() {
   const database = await createDatabase(databaseServer.url, 'svc_e2e');
 
   const model = await startModelFake();
+  const generated = await catalogWithOwnRoutes();
   const server = await spawnServer({
+    GENERATED_DIR: generated,
     DATABASE_URL: database.url,
     LOCAL_LLM_BASE: model.url,
     DEFAULT_MODEL: 'fake-model',
@@ -32,5 +39,34 @@ export default async function globalSetup() {
     await model.close();
     await database.drop();
     await databaseServer.stop();
+    await fs.rm(generated, { recursive: true, force: true });
   };
+}
+
+/**
+ * The shipped catalog plus `routed-summary`: repo-summary whose dispatch phase declares its own routing
+ * rules, which no shipped asset does, so the studio can be seen showing them.
+ */
+async function catalogWithOwnRoutes(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-e2e-generated-'));
+  await fs.cp(DEFAULT_GENERATED_DIR, dir, { recursive: true });
+  const file = (name: string) => path.join(dir, 'manifests', 'commands', `${name}.json`);
+  const summary = JSON.parse(await fs.readFile(file('repo-summary'), 'utf8')) as Manifest;
+  const routed: Manifest = {
+    ...summary,
+    name: 'routed-summary',
+    phases: summary.phases.map((p) =>
+      p.id === 'dispatch'
+        ? {
+            ...p,
+            routes: [
+              { condition: 'contains', match: 'urgent', target: 'summarize', priority: 1 },
+              { condition: 'always', match: '', target: 'execute', priority: 5 },
+            ],
+          }
+        : p,
+    ),
+  };
+  await fs.writeFile(file('routed-summary'), JSON.stringify(routed));
+  return dir;
 }

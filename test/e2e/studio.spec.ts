@@ -209,6 +209,25 @@ test('a saved routing rule shows its validation errors, then its from → to lin
   await api('/agents/repo-summary/nodes/dispatch/config', { method: 'PUT', json: {} });
 });
 
+test("the phase panel shows an asset's own routing rules read-only, above the editable overrides", async ({ page }) => {
+  await openStudio(page, 'routed-summary');
+  await phase(page, 'dispatch').click();
+  const own = page.getByTestId('phase-own-routes');
+  await expect(own.getByRole('listitem')).toHaveText([
+    'contains "urgent" → summarize (priority 1)',
+    'always → execute (priority 5)',
+  ]);
+  await expect(own.locator('input, select, textarea, button')).toHaveCount(0);
+  const ownBox = (await own.boundingBox())!;
+  const overridesBox = (await page.getByRole('group', { name: /Routing rules/ }).boundingBox())!;
+  expect(ownBox.y + ownBox.height).toBeLessThanOrEqual(overridesBox.y);
+  await page.screenshot({ path: shot('10-own-routes') });
+  // A phase without rules of its own shows none.
+  await phase(page, 'execute').click();
+  await expect(page.getByTestId('phase-config').locator('h3 code')).toHaveText('execute');
+  await expect(page.getByTestId('phase-own-routes')).toHaveCount(0);
+});
+
 test('pane sizes survive a reload', async ({ page }) => {
   await openStudio(page);
   const handle = page.getByRole('separator', { name: 'Resize navigation' });

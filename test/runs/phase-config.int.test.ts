@@ -204,6 +204,12 @@ describe("an asset's own routes", () => {
     };
     const own = await ctx.start({ GENERATED_DIR: await writeFixtureCatalog([routed]) });
     try {
+      // The graph definition carries them, so the studio can show them next to the overrides.
+      const graph = await (await own.request('/agents/routed/graph-definition')).json();
+      expect(graph.phases.find((p: { id: string }) => p.id === 'dispatch').routes).toEqual([
+        { condition: 'contains', match: 'urgent', target: 'summarize', priority: 1 },
+      ]);
+      expect(graph.phases.find((p: { id: string }) => p.id === 'execute').routes).toEqual([]);
       ctx.model.reply(['this is urgent']);
       const run = async () =>
         readEvents(await own.request('/graphs/routed/run', { method: 'POST', json: { message: 'x' } }));
