@@ -68,6 +68,10 @@ export const RunSchema = z
     project_path: z.string().nullable(),
     output: z.string().nullable(),
     error_detail: z.string().nullable().meta({ description: '`<ExceptionClass>: <message>` when the run failed' }),
+    end_reason: z
+      .string()
+      .nullable()
+      .meta({ description: 'the reason given to the rejection or the cancel that ended the run, if any' }),
     started_at: z.string(),
     finished_at: z.string().nullable(),
   })

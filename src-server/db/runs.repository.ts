@@ -40,6 +40,7 @@ interface RunRow {
   project_path: string | null;
   output: string | null;
   error_detail: string | null;
+  end_reason: string | null;
   started_at: Date;
   finished_at: Date | null;
   routes: RouteMatch[];
@@ -66,6 +67,7 @@ function toRun(row: RunRow): StoredRun {
     project_path: row.project_path,
     output: row.output,
     error_detail: row.error_detail,
+    end_reason: row.end_reason,
     started_at: row.started_at.toISOString(),
     finished_at: row.finished_at?.toISOString() ?? null,
     routes: row.routes,
@@ -77,7 +79,7 @@ function toRun(row: RunRow): StoredRun {
 
 const SELECT_RUN = `
   SELECT r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
-         r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id
+         r.end_reason, r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id
     FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id`;
 
 export interface NewRun {
@@ -167,7 +169,7 @@ export function runsRepository(pool: Pool) {
             RETURNING *
          )
          SELECT r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
-                r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id,
+                r.end_reason, r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id,
                 r.attempts, r.seq_reserved, r.resume_decision
            FROM claimed r JOIN svc_threads t ON t.id = r.thread_id`,
         [lease.owner, lease.leaseS],
@@ -269,13 +271,21 @@ export function runsRepository(pool: Pool) {
       id: string,
       owner: string,
       status: RunStatus,
-      fields: { output?: string | null; errorDetail?: string | null; eventSeq: number },
+      fields: { output?: string | null; errorDetail?: string | null; endReason?: string | null; eventSeq: number },
     ): Promise<boolean> {
       const result = await pool.query(
         `UPDATE svc_runs SET status = $3, output = COALESCE($4, output), error_detail = $5, event_seq = $6,
-                finished_at = now(), owner_id = NULL, lease_until = NULL, resume_decision = NULL
+                end_reason = $7, finished_at = now(), owner_id = NULL, lease_until = NULL, resume_decision = NULL
           WHERE id = $1 AND status = 'running' AND owner_id = $2`,
-        [id, owner, status, storable(fields.output ?? null), storable(fields.errorDetail ?? null), fields.eventSeq],
+        [
+          id,
+          owner,
+          status,
+          storable(fields.output ?? null),
+          storable(fields.errorDetail ?? null),
+          fields.eventSeq,
+          storable(fields.endReason ?? null),
+        ],
       );
       return (result.rowCount ?? 0) > 0;
     },
@@ -324,14 +334,15 @@ export function runsRepository(pool: Pool) {
 
     /**
      * Cancels a running or waiting run and closes its open nodes; false when it had already finished.
-     * The same statement announces it on CANCEL_CHANNEL, so whichever process executes the run aborts it.
+     * The same statement announces it on CANCEL_CHANNEL, so whichever process executes the run aborts it, and
+     * keeps the reason, which that process reads back for its run_cancelled event.
      */
-    async cancel(id: string, eventSeq?: number): Promise<boolean> {
+    async cancel(id: string, eventSeq?: number, reason?: string | null): Promise<boolean> {
       const result = await pool.query(
         `WITH cancelled AS (
            UPDATE svc_runs SET status = 'cancelled', finished_at = now(), pending_gate = NULL,
                   event_seq = GREATEST(event_seq, COALESCE($2, 0)), owner_id = NULL, lease_until = NULL,
-                  resume_decision = NULL
+                  resume_decision = NULL, end_reason = COALESCE($5, end_reason)
             WHERE id = $1 AND status IN ('running', 'waiting_approval')
             RETURNING id
          ), closed AS (
@@ -339,7 +350,7 @@ export function runsRepository(pool: Pool) {
             WHERE exited_at IS NULL AND run_id IN (SELECT id FROM cancelled)
          )
          SELECT id, pg_notify($4, id::text) FROM cancelled`,
-        [id, eventSeq ?? null, now(), CANCEL_CHANNEL],
+        [id, eventSeq ?? null, now(), CANCEL_CHANNEL, storable(reason ?? null)],
       );
       return (result.rowCount ?? 0) > 0;
     },

@@ -201,6 +201,8 @@ const statements = [
   `CREATE INDEX IF NOT EXISTS svc_runs_by_thread ON svc_runs (thread_id, started_at DESC)`,
   `CREATE INDEX IF NOT EXISTS svc_runs_running ON svc_runs (started_at) WHERE status = 'running'`,
   `CREATE INDEX IF NOT EXISTS svc_run_nodes_by_run ON svc_run_nodes (run_id, id)`,
+  // The reason given to the rejection or the cancel that ended the run.
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS end_reason text`,
 ];
 
 /**

@@ -32,6 +32,8 @@ export const RunState = Annotation.Root({
   visits: Annotation<Record<string, number>>(),
   route: Annotation<string | null>(),
   approved: Annotation<boolean | null>(),
+  /** The reason given with the last gate decision: a rejected run ends with it. */
+  decision_reason: Annotation<string | null>(),
   last_node: Annotation<string | null>(),
 });
 export type RunStateValue = typeof RunState.State;
@@ -45,6 +47,7 @@ export function initialState(runId: string, message: string, projectContext: str
     visits: {},
     route: null,
     approved: null,
+    decision_reason: null,
     last_node: null,
   };
 }
@@ -227,7 +230,7 @@ export function buildGraph(options: GraphOptions) {
         // Throws on the first pass (the run pauses, the checkpoint keeps it); returns the decision on resume.
         const decision = interrupt<PendingGate, GateDecision>(gateContext(phase, state));
         await hooks.gateDecided(node.id, decision);
-        return { approved: decision.approved, route: null, visits };
+        return { approved: decision.approved, decision_reason: decision.reason, route: null, visits };
       });
       graph.addConditionalEdges(node.id as never, (state: RunStateValue) =>
         staticTarget(layout.edges, node.id, state.approved ? 'approved' : 'rejected'),

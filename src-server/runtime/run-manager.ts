@@ -326,10 +326,11 @@ export class RunManager {
       // Rows that did not reach the database would contradict a run reported as done.
       if (session.writeFailure) throw session.writeFailure;
       const status = state.approved === false ? 'rejected' : 'completed';
-      if (!(await runs.finish(session.runId, this.owner, status, { output, eventSeq: session.lastEventId + 1 }))) {
-        return await this.lost(session);
-      }
-      if (status === 'rejected') session.emit({ type: 'run_rejected', run_id: session.runId, reason: null });
+      // A checkpoint written before reasons were kept has no decision_reason.
+      const reason = status === 'rejected' ? (state.decision_reason ?? null) : null;
+      const fields = { output, endReason: reason, eventSeq: session.lastEventId + 1 };
+      if (!(await runs.finish(session.runId, this.owner, status, fields))) return await this.lost(session);
+      if (status === 'rejected') session.emit({ type: 'run_rejected', run_id: session.runId, reason });
       else session.emit({ type: 'run_done', run_id: session.runId, output });
     } catch (error) {
       await this.fail(session, error);
@@ -349,7 +350,7 @@ export class RunManager {
   private async lost(session: RunSession): Promise<void> {
     const run = await this.deps.runs.get(session.runId).catch(() => undefined);
     if (run?.status === 'cancelled') {
-      session.emit({ type: 'run_cancelled', run_id: session.runId, reason: null });
+      session.emit({ type: 'run_cancelled', run_id: session.runId, reason: run.end_reason });
       return;
     }
     log.warn(`run ${session.runId}: no longer executed by this process; its execution stops here`);
@@ -375,7 +376,9 @@ export class RunManager {
       await session.drain();
       // The cancel request already set the run's status; this only closes what opened since.
       await record(runs.cancel(session.runId, session.lastEventId + 1));
-      session.emit({ type: 'run_cancelled', run_id: session.runId, reason: null });
+      // The cancel may have been asked of another process: the reason comes from the row it wrote.
+      const run = await runs.get(session.runId).catch(() => undefined);
+      session.emit({ type: 'run_cancelled', run_id: session.runId, reason: run?.end_reason ?? null });
       return;
     }
     const cause = session.stopReason ? session.controller.signal.reason : error;

@@ -201,7 +201,7 @@ export function runsService(deps: RunsServiceDeps) {
 
     async cancelRun(principal: Principal, runId: string, reason: string | null): Promise<RunAccepted> {
       const run = await visibleRun(principal, runId, 'member');
-      if (!(await deps.threads.cancelEverywhere(run.id)))
+      if (!(await deps.threads.cancelEverywhere(run.id, reason)))
         throw conflict(`run ${run.id} is ${run.status}: only a running or waiting run can be cancelled`);
       log.info(`run ${run.id} cancelled by ${principal.name}${reason ? `: ${reason}` : ''}`);
       return { run_id: run.id, thread_id: run.thread_id, status: 'cancelled' };

@@ -44,8 +44,8 @@ export function threadsService(deps: ThreadsServiceDeps) {
   }
 
   /** Cancels in the database, here, and in whichever other process executes the run. */
-  async function cancelEverywhere(runId: string): Promise<boolean> {
-    if (!(await runs.cancel(runId))) return false;
+  async function cancelEverywhere(runId: string, reason: string | null = null): Promise<boolean> {
+    if (!(await runs.cancel(runId, undefined, reason))) return false;
     manager.abort(runId);
     return true;
   }

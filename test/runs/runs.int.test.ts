@@ -130,7 +130,12 @@ describe('a run to its approval gate', () => {
     const resumed = await readEvents(await decide(threadId, 'reject'));
     expect(eventOrder(resumed)).toEqual(['gate_rejected:gate', 'run_rejected']);
     expect(resumed[0]!.data).toEqual({ type: 'gate_rejected', node: 'gate', reason: 'rejected in a test' });
+    expect(resumed.at(-1)!.data).toEqual({ type: 'run_rejected', run_id: runId, reason: 'rejected in a test' });
     expect(await runRow(runId)).toMatchObject({ status: 'rejected' });
+    expect(await (await ctx.server.request(`/runs/${runId}`)).json()).toMatchObject({
+      status: 'rejected',
+      end_reason: 'rejected in a test',
+    });
     const nodes = await nodeRows(runId);
     expect(nodes.map((n) => n.node_id)).not.toContain('output');
     expect(nodes.find((n) => n.node_id === 'gate')).toMatchObject({
@@ -212,9 +217,13 @@ describe('cancellation, failures and re-attaching', () => {
       }
       return false;
     });
-    expect(events.at(-1)!.data).toEqual({ type: 'run_cancelled', run_id: runId, reason: null });
+    expect(events.at(-1)!.data).toEqual({ type: 'run_cancelled', run_id: runId, reason: 'too slow' });
     await expect.poll(() => ctx.model.disconnects).toBeGreaterThanOrEqual(1);
     expect(await runRow(runId)).toMatchObject({ status: 'cancelled' });
+    expect(await (await ctx.server.request(`/runs/${runId}`)).json()).toMatchObject({
+      status: 'cancelled',
+      end_reason: 'too slow',
+    });
     const nodes = await nodeRows(runId);
     expect(nodes).toEqual([
       {
@@ -226,6 +235,27 @@ describe('cancellation, failures and re-attaching', () => {
     ]);
     const again = await ctx.server.request(`/runs/${runId}/cancel`, { method: 'POST', json: {} });
     expect(again.status).toBe(409);
+  });
+
+  it('carries the reason of a cancel asked of another server process to the run_cancelled of the executing one', async () => {
+    const other = await ctx.start();
+    try {
+      ctx.model.reply(numberedTokens(200, 't'), 50);
+      let runId = '';
+      const events = await readEvents(await run({ message: 'slow please' }, 'summary'), (e) => {
+        if (e.data.type === 'run_start') runId = e.data.run_id;
+        if (e.data.type === 'token' && e.data.text === 't2 ') {
+          void other.request(`/runs/${runId}/cancel`, { method: 'POST', json: { reason: 'asked elsewhere' } });
+        }
+        return false;
+      });
+      expect(events.at(-1)!.data).toEqual({ type: 'run_cancelled', run_id: runId, reason: 'asked elsewhere' });
+      expect(await (await ctx.server.request(`/runs/${runId}`)).json()).toMatchObject({
+        end_reason: 'asked elsewhere',
+      });
+    } finally {
+      await other.close();
+    }
   });
 
   it('stores and streams <ExceptionClass>: <message> when the model fails, and logs the traceback on svc.sse', async () => {

@@ -62,6 +62,39 @@ describe('the run view', () => {
     expect(view.errorDetail).toBe('ConnectionRefusedError: cannot reach the local model runtime');
   });
 
+  it('keeps the reason of a rejection or a cancel, live and from a stored run', () => {
+    const rejected = fold([
+      { type: 'gate_rejected', node: 'gate', reason: 'not safe' },
+      { type: 'run_rejected', run_id: RUN, reason: 'not safe' },
+    ]);
+    expect(rejected).toMatchObject({ status: 'rejected', endReason: 'not safe' });
+    const cancelled = fold([
+      { type: 'node_enter', node: 'dispatch' },
+      { type: 'run_cancelled', run_id: RUN, reason: 'too slow' },
+    ]);
+    expect(cancelled).toMatchObject({ status: 'cancelled', endReason: 'too slow' });
+    expect(fold([{ type: 'run_cancelled', run_id: RUN, reason: null }]).endReason).toBeNull();
+    const stored = viewFromDetail({
+      id: RUN,
+      thread_id: THREAD,
+      agent: 'repo-summary',
+      model: 'm',
+      status: 'cancelled',
+      message: 'hi',
+      project_path: null,
+      output: null,
+      error_detail: null,
+      end_reason: 'asked elsewhere',
+      started_at: new Date().toISOString(),
+      finished_at: new Date().toISOString(),
+      routes: [],
+      pending_gate: null,
+      resumable: false,
+      nodes: [],
+    });
+    expect(stored).toMatchObject({ status: 'cancelled', endReason: 'asked elsewhere' });
+  });
+
   it('restores a stored run and tells when a running one appears stuck', () => {
     const started = new Date(Date.now() - STUCK_AFTER_MS - 1000).toISOString();
     const view = viewFromDetail({
@@ -74,6 +107,7 @@ describe('the run view', () => {
       project_path: null,
       output: null,
       error_detail: null,
+      end_reason: null,
       started_at: started,
       finished_at: null,
       routes: [],

@@ -21,6 +21,8 @@ export interface RunView {
   startedAt: string | null;
   output: string;
   errorDetail: string | null;
+  /** The reason given to the rejection or the cancel that ended the run. */
+  endReason: string | null;
   phases: Record<string, PhaseState>;
   /** Nodes in the order they ran: the breadcrumb trail. */
   trail: string[];
@@ -46,6 +48,7 @@ export function emptyView(): RunView {
     startedAt: null,
     output: '',
     errorDetail: null,
+    endReason: null,
     phases: {},
     trail: [],
     transcript: [],
@@ -122,8 +125,10 @@ export function applyEvent(view: RunView, event: RunEvent, id: number): void {
     case 'context_trimmed':
       view.warnings.push(
         event.estimated_tokens_after > event.budget
-          ? `Context over budget for ${event.node}: ${event.dropped_messages} older message(s) dropped, still ≈${event.estimated_tokens_after} tokens (budget ${event.budget}); the instructions and the newest message were sent as they are.`
-          : `Context trimmed for ${event.node}: ${event.dropped_messages} older message(s) dropped (≈${event.estimated_tokens_before} → ${event.estimated_tokens_after} tokens, budget ${event.budget}).`,
+          ? `Context over budget for ${event.node}: ${event.dropped_messages} older message(s) dropped, still ≈${event.estimated_tokens_after} tokens (budget ${event.budget}); the call was not sent.`
+          : `Context trimmed for ${event.node}: ${event.dropped_messages} older message(s) dropped` +
+              (event.trimmed_parts?.length ? `, cut: ${event.trimmed_parts.join(', ')}` : '') +
+              ` (≈${event.estimated_tokens_before} → ${event.estimated_tokens_after} tokens, budget ${event.budget}).`,
       );
       break;
     case 'route_matched':
@@ -153,6 +158,7 @@ export function applyEvent(view: RunView, event: RunEvent, id: number): void {
     case 'run_rejected':
       view.status = 'rejected';
       view.queue = null;
+      view.endReason = event.reason;
       break;
     case 'run_done':
       view.status = 'completed';
@@ -168,6 +174,7 @@ export function applyEvent(view: RunView, event: RunEvent, id: number): void {
     case 'run_cancelled':
       view.status = 'cancelled';
       view.queue = null;
+      view.endReason = event.reason;
       for (const [node, state] of Object.entries(view.phases)) if (state === 'active') view.phases[node] = 'cancelled';
       break;
   }
@@ -187,6 +194,7 @@ export function viewFromDetail(detail: RunDetail): RunView {
     startedAt: detail.started_at,
     output: detail.output ?? '',
     errorDetail: detail.error_detail,
+    endReason: detail.end_reason,
     pendingGate: detail.pending_gate,
     resumable: detail.resumable,
     routes: detail.routes.map(({ from, to }) => ({ from, to })),
