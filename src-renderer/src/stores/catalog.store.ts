@@ -1,6 +1,7 @@
 import type { AssetSummary } from '@contracts/assets';
 import type { GraphDefinition, NodeConfig } from '@contracts/runs';
 import { defineStore } from 'pinia';
+import { errorMessage } from '@contracts/errors';
 import { ref } from 'vue';
 import { assetsApi } from '../api/assets.api';
 
@@ -10,15 +11,25 @@ export const useCatalogStore = defineStore('catalog', () => {
   const commands = ref<AssetSummary[]>([]);
   const selected = ref<string | null>(null);
   const graph = ref<GraphDefinition | null>(null);
+  /** Why the selected asset's graph could not be loaded; the canvas is empty then. */
+  const graphError = ref<string | null>(null);
 
   async function load(): Promise<void> {
     [agents.value, commands.value] = await Promise.all([assetsApi.agents(), assetsApi.commands()]);
     if (!selected.value) await select(agents.value[0]?.name ?? commands.value[0]?.name ?? null);
   }
 
+  /** Never throws: a graph that fails to load leaves `graphError` for the canvas to show with a Retry. */
   async function select(name: string | null): Promise<void> {
     selected.value = name;
-    graph.value = name ? await assetsApi.graph(name) : null;
+    graphError.value = null;
+    try {
+      graph.value = name ? await assetsApi.graph(name) : null;
+    } catch (e) {
+      if (selected.value !== name) return;
+      graph.value = null;
+      graphError.value = `The graph of ${name} could not be loaded: ${errorMessage(e)}`;
+    }
   }
 
   async function saveConfig(node: string, config: NodeConfig): Promise<void> {
@@ -27,5 +38,5 @@ export const useCatalogStore = defineStore('catalog', () => {
     graph.value = await assetsApi.graph(selected.value);
   }
 
-  return { agents, commands, selected, graph, load, select, saveConfig };
+  return { agents, commands, selected, graph, graphError, load, select, saveConfig };
 });

@@ -33,6 +33,15 @@ export interface LinkPrompt {
   answer(switchIdentity: boolean): void;
 }
 
+function isStatus(error: unknown, status: number): boolean {
+  return error instanceof ApiError && error.status === status;
+}
+
+/** What the studio says when a part of the identity fails to load; null for a refused token (sign-in takes over). */
+function failure(what: string, error: unknown): string | null {
+  return isStatus(error, 401) ? null : `${what} could not be loaded: ${errorMessage(error)}`;
+}
+
 async function identityOf(token: string): Promise<Identity> {
   try {
     return { state: 'known', me: await authApi.meAs(token) };
@@ -56,6 +65,9 @@ export const useSessionStore = defineStore('session', () => {
   const teams = ref<Scope[]>([]);
   const projects = ref<Scope[]>([]);
   const scope = ref<ChosenScope>(readScope());
+  /** Why `/auth/me` or the tenancy lists failed; a refused token (401) goes to sign-in instead. */
+  const identityError = ref<string | null>(null);
+  const scopesError = ref<string | null>(null);
   watch(scope, (value) => localStorage.setItem(SCOPE_STORAGE_KEY, JSON.stringify(value)), { deep: true });
 
   /** Projects of the chosen organisation (through their teams), with the team each belongs to. */
@@ -125,6 +137,13 @@ export const useSessionStore = defineStore('session', () => {
     orgs.value = o.status === 'fulfilled' ? o.value : [];
     teams.value = t.status === 'fulfilled' ? t.value : [];
     projects.value = p.status === 'fulfilled' ? p.value : [];
+    identityError.value = who.status === 'rejected' ? failure('Who you are', who.reason) : null;
+    const scopeFailure = [o, t, p].find((r) => r.status === 'rejected');
+    // A server without tenancy endpoints (404) simply has no switcher.
+    scopesError.value =
+      scopeFailure?.status === 'rejected' && !isStatus(scopeFailure.reason, 404)
+        ? failure('Organisations and projects', scopeFailure.reason)
+        : null;
     if (!orgs.value.some((org) => org.id === scope.value.orgId)) selectOrg(orgs.value[0]?.id ?? null);
     else if (scope.value.projectId && !projectChoices.value.some((c) => c.id === scope.value.projectId))
       selectProject(null);
@@ -166,6 +185,8 @@ export const useSessionStore = defineStore('session', () => {
     teams,
     projects,
     scope,
+    identityError,
+    scopesError,
     projectChoices,
     inScope,
     takeTokenFromFragment,

@@ -14,6 +14,8 @@ export const useSystemStore = defineStore('system', () => {
   const queue = ref<QueueStatus | null>(null);
   /** Why the last header action failed, e.g. a queue reset the caller may not do. */
   const error = ref<string | null>(null);
+  /** Why the last queue poll failed; the badge would otherwise go on showing old counts. */
+  const queueError = ref<string | null>(null);
   let timer: ReturnType<typeof setInterval> | undefined;
 
   const runtimeOnline = computed(() => health.value?.local_runtime.reachable ?? false);
@@ -31,6 +33,7 @@ export const useSystemStore = defineStore('system', () => {
     // A server that does not answer says nothing about the runtime: show it as unreachable.
     health.value = h.status === 'fulfilled' ? h.value : null;
     if (q.status === 'fulfilled') queue.value = q.value;
+    queueError.value = q.status === 'rejected' ? `Queue status failed: ${errorMessage(q.reason)}` : null;
   }
 
   async function loadModels(): Promise<void> {
@@ -57,6 +60,7 @@ export const useSystemStore = defineStore('system', () => {
     models,
     queue,
     error,
+    queueError,
     runtimeOnline,
     queueLevel,
     modelChoices,

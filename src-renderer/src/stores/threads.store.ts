@@ -1,5 +1,6 @@
 import type { Thread } from '@contracts/runs';
 import { defineStore } from 'pinia';
+import { errorMessage } from '@contracts/errors';
 import { ref } from 'vue';
 import { threadsApi } from '../api/threads.api';
 
@@ -9,12 +10,22 @@ const PAGE = 50;
 export const useThreadsStore = defineStore('threads', () => {
   const threads = ref<Thread[]>([]);
   const nextCursor = ref<string | null>(null);
+  /** Why the last reload failed; the list shown is then out of date. */
+  const error = ref<string | null>(null);
 
-  /** Reloads from the top, keeping as many threads as were shown. */
+  /**
+   * Reloads from the top, keeping as many threads as were shown. It never throws: a failure is kept in `error`
+   * for the list to show with a Retry, as the list is reloaded from many places (start-up, after a run).
+   */
   async function load(): Promise<void> {
-    const page = await threadsApi.list(Math.max(PAGE, Math.min(threads.value.length, 200)));
-    threads.value = page.items;
-    nextCursor.value = page.next_cursor;
+    try {
+      const page = await threadsApi.list(Math.max(PAGE, Math.min(threads.value.length, 200)));
+      threads.value = page.items;
+      nextCursor.value = page.next_cursor;
+      error.value = null;
+    } catch (e) {
+      error.value = `Threads could not be loaded: ${errorMessage(e)}`;
+    }
   }
 
   async function loadMore(): Promise<void> {
@@ -30,5 +41,5 @@ export const useThreadsStore = defineStore('threads', () => {
     await load();
   }
 
-  return { threads, nextCursor, load, loadMore, remove };
+  return { threads, nextCursor, error, load, loadMore, remove };
 });
