@@ -94,6 +94,13 @@ export async function startServer({
   generatedDir = config.GENERATED_DIR ?? DEFAULT_GENERATED_DIR,
 }: StartOptions): Promise<RunningServer> {
   setLogLevel(config.LOG_LEVEL);
+  const oidcOn = config.AUTH_ENABLED && Boolean(config.OIDC_ISSUER_URL);
+  if (oidcOn && !config.OIDC_REDIRECT_URI && (config.HOST === '0.0.0.0' || config.HOST === '::')) {
+    // A wildcard address is no name a browser can be sent back to.
+    throw new StartupError(
+      `OIDC_REDIRECT_URI is required when HOST is ${config.HOST}: set it to the callback URL browsers reach, e.g. https://agents.example.com/auth/callback`,
+    );
+  }
   for (const secret of [
     config.CLOUD_A_API_KEY,
     config.CLOUD_B_API_KEY,
@@ -234,13 +241,14 @@ export async function startServer({
       },
       checkProjectPath: checkPath,
     });
+    let listeningUrl = '';
     const oidc =
       config.AUTH_ENABLED && config.OIDC_ISSUER_URL
         ? createOidc({
             issuer: config.OIDC_ISSUER_URL,
             clientId: config.OIDC_CLIENT_ID,
             clientSecret: config.OIDC_CLIENT_SECRET,
-            redirectUri: config.OIDC_REDIRECT_URI ?? `${baseUrl(config)}/auth/callback`,
+            redirectUri: () => config.OIDC_REDIRECT_URI ?? `${listeningUrl}/auth/callback`,
           })
         : undefined;
     const tenancy = tenancyService({ access, tenancy: tenancyRows, users });
@@ -263,6 +271,7 @@ export async function startServer({
     const server = await listen(app, config);
     const port = (server.address() as AddressInfo).port;
     const url = baseUrl(config, port);
+    listeningUrl = url;
     const studioUrl = auth.generatedToken ? `${url}/ui#token=${auth.generatedToken}` : `${url}/ui`;
     log.info(
       `agent workflow service ${version} listening on ${url} (database: ${embedded ? 'embedded' : 'DATABASE_URL'}, auth: ${config.AUTH_ENABLED ? 'on' : 'off'})`,

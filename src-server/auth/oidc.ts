@@ -8,7 +8,8 @@ export interface OidcSettings {
   issuer: string;
   clientId: string;
   clientSecret?: string;
-  redirectUri: string;
+  /** Read at each login: by default it is the address the server listens on, known only once it listens. */
+  redirectUri: () => string;
 }
 
 export interface LoginStart {
@@ -59,7 +60,7 @@ export function createOidc(settings: OidcSettings) {
       const state = client.randomState();
       const nonce = client.randomNonce();
       const url = client.buildAuthorizationUrl(config, {
-        redirect_uri: settings.redirectUri,
+        redirect_uri: settings.redirectUri(),
         scope: 'openid profile email',
         code_challenge: await client.calculatePKCECodeChallenge(verifier),
         code_challenge_method: 'S256',

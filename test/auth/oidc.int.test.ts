@@ -70,6 +70,26 @@ describe('OIDC login against a real OpenID provider', () => {
     expect(res.headers.get('set-cookie')).toMatch(/svc_login=.*HttpOnly/i);
   });
 
+  it('sends the provider back to the port the server really listens on when PORT is 0', async () => {
+    const anyPort = await ctx.start({
+      PORT: '0',
+      AUTH_ENABLED: 'true',
+      OIDC_ISSUER_URL: issuer,
+      OIDC_CLIENT_ID,
+      OIDC_CLIENT_SECRET,
+      SESSION_SECRET: 'session-secret-for-the-oidc-test-0123',
+    });
+    try {
+      expect(anyPort.port).toBeGreaterThan(0);
+      const res = await fetch(`${anyPort.url}/auth/login`, { redirect: 'manual' });
+      expect(res.status).toBe(302);
+      const location = new URL(res.headers.get('location')!);
+      expect(location.searchParams.get('redirect_uri')).toBe(`http://127.0.0.1:${anyPort.port}/auth/callback`);
+    } finally {
+      await anyPort.close();
+    }
+  });
+
   it('marks the login cookie Secure when the request came over TLS, as a trusted proxy says', async () => {
     const cookieOf = async (target: TestServer, headers: Record<string, string> = {}) =>
       (await fetch(`${target.url}/auth/login`, { redirect: 'manual', headers })).headers.get('set-cookie') ?? '';

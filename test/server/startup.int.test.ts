@@ -160,6 +160,31 @@ describe('the headless process', () => {
     expect(result.output).toMatch(/ERROR svc\.api invalid configuration: PORT: /);
   });
 
+  it('refuses to start with one line asking for OIDC_REDIRECT_URI when OIDC is on and HOST is a wildcard', async () => {
+    for (const host of ['0.0.0.0', '::']) {
+      const result = await runCli(
+        {
+          HOST: host,
+          PORT: '0',
+          AUTH_ENABLED: 'true',
+          OIDC_ISSUER_URL: 'http://127.0.0.1:9/',
+          OIDC_CLIENT_ID: 'svc',
+          SESSION_SECRET: 'session-secret-for-the-startup-test-0123',
+        },
+        /$^/,
+      );
+      expect(result.code).toBe(1);
+      const lines = result.output.trim().split('\n');
+      expect(lines).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            ` ERROR svc\\.api OIDC_REDIRECT_URI is required when HOST is ${host.replace(/\./g, '\\.')}: set it to `,
+          ),
+        ),
+      ]);
+    }
+  });
+
   it('keeps its embedded database between starts and stops it on SIGTERM', async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-embedded-'));
     await fs.chmod(dataDir, 0o755);
