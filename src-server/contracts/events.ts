@@ -78,14 +78,9 @@ export const TERMINAL_EVENTS: readonly RunEventType[] = [
 ];
 
 /**
- * One event on the wire: `event:` is the type, `id:` the run's sequence, `data:` the JSON event.
- * Computed once per event, however many clients follow the run.
+ * One event on the wire: `event:` is the type, `id:` the run's sequence, `data:` the event's JSON text, made once
+ * per event however many clients follow the run, and stored as it was sent.
  */
-export function formatSseEvent(id: number, event: RunEvent): string {
-  return formatSseFrame(id, event.type, JSON.stringify(event));
-}
-
-/** The same frame from an event already serialised (as stored): the text clients get is the same. */
 export function formatSseFrame(id: number, type: RunEventType, data: string): string {
   return `event: ${type}\nid: ${id}\ndata: ${data}\n\n`;
 }

@@ -14,7 +14,7 @@ export const MAX_UNREAD_BYTES = 1024 * 1024;
 const STALL_MS = 5000;
 
 export interface SseStream {
-  /** Writes a frame made by formatSseEvent. */
+  /** Writes a frame made by formatSseFrame (contracts/events.ts). */
   send(frame: string): void;
   /** Resolves once the client has read enough of what was sent to take more (at once when it has). */
   room(): Promise<void>;

@@ -77,7 +77,6 @@ class RemoteTail {
   readonly followers = new Set<Follower>();
   private fetching = false;
   private again = false;
-  private quietPolls = 0;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -114,9 +113,7 @@ class RemoteTail {
         found ||= rows.length > 0;
         if (rows.length === EVENT_PAGE) this.again = true;
       } while (this.again && this.followers.size > 0);
-      if (found || !poll) {
-        this.quietPolls = 0;
-      } else if (++this.quietPolls >= 1 && !(await this.options.isExecuted(this.runId))) {
+      if (poll && !found && !(await this.options.isExecuted(this.runId))) {
         // Nothing more will come: the run ended without a final event in the store (its events were
         // pruned, or it was closed by the orphan sweep).
         for (const follower of [...this.followers]) follower.finish();
