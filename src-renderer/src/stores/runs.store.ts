@@ -86,9 +86,8 @@ export const useRunsStore = defineStore('runs', () => {
         controller = null;
       }
       if (view.value.status !== 'running') sessionStorage.removeItem(LIVE_RUN_KEY);
-      void useThreadsStore()
-        .load()
-        .catch(() => undefined);
+      // Never throws: a failed reload is shown above the thread list with a Retry.
+      void useThreadsStore().load();
     }
   }
 
