@@ -122,7 +122,7 @@ describe('the clone cache is bounded', () => {
   it('stops a clone as soon as it passes the limit, not after it is all on disk', async () => {
     const root = mkdir();
     repository(root, 'heavy', { 'data.bin': randomBytes(24 * 1024 * 1024) });
-    const slow = await startGitHttpServer(root, { bytesPerSecond: 8 * 1024 * 1024 });
+    const slow = await startGitHttpServer(root, { bytesPerSecond: 4 * 1024 * 1024 });
     closers.push(slow.close);
     const opts = options({ allowedGitHosts: ['127.0.0.1'], maxCloneBytes: 2 * 1024 * 1024 });
     await expect(buildProjectContext(`${slow.url}/heavy.git`, opts)).rejects.toThrow(

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { useIntegrationServer } from '../helpers/integration';
 import type { ServerProcess } from '../helpers/process';
 import type { TestServer } from '../helpers/server';
@@ -48,9 +48,12 @@ function expectContiguous(events: ReceivedEvent[]) {
 
 describe('a run followed from any process', () => {
   let b: ServerProcess;
+  // Started once, before the tests, so that a slow start under load counts against the hook's time, not a test's.
+  beforeAll(async () => {
+    b = await spawn();
+  });
 
   it('re-attaches on another process after Last-Event-ID with the same ids and text, live to the end', async () => {
-    b ??= await spawn();
     ctx.model.reply(tokens(40), 15);
     let runId = '';
     const head = await readEvents(await run(ctx.server, { message: 'summarise' }), (e) => {
@@ -76,7 +79,6 @@ describe('a run followed from any process', () => {
   });
 
   it('follows a run executed on another process live, before it ends', async () => {
-    b ??= await spawn();
     ctx.model.reply(tokens(30), 25);
     const started = await run(ctx.server, { message: 'live' });
     let runId = '';
@@ -105,7 +107,6 @@ describe('a run followed from any process', () => {
   });
 
   it('stops a gate stream at gate_waiting and resumes it through another process with the same sequence', async () => {
-    b ??= await spawn();
     ctx.model.reply(['looks ', 'fine']);
     const first = await readEvents(await run(ctx.server, { message: 'review this' }, 'review'));
     expect(first.at(-1)!.data.type).toBe('gate_waiting');
@@ -126,7 +127,6 @@ describe('a run followed from any process', () => {
   });
 
   it('cancels a run executed on another process', async () => {
-    b ??= await spawn();
     ctx.model.reply(tokens(200), 20);
     let runId = '';
     const reading = readEvents(await run(b, { message: 'long' }), (e) => {
