@@ -58,14 +58,27 @@ test('Rerun as new thread repeats agent, model and message in a new thread', asy
   expect(rows[1]!.model).toBe(rows[0]!.model);
 });
 
-test('a message over the context budget shows the yellow warning', async ({ page }) => {
+test('a call over the context budget is trimmed inside, with the yellow warning, and the run completes', async ({
+  page,
+}) => {
+  await openStudio(page, 'repo-summary');
+  // The first phase answers at length: about 5,000 estimated tokens, which the next phase's prompt carries.
+  await script(words(`Done. ${'answer '.repeat(2_900)}`));
+  // About 4,000 estimated tokens: within the default budget of 6,000 on its own, over it with that answer.
+  await startRun(page, `Summarise this: ${'lorem ipsum '.repeat(1_300)}`);
+  await expect(page.getByTestId('context-warning').first()).toContainText('budget 6000');
+  await expect(page.getByTestId('context-warning').first()).toContainText('cut: output:dispatch');
+  await expect(page.getByTestId('context-warning').first()).toHaveCSS('background-color', 'rgb(254, 249, 195)');
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+});
+
+test('a message over the context budget on its own fails the run, saying so, and nothing is sent', async ({ page }) => {
   await openStudio(page, 'repo-summary');
   await script(words('Done.'));
   // About 7,500 estimated tokens: over the default budget of 6,000 on its own.
   await startRun(page, `Summarise this: ${'lorem ipsum '.repeat(2_500)}`);
-  await expect(page.getByTestId('context-warning').first()).toContainText('budget 6000');
-  await expect(page.getByTestId('context-warning').first()).toHaveCSS('background-color', 'rgb(254, 249, 195)');
-  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await expect(page.getByTestId('run-status')).toContainText('ContextBudgetError');
+  await expect(page.getByTestId('context-warning').first()).toContainText('the call was not sent');
 });
 
 test('the queue badge Reset frees a leaked slot: the waiting run starts', async ({ page }) => {
