@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ReasonBodySchema } from '../contracts/common';
+import { ErrorBodySchema, ReasonBodySchema } from '../contracts/common';
 import { RunEventSchema } from '../contracts/events';
 import { RunAcceptedSchema, RunDetailSchema, RunRequestSchema, RunSchema } from '../contracts/runs';
 import type { Api } from './api';
@@ -22,7 +22,14 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
     summary: 'Run an agent or a command; the response is its event stream',
     params: z.object({ agent: z.string().min(1).max(200) }),
     body: RunRequestSchema,
-    responses: { 200: eventStream, 409: { description: 'the thread already has an active run' } },
+    responses: {
+      200: eventStream,
+      409: { description: 'the thread already has an active run' },
+      429: {
+        description: 'the caller has LOCAL_LLM_MAX_RUNS_PER_USER runs on the local runtime already; see Retry-After',
+        schema: ErrorBodySchema,
+      },
+    },
     handler: async ({ params, body, ctx, res }) => {
       const run = await runsService.startRun(ctx.principal, params.agent, body);
       await pipeRunStream(run, 0, res);

@@ -374,9 +374,7 @@ export class RunManager {
     if (session.stopReason === 'cancelled') {
       await session.closeOpenNodes('cancelled');
       await session.drain();
-      // The cancel request already set the run's status; this only closes what opened since.
-      await record(runs.cancel(session.runId, session.lastEventId + 1));
-      // The cancel may have been asked of another process: the reason comes from the row it wrote.
+      // The cancel (asked here or of another process) already set the status; its reason comes from that row.
       const run = await runs.get(session.runId).catch(() => undefined);
       session.emit({ type: 'run_cancelled', run_id: session.runId, reason: run?.end_reason ?? null });
       return;
