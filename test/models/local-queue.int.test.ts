@@ -61,6 +61,8 @@ describe('the local-runtime queue across processes', () => {
       .acquire({ onQueued: (i) => positions.d!.push(i.position) })
       .then((release) => (order.push('d'), release));
     await until(async () => ((await a.status()).waiting === 2 ? true : undefined));
+    // Each waiter has been told its place before a slot frees (positions are read at most every 250 ms).
+    await until(async () => (positions.c!.includes(1) && positions.d!.includes(2) ? true : undefined));
     expect(await a.status()).toMatchObject({ slots: 2, active: 2, waiting: 2 });
     expect(await b.status()).toMatchObject({ active: 2, waiting: 2 });
     first();

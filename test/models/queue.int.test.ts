@@ -239,5 +239,5 @@ describe('the local-runtime queue shared by tenants and processes', () => {
     } finally {
       await c.stop();
     }
-  });
+  }, 90_000);
 });
