@@ -7,6 +7,9 @@ const log = getLogger('svc.sse');
 /** Stored events handed to a catching-up client between two looks at whether it has room for more. */
 const CATCH_UP_SLICE = 100;
 
+/** How long a run's final event may take to be stored after its row says it ended (one flush, one round trip). */
+const FINAL_EVENT_GRACE_MS = 250;
+
 /** An event with its per-run id, serialised once however many clients follow it. */
 export class LoggedEvent {
   private cached?: string;
@@ -77,6 +80,8 @@ class RemoteTail {
   readonly followers = new Set<Follower>();
   private fetching = false;
   private again = false;
+  /** A poll found nothing new while no process executes the run. */
+  private quietSinceEnd = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -113,10 +118,13 @@ class RemoteTail {
         found ||= rows.length > 0;
         if (rows.length === EVENT_PAGE) this.again = true;
       } while (this.again && this.followers.size > 0);
-      if (poll && !found && !(await this.options.isExecuted(this.runId))) {
-        // Nothing more will come: the run ended without a final event in the store (its events were
-        // pruned, or it was closed by the orphan sweep).
-        for (const follower of [...this.followers]) follower.finish();
+      if (found || !poll) {
+        this.quietSinceEnd = false;
+      } else if (!(await this.options.isExecuted(this.runId))) {
+        // The run's row says it ended; its final event is stored just after that. Give it one more poll,
+        // then nothing more will come (its events were pruned, or it was closed by the orphan sweep).
+        if (this.quietSinceEnd) for (const follower of [...this.followers]) follower.finish();
+        this.quietSinceEnd = true;
       }
     } catch (error) {
       log.warn(`following run ${this.runId}: ${(error as Error).message}`);
@@ -257,7 +265,10 @@ export class RunEventStream {
         if (liveNow && !liveNow.ended && liveNow.firstSeq <= lastSeen + 1) continue;
         // Nothing more will come to a run no process executes (an orphan, or one that ended without a last event).
         if (!liveNow && !(await this.options.isExecuted(runId))) {
-          // It may have ended between the read above and the check: its last events are stored by now.
+          // It may have ended between the read above and the check: a run's row changes just before its
+          // final event is stored, so that event is looked for once more after a moment.
+          await new Promise((resolve) => setTimeout(resolve, FINAL_EVENT_GRACE_MS));
+          if (closed) return;
           const last = await this.events.after(runId, lastSeen);
           for (const [index, row] of last.entries()) deliver(LoggedEvent.stored(row), index < last.length - 1);
           return finish();
