@@ -20,6 +20,8 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   method: Method;
   /** OpenAPI form, `/threads/{id}`; Express's `:id` form is derived from it. */
   path: string;
+  /** A stable verb a script author would type (`runAgent`, `approveGate`); generated clients name functions by it. */
+  operationId: string;
   summary: string;
   tag: string;
   /** Public routes answer without a token even when authentication is on. */
@@ -96,6 +98,7 @@ export class Api {
     this.registry.registerPath({
       method: spec.method,
       path: spec.path,
+      operationId: spec.operationId,
       summary: spec.summary,
       tags: [spec.tag],
       security: spec.public ? [] : [{ bearer: [] }],

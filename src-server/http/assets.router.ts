@@ -15,17 +15,18 @@ function summary(manifest: Manifest): AssetSummary {
 }
 
 export function assetRoutes(api: Api, deps: AppDeps): void {
-  const list = (kind: AssetKind, path: string, summaryText: string) =>
+  const list = (kind: AssetKind, path: string, operationId: string, summaryText: string) =>
     api.route({
       method: 'get',
       path,
+      operationId,
       tag: 'assets',
       summary: summaryText,
       responses: { 200: { description: `every ${kind}`, schema: z.array(AssetSummarySchema) } },
       handler: () => deps.catalog.list(kind).map(summary),
     });
-  list('agent', '/agents', 'List all agents');
-  list('command', '/commands', 'List all commands');
+  list('agent', '/agents', 'listAgents', 'List all agents');
+  list('command', '/commands', 'listCommands', 'List all commands');
 }
 
 const OrgQuery = z.object({ org_id: z.uuid({ message: 'must be a UUID' }).optional() });
@@ -34,18 +35,20 @@ const NodeParams = z.object({ agent: z.string().min(1).max(200), node: z.string(
 export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
   api.route({
     method: 'get',
-    path: '/agents/{name}/graph-definition',
+    path: '/agents/{agent}/graph-definition',
+    operationId: 'getGraphDefinition',
     tag: 'assets',
     summary: 'Runtime contract projection: phases with their defaults and saved overrides, edges with their conditions',
-    params: z.object({ name: z.string().min(1).max(200) }),
+    params: z.object({ agent: z.string().min(1).max(200) }),
     query: OrgQuery,
     responses: { 200: { description: 'the graph definition', schema: GraphDefinitionSchema } },
-    handler: ({ params, query, ctx }) => phaseConfig.graphDefinition(ctx.principal, params.name, query.org_id),
+    handler: ({ params, query, ctx }) => phaseConfig.graphDefinition(ctx.principal, params.agent, query.org_id),
   });
 
   api.route({
     method: 'get',
     path: '/agents/{agent}/nodes/{node}/config',
+    operationId: 'getNodeConfig',
     tag: 'assets',
     summary: "A node's saved configuration (overrides) for the organisation",
     params: NodeParams,
@@ -57,6 +60,7 @@ export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
   api.route({
     method: 'put',
     path: '/agents/{agent}/nodes/{node}/config',
+    operationId: 'saveNodeConfig',
     tag: 'assets',
     summary: "Save a node's configuration: instructions override, classification labels, routing rules, notes",
     params: NodeParams,

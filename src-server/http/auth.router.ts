@@ -54,6 +54,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
   api.route({
     method: 'get',
     path: '/auth/login',
+    operationId: 'startLogin',
     tag: 'auth',
     summary: 'Redirect to the identity provider (Authorization Code with PKCE)',
     public: true,
@@ -93,6 +94,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
   api.route({
     method: 'get',
     path: '/auth/callback',
+    operationId: 'finishLogin',
     tag: 'auth',
     summary: 'Identity-provider callback: issues a session token and leads to the studio (token in the URL fragment)',
     public: true,
@@ -142,6 +144,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
   api.route({
     method: 'get',
     path: '/auth/me',
+    operationId: 'getMe',
     tag: 'auth',
     summary: 'The signed-in user, their memberships and roles',
     responses: { 200: { description: 'current user', schema: MeSchema } },

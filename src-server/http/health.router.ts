@@ -8,6 +8,7 @@ export function healthRoutes(api: Api, deps: AppDeps): void {
   api.route({
     method: 'get',
     path: '/health',
+    operationId: 'getHealth',
     tag: 'service',
     summary: "Database and local runtime status, the runtime's models, and how many agents and commands are loaded",
     public: true,

@@ -8,6 +8,7 @@ export function modelRoutes(api: Api, { config, queue, access }: AppDeps): void 
   api.route({
     method: 'get',
     path: '/models',
+    operationId: 'listModels',
     tag: 'models',
     summary: 'All models grouped by provider, with whether each provider is configured',
     responses: { 200: { description: 'models by provider', schema: ModelsSchema } },
@@ -17,6 +18,7 @@ export function modelRoutes(api: Api, { config, queue, access }: AppDeps): void 
   api.route({
     method: 'get',
     path: '/queue/status',
+    operationId: 'getQueueStatus',
     tag: 'models',
     summary: 'Live statistics of the local-runtime queue, across every server process on the database',
     responses: { 200: { description: 'queue figures', schema: QueueStatusSchema } },
@@ -26,6 +28,7 @@ export function modelRoutes(api: Api, { config, queue, access }: AppDeps): void 
   api.route({
     method: 'post',
     path: '/queue/reset',
+    operationId: 'resetQueue',
     tag: 'models',
     summary:
       'Forget the slots held and the counters of the local-runtime queue (a stuck slot); runs and checkpoints are unchanged',

@@ -18,6 +18,7 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
   api.route({
     method: 'post',
     path: '/graphs/{agent}/run',
+    operationId: 'runAgent',
     tag: 'runs',
     summary: 'Run an agent or a command; the response is its event stream',
     params: z.object({ agent: z.string().min(1).max(200) }),
@@ -39,6 +40,7 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
   api.route({
     method: 'get',
     path: '/runs/{id}/stream',
+    operationId: 'streamRun',
     tag: 'runs',
     summary:
       "Re-attach to a run's event stream, on any server: all events, or those after Last-Event-ID, live to the end",
@@ -53,6 +55,7 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
   api.route({
     method: 'get',
     path: '/runs/{id}',
+    operationId: 'getRun',
     tag: 'runs',
     summary: 'Run detail with per-node state, matched routes and the pending gate',
     params: RunIdParams,
@@ -63,6 +66,7 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
   api.route({
     method: 'post',
     path: '/runs/{id}/cancel',
+    operationId: 'cancelRun',
     tag: 'runs',
     summary: 'Cancel a running or approval-waiting run; its in-flight model call is aborted',
     params: RunIdParams,
@@ -78,6 +82,7 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
     api.route({
       method: 'post',
       path: `/threads/{id}/gates/{gate}/${decision}`,
+      operationId: decision === 'approve' ? 'approveGate' : 'rejectGate',
       tag: 'runs',
       summary:
         decision === 'approve'
@@ -113,6 +118,7 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
   api.route({
     method: 'get',
     path: '/threads/{id}/runs',
+    operationId: 'listThreadRuns',
     tag: 'threads',
     summary: 'Run history of a thread, most recent first',
     params: RunIdParams,

@@ -5,19 +5,20 @@ import { CreateScopeSchema, MemberSchema, ScopeSchema, SetRoleSchema } from '../
 import type { Api } from './api';
 
 const uuid = z.uuid({ message: 'must be a UUID' });
-const RESOURCES: { type: ScopeType; path: string; parentQuery: string | null }[] = [
-  { type: 'org', path: '/orgs', parentQuery: null },
-  { type: 'team', path: '/teams', parentQuery: 'org_id' },
-  { type: 'project', path: '/projects', parentQuery: 'team_id' },
+const RESOURCES: { type: ScopeType; path: string; parentQuery: string | null; one: string; many: string }[] = [
+  { type: 'org', path: '/orgs', parentQuery: null, one: 'Org', many: 'Orgs' },
+  { type: 'team', path: '/teams', parentQuery: 'org_id', one: 'Team', many: 'Teams' },
+  { type: 'project', path: '/projects', parentQuery: 'team_id', one: 'Project', many: 'Projects' },
 ];
 
 /** GET/POST/DELETE on /orgs, /teams, /projects, and their `/{id}/members` sub-resources. */
 export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
-  for (const { type, path, parentQuery } of RESOURCES) {
+  for (const { type, path, parentQuery, one, many } of RESOURCES) {
     const tag = 'tenancy';
     api.route({
       method: 'get',
       path,
+      operationId: `list${many}`,
       tag,
       summary: `${path.slice(1)} the caller may see${parentQuery ? `, optionally within ?${parentQuery}=` : ''}`,
       query: parentQuery ? z.object({ [parentQuery]: uuid.optional() }) : undefined,
@@ -32,6 +33,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
     api.route({
       method: 'post',
       path,
+      operationId: `create${one}`,
       tag,
       summary: parentQuery
         ? `Create (parent_id: the ${parentQuery.replace('_id', '')})`
@@ -43,6 +45,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
     api.route({
       method: 'delete',
       path: `${path}/{id}`,
+      operationId: `delete${one}`,
       tag,
       summary: 'Delete, with everything inside it (the defaults cannot be deleted)',
       params: z.object({ id: uuid }),
@@ -54,6 +57,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
     api.route({
       method: 'get',
       path: `${path}/{id}/members`,
+      operationId: `list${one}Members`,
       tag,
       summary: 'Members and their roles',
       params: z.object({ id: uuid }),
@@ -63,6 +67,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
     api.route({
       method: 'put',
       path: `${path}/{id}/members/{user_id}`,
+      operationId: `set${one}Member`,
       tag,
       summary: "Add a member or change a member's role",
       params: z.object({ id: uuid, user_id: uuid }),
@@ -73,6 +78,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
     api.route({
       method: 'delete',
       path: `${path}/{id}/members/{user_id}`,
+      operationId: `remove${one}Member`,
       tag,
       summary: 'Remove a member',
       params: z.object({ id: uuid, user_id: uuid }),

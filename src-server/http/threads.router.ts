@@ -9,6 +9,7 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
   api.route({
     method: 'get',
     path: '/threads',
+    operationId: 'listThreads',
     tag: 'threads',
     summary: 'Threads the caller may see, most recent first',
     query: z.object({
@@ -23,6 +24,7 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
   api.route({
     method: 'post',
     path: '/threads',
+    operationId: 'createThread',
     tag: 'threads',
     summary: 'Create an empty thread for an agent or command',
     body: CreateThreadSchema,
@@ -33,6 +35,7 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
   api.route({
     method: 'get',
     path: '/threads/{id}',
+    operationId: 'getThread',
     tag: 'threads',
     summary: 'One thread',
     params: IdParams,
@@ -43,6 +46,7 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
   api.route({
     method: 'delete',
     path: '/threads/{id}',
+    operationId: 'deleteThread',
     tag: 'threads',
     summary: 'Delete a thread with its runs, nodes and checkpoints (active runs are cancelled first)',
     params: IdParams,
