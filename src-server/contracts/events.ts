@@ -29,7 +29,29 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('node_enter'), node: z.string() }),
   z.object({ type: z.literal('token'), node: z.string(), text: z.string() }),
-  z.object({ type: z.literal('node_exit'), node: z.string(), status: NodeStatusSchema }),
+  z.object({
+    type: z.literal('node_exit'),
+    node: z.string(),
+    status: NodeStatusSchema,
+    /** A model phase's figures, as stored with its node row (RunNode); absent on other nodes. */
+    queue_wait_ms: z.number().nullable().optional(),
+    prompt_tokens: z.number().int().nullable().optional(),
+    output_tokens: z.number().int().nullable().optional(),
+  }),
+  /** A thinking model's reasoning, streamed apart from the answer's tokens; never part of the phase's output. */
+  z.object({ type: z.literal('thinking'), node: z.string(), text: z.string() }),
+  /**
+   * The local runtime is loading the model before it can answer (a cold start): the first token ends the wait.
+   * `expected_s` is how long the last load of this model took, when one was seen.
+   */
+  z.object({
+    type: z.literal('model_loading'),
+    node: z.string(),
+    model: z.string(),
+    expected_s: z.number().nullable(),
+  }),
+  /** Stored with the node row as well: `prompt_cut` (the runtime cut the prompt), `answer_cut` (stopped at length). */
+  z.object({ type: z.literal('node_warning'), node: z.string(), code: z.string(), message: z.string() }),
   z.object({
     type: z.literal('queue'),
     node: z.string(),

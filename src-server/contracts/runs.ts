@@ -78,6 +78,17 @@ export const RunSchema = z
   .meta({ id: 'Run' });
 export type Run = z.infer<typeof RunSchema>;
 
+/** Something a person should know about a phase's answer: the runtime cut its prompt, or stopped the answer early. */
+export const NodeWarningSchema = z
+  .object({
+    code: z
+      .string()
+      .meta({ description: '`prompt_cut` (the runtime cut the prompt), `answer_cut` (stopped at length)' }),
+    message: z.string(),
+  })
+  .meta({ id: 'NodeWarning' });
+export type NodeWarning = z.infer<typeof NodeWarningSchema>;
+
 export const RunNodeSchema = z
   .object({
     node_id: z.string(),
@@ -85,6 +96,23 @@ export const RunNodeSchema = z
     output: z.string(),
     entered_at: z.number().meta({ description: 'epoch seconds' }),
     exited_at: z.number().nullable().meta({ description: 'epoch seconds; null while the node is open' }),
+    queue_wait_ms: z
+      .number()
+      .nullable()
+      .meta({ description: "time the phase's model calls waited for a local-runtime slot; null for cloud models" }),
+    prompt_tokens: z.number().int().nullable().meta({
+      description: 'prompt tokens as the model runtime or provider counted them, over the phase; null if unreported',
+    }),
+    output_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'answer tokens as the model runtime or provider counted them; null if unreported' }),
+    warnings: z.array(NodeWarningSchema),
+    thinking: z
+      .string()
+      .nullable()
+      .meta({ description: "a thinking model's reasoning, kept apart from the output; null when there was none" }),
   })
   .meta({ id: 'RunNode' });
 export type RunNode = z.infer<typeof RunNodeSchema>;

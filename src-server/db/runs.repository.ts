@@ -1,4 +1,4 @@
-import type { NodeStatus, PendingGate, RouteMatch, Run, RunNode, RunStatus } from '../contracts/runs';
+import type { NodeStatus, NodeWarning, PendingGate, RouteMatch, Run, RunNode, RunStatus } from '../contracts/runs';
 import type { Pool } from './pool';
 import { CANCEL_CHANNEL } from './run-notifications';
 import { storable, storableJson } from './text';
@@ -109,6 +109,11 @@ export interface ClaimedRun extends StoredRun {
 }
 
 const now = () => Date.now() / 1000;
+
+/** What a node row keeps of its model calls besides the output. */
+export type NodeFigures = Pick<RunNode, 'queue_wait_ms' | 'prompt_tokens' | 'output_tokens' | 'thinking'> & {
+  warnings: NodeWarning[];
+};
 
 /** Runs and their nodes. Every status change is guarded by the status it expects, so two processes never both win. */
 export function runsRepository(pool: Pool) {
@@ -257,7 +262,8 @@ export function runsRepository(pool: Pool) {
 
     async nodes(runId: string): Promise<RunNode[]> {
       const { rows } = await pool.query<RunNode>(
-        `SELECT node_id, status, output, entered_at, exited_at FROM svc_run_nodes WHERE run_id = $1 ORDER BY id`,
+        `SELECT node_id, status, output, entered_at, exited_at, queue_wait_ms, prompt_tokens, output_tokens, warnings, thinking
+           FROM svc_run_nodes WHERE run_id = $1 ORDER BY id`,
         [runId],
       );
       return rows;
@@ -375,6 +381,22 @@ export function runsRepository(pool: Pool) {
         rowId,
         storable(output),
       ]);
+    },
+
+    /** A model phase's figures from the runtime (or provider), written as they are known and when the node ends. */
+    async saveNodeFigures(rowId: number, figures: NodeFigures): Promise<void> {
+      await pool.query(
+        `UPDATE svc_run_nodes SET queue_wait_ms = $2, prompt_tokens = $3, output_tokens = $4, warnings = $5::jsonb,
+                thinking = $6 WHERE id = $1`,
+        [
+          rowId,
+          figures.queue_wait_ms,
+          figures.prompt_tokens,
+          figures.output_tokens,
+          storableJson(figures.warnings),
+          storable(figures.thinking),
+        ],
+      );
     },
 
     /** Closes a node; `exited` false keeps it open (a gate that waits). */

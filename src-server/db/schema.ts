@@ -203,6 +203,12 @@ const statements = [
   `CREATE INDEX IF NOT EXISTS svc_run_nodes_by_run ON svc_run_nodes (run_id, id)`,
   // The reason given to the rejection or the cancel that ended the run.
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS end_reason text`,
+  // A phase's figures from the model runtime: queue wait, token counts, warnings, a thinking model's reasoning.
+  `ALTER TABLE svc_run_nodes ADD COLUMN IF NOT EXISTS queue_wait_ms double precision`,
+  `ALTER TABLE svc_run_nodes ADD COLUMN IF NOT EXISTS prompt_tokens integer`,
+  `ALTER TABLE svc_run_nodes ADD COLUMN IF NOT EXISTS output_tokens integer`,
+  `ALTER TABLE svc_run_nodes ADD COLUMN IF NOT EXISTS warnings jsonb NOT NULL DEFAULT '[]'::jsonb`,
+  `ALTER TABLE svc_run_nodes ADD COLUMN IF NOT EXISTS thinking text`,
 ];
 
 /**

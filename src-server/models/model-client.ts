@@ -1,4 +1,5 @@
 import type { RunEventOf } from '../contracts/events';
+import type { NodeWarning } from '../contracts/runs';
 
 /** A piece of a message's text. */
 export interface MessagePart {
@@ -19,6 +20,15 @@ export interface ChatMessage {
 
 export type QueueInfo = Omit<RunEventOf<'queue'>, 'type' | 'node'>;
 export type TrimReport = Omit<RunEventOf<'context_trimmed'>, 'type' | 'node'>;
+export type LoadingInfo = Omit<RunEventOf<'model_loading'>, 'type' | 'node'>;
+
+/** One call's figures, as the runtime or provider reported them (null where it did not). */
+export interface CallUsage {
+  /** Time spent waiting for a local-runtime slot; null for a cloud call. */
+  queue_wait_ms: number | null;
+  prompt_tokens: number | null;
+  output_tokens: number | null;
+}
 
 export interface ModelCall {
   model: string;
@@ -33,6 +43,14 @@ export interface ModelCall {
   onQueued(info: QueueInfo): void;
   /** Older messages were dropped, or parts of the newest one cut, to fit the context budget. */
   onTrimmed(report: TrimReport): void;
+  /** A thinking model's reasoning, piece by piece: never part of the returned answer. */
+  onThinking?(text: string): void;
+  /** The local runtime loads the model before answering (a cold start). */
+  onLoading?(info: LoadingInfo): void;
+  /** The runtime cut the prompt, or stopped the answer at its length limit. */
+  onWarning?(warning: NodeWarning): void;
+  /** The call's figures, once it has ended (also when it ended in an error after the stream began). */
+  onUsage?(usage: CallUsage): void;
 }
 
 /**

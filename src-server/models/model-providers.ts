@@ -22,14 +22,34 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
         `the system instructions and the run's message alone need about ${report.estimated_tokens_after} tokens, ` +
           `more than LOCAL_LLM_MAX_CONTEXT_TOKENS (${report.budget}) allows`,
       );
+    const queuedAt = performance.now();
     const release = await queue.acquire({
       signal: call.signal,
       onQueued: call.onQueued,
       label: call.label,
       tenant: call.tenant,
     });
+    const queueWaitMs = Math.round(performance.now() - queuedAt);
     try {
-      return await streamOllamaChat(config.LOCAL_LLM_BASE, { model, messages }, call.signal, call.onToken);
+      const result = await streamOllamaChat(
+        config.LOCAL_LLM_BASE,
+        { model, messages },
+        call.signal,
+        call.onToken,
+        call.onThinking,
+      );
+      call.onUsage?.({
+        queue_wait_ms: queueWaitMs,
+        prompt_tokens: result.prompt_eval_count,
+        output_tokens: result.eval_count,
+      });
+      if (result.done_reason === 'length') {
+        call.onWarning?.({
+          code: 'answer_cut',
+          message: `the answer stopped at the runtime's length limit after ${result.eval_count ?? '?'} tokens: it may be incomplete`,
+        });
+      }
+      return result.text;
     } catch (error) {
       call.signal.throwIfAborted();
       throw describeConnectionError(error, 'the local model runtime', config.LOCAL_LLM_BASE);
@@ -45,11 +65,19 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
   ): Promise<string> {
     const chat = cloudModel(config, provider, model);
     let text = '';
+    let promptTokens: number | null = null;
+    let outputTokens: number | null = null;
     try {
       for await (const chunk of await chat.stream(
         call.messages.map((m) => ({ role: m.role, content: m.content })),
         { signal: call.signal },
       )) {
+        // Usage comes in pieces (Anthropic: the prompt at the start, the answer at the end): they add up.
+        const usage = chunk.usage_metadata;
+        if (usage) {
+          promptTokens = (promptTokens ?? 0) + (usage.input_tokens ?? 0);
+          outputTokens = (outputTokens ?? 0) + (usage.output_tokens ?? 0);
+        }
         const piece = chunk.text;
         if (!piece) continue;
         text += piece;
@@ -59,6 +87,7 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
       call.signal.throwIfAborted();
       throw describeConnectionError(error, `${provider}`, 'its API address');
     }
+    call.onUsage?.({ queue_wait_ms: null, prompt_tokens: promptTokens, output_tokens: outputTokens });
     return text;
   }
 

@@ -14,20 +14,47 @@ export class ResponseError extends Error {
 export interface OllamaChatRequest {
   model: string;
   messages: { role: string; content: string }[];
+  /** `num_ctx`: the context window the runtime gives the call; `num_predict`: the most answer tokens. */
+  options?: { num_ctx?: number; num_predict?: number };
+  /** Ask a thinking model for its reasoning apart (`message.thinking`); absent leaves the runtime's default. */
+  think?: boolean;
+}
+
+/** What the stream's last line reports, besides the answer. */
+export interface OllamaChatResult {
+  text: string;
+  /** `stop`, or `length` when the answer reached num_predict (or the context was full). */
+  done_reason: string | null;
+  prompt_eval_count: number | null;
+  eval_count: number | null;
+  /** Nanoseconds the runtime spent loading the model for this call (near zero when it was loaded). */
+  load_duration: number | null;
+}
+
+interface ChatLine {
+  error?: string;
+  done?: boolean;
+  done_reason?: string;
+  prompt_eval_count?: number;
+  eval_count?: number;
+  load_duration?: number;
+  message?: { content?: string; thinking?: string };
 }
 
 /**
  * Streams Ollama's `POST /api/chat` (NDJSON, one JSON object per line). Every complete line of a
  * network read is handled in one synchronous pass, so a token costs a JSON.parse and a callback and
  * no promise of its own: at full speed this is what separates the service's token rate from the
- * runtime's (the official client spends two async-generator steps per token).
+ * runtime's (the official client spends two async-generator steps per token). A thinking model's
+ * reasoning (`message.thinking`) goes to `onThinking`, never into the answer.
  */
 export async function streamOllamaChat(
   baseUrl: string,
   request: OllamaChatRequest,
   signal: AbortSignal,
   onToken: (text: string) => void,
-): Promise<string> {
+  onThinking?: (text: string) => void,
+): Promise<OllamaChatResult> {
   const address = runtimeAddress(baseUrl);
   const res = await fetch(new URL('/api/chat', address.url), {
     method: 'POST',
@@ -42,7 +69,7 @@ export async function streamOllamaChat(
   const decoder = new TextDecoder();
   let buffer = '';
   let text = '';
-  let done = false;
+  let last: ChatLine | undefined;
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     buffer += decoder.decode(chunk, { stream: true });
     let start = 0;
@@ -50,17 +77,25 @@ export async function streamOllamaChat(
       const line = buffer.slice(start, end);
       start = end + 1;
       if (!line.trim()) continue;
-      const message = JSON.parse(line) as { error?: string; done?: boolean; message?: { content?: string } };
+      const message = JSON.parse(line) as ChatLine;
       if (message.error) throw new ResponseError(message.error, 500);
       const piece = message.message?.content;
       if (piece) {
         text += piece;
         onToken(piece);
       }
-      if (message.done) done = true;
+      const thought = message.message?.thinking;
+      if (thought) onThinking?.(thought);
+      if (message.done) last = message;
     }
     buffer = buffer.slice(start);
   }
-  if (!done) throw new ResponseError('the local runtime ended the stream before it was done', 502);
-  return text;
+  if (!last) throw new ResponseError('the local runtime ended the stream before it was done', 502);
+  return {
+    text,
+    done_reason: last.done_reason ?? null,
+    prompt_eval_count: last.prompt_eval_count ?? null,
+    eval_count: last.eval_count ?? null,
+    load_duration: last.load_duration ?? null,
+  };
 }

@@ -3,7 +3,16 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { Edge, Phase, RoutingRule } from '../contracts/assets';
 import type { NodeConfig, NodeStatus, PendingGate } from '../contracts/runs';
 import type { CatalogEntry } from '../assets/catalog';
-import type { ChatMessage, MessagePart, ModelClient, QueueInfo, TrimReport } from '../models/model-client';
+import type {
+  CallUsage,
+  ChatMessage,
+  LoadingInfo,
+  MessagePart,
+  ModelClient,
+  QueueInfo,
+  TrimReport,
+} from '../models/model-client';
+import type { NodeWarning } from '../contracts/runs';
 import { firstMatchingRule } from './routing';
 
 /** A node entered more often than this in one run means routing rules loop. */
@@ -60,6 +69,10 @@ export interface NodeHooks {
   exit(node: string, status: NodeStatus, output: string): Promise<void>;
   queued(node: string, info: QueueInfo): void;
   trimmed(node: string, report: TrimReport): void;
+  thinking(node: string, text: string): void;
+  loading(node: string, info: LoadingInfo): void;
+  warning(node: string, warning: NodeWarning): void;
+  usage(node: string, usage: CallUsage): void;
   routeMatched(from: string, to: string, rule: RoutingRule): Promise<void>;
   /** True exactly once, when this execution resumes the given gate after a decision. */
   takeResume(gate: string): boolean;
@@ -204,6 +217,12 @@ export function buildGraph(options: GraphOptions) {
           onToken: (text) => hooks.token(node.id, text),
           onQueued: (info) => hooks.queued(node.id, info),
           onTrimmed: (report) => hooks.trimmed(node.id, report),
+          // Reasoning goes to the node's record and the stream, never into `output`: routing, the gate and the
+          // next phases see the answer alone.
+          onThinking: (text) => hooks.thinking(node.id, text),
+          onLoading: (info) => hooks.loading(node.id, info),
+          onWarning: (warning) => hooks.warning(node.id, warning),
+          onUsage: (usage) => hooks.usage(node.id, usage),
         });
         // Saved overrides replace the asset's own routes for this node; without them the asset's routes apply.
         const rules = config?.routing_overrides.length ? config.routing_overrides : phase.routes;

@@ -1,5 +1,6 @@
-import type { NodeStatus, PendingGate } from '../contracts/runs';
-import type { RunsRepository } from '../db/runs.repository';
+import type { NodeStatus, NodeWarning, PendingGate } from '../contracts/runs';
+import type { NodeFigures, RunsRepository } from '../db/runs.repository';
+import type { CallUsage } from '../models/model-client';
 import { getLogger } from '../log';
 
 const log = getLogger('svc.sse');
@@ -17,6 +18,9 @@ export class NodeRecorder {
   private readonly openRows = new Map<string, number>();
   private readonly output = new Map<string, string>();
   private readonly dirty = new Set<string>();
+  /** Figures of the nodes that made model calls (or streamed reasoning, or got a warning). */
+  private readonly nodeFigures = new Map<string, NodeFigures>();
+  private readonly thinkingDirty = new Set<string>();
   private flushTimer?: NodeJS.Timeout;
   /** The first node write that failed: the run must not be reported as done with rows that say otherwise. */
   failure?: unknown;
@@ -38,6 +42,7 @@ export class NodeRecorder {
 
   enter(node: string): void {
     this.output.set(node, '');
+    this.nodeFigures.delete(node);
     // Not awaited: the model call starts at once; later writes for this node queue behind the insert.
     void this.persist(async () => this.openRows.set(node, await this.runs.enterNode(this.runId, node, 'running')));
     this.flushTimer ??= setInterval(() => this.flushOutputs(), OUTPUT_FLUSH_MS);
@@ -48,8 +53,56 @@ export class NodeRecorder {
     this.dirty.add(node);
   }
 
+  /** The node's figures so far, or undefined when it made no model call. */
+  figures(node: string): NodeFigures | undefined {
+    return this.nodeFigures.get(node);
+  }
+
+  private figuresOf(node: string): NodeFigures {
+    let figures = this.nodeFigures.get(node);
+    if (!figures) {
+      figures = { queue_wait_ms: null, prompt_tokens: null, output_tokens: null, warnings: [], thinking: null };
+      this.nodeFigures.set(node, figures);
+    }
+    return figures;
+  }
+
+  /** Adds one model call's figures to its node's (a node may call more than once, e.g. after a takeover). */
+  usage(node: string, usage: CallUsage): void {
+    const figures = this.figuresOf(node);
+    const add = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : a + b);
+    figures.queue_wait_ms = add(figures.queue_wait_ms, usage.queue_wait_ms);
+    figures.prompt_tokens = add(figures.prompt_tokens, usage.prompt_tokens);
+    figures.output_tokens = add(figures.output_tokens, usage.output_tokens);
+    this.saveFigures(node);
+  }
+
+  thinking(node: string, text: string): void {
+    const figures = this.figuresOf(node);
+    figures.thinking = (figures.thinking ?? '') + text;
+    this.thinkingDirty.add(node);
+  }
+
+  /** Stored at once: a warning must outlive a crash that follows it. */
+  warning(node: string, warning: NodeWarning): void {
+    this.figuresOf(node).warnings.push(warning);
+    this.saveFigures(node);
+  }
+
+  private saveFigures(node: string): void {
+    const figures = this.nodeFigures.get(node);
+    if (!figures) return;
+    this.thinkingDirty.delete(node);
+    const copy = { ...figures, warnings: [...figures.warnings] };
+    void this.persist(async () => {
+      const row = this.openRows.get(node);
+      if (row !== undefined) await this.runs.saveNodeFigures(row, copy);
+    });
+  }
+
   exit(node: string, status: NodeStatus, output: string): Promise<void> {
     this.dirty.delete(node);
+    if (this.thinkingDirty.has(node)) this.saveFigures(node);
     return this.persist(async () => {
       const row = this.openRows.get(node);
       // Forgotten only once closed: a row whose write failed is closed with the others when the run ends.
@@ -84,6 +137,8 @@ export class NodeRecorder {
       const rows = [...this.openRows.entries()];
       this.openRows.clear();
       for (const [node, row] of rows) {
+        const figures = this.nodeFigures.get(node);
+        if (figures) await this.runs.saveNodeFigures(row, figures).catch(() => undefined);
         await this.runs.setNodeStatus(row, status, this.output.get(node) ?? null, true).catch(() => undefined);
       }
       await this.runs.closeOpenNodes(this.runId, status);
@@ -107,5 +162,6 @@ export class NodeRecorder {
       });
     }
     this.dirty.clear();
+    for (const node of this.thinkingDirty) this.saveFigures(node);
   }
 }

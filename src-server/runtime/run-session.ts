@@ -3,7 +3,8 @@ import { TERMINAL_EVENTS, type RunEvent } from '../contracts/events';
 import type { NodeStatus, PendingGate } from '../contracts/runs';
 import type { RunsRepository } from '../db/runs.repository';
 import { getLogger } from '../log';
-import type { QueueInfo, TrimReport } from '../models/model-client';
+import type { CallUsage, LoadingInfo, QueueInfo, TrimReport } from '../models/model-client';
+import type { NodeWarning } from '../contracts/runs';
 import type { RunEventStream } from './event-stream';
 import type { GateDecision, NodeHooks } from './graph-builder';
 import { NodeRecorder } from './node-recorder';
@@ -128,13 +129,39 @@ export class RunSession {
     },
 
     exit: async (node, status, output) => {
-      this.emit({ type: 'node_exit', node, status });
+      const figures = this.nodes.figures(node);
+      this.emit(
+        figures
+          ? {
+              type: 'node_exit',
+              node,
+              status,
+              queue_wait_ms: figures.queue_wait_ms,
+              prompt_tokens: figures.prompt_tokens,
+              output_tokens: figures.output_tokens,
+            }
+          : { type: 'node_exit', node, status },
+      );
       await this.nodes.exit(node, status, output);
     },
 
     queued: (node: string, info: QueueInfo) => this.emit({ type: 'queue', node, ...info }),
 
     trimmed: (node: string, report: TrimReport) => this.emit({ type: 'context_trimmed', node, ...report }),
+
+    thinking: (node: string, text: string) => {
+      this.nodes.thinking(node, text);
+      this.emit({ type: 'thinking', node, text });
+    },
+
+    loading: (node: string, info: LoadingInfo) => this.emit({ type: 'model_loading', node, ...info }),
+
+    warning: (node: string, warning: NodeWarning) => {
+      this.nodes.warning(node, warning);
+      this.emit({ type: 'node_warning', node, ...warning });
+    },
+
+    usage: (node: string, usage: CallUsage) => this.nodes.usage(node, usage),
 
     routeMatched: async (from: string, to: string, rule: RoutingRule) => {
       this.emit({ type: 'route_matched', from, to, rule });

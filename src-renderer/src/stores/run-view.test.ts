@@ -113,7 +113,20 @@ describe('the run view', () => {
       routes: [],
       pending_gate: null,
       resumable: false,
-      nodes: [{ node_id: 'dispatch', status: 'running', output: 'partial', entered_at: 1, exited_at: null }],
+      nodes: [
+        {
+          node_id: 'dispatch',
+          status: 'running',
+          output: 'partial',
+          entered_at: 1,
+          exited_at: null,
+          queue_wait_ms: null,
+          prompt_tokens: null,
+          output_tokens: null,
+          warnings: [],
+          thinking: null,
+        },
+      ],
     });
     expect(view.phases.dispatch).toBe('active');
     expect(view.transcript).toEqual([{ node: 'dispatch', text: 'partial' }]);
