@@ -1,5 +1,5 @@
 import type { TenancyRepository } from '../db/tenancy.repository';
-import { forbidden, notFound } from '../contracts/errors';
+import { badRequest, forbidden, notFound } from '../contracts/errors';
 import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID, type Role, type ScopeType } from '../contracts/tenancy';
 import type { Principal } from './principal';
 
@@ -18,6 +18,18 @@ export interface Access {
    * so nothing leaks.
    */
   requireProjectRole(principal: Principal, projectId: string, role: Role, what?: string): Promise<void>;
+  /**
+   * The project an action works in. The one given is checked at `role`. Without one: the default project for
+   * instance administrators; otherwise the caller's only project where they hold `role` or higher. Several such
+   * projects answer 400 listing them (id and name, in `details.choices`); none answers 404 when the caller sees no
+   * project at all, 403 when they see some but hold `role` on none. Never a project the caller cannot see.
+   */
+  resolveProject(principal: Principal, projectId: string | undefined, role: Role): Promise<string>;
+  /**
+   * Phase configuration of an organisation: reading it needs a role anywhere inside it (on the organisation, or
+   * on one of its teams or projects); `owner` needs that role on the organisation itself (403 otherwise).
+   */
+  requireOrgConfigRole(principal: Principal, orgId: string, role: 'viewer' | 'owner'): Promise<void>;
   /** The organisation a project belongs to: phase configuration is kept per organisation. */
   orgIdOfProject(projectId: string): Promise<string>;
   requireOrgRole(principal: Principal, orgId: string, role: Role, what?: string): Promise<void>;
@@ -87,5 +99,44 @@ export function createAccess(tenancy: TenancyRepository): Access {
 
     requireOrgRole: (principal, orgId, role, what = 'organisation') =>
       requireScopeRole(principal, 'org', orgId, role, what),
+
+    async resolveProject(principal, projectId, role) {
+      if (projectId) {
+        await requireScopeRole(principal, 'project', projectId, role, `project ${projectId}`);
+        return projectId;
+      }
+      if (principal.instanceAdmin) return DEFAULT_PROJECT_ID;
+      const visible = principal.kind === 'session' ? await tenancy.list('project', principal.id) : [];
+      if (!visible.length) throw notFound('project not found: you hold no role on any project');
+      const eligible: typeof visible = [];
+      for (const project of visible) {
+        if (atLeast((await scopeRole(principal, 'project', project.id)).role, role)) eligible.push(project);
+      }
+      if (eligible.length === 1) return eligible[0]!.id;
+      if (!eligible.length)
+        throw forbidden(`you are not ${role} or higher on any project; this needs ${role} or higher`);
+      const choices = eligible.map((p) => ({ id: p.id, name: p.name }));
+      const listed = choices.slice(0, 20).map((p) => `${p.name} (${p.id})`);
+      throw badRequest(
+        `you may work in ${choices.length} projects: give project_id, one of ${listed.join(', ')}` +
+          (choices.length > listed.length ? `, and ${choices.length - listed.length} more` : ''),
+        { choices },
+      );
+    },
+
+    async requireOrgConfigRole(principal, orgId, role) {
+      const { exists, role: held } = await scopeRole(principal, 'org', orgId);
+      if (!exists) throw notFound('organisation not found');
+      if (atLeast(held, role)) return;
+      const inside =
+        held !== null || (principal.kind === 'session' && (await tenancy.hasRoleInsideOrg(principal.id, orgId)));
+      if (!inside) throw notFound('organisation not found');
+      if (role === 'viewer') return;
+      throw forbidden(
+        held
+          ? `your role here is ${held}; this needs ${role} or higher`
+          : `your roles are inside the organisation, not on it; this needs ${role} or higher on the organisation`,
+      );
+    },
   };
 }

@@ -23,6 +23,10 @@ export const RunRequestSchema = z
     model: z.string().trim().min(1).max(200).optional(),
     thread_id: z.uuid({ message: 'must be a UUID' }).optional(),
     project_path: z.string().trim().min(1).max(2000).optional(),
+    project_id: z.uuid({ message: 'must be a UUID' }).optional().meta({
+      description:
+        "the project of a new thread; without it the caller's only project. With thread_id it must be the thread's",
+    }),
   })
   .meta({ id: 'RunRequest' });
 export type RunRequest = z.infer<typeof RunRequestSchema>;
@@ -153,7 +157,15 @@ export const GraphDefinitionSchema = z
     kind: AssetKindSchema,
     category: z.string(),
     entry: z.string(),
-    phases: z.array(PhaseSchema.extend({ overrides: z.lazy(() => NodeConfigSchema).nullable() })),
+    phases: z.array(
+      PhaseSchema.extend({
+        overrides: z.lazy(() => NodeConfigSchema).nullable(),
+        overrides_from: z
+          .enum(['project', 'organisation'])
+          .nullable()
+          .meta({ description: 'where the overrides shown were saved: the project itself or its organisation' }),
+      }),
+    ),
     edges: z.array(EdgeSchema),
   })
   .meta({ id: 'GraphDefinition' });

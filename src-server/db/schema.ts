@@ -209,6 +209,18 @@ const statements = [
   `ALTER TABLE svc_run_nodes ADD COLUMN IF NOT EXISTS output_tokens integer`,
   `ALTER TABLE svc_run_nodes ADD COLUMN IF NOT EXISTS warnings jsonb NOT NULL DEFAULT '[]'::jsonb`,
   `ALTER TABLE svc_run_nodes ADD COLUMN IF NOT EXISTS thinking text`,
+  // A project's own phase overrides, applied per node over its organisation's (svc_node_configs).
+  `CREATE TABLE IF NOT EXISTS svc_project_node_configs (
+     project_id uuid NOT NULL REFERENCES svc_projects(id) ON DELETE CASCADE,
+     agent text NOT NULL,
+     node_id text NOT NULL,
+     instructions_override text,
+     classification_labels text,
+     routing_overrides jsonb NOT NULL DEFAULT '[]',
+     notes text,
+     updated_at timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (project_id, agent, node_id)
+   )`,
 ];
 
 /**

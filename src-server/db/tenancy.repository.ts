@@ -97,6 +97,21 @@ export function tenancyRepository(pool: Pool) {
       return { exists: rows.length > 0, roles: rows.flatMap((r) => (r.role ? [r.role] : [])) };
     },
 
+    /** Whether the user holds any role on the organisation or on a team or project inside it. */
+    async hasRoleInsideOrg(userId: string, orgId: string): Promise<boolean> {
+      const { rows } = await pool.query(
+        `SELECT 1 FROM svc_memberships m
+          WHERE m.user_id = $1
+            AND ((m.scope_type = 'org' AND m.scope_id = $2)
+              OR (m.scope_type = 'team' AND m.scope_id IN (SELECT id FROM svc_teams WHERE org_id = $2))
+              OR (m.scope_type = 'project' AND m.scope_id IN (
+                    SELECT p.id FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id WHERE t.org_id = $2)))
+          LIMIT 1`,
+        [userId, orgId],
+      );
+      return rows.length > 0;
+    },
+
     async orgIdOfProject(projectId: string): Promise<string | undefined> {
       const { rows } = await pool.query<{ org_id: string }>(
         `SELECT t.org_id FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id WHERE p.id = $1`,

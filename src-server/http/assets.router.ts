@@ -29,7 +29,12 @@ export function assetRoutes(api: Api, deps: AppDeps): void {
   list('command', '/commands', 'listCommands', 'List all commands');
 }
 
-const OrgQuery = z.object({ org_id: z.uuid({ message: 'must be a UUID' }).optional() });
+/** Whose phase configuration: a project's (its own over its organisation's) or an organisation's. */
+const ScopeQuery = z.object({
+  project_id: z.uuid({ message: 'must be a UUID' }).optional(),
+  org_id: z.uuid({ message: 'must be a UUID' }).optional(),
+});
+const scopeOf = (query: z.infer<typeof ScopeQuery>) => ({ projectId: query.project_id, orgId: query.org_id });
 const NodeParams = z.object({ agent: z.string().min(1).max(200), node: z.string().min(1).max(100) });
 
 export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
@@ -40,9 +45,9 @@ export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
     tag: 'assets',
     summary: 'Runtime contract projection: phases with their defaults and saved overrides, edges with their conditions',
     params: z.object({ agent: z.string().min(1).max(200) }),
-    query: OrgQuery,
+    query: ScopeQuery,
     responses: { 200: { description: 'the graph definition', schema: GraphDefinitionSchema } },
-    handler: ({ params, query, ctx }) => phaseConfig.graphDefinition(ctx.principal, params.agent, query.org_id),
+    handler: ({ params, query, ctx }) => phaseConfig.graphDefinition(ctx.principal, params.agent, scopeOf(query)),
   });
 
   api.route({
@@ -50,11 +55,11 @@ export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
     path: '/agents/{agent}/nodes/{node}/config',
     operationId: 'getNodeConfig',
     tag: 'assets',
-    summary: "A node's saved configuration (overrides) for the organisation",
+    summary: "A node's configuration saved on the project or organisation named (its own record, nothing inherited)",
     params: NodeParams,
-    query: OrgQuery,
+    query: ScopeQuery,
     responses: { 200: { description: 'the saved overrides', schema: NodeConfigSchema } },
-    handler: ({ params, query, ctx }) => phaseConfig.get(ctx.principal, params.agent, params.node, query.org_id),
+    handler: ({ params, query, ctx }) => phaseConfig.get(ctx.principal, params.agent, params.node, scopeOf(query)),
   });
 
   api.route({
@@ -64,10 +69,10 @@ export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
     tag: 'assets',
     summary: "Save a node's configuration: instructions override, classification labels, routing rules, notes",
     params: NodeParams,
-    query: OrgQuery,
+    query: ScopeQuery,
     body: NodeConfigSchema,
     responses: { 200: { description: 'the saved overrides', schema: NodeConfigSchema } },
     handler: ({ params, query, body, ctx }) =>
-      phaseConfig.save(ctx.principal, params.agent, params.node, body, query.org_id),
+      phaseConfig.save(ctx.principal, params.agent, params.node, body, scopeOf(query)),
   });
 }

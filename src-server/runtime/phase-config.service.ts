@@ -2,13 +2,19 @@ import type { Catalog, CatalogEntry } from '../assets/catalog';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import type { GraphDefinition, NodeConfig } from '../contracts/runs';
-import type { NodeConfigsRepository } from '../db/node-configs.repository';
+import type { ConfigScope, NodeConfigsRepository } from '../db/node-configs.repository';
 import { badRequest, notFound } from '../contracts/errors';
 import { getLogger } from '../log';
 import { compilePattern } from '../assets/route-pattern';
 import { errorMessage } from '../contracts/errors';
 
 const log = getLogger('svc.api');
+
+/** Where a request reads or writes phase configuration: `?project_id=` or `?org_id=` (at most one). */
+export interface ConfigScopeQuery {
+  projectId?: string;
+  orgId?: string;
+}
 
 export interface PhaseConfigDeps {
   catalog: Catalog;
@@ -63,7 +69,8 @@ function validate(entry: CatalogEntry, node: string, config: NodeConfig): void {
 }
 
 /**
- * Per-phase overrides, kept per organisation and applied to every later run of the agent.
+ * Per-phase overrides, kept per organisation and per project, applied to every later run of the agent: a run uses,
+ * node by node, its project's own record when there is one, else its organisation's.
  * Contract defaults come from the generated runtime contract; overrides are shown apart from them.
  */
 export function phaseConfigService(deps: PhaseConfigDeps) {
@@ -81,30 +88,60 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
     return phase;
   }
 
-  async function orgFor(principal: Principal, orgId: string | undefined, role: 'viewer' | 'owner'): Promise<string> {
-    const org = orgId ?? (await access.orgIdOfProject(await access.defaultProjectId()));
-    await access.requireOrgRole(principal, org, role);
-    return org;
+  /**
+   * The scope a request acts on, with the caller's role there checked: a project (viewer to read, owner to write),
+   * an organisation (a role anywhere inside it to read, owner on it to write). Without either: the default
+   * organisation for instance administrators, otherwise the caller's only project (400 listing them if several).
+   */
+  async function scopeFor(
+    principal: Principal,
+    query: ConfigScopeQuery,
+    role: 'viewer' | 'owner',
+  ): Promise<ConfigScope> {
+    if (query.projectId && query.orgId)
+      throw badRequest('invalid query parameters: give project_id or org_id, not both');
+    if (query.orgId) {
+      await access.requireOrgConfigRole(principal, query.orgId, role);
+      return { type: 'org', id: query.orgId };
+    }
+    if (!query.projectId && principal.instanceAdmin) {
+      return { type: 'org', id: await access.orgIdOfProject(await access.defaultProjectId()) };
+    }
+    return { type: 'project', id: await access.resolveProject(principal, query.projectId, role) };
   }
 
   return {
-    async graphDefinition(principal: Principal, agent: string, orgId?: string): Promise<GraphDefinition> {
+    async graphDefinition(principal: Principal, agent: string, query: ConfigScopeQuery = {}): Promise<GraphDefinition> {
       const entry = entryFor(agent);
-      const overrides = await configs.forAgent(await orgFor(principal, orgId, 'viewer'), entry.manifest.name);
+      const scope = await scopeFor(principal, query, 'viewer');
+      const overrides =
+        scope.type === 'project'
+          ? await configs.effective(scope.id, entry.manifest.name)
+          : new Map(
+              [...(await configs.forAgent(scope, entry.manifest.name))].map(([node, config]) => [
+                node,
+                { config, from: 'organisation' as const },
+              ]),
+            );
       return {
         name: entry.manifest.name,
         kind: entry.manifest.kind,
         category: entry.manifest.category,
         entry: entry.layout.entry,
-        phases: entry.manifest.phases.map((phase) => ({ ...phase, overrides: overrides.get(phase.id) ?? null })),
+        phases: entry.manifest.phases.map((phase) => ({
+          ...phase,
+          overrides: overrides.get(phase.id)?.config ?? null,
+          overrides_from: overrides.get(phase.id)?.from ?? null,
+        })),
         edges: entry.layout.edges,
       };
     },
 
-    async get(principal: Principal, agent: string, node: string, orgId?: string): Promise<NodeConfig> {
+    /** The record saved on the scope itself (a project's own, not what it inherits), or an empty one. */
+    async get(principal: Principal, agent: string, node: string, query: ConfigScopeQuery = {}): Promise<NodeConfig> {
       const entry = entryFor(agent);
       phaseOf(entry, node);
-      const saved = await configs.forAgent(await orgFor(principal, orgId, 'viewer'), entry.manifest.name);
+      const saved = await configs.forAgent(await scopeFor(principal, query, 'viewer'), entry.manifest.name);
       return (
         saved.get(node) ?? {
           instructions_override: null,
@@ -120,20 +157,23 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
       agent: string,
       node: string,
       config: NodeConfig,
-      orgId?: string,
+      query: ConfigScopeQuery = {},
     ): Promise<NodeConfig> {
       const entry = entryFor(agent);
       phaseOf(entry, node);
       validate(entry, node, config);
-      const org = await orgFor(principal, orgId, 'owner');
-      await configs.save(org, entry.manifest.name, node, config);
-      log.info(`node config saved agent=${entry.manifest.name} node=${node} org=${org} user=${principal.name}`);
+      const scope = await scopeFor(principal, query, 'owner');
+      await configs.save(scope, entry.manifest.name, node, config);
+      log.info(
+        `node config saved agent=${entry.manifest.name} node=${node} ${scope.type}=${scope.id} user=${principal.name}`,
+      );
       return config;
     },
 
-    /** What a run applies: the overrides of the organisation its project belongs to. */
+    /** What a run applies, node by node: its project's own overrides, else its organisation's. */
     async forRun(agent: string, projectId: string | null): Promise<ReadonlyMap<string, NodeConfig>> {
-      return configs.forProject(projectId ?? (await access.defaultProjectId()), agent);
+      const effective = await configs.effective(projectId ?? (await access.defaultProjectId()), agent);
+      return new Map([...effective].map(([node, { config }]) => [node, config]));
     },
   };
 }

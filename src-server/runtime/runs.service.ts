@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal';
 import type { RunAccepted, RunDetail, RunRequest, Thread } from '../contracts/runs';
 import type { RunsRepository, StoredRun } from '../db/runs.repository';
 import type { ThreadsRepository } from '../db/threads.repository';
-import { conflict, notFound, tooManyRequests } from '../contracts/errors';
+import { badRequest, conflict, notFound, tooManyRequests } from '../contracts/errors';
 import { getLogger } from '../log';
 import { parseModel } from '../models/model-ref';
 import type { RunEventStream, Subscriber } from './event-stream';
@@ -94,6 +94,12 @@ export function runsService(deps: RunsServiceDeps) {
       let thread: Thread;
       if (request.thread_id) {
         thread = await deps.threads.visible(principal, request.thread_id, 'member');
+        // The thread's project rules; a project_id given as well must be that one.
+        if (request.project_id && request.project_id !== (thread.project_id ?? (await access.defaultProjectId()))) {
+          throw badRequest(
+            `invalid request body: project_id: thread ${thread.id} belongs to another project; leave project_id out`,
+          );
+        }
         if (thread.agent !== entry.manifest.name) {
           throw conflict(`thread ${thread.id} belongs to "${thread.agent}", not "${entry.manifest.name}"`);
         }
@@ -110,8 +116,7 @@ export function runsService(deps: RunsServiceDeps) {
         if (named) await deps.checkProjectPath(principal, named);
         await checkModel(principal, request.model ?? thread.model ?? deps.defaultModel);
       } else {
-        const projectId = await access.defaultProjectId();
-        await access.requireProjectRole(principal, projectId, 'member');
+        const projectId = await access.resolveProject(principal, request.project_id, 'member');
         if (request.project_path) await deps.checkProjectPath(principal, request.project_path);
         // Refused runs leave no empty thread behind: every check comes before the insert.
         await checkModel(principal, request.model ?? deps.defaultModel);

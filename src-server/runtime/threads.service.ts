@@ -77,8 +77,7 @@ export function threadsService(deps: ThreadsServiceDeps) {
     async create(principal: Principal, body: CreateThread): Promise<Thread> {
       const entry = catalog.get(body.agent);
       if (!entry) throw notFound(`no agent or command named "${body.agent}"`);
-      const projectId = body.project_id ?? (await access.defaultProjectId());
-      await access.requireProjectRole(principal, projectId, 'member');
+      const projectId = await access.resolveProject(principal, body.project_id, 'member');
       if (body.project_path) await deps.checkProjectPath(principal, body.project_path);
       return threads.insert({
         id: randomUUID(),
