@@ -11,6 +11,7 @@ export const DESKTOP_CHANNELS = [
   'app:info',
   'database:test',
   'server:restart',
+  'notification:show',
 ] as const;
 export type DesktopChannel = (typeof DESKTOP_CHANNELS)[number];
 
@@ -38,6 +39,14 @@ export interface AppInfo {
   keychain: { available: boolean; reason: string | null };
 }
 
+/** A system notification the studio raises (an approval is waiting): plain text only. */
+export interface DesktopNotification {
+  title: string;
+  body: string;
+}
+/** How a notification ended: the person clicked it (the studio then shows what it is about), or it went away. */
+export type NotificationOutcome = 'clicked' | 'closed';
+
 export interface DesktopApi {
   getSettings(): Promise<DesktopSettings>;
   setSettings(settings: DesktopSettings): Promise<DesktopSettings>;
@@ -48,4 +57,6 @@ export interface DesktopApi {
   appInfo(): Promise<AppInfo>;
   testDatabase(url: string, password: string | null): Promise<{ ok: boolean; error: string | null }>;
   restartServer(): Promise<AppInfo>;
+  /** Shows a system notification; resolves when it is clicked (the window is then brought forward) or closed. */
+  showNotification(notification: DesktopNotification): Promise<NotificationOutcome>;
 }

@@ -64,6 +64,31 @@ describe('the desktop server lifecycle', () => {
   });
 });
 
+describe('the desktop notifications', () => {
+  it("shows the renderer's notification, checked, through the app's notifier, and tells how it ended", async () => {
+    const shown: unknown[] = [];
+    const desktop = createDesktop({
+      userDataDir: await fs.mkdtemp(path.join(os.tmpdir(), 'svc-desktop-')),
+      version: '1.2.3',
+      env: {},
+      keychain: noKeychain,
+      startServer: async () => {
+        throw new Error('not needed');
+      },
+      showNotification: async (notification) => {
+        shown.push(notification);
+        return 'clicked';
+      },
+    });
+    const untyped = desktop.api as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    expect(await untyped.showNotification!({ title: 'Approval waiting', body: 'Ship it?', icon: 'file:///x' })).toBe(
+      'clicked',
+    );
+    await expect(untyped.showNotification!({ title: ['x'], body: '' })).rejects.toThrow('a notification is');
+    expect(shown).toEqual([{ title: 'Approval waiting', body: 'Ship it?' }]);
+  });
+});
+
 describe('the desktop secrets', () => {
   it('stores only allow-listed secret names, whatever the renderer sends', async () => {
     const stored = new Map<string, string>();

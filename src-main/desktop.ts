@@ -3,9 +3,16 @@ import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../src-server/config';
 import type { RunningServer } from '../src-server/main';
-import type { AppInfo, DesktopApi, DesktopSettings, SecretName } from './desktop-api';
+import type {
+  AppInfo,
+  DesktopApi,
+  DesktopNotification,
+  DesktopSettings,
+  NotificationOutcome,
+  SecretName,
+} from './desktop-api';
 import { SECRET_NAMES } from './desktop-api';
-import { assertSecretName } from './guards';
+import { assertSecretName, toNotification } from './guards';
 import type { Keychain } from './keychain';
 import { choosePort } from './ports';
 import { readSettings, resolveServerEnv, withPassword, writeSettings } from './settings';
@@ -18,6 +25,8 @@ export interface DesktopDeps {
   keychain: Keychain;
   startServer(options: { config: ReturnType<typeof loadConfig>; generatedDir?: string }): Promise<RunningServer>;
   generatedDir?: string;
+  /** Shows a system notification (Electron's); without it, notifications are not shown and resolve 'closed'. */
+  showNotification?(notification: DesktopNotification): Promise<NotificationOutcome>;
 }
 
 /** A page for the window when the server cannot start: the reason and what to do, never a blank window. */
@@ -113,6 +122,10 @@ export function createDesktop(deps: DesktopDeps) {
       await stop();
       await start();
       return info();
+    },
+    async showNotification(notification) {
+      const checked = toNotification(notification);
+      return deps.showNotification ? deps.showNotification(checked) : 'closed';
     },
   };
 

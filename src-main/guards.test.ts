@@ -6,6 +6,8 @@ import {
   guardWindow,
   isOpenableExternal,
   isTrustedSender,
+  NOTIFICATION_LIMITS,
+  toNotification,
   type GuardedContents,
 } from './guards';
 
@@ -30,6 +32,26 @@ describe('isTrustedSender', () => {
     expect(isTrustedSender('not a url', STUDIO)).toBe(false);
     expect(isTrustedSender(undefined, STUDIO)).toBe(false);
     expect(isTrustedSender(`${STUDIO}/ui`, null)).toBe(false);
+  });
+});
+
+describe('toNotification', () => {
+  it('passes a title and a body of bounded length, and nothing else the renderer adds', () => {
+    expect(toNotification({ title: 'Approval waiting', body: 'change-review: Ship it?' })).toEqual({
+      title: 'Approval waiting',
+      body: 'change-review: Ship it?',
+    });
+    // Extra fields (an icon path, actions, a sound) are dropped, long texts cut.
+    const long = toNotification({ title: 't'.repeat(500), body: 'b'.repeat(5000), icon: '/etc/passwd', silent: false });
+    expect(long).toEqual({ title: 't'.repeat(NOTIFICATION_LIMITS.title), body: 'b'.repeat(NOTIFICATION_LIMITS.body) });
+  });
+
+  it('refuses anything that is not two strings with a title', () => {
+    for (const value of [null, undefined, 'text', 42, { title: 'x' }, { title: 1, body: 'b' }, { body: 'b' }])
+      expect(() => toNotification(value), JSON.stringify(value)).toThrow(
+        'a notification is { title: string, body: string }',
+      );
+    expect(() => toNotification({ title: '  ', body: 'b' })).toThrow('a notification needs a title');
   });
 });
 

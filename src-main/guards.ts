@@ -1,4 +1,4 @@
-import { SECRET_NAMES, type SecretName } from './desktop-api';
+import { SECRET_NAMES, type DesktopNotification, type SecretName } from './desktop-api';
 
 /**
  * What the desktop window may do, as plain functions of URLs and names so they are tested without
@@ -42,6 +42,18 @@ export function isOpenableExternal(url: string): boolean {
 export function assertSecretName(name: unknown): asserts name is SecretName {
   if (typeof name !== 'string' || !(SECRET_NAMES as readonly string[]).includes(name))
     throw new Error(`"${String(name)}" is not a secret the app stores (one of ${SECRET_NAMES.join(', ')})`);
+}
+
+/** The longest notification title and body the app shows; the system would cut them anyway. */
+export const NOTIFICATION_LIMITS = { title: 200, body: 1000 } as const;
+
+/** A notification from the renderer is checked here too: two strings of bounded length, nothing else. */
+export function toNotification(value: unknown): DesktopNotification {
+  const { title, body } = (value ?? {}) as Record<string, unknown>;
+  if (typeof value !== 'object' || typeof title !== 'string' || typeof body !== 'string')
+    throw new Error('a notification is { title: string, body: string }');
+  if (title.trim() === '') throw new Error('a notification needs a title');
+  return { title: title.slice(0, NOTIFICATION_LIMITS.title), body: body.slice(0, NOTIFICATION_LIMITS.body) };
 }
 
 /** The parts of Electron's WebContents the window guard uses, so tests can hand in their own. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { app, BrowserWindow, ipcMain, shell } from 'electron';
+import { app, BrowserWindow, ipcMain, Notification, shell } from 'electron';
+import type { DesktopNotification, NotificationOutcome } from './desktop-api';
 import { startServer } from '../src-server/main';
 import { createDesktop, errorPage } from './desktop';
 import { guardWindow } from './guards';
@@ -31,6 +32,30 @@ function createWindow(studioOrigin: () => string | null): BrowserWindow {
   return win;
 }
 
+/** Notifications on screen, kept referenced until they end so their click still reaches the app. */
+const shown = new Set<Notification>();
+
+/** A system notification; a click brings the window forward and tells the studio, which opens what it is about. */
+function showNotification({ title, body }: DesktopNotification): Promise<NotificationOutcome> {
+  if (!Notification.isSupported()) return Promise.resolve('closed');
+  return new Promise((resolve) => {
+    const notification = new Notification({ title, body });
+    shown.add(notification);
+    const end = (outcome: NotificationOutcome) => {
+      shown.delete(notification);
+      resolve(outcome);
+    };
+    notification.on('click', () => {
+      if (window?.isMinimized()) window.restore();
+      window?.show();
+      window?.focus();
+      end('clicked');
+    });
+    notification.on('close', () => end('closed'));
+    notification.show();
+  });
+}
+
 app.on('second-instance', () => {
   if (window?.isMinimized()) window.restore();
   window?.focus();
@@ -43,6 +68,7 @@ void app.whenReady().then(async () => {
     env: process.env,
     keychain: await openKeychain(),
     startServer,
+    showNotification,
     generatedDir: app.isPackaged ? path.join(process.resourcesPath, 'generated') : undefined,
   });
   registerIpc(
@@ -55,6 +81,7 @@ void app.whenReady().then(async () => {
       'secrets:delete': desktop.api.deleteSecret,
       'app:info': desktop.api.appInfo,
       'database:test': desktop.api.testDatabase,
+      'notification:show': desktop.api.showNotification,
       'server:restart': async () => {
         const info = await desktop.api.restartServer();
         if (info.apiUrl && window)

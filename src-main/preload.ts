@@ -14,6 +14,7 @@ const desktop: DesktopApi = {
   appInfo: () => ipcRenderer.invoke('app:info'),
   testDatabase: (url, password) => ipcRenderer.invoke('database:test', url, password),
   restartServer: () => ipcRenderer.invoke('server:restart'),
+  showNotification: (notification) => ipcRenderer.invoke('notification:show', notification),
 };
 
 contextBridge.exposeInMainWorld('desktop', desktop);
