@@ -1,9 +1,35 @@
 import { z } from 'zod';
 
+/**
+ * Every `code` an error answer can carry. A new code is added here first (ServiceError takes only these), so the
+ * OpenAPI document lists them all; a client should still treat a code it does not know by its HTTP status.
+ */
+export const ERROR_CODES = [
+  'invalid_request',
+  'malformed_json',
+  'unauthorized',
+  'forbidden',
+  'forbidden_host',
+  'not_found',
+  'conflict',
+  'payload_too_large',
+  'unsupported_media_type',
+  'unsupported_encoding',
+  'malformed_encoding',
+  'unsupported_charset',
+  'request_aborted',
+  'too_many_requests',
+  'login_failed',
+  'internal_error',
+  'unavailable',
+  'database_unavailable',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
 export const ErrorBodySchema = z
   .object({
     error: z.object({
-      code: z.string().meta({ description: 'stable machine-readable code, e.g. not_found' }),
+      code: z.enum(ERROR_CODES).meta({ id: 'ErrorCode', description: 'stable machine-readable code, e.g. not_found' }),
       message: z.string().meta({ description: 'what went wrong, for people' }),
       details: z.unknown().optional(),
     }),

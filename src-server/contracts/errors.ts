@@ -1,4 +1,4 @@
-import type { ErrorBody } from './common';
+import type { ErrorBody, ErrorCode } from './common';
 
 /**
  * Every failure a client can see. Services (and the layers under them) throw these; `http/` only maps
@@ -11,7 +11,7 @@ export class ServiceError extends Error {
 
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
   ) {
@@ -39,7 +39,7 @@ export const DATABASE_UNAVAILABLE = {
   message: 'the database is unreachable; the server keeps trying to reconnect: try again in a few seconds',
 } as const;
 
-export function errorBody(code: string, message: string, details?: unknown): ErrorBody {
+export function errorBody(code: ErrorCode, message: string, details?: unknown): ErrorBody {
   return { error: details === undefined ? { code, message } : { code, message, details } };
 }
 

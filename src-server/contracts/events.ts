@@ -9,7 +9,7 @@ import { NodeStatusSchema } from './runs';
  * gate_approved or gate_rejected and keeps the run's sequence numbers; a run taken over by another
  * process goes on with run_resumed, under ids above every one its clients may have seen.
  */
-export const RunEventSchema = z.discriminatedUnion('type', [
+const RUN_EVENTS = [
   z.object({
     type: z.literal('run_start'),
     run_id: z.uuid(),
@@ -85,8 +85,30 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('run_done'), run_id: z.uuid(), output: z.string() }),
   z.object({ type: z.literal('run_error'), run_id: z.uuid(), error_detail: z.string() }),
   z.object({ type: z.literal('run_cancelled'), run_id: z.uuid(), reason: z.string().nullable() }),
-]);
+] as const;
+
+/** `run_start` → `RunStartEvent`: each member's name as a component of the OpenAPI document. */
+const componentName = (type: string) => `${type.replace(/(^|_)(\w)/g, (_, __, c: string) => c.toUpperCase())}Event`;
+
+/**
+ * The union is the `RunEvent` component of the OpenAPI document and each member its own (`RunStartEvent`, …), so
+ * generated clients get one discriminated type instead of a copy per operation. Naming a schema (`.meta`) makes a copy
+ * of the same type: the members are named here, so an event added above is named too.
+ */
+export const RunEventSchema = z
+  .discriminatedUnion(
+    'type',
+    RUN_EVENTS.map((event) =>
+      event.meta({ id: componentName(event.shape.type.value) }),
+    ) as unknown as typeof RUN_EVENTS,
+  )
+  .meta({
+    id: 'RunEvent',
+    description:
+      'One event of a run stream. On the wire: `event: <type>`, `id: <the run sequence number>`, `data: <this JSON>`.',
+  });
 export type RunEvent = z.infer<typeof RunEventSchema>;
+
 export type RunEventType = RunEvent['type'];
 export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
 
@@ -106,3 +128,10 @@ export const TERMINAL_EVENTS: readonly RunEventType[] = [
 export function formatSseFrame(id: number, type: RunEventType, data: string): string {
   return `event: ${type}\nid: ${id}\ndata: ${data}\n\n`;
 }
+
+/**
+ * The reconnection delay every stream announces first (`retry:`), in milliseconds: a client whose connection was
+ * cut comes back after it with `Last-Event-ID` and misses nothing. Long enough that clients coming back together
+ * after a restart do not crowd a server that is still starting; short enough that a cut is barely noticed.
+ */
+export const SSE_RETRY_MS = 3000;

@@ -5,6 +5,14 @@ import type { Authenticator } from '../auth/authenticator';
 import { PUBLIC_VISITOR, type RequestContext } from '../auth/principal';
 import { ErrorBodySchema } from '../contracts/common';
 import { badRequest, unsupportedMediaType } from '../contracts/errors';
+import { jsonBodyParser } from './errors';
+
+/**
+ * The API's own semantic version, apart from the package's: it changes with the contract (paths, operations,
+ * schemas, error codes), not with each release. Sent as the `API-Version` header of every API answer and written
+ * in the document's info.version. docs/http-api.md#versioning says what each part means.
+ */
+export const API_VERSION = '1.0.0';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 type AnyObject = z.ZodType<Record<string, unknown>>;
@@ -14,6 +22,10 @@ interface ResponseSpec {
   schema?: z.ZodType;
   /** Defaults to application/json; SSE routes say text/event-stream. */
   contentType?: string;
+  /** More media types of the same answer, chosen by the request's Accept header (declared in `headers`). */
+  alternatives?: Record<string, z.ZodType>;
+  /** Response headers worth declaring (an event stream's Cache-Control, X-Accel-Buffering, …). */
+  headers?: Record<string, { description: string; schema: { type: 'string'; example?: string } }>;
 }
 
 export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodType> {
@@ -26,6 +38,22 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   tag: string;
   /** Public routes answer without a token even when authentication is on. */
   public?: boolean;
+  /**
+   * The path parameter naming a run whose stream token (`?access_token=`, see Authenticator.issueStreamToken) is
+   * accepted here instead of an Authorization header: for a browser's EventSource, which cannot send one.
+   */
+  streamTokenFor?: string;
+  /** Request headers the route reads, for the document (the handler reads them itself). */
+  headers?: AnyObject;
+  /**
+   * Errors this route answers beyond those its declaration implies (see `errorStatuses`): a role check's 403, the
+   * 404 of something named in the query or body, 409, 429. Each is declared with the error envelope.
+   */
+  errors?: Partial<Record<ErrorStatus, string>>;
+  /** Implied errors this route cannot answer, e.g. the 503 of a route that never touches the database. */
+  noErrors?: ErrorStatus[];
+  /** Its errors are a page for a browser (Accept: text/html), the envelope for any other client. */
+  pageErrors?: boolean;
   params?: P;
   query?: Q;
   body?: B;
@@ -40,12 +68,52 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   }) => unknown;
 }
 
-const errorResponses = {
-  400: 'invalid request',
-  401: 'missing or invalid token',
-  403: 'role does not allow this',
-  404: 'not found',
-  503: 'the database is unreachable (database_unavailable): try again shortly',
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 503;
+
+const implied: Partial<Record<ErrorStatus, string>> = {
+  400: 'invalid request: a path parameter, query parameter or body field is wrong (invalid_request), or the body is not JSON (malformed_json)',
+  401: 'missing or invalid token (unauthorized)',
+  404: 'not found (not_found)',
+  413: 'the body is larger than BODY_LIMIT (payload_too_large)',
+  415: 'the body is not application/json (unsupported_media_type), or its encoding or charset is not supported',
+  503: 'the database is unreachable (database_unavailable): try again after Retry-After',
+};
+
+/**
+ * The errors a route can answer: 400 where there is input to validate, 401 unless it is public, 404 where a path
+ * names an object, 413 and 415 where it takes a body, 503 unless it is public (a session's token is checked against
+ * the database); then the route's own, less those it says it cannot answer.
+ */
+export function errorStatuses(spec: RouteSpec<AnyObject, AnyObject, z.ZodType>): Map<number, string> {
+  const statuses = new Map<number, string>();
+  const add = (status: ErrorStatus, when: unknown) => when && statuses.set(status, implied[status]!);
+  add(400, spec.params || spec.query || spec.body);
+  add(401, !spec.public);
+  add(404, spec.params);
+  add(413, spec.body);
+  add(415, spec.body);
+  add(503, !spec.public);
+  for (const [status, description] of Object.entries(spec.errors ?? {})) statuses.set(Number(status), description);
+  for (const status of spec.noErrors ?? []) statuses.delete(status);
+  return new Map([...statuses].sort(([a], [b]) => a - b));
+}
+
+/** Tags in the order the document lists them, each with what its operations are about. */
+const TAGS = [
+  { name: 'runs', description: 'Start runs, follow their event streams, decide their approval gates, cancel them' },
+  { name: 'threads', description: 'Conversations: each holds the runs of one agent or command' },
+  { name: 'assets', description: 'The agents and commands loaded, their graphs, and the saved node configuration' },
+  { name: 'models', description: 'Models by provider and the queue of the local runtime' },
+  { name: 'tenancy', description: 'Organisations, teams and projects, and their members' },
+  { name: 'auth', description: 'Sign-in with the identity provider, and who the caller is' },
+  { name: 'service', description: "The service's own health" },
+];
+
+const VERSION_HEADER = {
+  'API-Version': {
+    description: 'The API version that answered (semantic versioning; see info.version)',
+    schema: { type: 'string' as const, example: API_VERSION },
+  },
 };
 
 /** Where a value holds a NUL (U+0000): no field of the API needs one, and PostgreSQL's text cannot store it. */
@@ -78,8 +146,27 @@ export class Api {
   readonly registry = new OpenAPIRegistry();
   readonly router: Router = express.Router();
 
-  constructor(private readonly auth: Authenticator) {
+  private readonly parseBody: ReturnType<typeof jsonBodyParser>;
+
+  /** `bodyLimit`: the largest JSON body a route that takes one reads (BODY_LIMIT). */
+  constructor(
+    private readonly auth: Authenticator,
+    bodyLimit = '1mb',
+  ) {
     this.registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+    this.registry.registerComponent('securitySchemes', 'streamToken', {
+      type: 'apiKey',
+      in: 'query',
+      name: 'access_token',
+      description:
+        "A stream token from POST /runs/{id}/stream-token: follows that one run's stream, for the user it was issued to, " +
+        'for a few minutes; for a browser EventSource, which cannot send an Authorization header.',
+    });
+    this.parseBody = jsonBodyParser(bodyLimit);
+    this.router.use((_req, res, next) => {
+      res.setHeader('API-Version', API_VERSION);
+      next();
+    });
   }
 
   route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType = z.ZodUndefined>(
@@ -87,13 +174,24 @@ export class Api {
   ): void {
     const responses: Record<string, object> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
+      const headers = { ...VERSION_HEADER, ...r.headers };
       responses[status] = r.schema
-        ? { description: r.description, content: { [r.contentType ?? 'application/json']: { schema: r.schema } } }
-        : { description: r.description };
+        ? {
+            description: r.description,
+            headers,
+            content: {
+              [r.contentType ?? 'application/json']: { schema: r.schema },
+              ...Object.fromEntries(Object.entries(r.alternatives ?? {}).map(([type, schema]) => [type, { schema }])),
+            },
+          }
+        : { description: r.description, headers };
     }
-    for (const [status, description] of Object.entries(errorResponses)) {
-      if (status === '401' && spec.public) continue;
-      responses[status] ??= { description, content: { 'application/json': { schema: ErrorBodySchema } } };
+    const errorContent = {
+      'application/json': { schema: ErrorBodySchema },
+      ...(spec.pageErrors ? { 'text/html': { schema: { type: 'string' as const } } } : {}),
+    };
+    for (const [status, description] of errorStatuses(spec as never)) {
+      responses[status] ??= { description, headers: VERSION_HEADER, content: errorContent };
     }
     this.registry.registerPath({
       method: spec.method,
@@ -101,8 +199,9 @@ export class Api {
       operationId: spec.operationId,
       summary: spec.summary,
       tags: [spec.tag],
-      security: spec.public ? [] : [{ bearer: [] }],
+      security: spec.public ? [] : [{ bearer: [] }, ...(spec.streamTokenFor ? [{ streamToken: [] }] : [])],
       request: {
+        ...(spec.headers ? { headers: spec.headers as never } : {}),
         ...(spec.params ? { params: spec.params as never } : {}),
         ...(spec.query ? { query: spec.query as never } : {}),
         ...(spec.body ? { body: { required: true, content: { 'application/json': { schema: spec.body } } } } : {}),
@@ -111,10 +210,13 @@ export class Api {
     });
 
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
-    this.router[spec.method](expressPath, async (req, res) => {
+    // Only a route that takes a body reads one: another ignores whatever a client sends along.
+    const bodyParsers = spec.body ? [this.parseBody] : [];
+    this.router[spec.method](expressPath, ...bodyParsers, async (req, res) => {
+      const streamOf = spec.streamTokenFor ? String(req.params[spec.streamTokenFor]) : undefined;
       const principal = spec.public
         ? await this.auth.authenticate(req).catch(() => PUBLIC_VISITOR)
-        : await this.auth.authenticate(req);
+        : await this.auth.authenticate(req, streamOf ? { streamOf } : undefined);
       // express.json() leaves a body of another media type unread; say so rather than "expected object".
       if (spec.body && req.is('application/json') === false) {
         throw unsupportedMediaType('request body must be application/json');
@@ -137,16 +239,23 @@ export class Api {
     });
   }
 
-  openApiDocument(info: { version: string; serverUrl?: string }): object {
+  /** `serviceVersion`: the package's version, which is not the API's (see API_VERSION). */
+  openApiDocument(info: { serviceVersion: string }): object {
     return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
       openapi: '3.1.0',
       info: {
         title: 'Agent workflow service',
-        version: info.version,
+        version: API_VERSION,
         description:
-          'Runs agents and commands as LangGraph graphs, streams their output as server-sent events, and stops at approval gates until a person decides.',
+          'Runs agents and commands as LangGraph graphs, streams their output as server-sent events, and stops at approval gates until a person decides.\n\n' +
+          `info.version is the version of this API (semantic versioning), sent as the API-Version header of every answer; the service itself is ${info.serviceVersion}. ` +
+          'Each operation declares every error it can answer, with the error envelope; an error `code` is one of the `Error` schema. ' +
+          'A typed client can be generated from this document, e.g. `npx openapi-typescript http://127.0.0.1:8000/openapi.json -o api.d.ts`.',
+        // The package is private (UNLICENSED): no public licence is granted.
+        license: { name: 'Proprietary' },
       },
-      ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
+      servers: [{ url: '/', description: 'the server that serves this document' }],
+      tags: TAGS,
     });
   }
 }

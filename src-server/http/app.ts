@@ -2,7 +2,7 @@ import express, { type Express } from 'express';
 import { Api } from './api';
 import type { AppDeps } from './deps';
 import { docsRouter } from './docs.router';
-import { errorHandler, jsonBodyParser, notFoundHandler } from './errors';
+import { errorHandler, notFoundHandler } from './errors';
 import { assetRoutes, phaseConfigRoutes } from './assets.router';
 import { authRoutes } from './auth.router';
 import { cors, loopbackHostGuard } from './guards';
@@ -15,6 +15,28 @@ import { threadRoutes } from './threads.router';
 import { portalRouter } from './portal.router';
 import { studioRouter } from './studio.router';
 
+/**
+ * Every route of the API, declared once: the router that serves them and the OpenAPI document both come from it.
+ * Declaring reads no dependency (only handlers do), so the document can be built without a database.
+ */
+export function buildApi(deps: AppDeps): Api {
+  const api = new Api(deps.auth, deps.config.BODY_LIMIT);
+  healthRoutes(api, deps);
+  assetRoutes(api, deps);
+  phaseConfigRoutes(api, deps);
+  modelRoutes(api, deps);
+  authRoutes(api, deps, { oidc: deps.oidc, users: deps.users });
+  tenancyRoutes(api, deps.tenancy);
+  runRoutes(api, deps);
+  threadRoutes(api, deps);
+  return api;
+}
+
+/** The served /openapi.json, built from the route declarations alone. */
+export function openApiDocument(deps: AppDeps): object {
+  return buildApi(deps).openApiDocument({ serviceVersion: deps.version });
+}
+
 /** Builds the Express app; listening, signals and shutdown belong to main.ts. */
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -24,19 +46,9 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', deps.config.TRUST_PROXY);
   app.use(loopbackHostGuard(deps.config));
   app.use(cors(deps.config));
-  app.use(jsonBodyParser(deps.config.BODY_LIMIT));
 
-  const api = new Api(deps.auth);
-  healthRoutes(api, deps);
-  assetRoutes(api, deps);
-  phaseConfigRoutes(api, deps);
-  modelRoutes(api, deps);
-  authRoutes(api, deps, { oidc: deps.oidc, users: deps.users });
-  tenancyRoutes(api, deps.tenancy);
-  runRoutes(api, deps);
-  threadRoutes(api, deps);
-
-  app.use(docsRouter(() => api.openApiDocument({ version: deps.version })));
+  const api = buildApi(deps);
+  app.use(docsRouter(() => api.openApiDocument({ serviceVersion: deps.version })));
   app.use(portalRouter(deps.catalog, deps.config.AUTH_ENABLED));
   app.use(studioRouter());
   app.use(api.router);

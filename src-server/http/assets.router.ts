@@ -46,6 +46,7 @@ export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
     summary: 'Runtime contract projection: phases with their defaults and saved overrides, edges with their conditions',
     params: z.object({ agent: z.string().min(1).max(200) }),
     query: ScopeQuery,
+    errors: { 404: 'no such agent or command, or the project or organisation is not visible to the caller' },
     responses: { 200: { description: 'the graph definition', schema: GraphDefinitionSchema } },
     handler: ({ params, query, ctx }) => phaseConfig.graphDefinition(ctx.principal, params.agent, scopeOf(query)),
   });
@@ -58,6 +59,7 @@ export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
     summary: "A node's configuration saved on the project or organisation named (its own record, nothing inherited)",
     params: NodeParams,
     query: ScopeQuery,
+    errors: { 404: 'no such agent or node, or the project or organisation is not visible to the caller' },
     responses: { 200: { description: 'the saved overrides', schema: NodeConfigSchema } },
     handler: ({ params, query, ctx }) => phaseConfig.get(ctx.principal, params.agent, params.node, scopeOf(query)),
   });
@@ -71,6 +73,10 @@ export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
     params: NodeParams,
     query: ScopeQuery,
     body: NodeConfigSchema,
+    errors: {
+      403: 'saving needs the owner role on the project or organisation (forbidden)',
+      404: 'no such agent or node, or the project or organisation is not visible to the caller',
+    },
     responses: { 200: { description: 'the saved overrides', schema: NodeConfigSchema } },
     handler: ({ params, query, body, ctx }) =>
       phaseConfig.save(ctx.principal, params.agent, params.node, body, scopeOf(query)),

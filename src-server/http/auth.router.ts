@@ -58,7 +58,12 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
     tag: 'auth',
     summary: 'Redirect to the identity provider (Authorization Code with PKCE)',
     public: true,
-    responses: { 302: { description: 'to the provider' }, 404: { description: 'OIDC is not configured' } },
+    pageErrors: true,
+    errors: {
+      400: 'the identity provider cannot be reached (login_failed)',
+      404: 'OIDC is not configured on this server (login_failed)',
+    },
+    responses: { 302: { description: 'to the provider' } },
     handler: async ({ req, res }) => {
       if (!oidc) {
         loginFailed(
@@ -98,7 +103,11 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
     tag: 'auth',
     summary: 'Identity-provider callback: issues a session token and leads to the studio (token in the URL fragment)',
     public: true,
-    responses: { 302: { description: 'to /ui#token=…' }, 400: { description: 'the login failed' } },
+    pageErrors: true,
+    errors: {
+      400: 'the provider refused the sign-in, or its answer could not be verified, or the sign-in link expired (login_failed)',
+    },
+    responses: { 302: { description: 'to /ui#token=…' } },
     handler: async ({ req, res }) => {
       res.clearCookie(LOGIN_COOKIE, { path: '/auth', secure: req.secure });
       const error = typeof req.query.error === 'string' ? req.query.error : undefined;

@@ -1,4 +1,5 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import type { ErrorCode } from '../contracts/common';
 import { DATABASE_UNAVAILABLE, errorBody, errorMessage, ServiceError } from '../contracts/errors';
 import { isDatabaseUnavailable } from '../db/pool';
 import { getLogger } from '../log';
@@ -6,7 +7,7 @@ import { getLogger } from '../log';
 const log = getLogger('svc.api');
 
 /** Errors raised by body-parser carry a `type` and a 4xx status. */
-const parserErrors: Record<string, { code: string; message: (e: { limit?: number }) => string }> = {
+const parserErrors: Record<string, { code: ErrorCode; message: (e: { limit?: number }) => string }> = {
   'entity.parse.failed': { code: 'malformed_json', message: () => 'request body is not valid JSON' },
   'entity.too.large': { code: 'payload_too_large', message: (e) => `request body is larger than ${e.limit} bytes` },
   'encoding.unsupported': { code: 'unsupported_encoding', message: () => 'unsupported content encoding' },

@@ -33,6 +33,10 @@ export function modelRoutes(api: Api, { config, queue, access }: AppDeps): void 
     summary:
       'Forget the slots held and the counters of the local-runtime queue (a stuck slot); runs and checkpoints are unchanged',
     body: ReasonBodySchema,
+    errors: {
+      403: 'needs the owner role on the default organisation (forbidden)',
+      404: 'the caller holds no role on the default organisation (not_found)',
+    },
     responses: { 200: { description: 'the queue after the reset', schema: QueueStatusSchema } },
     handler: async ({ body, ctx }) => {
       // Counters are the whole instance's: the default organisation's admins and owners may reset them.

@@ -1,20 +1,68 @@
 import { z } from 'zod';
-import { ErrorBodySchema, ReasonBodySchema } from '../contracts/common';
-import { RunEventSchema } from '../contracts/events';
-import { RunAcceptedSchema, RunDetailSchema, RunRequestSchema, RunSchema } from '../contracts/runs';
+import { ReasonBodySchema } from '../contracts/common';
+import type { Request } from 'express';
+import { RunEventSchema, SSE_RETRY_MS } from '../contracts/events';
+import {
+  ForkRequestSchema,
+  runAccepted,
+  RunAcceptedSchema,
+  RunDetailSchema,
+  RunRequestSchema,
+  RunSchema,
+  StreamTokenSchema,
+} from '../contracts/runs';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
-import { lastEventId, pipeRunStream, wantsEventStream } from './run-stream';
+import { lastEventId, pipeRunStream } from './run-stream';
 
 const RunIdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
 const GateParams = z.object({ id: z.uuid({ message: 'must be a UUID' }), gate: z.string().min(1).max(100) });
+/** The event names a stream carries, for the document: a client listening by name finds them all here. */
+const EVENT_NAMES = RunEventSchema.options.map((option) => option.shape.type.value);
+
 const eventStream = {
-  description: 'server-sent events: `event: <type>`, `id: <n>`, `data: <RunEvent JSON>`',
+  description:
+    `Server-sent events. The stream opens with \`retry: ${SSE_RETRY_MS}\` (milliseconds). Each event is one frame: ` +
+    '`event:` its name, equal to its `type`; `id:` its place in the run (increasing, the same on every server and ' +
+    're-attach); `data:` the RunEvent as one line of JSON. There are no unnamed (`message`) events: listen by name. ' +
+    'The stream ends after run_done, run_error, run_cancelled, run_rejected or gate_waiting. Comment lines ' +
+    `(\`: keep-alive\`) keep it open. Event names: ${EVENT_NAMES.join(', ')}.`,
   schema: RunEventSchema,
   contentType: 'text/event-stream',
+  headers: {
+    'Cache-Control': {
+      description: 'no-cache, no-transform: the stream is never cached or rewritten',
+      schema: { type: 'string' as const, example: 'no-cache, no-transform' },
+    },
+    'X-Accel-Buffering': {
+      description: 'no: a reverse proxy (nginx) passes each event on at once',
+      schema: { type: 'string' as const, example: 'no' },
+    },
+  },
 };
 
-export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): void {
+/** Where a client that has already seen some of the run's events says where it stopped. */
+const ResumeHeaders = z.object({
+  'last-event-id': z
+    .string()
+    .optional()
+    .meta({
+      description:
+        'The id of the last event the client has (an EventSource sends it when it reconnects): the stream starts ' +
+        'after it. Anything but a positive integer means from the first event.',
+    }),
+});
+
+/**
+ * A POST whose answer is a run as JSON by default would contradict the documented run stream; one whose only
+ * answer is a stream leads generated SSE clients to send it again on any error or cut. So the run's POST answers
+ * 200 either way, the stream unless the request asks for JSON, and the document lists both media types.
+ */
+function wantsJson(req: Request): boolean {
+  return req.accepts(['text/event-stream', 'application/json']) === 'application/json';
+}
+
+export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDeps): void {
   api.route({
     method: 'post',
     path: '/graphs/{agent}/run',
@@ -23,16 +71,25 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
     summary: 'Run an agent or a command; the response is its event stream',
     params: z.object({ agent: z.string().min(1).max(200) }),
     body: RunRequestSchema,
+    errors: {
+      403: 'needs the member role on the project or on the thread (forbidden)',
+      404: 'no such agent or command, thread or project (not_found)',
+      409: 'the thread already has an active run, or belongs to another agent (conflict)',
+      429: 'the caller has LOCAL_LLM_MAX_RUNS_PER_USER runs on the local runtime already; see Retry-After (too_many_requests)',
+    },
     responses: {
-      200: eventStream,
-      409: { description: 'the thread already has an active run' },
-      429: {
-        description: 'the caller has LOCAL_LLM_MAX_RUNS_PER_USER runs on the local runtime already; see Retry-After',
-        schema: ErrorBodySchema,
+      200: {
+        ...eventStream,
+        description:
+          'The run. By default its event stream, to its end or its gate. With `Accept: application/json`, a RunAccepted ' +
+          'at once instead, whose `stream_url` follows it.\n\n' +
+          eventStream.description,
+        alternatives: { 'application/json': RunAcceptedSchema },
       },
     },
-    handler: async ({ params, body, ctx, res }) => {
+    handler: async ({ params, body, ctx, req, res }) => {
       const run = await runsService.startRun(ctx.principal, params.agent, body);
+      if (wantsJson(req)) return runAccepted(run, 'running', 0);
       await pipeRunStream(run, 0, res);
     },
   });
@@ -45,10 +102,55 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
     summary:
       "Re-attach to a run's event stream, on any server: all events, or those after Last-Event-ID, live to the end",
     params: RunIdParams,
-    responses: { 200: eventStream },
+    query: z.object({
+      last_event_id: z
+        .string()
+        .max(20)
+        .optional()
+        .meta({ description: 'the same as the Last-Event-ID header, for a client that cannot set headers' }),
+      access_token: z
+        .string()
+        .max(2000)
+        .optional()
+        .meta({ description: 'a stream token for this run (POST /runs/{id}/stream-token), instead of Authorization' }),
+    }),
+    headers: ResumeHeaders,
+    streamTokenFor: 'id',
+    responses: {
+      200: eventStream,
+      204: {
+        description:
+          'Nothing more will come: the run ended, or waits at a gate, and the client has its last event. ' +
+          'An EventSource stops reconnecting on this answer.',
+      },
+    },
     handler: async ({ params, ctx, req, res }) => {
-      const run = await runsService.stream(ctx.principal, params.id);
-      await pipeRunStream(run, lastEventId(req), res);
+      const afterId = lastEventId(req);
+      const run = await runsService.stream(ctx.principal, params.id, afterId);
+      if (run.over) return undefined;
+      await pipeRunStream(run, afterId, res);
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/runs/{id}/stream-token',
+    operationId: 'createStreamToken',
+    tag: 'runs',
+    summary:
+      "A short-lived credential to follow this run's stream without an Authorization header (a browser's EventSource)",
+    params: RunIdParams,
+    responses: { 200: { description: 'the stream token', schema: StreamTokenSchema } },
+    handler: async ({ params, ctx, res }) => {
+      await runsService.requireReadable(ctx.principal, params.id);
+      const { token, expiresAt } = await auth.issueStreamToken(ctx.principal, params.id);
+      // A credential: no cache keeps it.
+      res.setHeader('Cache-Control', 'no-store');
+      return {
+        token,
+        expires_at: expiresAt.toISOString(),
+        stream_url: `/runs/${params.id}/stream?access_token=${encodeURIComponent(token)}`,
+      };
     },
   });
 
@@ -71,10 +173,11 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
     summary: 'Cancel a running or approval-waiting run; its in-flight model call is aborted',
     params: RunIdParams,
     body: ReasonBodySchema,
-    responses: {
-      200: { description: 'cancelled', schema: RunAcceptedSchema },
-      409: { description: 'the run has already finished' },
+    errors: {
+      403: "needs the member role on the run's project (forbidden)",
+      409: 'the run has already finished (conflict)',
     },
+    responses: { 200: { description: 'cancelled', schema: RunAcceptedSchema } },
     handler: ({ params, body, ctx }) => runsService.cancelRun(ctx.principal, params.id, body.reason ?? null),
   });
 
@@ -91,14 +194,18 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
       params: GateParams,
       body: ReasonBodySchema,
       responses: {
-        200: { ...eventStream, description: 'with Accept: text/event-stream, the resumed run as SSE' },
         202: {
-          description: 'otherwise: the run resumed; follow it at GET /runs/{id}/stream',
+          description:
+            'The run resumed: follow it at `stream_url` (GET /runs/{id}/stream after the gate_waiting event). ' +
+            'The answer is JSON whatever the Accept header says.',
           schema: RunAcceptedSchema,
         },
-        409: { description: 'the gate is not pending, was already decided, or its checkpoint is gone' },
       },
-      handler: async ({ params, body, ctx, req, res }) => {
+      errors: {
+        403: "needs the member role on the thread's project (forbidden)",
+        409: 'the gate is not pending, was already decided, or its checkpoint is gone (conflict)',
+      },
+      handler: async ({ params, body, ctx }) => {
         const run = await runsService.decideGate(
           ctx.principal,
           params.id,
@@ -106,14 +213,46 @@ export function runRoutes(api: Api, { runsService, threadsService }: AppDeps): v
           decision === 'approve',
           body.reason ?? null,
         );
-        if (wantsEventStream(req)) {
-          await pipeRunStream(run, run.since, res);
-          return;
-        }
-        res.status(202).json({ run_id: run.runId, thread_id: run.threadId, status: 'running' });
+        return runAccepted(run, 'running', run.since);
       },
     });
   }
+
+  api.route({
+    method: 'post',
+    path: '/threads/{id}/checkpoints/{checkpoint_id}/run',
+    operationId: 'runFromCheckpoint',
+    tag: 'runs',
+    summary:
+      "Fork: start a new run on the thread that continues from one of its checkpoints, with the message, the model or earlier phases' outputs edited",
+    params: z.object({
+      id: z.uuid({ message: 'must be a UUID' }),
+      checkpoint_id: z.string().min(1).max(100),
+    }),
+    body: ForkRequestSchema,
+    errors: {
+      400: 'invalid request, the checkpoint is where a run ended, or `outputs` names a phase that had not run there (invalid_request)',
+      403: "needs the member role on the thread's project (forbidden)",
+      404: 'no such thread or checkpoint, or its agent is not loaded (not_found)',
+      409: 'the thread already has an active run (conflict)',
+      429: 'the caller has LOCAL_LLM_MAX_RUNS_PER_USER runs on the local runtime already; see Retry-After (too_many_requests)',
+    },
+    responses: {
+      200: {
+        ...eventStream,
+        description:
+          'The new run, as POST /graphs/{agent}/run answers: by default its event stream, to its end or its gate. With ' +
+          '`Accept: application/json`, a RunAccepted at once instead, whose `stream_url` follows it.\n\n' +
+          eventStream.description,
+        alternatives: { 'application/json': RunAcceptedSchema },
+      },
+    },
+    handler: async ({ params, body, ctx, req, res }) => {
+      const run = await runsService.forkRun(ctx.principal, params.id, params.checkpoint_id, body);
+      if (wantsJson(req)) return runAccepted(run, 'running', 0);
+      await pipeRunStream(run, 0, res);
+    },
+  });
 
   api.route({
     method: 'get',

@@ -39,6 +39,12 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
         ? `Create (parent_id: the ${parentQuery.replace('_id', '')})`
         : 'Create an organisation (instance administrators)',
       body: CreateScopeSchema,
+      errors: parentQuery
+        ? {
+            403: `needs the admin role on the ${parentQuery.replace('_id', '')} (forbidden)`,
+            404: `the ${parentQuery.replace('_id', '')} named by parent_id is not visible to the caller`,
+          }
+        : { 403: 'only instance administrators create organisations (forbidden)' },
       responses: { 201: { description: 'created', schema: ScopeSchema } },
       handler: ({ body, ctx }) => tenancy.create(ctx.principal, type, body.name, body.parent_id),
     });
@@ -49,7 +55,11 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
       tag,
       summary: 'Delete, with everything inside it (the defaults cannot be deleted)',
       params: z.object({ id: uuid }),
-      responses: { 204: { description: 'deleted' }, 409: { description: 'a default scope' } },
+      errors: {
+        403: `needs the admin role on the ${type === 'org' ? 'organisation' : `${type}'s parent`} (forbidden)`,
+        409: `the default ${type === 'org' ? 'organisation' : type} cannot be deleted (conflict)`,
+      },
+      responses: { 204: { description: 'deleted' } },
       handler: async ({ params, ctx }) => {
         await tenancy.remove(ctx.principal, type, params.id);
       },
@@ -72,6 +82,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
       summary: "Add a member or change a member's role",
       params: z.object({ id: uuid, user_id: uuid }),
       body: SetRoleSchema,
+      errors: { 403: 'managing members needs a higher role, or the role given is above your own (forbidden)' },
       responses: { 200: { description: 'members after the change', schema: z.array(MemberSchema) } },
       handler: ({ params, body, ctx }) => tenancy.setRole(ctx.principal, type, params.id, params.user_id, body.role),
     });
@@ -82,6 +93,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
       tag,
       summary: 'Remove a member',
       params: z.object({ id: uuid, user_id: uuid }),
+      errors: { 403: 'managing members needs a higher role (forbidden)' },
       responses: { 204: { description: 'removed' } },
       handler: async ({ params, ctx }) => {
         await tenancy.removeMember(ctx.principal, type, params.id, params.user_id);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CreateThreadSchema, ThreadPageSchema, ThreadSchema } from '../contracts/runs';
+import { CheckpointSchema, CreateThreadSchema, ThreadPageSchema, ThreadSchema } from '../contracts/runs';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
 
@@ -17,6 +17,7 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
       cursor: z.string().max(500).optional(),
       project_id: z.uuid({ message: 'must be a UUID' }).optional(),
     }),
+    errors: { 404: 'the project named by project_id is not visible to the caller (not_found)' },
     responses: { 200: { description: 'a page of threads', schema: ThreadPageSchema } },
     handler: ({ query, ctx }) => threadsService.list(ctx.principal, query.limit, query.cursor, query.project_id),
   });
@@ -28,6 +29,10 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
     tag: 'threads',
     summary: 'Create an empty thread for an agent or command',
     body: CreateThreadSchema,
+    errors: {
+      403: 'needs the member role on the project (forbidden)',
+      404: 'no such agent or command, or the project is not visible to the caller (not_found)',
+    },
     responses: { 201: { description: 'the new thread', schema: ThreadSchema } },
     handler: ({ body, ctx }) => threadsService.create(ctx.principal, body),
   });
@@ -44,12 +49,25 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
   });
 
   api.route({
+    method: 'get',
+    path: '/threads/{id}/checkpoints',
+    operationId: 'listThreadCheckpoints',
+    tag: 'threads',
+    summary:
+      "A thread's history, oldest first: every checkpoint of each of its runs and branches (after each step, at each gate), with the state there",
+    params: IdParams,
+    responses: { 200: { description: 'the checkpoints, oldest first', schema: z.array(CheckpointSchema) } },
+    handler: ({ params, ctx }) => threadsService.checkpoints(ctx.principal, params.id),
+  });
+
+  api.route({
     method: 'delete',
     path: '/threads/{id}',
     operationId: 'deleteThread',
     tag: 'threads',
     summary: 'Delete a thread with its runs, nodes and checkpoints (active runs are cancelled first)',
     params: IdParams,
+    errors: { 403: "needs the member role on the thread's project (forbidden)" },
     responses: { 204: { description: 'deleted' } },
     handler: async ({ params, ctx }) => {
       await threadsService.delete(ctx.principal, params.id);
