@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
 import { createAccess, ensureDefaultTenancy } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
@@ -17,6 +16,7 @@ import { dataDirMode, ensureFolderMode } from './db/data-dir';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { createPool, withAdvisoryLock, type Pool } from './db/pool';
 import { sweepOrphanedRuns } from './db/runs.repository';
+import { CheckpointSaver } from './db/checkpointer';
 import { initDb, MIGRATION_LOCK_KEY } from './db/schema';
 import { threadsRepository } from './db/threads.repository';
 import { runsRepository } from './db/runs.repository';
@@ -33,6 +33,7 @@ import { listenForRunNotifications } from './db/run-notifications';
 import { phaseConfigService } from './runtime/phase-config.service';
 import { RunEventStream } from './runtime/event-stream';
 import { RunManager } from './runtime/run-manager';
+import { readerGraph, threadCheckpoints } from './runtime/checkpoints';
 import { runsService } from './runtime/runs.service';
 import { threadsService } from './runtime/threads.service';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
@@ -133,7 +134,7 @@ export async function startServer({
     pool = createPool(databaseUrl);
 
     // 1. connect and set up the checkpointer
-    const checkpointer = new PostgresSaver(pool, undefined, { schema: CHECKPOINT_SCHEMA });
+    const checkpointer = new CheckpointSaver(pool, undefined, { schema: CHECKPOINT_SCHEMA });
     try {
       await withAdvisoryLock(pool, MIGRATION_LOCK_KEY, () => checkpointer.setup());
     } catch (error) {
@@ -222,6 +223,7 @@ export async function startServer({
       runs,
       manager,
       deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
+      checkpoints: (entry, threadId) => threadCheckpoints(readerGraph(entry, checkpointer), threadId),
       checkProjectPath: checkPath,
     });
     const service = runsService({

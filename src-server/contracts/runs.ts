@@ -146,10 +146,53 @@ export const RunDetailSchema = RunSchema.extend({
 }).meta({ id: 'RunDetail' });
 export type RunDetail = z.infer<typeof RunDetailSchema>;
 
+/**
+ * What a decision, a cancel, or a run asked for as JSON answers: the run, its status, and where to follow it.
+ * `stream_url` is relative to the server and already carries `last_event_id`: the events from this request on.
+ */
 export const RunAcceptedSchema = z
-  .object({ run_id: z.uuid(), thread_id: z.uuid(), status: RunStatusSchema })
+  .object({
+    run_id: z.uuid(),
+    thread_id: z.uuid(),
+    status: RunStatusSchema,
+    last_event_id: z
+      .number()
+      .int()
+      .meta({ description: 'the last event before this request; the stream resumes after it (0 = from the start)' }),
+    stream_url: z.string().meta({
+      description: 'where to follow the run from here: `/runs/{run_id}/stream?last_event_id=<last_event_id>`',
+    }),
+  })
   .meta({ id: 'RunAccepted' });
 export type RunAccepted = z.infer<typeof RunAcceptedSchema>;
+
+/** A credential to follow one run's stream where no Authorization header can be sent (a browser's EventSource). */
+export const StreamTokenSchema = z
+  .object({
+    token: z.string().meta({ description: 'send it as `?access_token=` on GET /runs/{id}/stream of this run only' }),
+    expires_at: z.string().meta({
+      description: 'ISO 8601; a stream must be opened (or re-opened) before it; one already open goes on',
+    }),
+    stream_url: z.string().meta({
+      description: 'the stream with the token in place; add `&last_event_id=<n>` to resume after an event',
+    }),
+  })
+  .meta({ id: 'StreamToken' });
+export type StreamToken = z.infer<typeof StreamTokenSchema>;
+
+export function runAccepted(
+  run: { runId: string; threadId: string },
+  status: RunStatus,
+  lastEventId: number,
+): RunAccepted {
+  return {
+    run_id: run.runId,
+    thread_id: run.threadId,
+    status,
+    last_event_id: lastEventId,
+    stream_url: `/runs/${run.runId}/stream?last_event_id=${lastEventId}`,
+  };
+}
 
 export const GraphDefinitionSchema = z
   .object({
@@ -185,3 +228,62 @@ export const NodeConfigSchema = z
   })
   .meta({ id: 'NodeConfig' });
 export type NodeConfig = z.infer<typeof NodeConfigSchema>;
+
+/** What a thread's state holds at one checkpoint: the parts a person reads (not the project context or history). */
+export const CheckpointStateSchema = z
+  .object({
+    message: z.string().nullable().meta({ description: "the run's message at this point" }),
+    outputs: z.record(z.string(), z.string()).meta({ description: 'node id → output of each phase completed so far' }),
+    route: z.string().nullable().meta({ description: 'the target a routing rule chose after the last phase, if any' }),
+    approved: z
+      .boolean()
+      .nullable()
+      .meta({ description: 'the gate decision: true approved, false rejected, null not decided yet' }),
+    decision_reason: z.string().nullable().meta({ description: 'the reason given with the gate decision' }),
+    last_node: z.string().nullable().meta({ description: 'the last phase that produced an output' }),
+  })
+  .meta({ id: 'CheckpointState' });
+export type CheckpointState = z.infer<typeof CheckpointStateSchema>;
+
+export const CheckpointSchema = z
+  .object({
+    checkpoint_id: z.string(),
+    parent_checkpoint_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'the checkpoint this one follows; a branch point names the checkpoint it was forked from' }),
+    run_id: z.uuid().nullable().meta({ description: 'the run that wrote this checkpoint' }),
+    step: z.number().int(),
+    source: z.string().meta({
+      description: '`loop` (written after a step of a run) or `update` (a branch point: the state a fork started from)',
+    }),
+    node: z.string().nullable().meta({
+      description: 'the node whose step wrote this checkpoint; null at the start of a run and at a branch point',
+    }),
+    next: z.array(z.string()).meta({ description: 'the nodes that run next from here; empty once the run has ended' }),
+    pending_gate: PendingGateSchema.nullable().meta({
+      description: 'set when the run stopped here at a gate, waiting for a decision',
+    }),
+    created_at: z.string(),
+    state: CheckpointStateSchema,
+  })
+  .meta({ id: 'Checkpoint' });
+export type Checkpoint = z.infer<typeof CheckpointSchema>;
+
+export const ForkRequestSchema = z
+  .object({
+    message: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(100_000)
+      .optional()
+      .meta({ description: "replaces the run's message from this checkpoint on" }),
+    model: z.string().trim().min(1).max(200).optional().meta({ description: 'the model of the new run' }),
+    outputs: z.record(z.string().min(1).max(100), z.string().max(200_000)).optional().meta({
+      description:
+        'node id → new text for the output of a phase completed before this checkpoint: the input the next phases read',
+    }),
+  })
+  .meta({ id: 'ForkRequest' });
+export type ForkRequest = z.infer<typeof ForkRequestSchema>;

@@ -115,9 +115,82 @@ export type NodeFigures = Pick<RunNode, 'queue_wait_ms' | 'prompt_tokens' | 'out
   warnings: NodeWarning[];
 };
 
+/** Where a run on a branch starts: a checkpoint of its thread, with the phase outputs it replaced. */
+export interface ForkedFrom {
+  checkpoint_id: string;
+  /** The run that wrote the checkpoint. */
+  run_id: string | null;
+  outputs: Record<string, string>;
+}
+
 /** Runs and their nodes. Every status change is guarded by the status it expects, so two processes never both win. */
 export function runsRepository(pool: Pool) {
   return {
+    /**
+     * A run on a branch, inserted as `insert()` does, unless its thread has an active run: then nothing is written
+     * and that run is returned. The thread's row is locked for the check, so two forks cannot both start.
+     */
+    async insertBranch(
+      run: NewRun,
+      forkedFrom: ForkedFrom,
+      lease: Lease,
+      seqReserved: number,
+    ): Promise<{ id: string; status: RunStatus } | undefined> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT id FROM svc_threads WHERE id = $1 FOR UPDATE', [run.threadId]);
+        const { rows } = await client.query<{ id: string; status: RunStatus }>(
+          `SELECT id, status FROM svc_runs WHERE thread_id = $1 AND status IN ('running', 'waiting_approval')
+            ORDER BY started_at DESC LIMIT 1`,
+          [run.threadId],
+        );
+        if (rows[0]) {
+          await client.query('ROLLBACK');
+          return rows[0];
+        }
+        await client.query(`UPDATE svc_threads SET last_message = $2, model = $3, updated_at = now() WHERE id = $1`, [
+          run.threadId,
+          run.message,
+          run.model,
+        ]);
+        await client.query(
+          `INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by,
+                                 owner_id, lease_until, seq_reserved, forked_from)
+           VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8, now() + make_interval(secs => $9), $10, $11::jsonb)`,
+          [
+            run.id,
+            run.threadId,
+            run.agent,
+            run.model,
+            run.message,
+            run.projectPath,
+            run.createdBy,
+            lease.owner,
+            lease.leaseS,
+            seqReserved,
+            storableJson(forkedFrom),
+          ],
+        );
+        await client.query('COMMIT');
+        return undefined;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+
+    /** Where a run on a branch starts (undefined for any other run). */
+    async forkOf(runId: string): Promise<ForkedFrom | undefined> {
+      const { rows } = await pool.query<{ forked_from: ForkedFrom | null }>(
+        'SELECT forked_from FROM svc_runs WHERE id = $1',
+        [runId],
+      );
+      return rows[0]?.forked_from ?? undefined;
+    },
+
     /**
      * The new run, leased to the process that executes it and with its first block of event ids reserved,
      * and its thread moved to the top of the list with the message: one round trip.

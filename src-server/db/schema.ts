@@ -221,6 +221,8 @@ const statements = [
      updated_at timestamptz NOT NULL DEFAULT now(),
      PRIMARY KEY (project_id, agent, node_id)
    )`,
+  // A run on a branch: the checkpoint it continues from, the run that wrote it, and the phase outputs it edited.
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS forked_from jsonb`,
 ];
 
 /**

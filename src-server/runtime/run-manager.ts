@@ -8,7 +8,14 @@ import type { ClaimedRun, Lease, RunsRepository } from '../db/runs.repository';
 import { getLogger } from '../log';
 import type { ModelClient } from '../models/model-client';
 import type { RunEventStream } from './event-stream';
-import { buildGraph, initialState, type GateDecision, type RunStateValue } from './graph-builder';
+import { writeBranchPoint, type BranchEdits } from './checkpoints';
+import {
+  buildGraph,
+  initialState,
+  type CompiledRunGraph,
+  type GateDecision,
+  type RunStateValue,
+} from './graph-builder';
 import { RunSession, SEQ_BLOCK, type SessionOptions } from './run-session';
 
 const sseLog = getLogger('svc.sse');
@@ -45,6 +52,12 @@ export interface StartRun {
   projectPath: string | null;
 }
 
+/** A run on a branch: it continues a thread from one of its checkpoints, with edits (see runs.service forkRun). */
+export interface ForkRun extends StartRun {
+  checkpointId: string;
+  outputs: Record<string, string>;
+}
+
 export interface ResumeRun {
   entry: CatalogEntry;
   runId: string;
@@ -70,7 +83,12 @@ export class RunAbandonedError extends Error {
   override name = 'RunAbandonedError';
 }
 
-type Input = Partial<RunStateValue> | Command | null;
+/** Where a branch run's graph continues: its branch point, written before its first step. */
+class BranchStart {
+  constructor(readonly config: { configurable: { thread_id: string; checkpoint_id: string } }) {}
+}
+
+type Input = Partial<RunStateValue> | Command | BranchStart | null;
 
 /** The gate a checkpoint is paused at, from its pending interrupt. */
 function pendingGateOf(writes: [string, string, unknown][] | undefined): string | undefined {
@@ -132,6 +150,28 @@ export class RunManager {
           run.message,
           run.projectPath ? await this.deps.projectContext(run.projectPath, signal) : '',
         ),
+      ),
+    );
+    return session;
+  }
+
+  /**
+   * The run row exists (status running, leased here, `forked_from` set); this writes its branch point from the
+   * checkpoint with the edits and continues the thread's graph from there.
+   */
+  fork(run: ForkRun): RunSession {
+    const session = this.session({ ...run, agent: run.entry.manifest.name, lastSeq: 0, reserved: SEQ_BLOCK });
+    session.emit({
+      type: 'run_start',
+      run_id: run.runId,
+      thread_id: run.threadId,
+      agent: session.agent,
+      model: run.model,
+    });
+    const edits = { runId: run.runId, message: run.message, outputs: run.outputs };
+    this.track(
+      this.execute(session, run.entry, run.projectId, async (_signal, graph) =>
+        branchStart(graph, run.threadId, run.checkpointId, edits),
       ),
     );
     return session;
@@ -247,7 +287,13 @@ export class RunManager {
         `${this.deps.maxAttempts})${cutOff.length ? `; ${cutOff.join(', ')} runs again` : ''}`,
     );
     session.emit({ type: 'run_resumed', run_id: run.id, attempt: run.attempts, node: cutOff[0] ?? null });
-    const input = async (signal: AbortSignal): Promise<Input> => {
+    const fork = ofThisRun ? undefined : await runs.forkOf(run.id);
+    const input = async (signal: AbortSignal, graph: CompiledRunGraph): Promise<Input> => {
+      if (fork) {
+        // A branch run that died before its branch point was written: write it now.
+        const edits = { runId: run.id, message: run.message ?? '', outputs: fork.outputs };
+        return branchStart(graph, run.thread_id, fork.checkpoint_id, edits);
+      }
       if (!ofThisRun) {
         // The process died before the run's first checkpoint: start it again from its request.
         const context = run.project_path ? await this.deps.projectContext(run.project_path, signal) : '';
@@ -269,7 +315,7 @@ export class RunManager {
     session: RunSession,
     entry: CatalogEntry,
     projectId: string | null,
-    input: (signal: AbortSignal) => Promise<Input>,
+    input: (signal: AbortSignal, graph: CompiledRunGraph) => Promise<Input>,
   ): Promise<void> {
     const { runs } = this.deps;
     const timeout = setTimeout(() => {
@@ -298,9 +344,11 @@ export class RunManager {
       });
       let pending: PendingGate | undefined;
       let state: Partial<RunStateValue> | undefined;
-      const stream = (await graph.stream((await input(signal)) as Partial<RunStateValue>, config)) as AsyncIterable<
-        [string, unknown]
-      >;
+      const first = await input(signal, graph);
+      // A branch continues from its branch point; everything else from the thread's latest checkpoint.
+      const from = first instanceof BranchStart ? { ...config, configurable: first.config.configurable } : config;
+      const start = first instanceof BranchStart ? null : first;
+      const stream = (await graph.stream(start as Partial<RunStateValue>, from)) as AsyncIterable<[string, unknown]>;
       for await (const [mode, chunk] of stream) {
         if (mode === 'values') state = chunk as RunStateValue;
         const interrupts = (chunk as { __interrupt__?: { value: PendingGate }[] }).__interrupt__;
@@ -389,4 +437,13 @@ export class RunManager {
     );
     session.emit({ type: 'run_error', run_id: session.runId, error_detail: detail });
   }
+}
+
+async function branchStart(
+  graph: CompiledRunGraph,
+  threadId: string,
+  checkpointId: string,
+  edits: BranchEdits,
+): Promise<BranchStart> {
+  return new BranchStart(await writeBranchPoint(graph, threadId, checkpointId, edits));
 }

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Catalog, CatalogEntry } from '../assets/catalog';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
-import type { RunAccepted, RunDetail, RunRequest, Thread } from '../contracts/runs';
+import {
+  runAccepted,
+  type ForkRequest,
+  type RunAccepted,
+  type RunDetail,
+  type RunRequest,
+  type Thread,
+} from '../contracts/runs';
 import type { RunsRepository, StoredRun } from '../db/runs.repository';
 import type { ThreadsRepository } from '../db/threads.repository';
 import { badRequest, conflict, notFound, tooManyRequests } from '../contracts/errors';
@@ -160,6 +167,78 @@ export function runsService(deps: RunsServiceDeps) {
       return followable(runId, thread.id, 0);
     },
 
+    /**
+     * A new run on the thread that continues from one of its checkpoints (a branch), with the message, the model
+     * or earlier phases' outputs edited. The runs and checkpoints before it are left as they are.
+     */
+    async forkRun(
+      principal: Principal,
+      threadId: string,
+      checkpointId: string,
+      request: ForkRequest,
+    ): Promise<FollowableRun> {
+      const thread = await deps.threads.visible(principal, threadId, 'member');
+      const entry = entryFor(thread.agent);
+      const checkpoint = (await deps.threads.checkpointsOf(thread)).find((c) => c.checkpoint_id === checkpointId);
+      if (!checkpoint) throw notFound(`checkpoint ${checkpointId} not found on thread ${thread.id}`);
+      if (checkpoint.next.length === 0) {
+        throw badRequest(`checkpoint ${checkpointId} is where a run ended: nothing runs after it; fork an earlier one`);
+      }
+      const outputs = request.outputs ?? {};
+      const unknown = Object.keys(outputs).filter((node) => !(node in checkpoint.state.outputs));
+      if (unknown.length) {
+        const done = Object.keys(checkpoint.state.outputs);
+        throw badRequest(
+          `invalid request body: outputs: ${unknown.map((n) => `"${n}"`).join(', ')} had no output at checkpoint ` +
+            `${checkpointId} (phases completed there: ${done.length ? done.join(', ') : 'none'})`,
+          { fields: unknown.map((node) => ({ field: `outputs.${node}`, message: 'no output at this checkpoint' })) },
+        );
+      }
+      const source = checkpoint.run_id ? await runs.get(checkpoint.run_id) : undefined;
+      const model = request.model ?? source?.model ?? thread.model ?? deps.defaultModel;
+      await checkModel(principal, model);
+      const message = request.message ?? checkpoint.state.message ?? source?.message ?? '';
+      const projectPath = source?.project_path ?? thread.project_path;
+      const runId = randomUUID();
+      const active = await runs.insertBranch(
+        {
+          id: runId,
+          threadId: thread.id,
+          agent: entry.manifest.name,
+          model,
+          message,
+          projectPath,
+          createdBy: principal.id,
+        },
+        { checkpoint_id: checkpointId, run_id: checkpoint.run_id, outputs },
+        manager.lease,
+        SEQ_BLOCK,
+      );
+      if (active) {
+        throw conflict(
+          active.status === 'waiting_approval'
+            ? `thread ${thread.id} has run ${active.id} waiting for approval: approve, reject or cancel it first`
+            : `thread ${thread.id} already has run ${active.id} running`,
+        );
+      }
+      log.info(
+        `graph run fork agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} ` +
+          `checkpoint=${checkpointId} user=${principal.name}`,
+      );
+      manager.fork({
+        entry,
+        runId,
+        threadId: thread.id,
+        projectId: thread.project_id,
+        model,
+        message,
+        projectPath,
+        checkpointId,
+        outputs,
+      });
+      return followable(runId, thread.id, 0);
+    },
+
     async decideGate(
       principal: Principal,
       threadId: string,
@@ -168,6 +247,11 @@ export function runsService(deps: RunsServiceDeps) {
       reason: string | null,
     ): Promise<FollowableRun> {
       const thread = await deps.threads.visible(principal, threadId, 'member');
+      // A name that is no gate of the thread's graph is not found; a real gate that is not waiting is a conflict.
+      const layout = catalog.get(thread.agent)?.layout;
+      if (layout && !layout.nodes.some((node) => node.id === gate && node.kind === 'gate')) {
+        throw notFound(`gate "${gate}" not found: "${thread.agent}" has no gate of that name`);
+      }
       const run = await runs.waitingInThread(thread.id);
       if (!run || !run.pending_gate) throw conflict(`gate "${gate}" is not pending on thread ${thread.id}`);
       if (run.pending_gate.node !== gate) {
@@ -206,16 +290,29 @@ export function runsService(deps: RunsServiceDeps) {
 
     async cancelRun(principal: Principal, runId: string, reason: string | null): Promise<RunAccepted> {
       const run = await visibleRun(principal, runId, 'member');
+      const seen = await deps.events.lastId(run.id);
       if (!(await deps.threads.cancelEverywhere(run.id, reason)))
         throw conflict(`run ${run.id} is ${run.status}: only a running or waiting run can be cancelled`);
       log.info(`run ${run.id} cancelled by ${principal.name}${reason ? `: ${reason}` : ''}`);
-      return { run_id: run.id, thread_id: run.thread_id, status: 'cancelled' };
+      return runAccepted({ runId: run.id, threadId: run.thread_id }, 'cancelled', seen);
     },
 
-    /** A run the caller may read, to follow from any process: what is stored, then live, to its end. */
-    async stream(principal: Principal, runId: string): Promise<FollowableRun> {
+    /**
+     * A run the caller may read, to follow from any process after `afterId`: what is stored, then live, to its end.
+     * `over`: the caller has seen everything the run will send until someone acts on it (it ended, or waits at a gate).
+     */
+    async stream(principal: Principal, runId: string, afterId = 0): Promise<FollowableRun & { over: boolean }> {
       const run = await visibleRun(principal, runId);
-      return followable(run.id, run.thread_id, 0);
+      const over = await deps.events.nothingAfter(run.id, afterId, {
+        status: run.status,
+        finishedAt: run.finished_at,
+      });
+      return { ...followable(run.id, run.thread_id, 0), over };
+    },
+
+    /** Throws (404) unless the caller may read the run: who may follow its stream. */
+    async requireReadable(principal: Principal, runId: string): Promise<void> {
+      await visibleRun(principal, runId);
     },
 
     async runDetail(principal: Principal, runId: string): Promise<RunDetail> {

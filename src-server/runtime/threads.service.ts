@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Catalog } from '../assets/catalog';
+import type { Catalog, CatalogEntry } from '../assets/catalog';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { badRequest, notFound } from '../contracts/errors';
-import type { CreateThread, Thread, ThreadPage } from '../contracts/runs';
+import type { Checkpoint, CreateThread, Thread, ThreadPage } from '../contracts/runs';
 import type { RunsRepository } from '../db/runs.repository';
 import type { ThreadsRepository } from '../db/threads.repository';
 import { getLogger } from '../log';
@@ -18,6 +18,8 @@ export interface ThreadsServiceDeps {
   runs: RunsRepository;
   manager: RunManager;
   deleteCheckpoints(threadId: string): Promise<void>;
+  /** Every checkpoint of a thread, oldest first (checkpoints.ts). */
+  checkpoints(entry: CatalogEntry, threadId: string): Promise<Checkpoint[]>;
   /** Throws (400) when the caller may not give a thread this project path. */
   checkProjectPath(principal: Principal, projectPath: string): Promise<void>;
 }
@@ -50,9 +52,22 @@ export function threadsService(deps: ThreadsServiceDeps) {
     return true;
   }
 
+  /** The checkpoints of a thread the caller may already see. */
+  async function checkpointsOf(thread: Thread): Promise<Checkpoint[]> {
+    const entry = catalog.get(thread.agent);
+    if (!entry) throw notFound(`no agent or command named "${thread.agent}" is loaded to read thread ${thread.id}`);
+    return deps.checkpoints(entry, thread.id);
+  }
+
   return {
     visible: visibleThread,
     cancelEverywhere,
+    checkpointsOf,
+
+    /** The thread's history: every checkpoint of every run and branch, oldest first. */
+    async checkpoints(principal: Principal, threadId: string): Promise<Checkpoint[]> {
+      return checkpointsOf(await visibleThread(principal, threadId));
+    },
 
     async runs(principal: Principal, threadId: string) {
       const thread = await visibleThread(principal, threadId);

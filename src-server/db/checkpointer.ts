@@ -1,0 +1,18 @@
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+
+/**
+ * LangGraph's PostgreSQL checkpointer, with channel versions that stay unique when a thread branches.
+ *
+ * The saver stores each channel's value once per (thread, channel, version), first write wins. Its stock versions
+ * count 1, 2, 3… per channel, so a run that continues from an older checkpoint (a fork) gives its new values
+ * version numbers the thread's later checkpoints already used: their old values would be read back instead. Each
+ * new version here is the next whole number plus a random fraction: still increasing, still a plain number (so
+ * versions written before compare as they did), and unique on the thread.
+ */
+export class CheckpointSaver extends PostgresSaver {
+  override getNextVersion(current: number | undefined): number {
+    const next = (typeof current === 'number' ? Math.floor(current) : 0) + 1;
+    // Nine decimal places: exact in a double at these magnitudes, and printed the same by JavaScript and PostgreSQL.
+    return next + Math.floor(Math.random() * 1e9 + 1) / 1e9;
+  }
+}

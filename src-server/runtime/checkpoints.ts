@@ -1,0 +1,122 @@
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { StateSnapshot } from '@langchain/langgraph';
+import type { CatalogEntry } from '../assets/catalog';
+import type { Checkpoint, PendingGate } from '../contracts/runs';
+import type { ModelClient } from '../models/model-client';
+import { buildGraph, type CompiledRunGraph, type NodeHooks, type RunStateValue } from './graph-builder';
+
+/**
+ * A thread's checkpoint history, read from LangGraph's checkpointer, and the branch point a fork starts from.
+ *
+ * Each checkpoint is tied to its run by the state itself: every run writes its id into the `run_id` channel with
+ * its first step, so every checkpoint it writes (also after a takeover in another process) carries it, atomically
+ * with the state. LangGraph's `input` checkpoints are not listed: written before a run's first step, they hold
+ * the previous run's state plus the request not yet applied, which the next checkpoint shows applied.
+ */
+
+/** Reading history and writing a branch point run no node: a graph built for that has hooks that must never fire. */
+const NO_HOOKS = new Proxy({} as NodeHooks, {
+  get: (_target, key) =>
+    key === 'signal'
+      ? new AbortController().signal
+      : () => {
+          throw new Error(`a graph built to read checkpoints ran a node (hook ${String(key)})`);
+        },
+});
+
+const NO_MODELS: ModelClient = {
+  stream: () => Promise.reject(new Error('a graph built to read checkpoints called a model')),
+};
+
+/** The agent's graph, for reading a thread's checkpoints (it runs nothing). */
+export function readerGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSaver): CompiledRunGraph {
+  return buildGraph({
+    entry,
+    runId: 'history',
+    tenant: '',
+    model: '',
+    models: NO_MODELS,
+    nodeConfigs: new Map(),
+    hooks: NO_HOOKS,
+    checkpointer,
+  });
+}
+
+const idOf = (config: StateSnapshot['config'] | undefined): string | null =>
+  (config?.configurable?.checkpoint_id as string | undefined) ?? null;
+
+function pendingGate(snapshot: StateSnapshot): PendingGate | null {
+  for (const task of snapshot.tasks) {
+    const value = task.interrupts[0]?.value as PendingGate | undefined;
+    if (value?.node) return value;
+  }
+  return null;
+}
+
+/** Every checkpoint of a thread, across its runs and branches, oldest first. */
+export async function threadCheckpoints(graph: CompiledRunGraph, threadId: string): Promise<Checkpoint[]> {
+  const snapshots: StateSnapshot[] = [];
+  for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } })) {
+    snapshots.push(snapshot);
+  }
+  snapshots.reverse();
+  const byId = new Map(snapshots.map((s) => [idOf(s.config), s]));
+  const listed: Checkpoint[] = [];
+  for (const snapshot of snapshots) {
+    const metadata = snapshot.metadata as { source?: string; step?: number } | undefined;
+    const source = metadata?.source ?? 'loop';
+    if (source === 'input') continue;
+    const parentId = idOf(snapshot.parentConfig);
+    // A loop step ran the nodes its parent had next; a branch point (an update) ran none.
+    const ran = source === 'loop' ? (byId.get(parentId)?.next ?? []).filter((n) => n !== '__start__') : [];
+    const values = snapshot.values as Partial<RunStateValue>;
+    listed.push({
+      checkpoint_id: idOf(snapshot.config)!,
+      parent_checkpoint_id: parentId,
+      run_id: values.run_id ?? null,
+      step: metadata?.step ?? 0,
+      source,
+      node: ran[0] ?? null,
+      next: [...snapshot.next],
+      pending_gate: pendingGate(snapshot),
+      created_at: snapshot.createdAt ?? new Date(0).toISOString(),
+      state: {
+        message: values.message ?? null,
+        outputs: values.outputs ?? {},
+        route: values.route ?? null,
+        approved: values.approved ?? null,
+        decision_reason: values.decision_reason ?? null,
+        last_node: values.last_node ?? null,
+      },
+    });
+  }
+  return listed;
+}
+
+/** The edits a fork makes to a checkpoint's state before its run continues from it. */
+export interface BranchEdits {
+  /** The fork run's id: its checkpoints carry it. */
+  runId: string;
+  message: string;
+  /** Node id → replaced output of a phase completed before the checkpoint. */
+  outputs: Record<string, string>;
+}
+
+/**
+ * Writes the branch point: a new checkpoint, child of the one forked from, with the fork's run id and edits. The
+ * graph then continues from it; the checkpoints of the run forked from are not changed. Returns its config.
+ */
+export async function writeBranchPoint(
+  graph: CompiledRunGraph,
+  threadId: string,
+  checkpointId: string,
+  edits: BranchEdits,
+): Promise<{ configurable: { thread_id: string; checkpoint_id: string } }> {
+  const from = { configurable: { thread_id: threadId, checkpoint_id: checkpointId } };
+  const state = await graph.getState(from);
+  const values = state.values as Partial<RunStateValue>;
+  const update: Partial<RunStateValue> = { run_id: edits.runId, message: edits.message };
+  if (Object.keys(edits.outputs).length) update.outputs = { ...values.outputs, ...edits.outputs };
+  const written = await graph.updateState(from, update);
+  return { configurable: { thread_id: threadId, checkpoint_id: idOf(written)! } };
+}
