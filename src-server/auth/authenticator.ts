@@ -9,13 +9,31 @@ import { ANONYMOUS_ADMIN, API_TOKEN_ADMIN, type Principal } from './principal';
 
 const log = getLogger('svc.auth');
 export const SESSION_ISSUER = 'agent-workflow-service';
+/** Stream tokens have an issuer of their own, so a session check can never take one for a session. */
+export const STREAM_ISSUER = 'agent-workflow-service/run-stream';
+export const STREAM_AUDIENCE = 'svc-run-stream';
+/**
+ * How long a stream token may open a stream: longer than a run may last (10 minutes), so an EventSource that
+ * reconnects during a run gets in again with the same address, and short enough that a leaked one soon dies.
+ */
+export const STREAM_TOKEN_TTL_S = 15 * 60;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface Authenticator {
   readonly enabled: boolean;
   /** The token generated at start when auth is on and nothing else is configured; shown in the studio link. */
   readonly generatedToken?: string;
-  authenticate(req: Request): Promise<Principal>;
+  /**
+   * The caller of a request: its bearer token. With `streamOf` (the run a stream route serves), a stream token in
+   * `?access_token=` is accepted too, for that run only (see issueStreamToken).
+   */
+  authenticate(req: Request, options?: { streamOf?: string }): Promise<Principal>;
+  /**
+   * A credential to follow one run's stream without an Authorization header (a browser's EventSource cannot send
+   * one): a JWT for this caller and this run, valid STREAM_TOKEN_TTL_S seconds, accepted only as `?access_token=`
+   * on GET /runs/{run}/stream. It is checked when a stream opens: a stream open at its expiry goes on.
+   */
+  issueStreamToken(principal: Principal, runId: string): Promise<{ token: string; expiresAt: Date }>;
   issueSession(user: { id: string; name: string; email?: string }): Promise<string>;
   /** Seals what a login must find again at its callback (PKCE verifier, state, nonce) for a cookie. */
   sealLogin(pending: Record<string, string>): Promise<string>;
@@ -48,38 +66,99 @@ export function createAuthenticator(config: Config, users: Pick<UsersRepository,
   registerSecret(secretText);
   const secret = new TextEncoder().encode(secretText);
 
+  async function bearer(req: Request): Promise<Principal> {
+    const header = req.headers.authorization ?? '';
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw unauthorized();
+    const token = match[1]!;
+    if (apiToken && sameSecret(token, apiToken)) return API_TOKEN_ADMIN;
+    let payload: JWTPayload;
+    try {
+      // Every session this server issues has an expiry: a token without one is not ours, and would never end.
+      ({ payload } = await jwtVerify(token, secret, {
+        algorithms: ['HS256'],
+        issuer: SESSION_ISSUER,
+        requiredClaims: ['exp', 'sub'],
+      }));
+    } catch {
+      throw unauthorized('invalid or expired token');
+    }
+    const id = payload.sub;
+    if (typeof id !== 'string' || !UUID.test(id)) throw unauthorized('invalid or expired token');
+    // One primary-key look-up: a user who was deleted keeps no access through a session still in hand.
+    if (!(await users.get(id))) throw unauthorized('invalid or expired token');
+    return {
+      id,
+      kind: 'session',
+      name: typeof payload.name === 'string' ? payload.name : id,
+      email: typeof payload.email === 'string' ? payload.email : undefined,
+      instanceAdmin: false,
+    };
+  }
+
+  async function streamPrincipal(token: unknown, runId: string): Promise<Principal> {
+    if (typeof token !== 'string') throw unauthorized('invalid or expired stream token');
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, secret, {
+        algorithms: ['HS256'],
+        issuer: STREAM_ISSUER,
+        audience: STREAM_AUDIENCE,
+        requiredClaims: ['exp', 'sub', 'run'],
+      }));
+    } catch {
+      throw unauthorized('invalid or expired stream token');
+    }
+    if (payload.run !== runId) throw unauthorized('this stream token is for another run');
+    if (payload.kind === 'api_token' && payload.sub === API_TOKEN_ADMIN.id) return API_TOKEN_ADMIN;
+    const id = payload.sub;
+    if (payload.kind !== 'session' || typeof id !== 'string' || !UUID.test(id) || !(await users.get(id))) {
+      throw unauthorized('invalid or expired stream token');
+    }
+    return {
+      id,
+      kind: 'session',
+      name: typeof payload.name === 'string' ? payload.name : id,
+      email: typeof payload.email === 'string' ? payload.email : undefined,
+      instanceAdmin: false,
+    };
+  }
+
   return {
     enabled: config.AUTH_ENABLED,
     generatedToken,
-    async authenticate(req) {
+    async authenticate(req, options) {
       if (!config.AUTH_ENABLED) return ANONYMOUS_ADMIN;
-      const header = req.headers.authorization ?? '';
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!match) throw unauthorized();
-      const token = match[1]!;
-      if (apiToken && sameSecret(token, apiToken)) return API_TOKEN_ADMIN;
-      let payload: JWTPayload;
-      try {
-        // Every session this server issues has an expiry: a token without one is not ours, and would never end.
-        ({ payload } = await jwtVerify(token, secret, {
-          algorithms: ['HS256'],
-          issuer: SESSION_ISSUER,
-          requiredClaims: ['exp', 'sub'],
-        }));
-      } catch {
-        throw unauthorized('invalid or expired token');
+      const streamToken = options?.streamOf ? req.query.access_token : undefined;
+      if (streamToken !== undefined) {
+        const streamer = await streamPrincipal(streamToken, options!.streamOf!);
+        // A request that also names a caller must name the same one: a token is never lent to someone else.
+        if (req.headers.authorization !== undefined) {
+          const caller = await bearer(req);
+          if (caller.id !== streamer.id || caller.kind !== streamer.kind) {
+            throw unauthorized('this stream token was issued to someone else');
+          }
+        }
+        return streamer;
       }
-      const id = payload.sub;
-      if (typeof id !== 'string' || !UUID.test(id)) throw unauthorized('invalid or expired token');
-      // One primary-key look-up: a user who was deleted keeps no access through a session still in hand.
-      if (!(await users.get(id))) throw unauthorized('invalid or expired token');
-      return {
-        id,
-        kind: 'session',
-        name: typeof payload.name === 'string' ? payload.name : id,
-        email: typeof payload.email === 'string' ? payload.email : undefined,
-        instanceAdmin: false,
-      };
+      return bearer(req);
+    },
+    async issueStreamToken(principal, runId) {
+      const expiresAt = new Date((Math.floor(Date.now() / 1000) + STREAM_TOKEN_TTL_S) * 1000);
+      const token = await new SignJWT({
+        run: runId,
+        kind: principal.kind,
+        name: principal.name,
+        ...(principal.email ? { email: principal.email } : {}),
+      })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(principal.id)
+        .setIssuer(STREAM_ISSUER)
+        .setAudience(STREAM_AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+        .sign(secret);
+      return { token, expiresAt };
     },
     async sealLogin(pending) {
       return new SignJWT({ pending })

@@ -61,6 +61,15 @@ export function runEventsRepository(pool: Pool) {
       return rows[0]?.seq ?? 0;
     },
 
+    /** The run's last stored event (its id and type), if any. */
+    async latest(runId: string): Promise<{ seq: number; type: string } | undefined> {
+      const { rows } = await pool.query<{ seq: number; type: string }>(
+        `SELECT seq, type FROM svc_run_events WHERE run_id = $1 ORDER BY seq DESC LIMIT 1`,
+        [runId],
+      );
+      return rows[0];
+    },
+
     /** Drops the events of runs that finished more than `days` ago; the runs and their node rows stay. */
     async prune(days: number): Promise<number> {
       const result = await pool.query(

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { SSE_RETRY_MS } from '../contracts/events';
 import { getLogger } from '../log';
 
 const log = getLogger('svc.sse');
@@ -36,7 +37,8 @@ export function openSse(res: Response): SseStream {
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
   res.socket?.setNoDelay(true);
-  res.write(': stream open\n\n');
+  // The reconnection delay first, so that every client, whatever its default, comes back at the same pace.
+  res.write(`retry: ${SSE_RETRY_MS}\n: stream open\n\n`);
 
   let ended = false;
   let pending = '';

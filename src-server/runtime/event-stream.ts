@@ -10,6 +10,14 @@ const CATCH_UP_SLICE = 100;
 /** How long a run's final event may take to be stored after its row says it ended (one flush, one round trip). */
 const FINAL_EVENT_GRACE_MS = 250;
 
+/**
+ * A run that ended this long ago without a final event in the store will not get one (it was closed by the orphan
+ * sweep, or its events were pruned): a re-attach to it is told there is nothing more.
+ */
+const FINAL_EVENT_SETTLED_MS = 5000;
+
+const RUN_ENDING_EVENTS: readonly string[] = TERMINAL_EVENTS.filter((type) => type !== 'gate_waiting');
+
 /** An event with its per-run id, serialised once however many clients follow it. */
 export class LoggedEvent {
   private cached?: string;
@@ -289,6 +297,34 @@ export class RunEventStream {
       closed = true;
       detach();
     };
+  }
+
+  /** The id of the run's latest event, in memory here or stored (0 before its first). */
+  async lastId(runId: string): Promise<number> {
+    const stored = (await this.events.latest(runId))?.seq ?? 0;
+    return Math.max(stored, this.live.get(runId)?.events.at(-1)?.id ?? 0);
+  }
+
+  /**
+   * Whether a client that has seen the run's events up to `afterId` has nothing more to get: the run stopped at a
+   * gate or ended, and its last event is at or before `afterId`. A re-attach then answers 204, which tells an
+   * EventSource to stop reconnecting. Anything in doubt (the run is executing, or has just ended) is `false`: the
+   * client is then followed as usual, and its stream ends with the run.
+   */
+  async nothingAfter(
+    runId: string,
+    afterId: number,
+    run: { status: string; finishedAt: string | null },
+  ): Promise<boolean> {
+    if (run.status === 'running') return false;
+    const live = this.live.get(runId);
+    if (live && !live.ended) return false;
+    const last = await this.events.latest(runId);
+    if (last && last.seq > afterId) return false;
+    // The event that ends what the run's status says: its pause at a gate, or its end.
+    const waiting = run.status === 'waiting_approval';
+    if (last && (waiting ? last.type === 'gate_waiting' : RUN_ENDING_EVENTS.includes(last.type))) return true;
+    return !waiting && run.finishedAt !== null && Date.now() - Date.parse(run.finishedAt) > FINAL_EVENT_SETTLED_MS;
   }
 
   /**
