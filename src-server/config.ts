@@ -43,6 +43,17 @@ const schema = z.object({
   LOCAL_LLM_QUEUE_TIMEOUT_S: positive.default(300),
   LOCAL_LLM_MAX_CONTEXT_TOKENS: int(256).default(6000),
   /**
+   * Room for the answer (reasoning included) on top of the prompt budget: a local call's context window
+   * (`num_ctx`) is the budget plus this, capped at the model's own context length, and its `num_predict` is this.
+   */
+  LOCAL_LLM_MAX_ANSWER_TOKENS: int(64).default(2048),
+  /**
+   * Whether a thinking model is asked for its reasoning apart (`think`): `auto` asks the models that can think
+   * (the studio shows the reasoning, the phase output is the answer alone), `off` asks them not to think, and
+   * `runtime` sends nothing, leaving the runtime's default.
+   */
+  LOCAL_LLM_THINK: z.enum(['auto', 'off', 'runtime']).default('auto'),
+  /**
    * Runs on the local runtime one user may have going at once, across the cluster; more answer 429 with
    * Retry-After, so that one member cannot fill the queue that every tenant shares.
    */

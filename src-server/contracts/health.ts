@@ -9,6 +9,17 @@ export const HealthSchema = z
     local_runtime: z.object({
       reachable: z.boolean(),
       models: z.array(z.string()),
+      loaded: z
+        .array(
+          z.object({
+            name: z.string(),
+            context_length: z.number().int().nullable(),
+            expires_at: z.string().nullable(),
+          }),
+        )
+        .meta({
+          description: 'the models the runtime has in memory now (/api/ps): a call to another waits for a load',
+        }),
       error: z
         .string()
         .nullable()

@@ -33,6 +33,8 @@ interface Waiter {
   ticket: number;
   position: number;
   onQueued?: (info: QueueInfo) => void;
+  /** Seconds the runtime will spend loading the call's model once it has its slot (a cold start). */
+  loadS: number;
   grant(): void;
   lost(): void;
 }
@@ -87,7 +89,14 @@ export class LocalQueue {
 
   /** Resolves with the function that frees the slot; rejects on timeout or abort. */
   async acquire(
-    options: { signal?: AbortSignal; onQueued?: (info: QueueInfo) => void; label?: string; tenant?: string } = {},
+    options: {
+      signal?: AbortSignal;
+      onQueued?: (info: QueueInfo) => void;
+      label?: string;
+      tenant?: string;
+      /** The call's model must be loaded first: its estimated wait counts these seconds too. */
+      loadS?: number;
+    } = {},
   ): Promise<() => void> {
     options.signal?.throwIfAborted();
     const label = options.label ?? 'a call';
@@ -130,6 +139,7 @@ export class LocalQueue {
         ticket,
         position: 0,
         onQueued: options.onQueued,
+        loadS: options.loadS ?? 0,
         grant: () => {
           if (log.enabled('DEBUG')) {
             log.debug(`queue: ${label} got a slot after ${Math.round(performance.now() - queuedAt)} ms`);
@@ -255,7 +265,7 @@ export class LocalQueue {
           position: state.position,
           waiting: state.waiting,
           active: state.active,
-          estimated_wait_s: Number((perCall * Math.ceil(state.position / this.slots)).toFixed(1)),
+          estimated_wait_s: Number((perCall * Math.ceil(state.position / this.slots) + waiter.loadS).toFixed(1)),
         });
       }
     }

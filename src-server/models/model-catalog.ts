@@ -1,13 +1,17 @@
 import type { Config } from '../config';
 import { errorDetail } from '../contracts/errors';
-import type { Models } from '../contracts/models';
+import type { LocalContext, Models } from '../contracts/models';
 import { CLOUD_PROVIDERS } from './cloud-providers';
 import { describeConnectionError } from './errors';
+import { fullModelName, loadedModels, modelWindow, type LoadedModel } from './local-runtime';
+import { parseModel } from './model-ref';
 import { runtimeAddress, shownAddress } from './runtime-address';
 
 export interface LocalRuntimeStatus {
   reachable: boolean;
   models: string[];
+  /** The models loaded now (`/api/ps`). */
+  loaded: LoadedModel[];
   error: string | null;
 }
 
@@ -25,13 +29,50 @@ export async function localRuntimeStatus(
       headers: address.headers,
       signal: AbortSignal.timeout(timeoutMs),
     });
-    if (!res.ok) return { reachable: false, models: [], error: `the runtime answered ${res.status} to /api/tags` };
+    if (!res.ok)
+      return { reachable: false, models: [], loaded: [], error: `the runtime answered ${res.status} to /api/tags` };
     const body = (await res.json()) as { models?: { name: string }[] };
-    return { reachable: true, models: (body.models ?? []).map((m) => m.name), error: null };
+    // An older runtime without /api/ps still lists its models.
+    const loaded = await loadedModels(config.LOCAL_LLM_BASE, timeoutMs).catch(() => []);
+    return { reachable: true, models: (body.models ?? []).map((m) => m.name), loaded, error: null };
   } catch (error) {
     const described = describeConnectionError(error, 'the local model runtime', showAddress ? address.url : undefined);
-    return { reachable: false, models: [], error: errorDetail(described) };
+    return { reachable: false, models: [], loaded: [], error: errorDetail(described) };
   }
+}
+
+/** The window a local model's calls get, and why the budget is lower when it is. */
+async function localContext(config: Config, model: string): Promise<LocalContext> {
+  const window = await modelWindow(config, model);
+  return {
+    context_length: window.context_length,
+    num_ctx: window.num_ctx,
+    budget: window.budget,
+    answer_tokens: window.answer,
+    lowered: window.lowered,
+    message: window.lowered
+      ? `${model} holds ${window.context_length} tokens: its prompts get ${window.budget} ` +
+        `(LOCAL_LLM_MAX_CONTEXT_TOKENS is ${config.LOCAL_LLM_MAX_CONTEXT_TOKENS}) and its answers ${window.answer}`
+      : null,
+  };
+}
+
+/** Whether DEFAULT_MODEL can run: a local default the runtime does not have fails every run that relies on it. */
+function defaultModel(config: Config, local: LocalRuntimeStatus): Models['default_model'] {
+  const id = config.DEFAULT_MODEL;
+  const { provider, name } = parseModel(id);
+  if (provider !== 'local' || !local.reachable) return { id, available: null, message: null };
+  const available = local.models.some((m) => fullModelName(m) === fullModelName(name));
+  return {
+    id,
+    available,
+    message: available
+      ? null
+      : `DEFAULT_MODEL "${id}" is not among the local runtime's models` +
+        (local.models.length
+          ? `: choose one of ${local.models.join(', ')}, or pull it`
+          : ': pull it, or choose another'),
+  };
 }
 
 /** GET /models: every model grouped by provider, with whether the provider is configured. */
@@ -45,7 +86,9 @@ export async function listModels(config: Config): Promise<Models> {
         configured: true,
         reachable: local.reachable,
         error: local.error,
-        models: local.models.map((name) => ({ id: name, name })),
+        models: await Promise.all(
+          local.models.map(async (name) => ({ id: name, name, context: await localContext(config, name) })),
+        ),
       },
       ...Object.values(CLOUD_PROVIDERS).map((provider) => {
         const configured = Boolean(config[provider.keyVariable]);
@@ -59,5 +102,6 @@ export async function listModels(config: Config): Promise<Models> {
         };
       }),
     ],
+    default_model: defaultModel(config, local),
   };
 }

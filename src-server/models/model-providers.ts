@@ -5,7 +5,11 @@ import { trimToBudget } from './context-budget';
 import { ContextBudgetError, describeConnectionError } from './errors';
 import type { LocalQueue } from './local-queue';
 import { parseModel } from './model-ref';
+import { ASSUMED_LOAD_S, callEnded, lastLoadS, modelWindow, needsLoad } from './local-runtime';
 import { streamOllamaChat } from './ollama-chat';
+
+/** A prompt count this close to num_ctx means the runtime filled the window: it cut the prompt to fit. */
+const PROMPT_CUT_MARGIN = 8;
 
 /**
  * Every model call of every run. Local calls are trimmed to the context budget and wait for a slot
@@ -15,44 +19,73 @@ import { streamOllamaChat } from './ollama-chat';
  */
 export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'acquire'>): ModelClient {
   async function streamLocal(call: ModelCall, model: string): Promise<string> {
-    const { messages, report } = trimToBudget(call.messages, config.LOCAL_LLM_MAX_CONTEXT_TOKENS);
+    const base = config.LOCAL_LLM_BASE;
+    // Read once per model: the window is constant per model, since a new num_ctx makes the runtime reload it.
+    const window = await modelWindow(config, model);
+    const { messages, report } = trimToBudget(call.messages, window.budget);
     if (report) call.onTrimmed(report);
     if (report && report.estimated_tokens_after > report.budget)
       throw new ContextBudgetError(
         `the system instructions and the run's message alone need about ${report.estimated_tokens_after} tokens, ` +
-          `more than LOCAL_LLM_MAX_CONTEXT_TOKENS (${report.budget}) allows`,
+          (window.lowered
+            ? `more than ${model} holds with room for its answer (${report.budget} of its ${window.context_length})`
+            : `more than LOCAL_LLM_MAX_CONTEXT_TOKENS (${report.budget}) allows`),
       );
+    const cold = await needsLoad(base, model, window.num_ctx);
     const queuedAt = performance.now();
     const release = await queue.acquire({
       signal: call.signal,
       onQueued: call.onQueued,
       label: call.label,
       tenant: call.tenant,
+      loadS: cold ? (lastLoadS(base, model) ?? ASSUMED_LOAD_S) : 0,
     });
     const queueWaitMs = Math.round(performance.now() - queuedAt);
     try {
+      // Another call may have loaded it while this one waited.
+      if (cold && (await needsLoad(base, model, window.num_ctx))) {
+        call.onLoading?.({ model, expected_s: lastLoadS(base, model) });
+      }
+      const think = config.LOCAL_LLM_THINK;
       const result = await streamOllamaChat(
-        config.LOCAL_LLM_BASE,
-        { model, messages },
+        base,
+        {
+          model,
+          messages,
+          options: { num_ctx: window.num_ctx, num_predict: window.answer },
+          ...(window.thinking && think !== 'runtime' ? { think: think === 'auto' } : {}),
+        },
         call.signal,
         call.onToken,
         call.onThinking,
       );
+      callEnded(base, model, result.load_duration);
       call.onUsage?.({
         queue_wait_ms: queueWaitMs,
         prompt_tokens: result.prompt_eval_count,
         output_tokens: result.eval_count,
       });
+      // The runtime fits a longer prompt into num_ctx by cutting it from the front; its count then fills the window.
+      if (result.prompt_eval_count !== null && result.prompt_eval_count >= window.num_ctx - PROMPT_CUT_MARGIN) {
+        call.onWarning?.({
+          code: 'prompt_cut',
+          message:
+            `the runtime counted ${result.prompt_eval_count} prompt tokens, filling the context window of ` +
+            `${window.num_ctx}: it cut the prompt from the front (the system instructions go first)`,
+        });
+      }
       if (result.done_reason === 'length') {
         call.onWarning?.({
           code: 'answer_cut',
-          message: `the answer stopped at the runtime's length limit after ${result.eval_count ?? '?'} tokens: it may be incomplete`,
+          message:
+            `the answer stopped at the runtime's length limit after ${result.eval_count ?? '?'} tokens ` +
+            `(LOCAL_LLM_MAX_ANSWER_TOKENS ${window.answer}): it may be incomplete`,
         });
       }
       return result.text;
     } catch (error) {
       call.signal.throwIfAborted();
-      throw describeConnectionError(error, 'the local model runtime', config.LOCAL_LLM_BASE);
+      throw describeConnectionError(error, 'the local model runtime', base);
     } finally {
       release();
     }

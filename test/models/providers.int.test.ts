@@ -105,7 +105,9 @@ describe('model providers, each through its real client and wire protocol', () =
 
   it('reports the runtime on /health, without its address (the endpoint is public)', async () => {
     const health = await (await fetch(`${ctx.server.url}/health`)).json();
-    expect(health.local_runtime).toEqual({ reachable: true, models: ['fake-model', 'llama3.2'], error: null });
+    expect(health.local_runtime).toMatchObject({ reachable: true, models: ['fake-model', 'llama3.2'], error: null });
+    // The models in memory, as /api/ps lists them (the stand-in's models without a load delay are all loaded).
+    expect(health.local_runtime.loaded.map((m: { name: string }) => m.name)).toEqual(['fake-model', 'llama3.2']);
     expect(JSON.stringify(health)).not.toContain(new URL(ctx.model.url).host);
   });
 
