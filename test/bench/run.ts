@@ -23,7 +23,7 @@ import { compiledLaunch, spawnServer, type ServerProcess } from '../helpers/proc
 
 /** The server as users run it (npm start): compiled, not through a TypeScript loader. */
 const spawnCompiled = (env: Record<string, string>) => spawnServer(env, 60_000, [], compiledLaunch());
-import { readEvents, readPieces } from '../helpers/sse';
+import { followAccepted, readEvents, readPieces } from '../helpers/sse';
 
 interface Row {
   benchmark: string;
@@ -312,11 +312,11 @@ async function main() {
       );
       const threadId = (events[0]!.data as { thread_id: string }).thread_id;
       const started = performance.now();
-      const res = await server.request(`/threads/${threadId}/gates/gate/approve`, {
-        method: 'POST',
-        json: {},
-        headers: { accept: 'text/event-stream' },
-      });
+      // The decision answers where to follow the run from; the latency counts both requests, as a client makes them.
+      const res = await followAccepted(
+        await server.request(`/threads/${threadId}/gates/gate/approve`, { method: 'POST', json: {} }),
+        (path) => server.request(path),
+      );
       let first = 0;
       await readEvents(res, () => {
         first ||= performance.now();

@@ -74,3 +74,15 @@ export function eventOrder(events: ReceivedEvent[]): string[] {
   }
   return order;
 }
+
+/**
+ * A gate decision or cancel answers JSON (RunAccepted) with the place to follow the run from: this opens that
+ * `stream_url` with `open` (the same server, or a proxy in front of it). A refused decision fails the test.
+ */
+export async function followAccepted(accepted: Response, open: (path: string) => Promise<Response>): Promise<Response> {
+  if (accepted.status !== 202 && accepted.status !== 200) {
+    throw new Error(`the decision was refused with ${accepted.status}: ${await accepted.text()}`);
+  }
+  const { stream_url } = (await accepted.json()) as { stream_url: string };
+  return open(stream_url);
+}

@@ -8,7 +8,7 @@ import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
 import type { ServerProcess } from '../helpers/process';
 import { requestServer, type TestRequestInit } from '../helpers/request';
-import { readEvents, type ReceivedEvent } from '../helpers/sse';
+import { followAccepted, readEvents, type ReceivedEvent } from '../helpers/sse';
 import { until } from '../helpers/until';
 
 /**
@@ -126,11 +126,10 @@ describe('three processes behind nginx, without sticky sessions', () => {
       expect(again.map((e) => [e.id, e.data])).toEqual(first.map((e) => [e.id, e.data]));
     }
     const approved = await readEvents(
-      await request(`/threads/${threadId}/gates/gate/approve`, {
-        method: 'POST',
-        json: { reason: 'through nginx' },
-        headers: { accept: 'text/event-stream' },
-      }),
+      await followAccepted(
+        await request(`/threads/${threadId}/gates/gate/approve`, { method: 'POST', json: { reason: 'through nginx' } }),
+        (path) => request(path),
+      ),
     );
     expect(approved[0]!.id).toBe(first.at(-1)!.id + 1);
     expect(approved.at(-1)!.data.type).toBe('run_done');
@@ -141,11 +140,10 @@ describe('three processes behind nginx, without sticky sessions', () => {
     const rejected = await readEvents(await run({ message: 'reject me' }, 'review'));
     const rejectedThread = (rejected[0]!.data as { thread_id: string }).thread_id;
     const rejection = await readEvents(
-      await request(`/threads/${rejectedThread}/gates/gate/reject`, {
-        method: 'POST',
-        json: { reason: 'no' },
-        headers: { accept: 'text/event-stream' },
-      }),
+      await followAccepted(
+        await request(`/threads/${rejectedThread}/gates/gate/reject`, { method: 'POST', json: { reason: 'no' } }),
+        (path) => request(path),
+      ),
     );
     expect(rejection.map((e) => e.data.type)).toEqual(['gate_rejected', 'run_rejected']);
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { numberedTokens } from '../fixtures/fake-models';
 import { useIntegrationServer } from '../helpers/integration';
 import type { ServerProcess } from '../helpers/process';
-import { readEvents } from '../helpers/sse';
+import { followAccepted, readEvents } from '../helpers/sse';
 
 const ctx = useIntegrationServer({ server: false });
 let sql: pg.Pool;
@@ -109,11 +109,13 @@ describe('kill -9 of the server', () => {
     server = await ctx.spawn();
     try {
       const resumed = await readEvents(
-        await server.request(`/threads/${threadId}/gates/gate/approve`, {
-          method: 'POST',
-          json: { reason: 'after crash' },
-          headers: { accept: 'text/event-stream' },
-        }),
+        await followAccepted(
+          await server.request(`/threads/${threadId}/gates/gate/approve`, {
+            method: 'POST',
+            json: { reason: 'after crash' },
+          }),
+          (path) => server.request(path),
+        ),
       );
       expect(resumed.map((e) => e.name)).toEqual([
         'gate_approved',

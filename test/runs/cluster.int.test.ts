@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useIntegrationServer } from '../helpers/integration';
 import type { ServerProcess } from '../helpers/process';
 import type { TestServer } from '../helpers/server';
-import { readEvents, type ReceivedEvent } from '../helpers/sse';
+import { followAccepted, readEvents, type ReceivedEvent } from '../helpers/sse';
 import { until } from '../helpers/until';
 
 /**
@@ -112,11 +112,10 @@ describe('a run followed from any process', () => {
     expect(first.at(-1)!.data.type).toBe('gate_waiting');
     const threadId = (first[0]!.data as { thread_id: string }).thread_id;
     const runId = (first[0]!.data as { run_id: string }).run_id;
-    const approved = await b.request(`/threads/${threadId}/gates/gate/approve`, {
-      method: 'POST',
-      json: { reason: 'ok' },
-      headers: { accept: 'text/event-stream' },
-    });
+    const approved = await followAccepted(
+      await b.request(`/threads/${threadId}/gates/gate/approve`, { method: 'POST', json: { reason: 'ok' } }),
+      (path) => b.request(path),
+    );
     const resumed = await readEvents(approved);
     expect(resumed[0]!.id).toBe(first.at(-1)!.id + 1);
     expect(resumed[0]!.data.type).toBe('gate_approved');

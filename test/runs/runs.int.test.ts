@@ -11,17 +11,19 @@ function run(body: Record<string, unknown>, agent = 'review', target: TestServer
   return target.request(`/graphs/${agent}/run`, { method: 'POST', json: body });
 }
 
-function decide(
-  threadId: string,
-  decision: 'approve' | 'reject',
-  target: TestServer = ctx.server,
-  accept = 'text/event-stream',
-) {
+/** The decision itself: its JSON answer (202 RunAccepted), or its error. */
+function decideOnly(threadId: string, decision: 'approve' | 'reject', target: TestServer = ctx.server) {
   return target.request(`/threads/${threadId}/gates/gate/${decision}`, {
     method: 'POST',
     json: { reason: decision === 'approve' ? 'approved in a test' : 'rejected in a test' },
-    headers: { accept },
   });
+}
+
+/** A decision, then the resumed run's stream at the `stream_url` it answered; its error answer if it was refused. */
+async function decide(threadId: string, decision: 'approve' | 'reject', target: TestServer = ctx.server) {
+  const res = await decideOnly(threadId, decision, target);
+  if (res.status !== 202) return res;
+  return target.request(((await res.json()) as { stream_url: string }).stream_url);
 }
 
 /** A review run up to its gate, as the stream tells it (consecutive tokens folded). */
@@ -145,26 +147,44 @@ describe('a run to its approval gate', () => {
     expect(ctx.model.requests.length).toBe(calls);
   });
 
-  it('answers 202 to an approval without Accept: text/event-stream, and the run can be followed', async () => {
-    const { runId, threadId } = await runToGate();
-    const res = await decide(threadId, 'approve', ctx.server, 'application/json');
-    expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ run_id: runId, thread_id: threadId, status: 'running' });
-    const followed = await readEvents(
-      await ctx.server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': '9' } }),
-    );
-    expect(followed[0]!.data.type).toBe('gate_approved');
-    expect(followed.at(-1)!.data.type).toBe('run_done');
+  it('answers a decision with JSON (202) whatever the Accept header, and where to follow the run from', async () => {
+    for (const accept of ['application/json', 'text/event-stream', '*/*']) {
+      const { runId, threadId, events } = await runToGate();
+      const res = await ctx.server.request(`/threads/${threadId}/gates/gate/approve`, {
+        method: 'POST',
+        json: {},
+        headers: { accept },
+      });
+      expect(res.status).toBe(202);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const gateId = events.at(-1)!.id;
+      expect(await res.json()).toEqual({
+        run_id: runId,
+        thread_id: threadId,
+        status: 'running',
+        last_event_id: gateId,
+        stream_url: `/runs/${runId}/stream?last_event_id=${gateId}`,
+      });
+      const followed = await readEvents(await ctx.server.request(`/runs/${runId}/stream?last_event_id=${gateId}`));
+      expect(followed[0]!.data.type).toBe('gate_approved');
+      expect(followed[0]!.id).toBe(gateId + 1);
+      expect(followed.at(-1)!.data.type).toBe('run_done');
+    }
   });
 
-  it('refuses a gate that is not pending with 409', async () => {
+  it('answers 404 for a gate the graph does not have, and 409 for a real gate that is not pending', async () => {
     const { threadId } = await runToGate();
-    const wrongGate = await ctx.server.request(`/threads/${threadId}/gates/analysis/approve`, {
-      method: 'POST',
-      json: {},
-    });
-    expect(wrongGate.status).toBe(409);
-    expect((await wrongGate.json()).error.message).toContain('the pending gate is "gate"');
+    for (const name of ['analysis', 'no-such-gate']) {
+      const unknown = await ctx.server.request(`/threads/${threadId}/gates/${name}/approve`, {
+        method: 'POST',
+        json: {},
+      });
+      expect(unknown.status).toBe(404);
+      expect((await unknown.json()).error).toEqual({
+        code: 'not_found',
+        message: `gate "${name}" not found: "review" has no gate of that name`,
+      });
+    }
     await readEvents(await decide(threadId, 'approve'));
     const again = await decide(threadId, 'approve');
     expect(again.status).toBe(409);
@@ -179,8 +199,8 @@ describe('a run to its approval gate', () => {
     try {
       const { runId, threadId } = await runToGate();
       const answers = await Promise.all([
-        decide(threadId, 'approve', ctx.server, 'application/json'),
-        decide(threadId, 'approve', other, 'application/json'),
+        decideOnly(threadId, 'approve', ctx.server),
+        decideOnly(threadId, 'approve', other),
       ]);
       expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
       await readEvents(await (answers[0]!.status === 202 ? ctx.server : other).request(`/runs/${runId}/stream`));
