@@ -32,9 +32,13 @@ export function buildApi(deps: AppDeps): Api {
   return api;
 }
 
-/** The served /openapi.json, built from the route declarations alone. */
-export function openApiDocument(deps: AppDeps): object {
-  return buildApi(deps).openApiDocument({ serviceVersion: deps.version });
+/**
+ * The document /openapi.json serves, without a server or a database (`npm run lint:openapi` writes it): route
+ * declarations read no dependency, only their handlers do, and none runs here.
+ */
+export function openApiDocument(serviceVersion: string): object {
+  const declarationsOnly = { version: serviceVersion, config: { BODY_LIMIT: '1mb' } } as unknown as AppDeps;
+  return buildApi(declarationsOnly).openApiDocument({ serviceVersion });
 }
 
 /** Builds the Express app; listening, signals and shutdown belong to main.ts. */
