@@ -43,7 +43,7 @@ const eventStream = {
 
 /** Where a client that has already seen some of the run's events says where it stopped. */
 const ResumeHeaders = z.object({
-  'last-event-id': z
+  'Last-Event-ID': z
     .string()
     .optional()
     .meta({
@@ -102,17 +102,13 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
     summary:
       "Re-attach to a run's event stream, on any server: all events, or those after Last-Event-ID, live to the end",
     params: RunIdParams,
+    // `access_token` (a stream token) is declared as the streamToken security scheme.
     query: z.object({
       last_event_id: z
         .string()
         .max(20)
         .optional()
         .meta({ description: 'the same as the Last-Event-ID header, for a client that cannot set headers' }),
-      access_token: z
-        .string()
-        .max(2000)
-        .optional()
-        .meta({ description: 'a stream token for this run (POST /runs/{id}/stream-token), instead of Authorization' }),
     }),
     headers: ResumeHeaders,
     streamTokenFor: 'id',
