@@ -6,195 +6,387 @@ import { SESSION_ISSUER } from '../../src-server/auth/authenticator';
 import { useIntegrationServer } from '../helpers/integration';
 import type { TestServer } from '../helpers/server';
 import { readEvents } from '../helpers/sse';
+import { addUser, grantRole, signSession } from '../helpers/sessions';
 
 const SECRET = 'a-session-secret-for-tests-only-0123456789';
 const API_TOKEN = 'instance-admin-token-0123456789';
 type Who = 'admin' | 'owner' | 'member' | 'viewer' | 'outsider' | 'none';
-const ROLES: Who[] = ['admin', 'owner', 'member', 'viewer', 'outsider', 'none'];
 
 const ctx = useIntegrationServer({ server: false });
 
-const sign = (sub: string, secret = SECRET, expiresIn: string | number = '1h') =>
-  new SignJWT({ name: sub.slice(0, 8) })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setSubject(sub)
-    .setIssuer(SESSION_ISSUER)
-    .setIssuedAt()
-    .setExpirationTime(expiresIn)
-    .sign(new TextEncoder().encode(secret));
+const sign = (sub: string, secret = SECRET, expiresIn: string | number = '1h') => signSession(sub, secret, expiresIn);
 
 async function user(server: TestServer, role: Exclude<Who, 'outsider' | 'none'> | null): Promise<string> {
-  const id = randomUUID();
-  await server.pool.query(`INSERT INTO svc_users (id, issuer, subject, name) VALUES ($1, 'test', $2, $3)`, [
-    id,
-    id,
-    role ?? 'outsider',
-  ]);
-  if (role)
-    await server.pool.query(
-      `INSERT INTO svc_memberships (user_id, scope_type, scope_id, role) VALUES ($1, 'org', $2, $3)`,
-      [id, DEFAULT_ORG_ID, role],
-    );
+  const id = await newUser(server, role ?? 'outsider');
+  if (role) await grant(server, id, 'org', DEFAULT_ORG_ID, role);
   return id;
 }
 
-/** Everything a test row needs: ids of things to act on, created fresh by the instance admin. */
-async function fixtures(server: TestServer) {
+const newUser = (server: TestServer, name: string) => addUser(server.pool, name);
+const grant = (server: TestServer, userId: string, level: Level, scopeId: string, role: Role) =>
+  grantRole(server.pool, userId, level, scopeId, role);
+
+/** A gated and a finished run, started by the instance admin (the API token, or anyone with auth off). */
+async function fixtures(server: TestServer, projectId?: string) {
+  const json = (message: string) => ({ message, ...(projectId ? { project_id: projectId } : {}) });
   ctx.model.reply(['fine']);
   const gateEvents = await readEvents(
-    await server.request('/graphs/review/run', { method: 'POST', json: { message: 'to the gate' } }),
+    await server.request('/graphs/review/run', { method: 'POST', json: json('to the gate') }),
   );
   const gated = gateEvents[0]!.data as { run_id: string; thread_id: string };
   const done = await readEvents(
-    await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'finished' } }),
+    await server.request('/graphs/summary/run', { method: 'POST', json: json('finished') }),
   );
   const finished = done[0]!.data as { run_id: string; thread_id: string };
   return { gated, finished };
 }
 
+type Level = 'org' | 'team' | 'project';
+type Role = 'admin' | 'owner' | 'member' | 'viewer';
+const LEVELS: Level[] = ['org', 'team', 'project'];
+const RANK: Role[] = ['viewer', 'member', 'owner', 'admin'];
+
+/** An organisation with one team and one project: the default one, or one an instance admin created. */
+interface World {
+  name: 'default' | 'second';
+  org: string;
+  team: string;
+  project: string;
+  /** A finished run in the world's project, for the rows that only read. */
+  finished: { run_id: string; thread_id: string };
+}
+
+/** Objects a row acts on that its call may use up: made again for every caller. */
+interface Fresh {
+  gated?: { run_id: string; thread_id: string };
+  thread?: string;
+  team?: string;
+  project?: string;
+  org?: string;
+  /** A user with a viewer role on the world's organisation, team and project, to manage as a member. */
+  victim?: string;
+}
+
+/** Who calls: a role held at one level of one world, a user with no role, another world's admin, no token. */
+interface Caller {
+  label: string;
+  id: string;
+  token: string | null;
+  world?: World['name'];
+  level?: Level;
+  role?: Role;
+}
+
+/**
+ * Who may call a row: everyone (public); anyone with a token (signed); nobody but instance administrators
+ * (instance); or at least `min` on the scope concerned, a role held there or above counting (role). With
+ * `inside`, any role inside the organisation is enough to read, and a role below `min` on it answers 403.
+ */
+type Rule =
+  | { kind: 'public'; status: number | 'same' }
+  | { kind: 'signed'; status: number }
+  | { kind: 'instance' }
+  | { kind: 'role'; scope: Level | 'default-org'; min: Role; ok: number; inside?: boolean };
+
 interface Row {
   name: string;
   method: string;
-  path: (f: Awaited<ReturnType<typeof fixtures>>, self: string) => string;
-  body?: unknown;
-  /** Expected status per caller. */
-  expect: Record<Who, number>;
+  path: (w: World, f: Fresh) => string;
+  body?: (w: World, f: Fresh) => unknown;
+  rule: Rule;
+  fresh?: (server: TestServer, w: World, caller: Caller) => Promise<Fresh>;
+  /** A row about the default organisation's fixed scopes only. */
+  only?: World['name'];
 }
 
-const all = (status: number): Record<Who, number> => ({
-  admin: status,
-  owner: status,
-  member: status,
-  viewer: status,
-  outsider: status,
-  none: 401,
+const role = (scope: Level | 'default-org', min: Role, ok: number, inside = false): Rule => ({
+  kind: 'role',
+  scope,
+  min,
+  ok,
+  inside,
 });
-const from = (min: 'admin' | 'owner' | 'member' | 'viewer', ok: number): Record<Who, number> => {
-  const rank = ['viewer', 'member', 'owner', 'admin'];
-  const at = (who: 'admin' | 'owner' | 'member' | 'viewer') => (rank.indexOf(who) >= rank.indexOf(min) ? ok : 403);
-  return {
-    admin: at('admin'),
-    owner: at('owner'),
-    member: at('member'),
-    viewer: at('viewer'),
-    outsider: 404,
-    none: 401,
-  };
+const row = (
+  method: string,
+  name: string,
+  path: Row['path'],
+  rule: Rule,
+  extra: Partial<Pick<Row, 'body' | 'fresh' | 'only'>> = {},
+): Row => ({ method, name, path, rule, ...extra });
+
+/** The caller's role on the scope concerned: one held there or above it counts, one below it does not. */
+function heldOn(caller: Caller, w: World, scope: Level | 'default-org'): Role | null {
+  if (!caller.level || !caller.role) return null;
+  // The default organisation's own rows (the queue) concern its members wherever the row is run.
+  if (scope === 'default-org') return caller.world === 'default' && caller.level === 'org' ? caller.role : null;
+  if (caller.world !== w.name) return null;
+  return LEVELS.indexOf(caller.level) <= LEVELS.indexOf(scope) ? caller.role : null;
+}
+
+function expected(row: Row, caller: Caller, w: World): number {
+  const { rule } = row;
+  if (rule.kind === 'public') return rule.status === 'same' ? -1 : rule.status;
+  if (caller.token === null) return 401;
+  if (rule.kind === 'signed') return rule.status;
+  if (rule.kind === 'instance') return 403;
+  const held = heldOn(caller, w, rule.scope);
+  if (held === null) {
+    const inside = rule.inside && caller.world === w.name && caller.role !== undefined;
+    if (!inside) return 404;
+    return rule.min === 'viewer' ? rule.ok : 403;
+  }
+  return RANK.indexOf(held) >= RANK.indexOf(rule.min) ? rule.ok : 403;
+}
+
+const gatedRun = (server: TestServer, w: World): Promise<Fresh> =>
+  fixtures(server, w.project).then(({ gated }) => ({ gated }));
+const freshThread = async (server: TestServer, w: World): Promise<Fresh> => {
+  const res = await server.request('/threads', { method: 'POST', json: { agent: 'summary', project_id: w.project } });
+  return { thread: ((await res.json()) as { id: string }).id };
+};
+const freshScope = async (server: TestServer, type: Level, parent: string | null): Promise<string> => {
+  const path = { org: '/orgs', team: '/teams', project: '/projects' }[type];
+  const json = { name: `fresh ${type}`, ...(parent ? { parent_id: parent } : {}) };
+  return ((await (await server.request(path, { method: 'POST', json })).json()) as { id: string }).id;
+};
+/** An organisation with one team and one project in it, made by the instance admin. */
+const freshOrg = async (server: TestServer): Promise<Record<Level, string>> => {
+  const org = await freshScope(server, 'org', null);
+  const team = await freshScope(server, 'team', org);
+  return { org, team, project: await freshScope(server, 'project', team) };
+};
+/** A new organisation where the caller holds the same role at the same level as in the world. */
+const mirroredOrg = async (server: TestServer, w: World, caller: Caller): Promise<Fresh> => {
+  const ids = await freshOrg(server);
+  if (caller.level && caller.role && caller.world === w.name) {
+    await grant(server, caller.id, caller.level, ids[caller.level], caller.role);
+  }
+  return { org: ids.org };
+};
+const victim = async (server: TestServer, w: World): Promise<Fresh> => {
+  const id = await newUser(server, 'victim');
+  for (const level of LEVELS) await grant(server, id, level, w[level], 'viewer');
+  return { victim: id };
 };
 
-// The matrix's rows, one a line: the method, what the row is called, its path, the body POST and PUT send,
-// and the status each caller gets.
-const noBody =
-  (method: string) =>
-  (name: string, path: Row['path'], expect: Row['expect']): Row => ({ name, method, path, expect });
-const withBody =
-  (method: string) =>
-  (name: string, path: Row['path'], body: unknown, expect: Row['expect']): Row => ({
-    name,
-    method,
-    path,
-    body,
-    expect,
-  });
-const get = noBody('GET');
-const del = noBody('DELETE');
-const post = withBody('POST');
-const put = withBody('PUT');
+/** Listing, setting and removing members, per scope: project owners manage a project's, admins the others'. */
+const MEMBER_ROWS: Row[] = (
+  [
+    ['project', 'projects', 'owner', 'a project'],
+    ['team', 'teams', 'admin', 'a team'],
+    ['org', 'orgs', 'admin', 'an organisation'],
+  ] as const
+).flatMap(([scope, path, min, what]) => [
+  row('GET', `list ${what}'s members`, (w) => `/${path}/${w[scope]}/members`, role(scope, 'viewer', 200)),
+  row('PUT', `set ${what} member`, (w, f) => `/${path}/${w[scope]}/members/${f.victim}`, role(scope, min, 200), {
+    body: () => ({ role: 'member' }),
+    fresh: victim,
+  }),
+  row('DELETE', `remove ${what} member`, (w, f) => `/${path}/${w[scope]}/members/${f.victim}`, role(scope, min, 204), {
+    fresh: victim,
+  }),
+]);
 
-/** The whole matrix (endpoint × role); README's "Access control" table says the same in words. */
+/** The whole matrix (endpoint × role); docs/http-api.md's "Access control" table says the same in words. */
 const MATRIX: Row[] = [
-  get('health is public', () => '/health', { ...all(200), none: 200 }),
-  get('list agents', () => '/agents', all(200)),
-  get('list commands', () => '/commands', all(200)),
-  get('models', () => '/models', all(200)),
-  get('queue status', () => '/queue/status', all(200)),
-  post('queue reset', () => '/queue/reset', { reason: 'matrix' }, from('owner', 200)),
-  get('who am I', () => '/auth/me', all(200)),
-  get('list threads', () => '/threads', all(200)),
-  post('create a thread', () => '/threads', { agent: 'summary' }, from('member', 201)),
-  get('read a thread', (f) => `/threads/${f.finished.thread_id}`, from('viewer', 200)),
-  get('run history', (f) => `/threads/${f.finished.thread_id}/runs`, from('viewer', 200)),
-  get('run detail', (f) => `/runs/${f.finished.run_id}`, from('viewer', 200)),
-  get('follow a run', (f) => `/runs/${f.finished.run_id}/stream`, from('viewer', 200)),
-  get('graph definition', () => '/agents/review/graph-definition', from('viewer', 200)),
-  get('read node config', () => '/agents/review/nodes/analysis/config', from('viewer', 200)),
-  put('save node config', () => '/agents/review/nodes/analysis/config', { notes: 'matrix' }, from('owner', 200)),
-  post('run an agent', () => '/graphs/summary/run', { message: 'matrix run' }, from('member', 200)),
-  post('approve a gate', (f) => `/threads/${f.gated.thread_id}/gates/gate/approve`, {}, from('member', 202)),
-  post('cancel a run', (f) => `/runs/${f.gated.run_id}/cancel`, {}, from('member', 200)),
-  del('delete a thread', (f) => `/threads/${f.finished.thread_id}`, from('member', 204)),
-  get('list organisations', () => '/orgs', all(200)),
-  post(
-    'create an organisation',
-    () => '/orgs',
-    { name: 'New org' },
-    { admin: 403, owner: 403, member: 403, viewer: 403, outsider: 403, none: 401 },
+  ...(
+    [
+      ['/health', 200],
+      ['/', 200],
+      // 200 once the studio is built, 503 before: public either way, the same answer with a token or without.
+      ['/ui', 'same'],
+      ['/docs', 200],
+      ['/openapi.json', 200],
+      // Without OIDC configured there is nothing to sign in with: the same 404 for everyone.
+      ['/auth/login', 404],
+    ] as const
+  ).map(([path, status]) => row('GET', `public ${path}`, () => path, { kind: 'public', status })),
+  ...['/agents', '/commands', '/models', '/queue/status', '/auth/me', '/threads', '/orgs', '/teams', '/projects'].map(
+    (path) => row('GET', `any signed-in caller: ${path}`, () => path, { kind: 'signed', status: 200 }),
   ),
-  post('create a team', () => '/teams', { name: 'New team', parent_id: DEFAULT_ORG_ID }, from('admin', 201)),
-  post('create a project', () => '/projects', { name: 'New project', parent_id: DEFAULT_TEAM_ID }, from('admin', 201)),
-  get('list org members', () => `/orgs/${DEFAULT_ORG_ID}/members`, from('viewer', 200)),
-  put(
-    'set a project member',
-    (_f, self) => `/projects/${DEFAULT_PROJECT_ID}/members/${self}`,
-    { role: 'viewer' },
-    from('owner', 200),
+  row('POST', 'queue reset', () => '/queue/reset', role('default-org', 'owner', 200), { body: () => ({}) }),
+  row('GET', 'read a thread', (w) => `/threads/${w.finished.thread_id}`, role('project', 'viewer', 200)),
+  row('GET', 'run history', (w) => `/threads/${w.finished.thread_id}/runs`, role('project', 'viewer', 200)),
+  row('GET', 'run detail', (w) => `/runs/${w.finished.run_id}`, role('project', 'viewer', 200)),
+  row('GET', 'follow a run', (w) => `/runs/${w.finished.run_id}/stream`, role('project', 'viewer', 200)),
+  row(
+    'GET',
+    "graph definition with the project's overrides",
+    (w) => `/agents/review/graph-definition?project_id=${w.project}`,
+    role('project', 'viewer', 200),
   ),
-  del('delete the default project', () => `/projects/${DEFAULT_PROJECT_ID}`, from('admin', 409)),
+  row(
+    'GET',
+    "a project's node config",
+    (w) => `/agents/review/nodes/analysis/config?project_id=${w.project}`,
+    role('project', 'viewer', 200),
+  ),
+  row(
+    'PUT',
+    "save a project's node config",
+    (w) => `/agents/review/nodes/analysis/config?project_id=${w.project}`,
+    role('project', 'owner', 200),
+    { body: () => ({ notes: 'matrix' }) },
+  ),
+  row(
+    'GET',
+    "graph definition with the organisation's overrides",
+    (w) => `/agents/review/graph-definition?org_id=${w.org}`,
+    role('org', 'viewer', 200, true),
+  ),
+  row(
+    'GET',
+    "an organisation's node config",
+    (w) => `/agents/review/nodes/analysis/config?org_id=${w.org}`,
+    role('org', 'viewer', 200, true),
+  ),
+  row(
+    'PUT',
+    "save an organisation's node config",
+    (w) => `/agents/review/nodes/analysis/config?org_id=${w.org}`,
+    role('org', 'owner', 200, true),
+    { body: () => ({ notes: 'matrix' }) },
+  ),
+  row('POST', 'run an agent', () => '/graphs/summary/run', role('project', 'member', 200), {
+    body: (w) => ({ message: 'matrix run', project_id: w.project }),
+  }),
+  row('POST', 'create a thread', () => '/threads', role('project', 'member', 201), {
+    body: (w) => ({ agent: 'summary', project_id: w.project }),
+  }),
+  row('DELETE', 'delete a thread', (_w, f) => `/threads/${f.thread}`, role('project', 'member', 204), {
+    fresh: freshThread,
+  }),
+  ...(['approve', 'reject'] as const).map((decision) =>
+    row(
+      'POST',
+      `${decision} a gate`,
+      (_w, f) => `/threads/${f.gated!.thread_id}/gates/gate/${decision}`,
+      role('project', 'member', 202),
+      {
+        body: () => ({ reason: 'matrix' }),
+        fresh: gatedRun,
+      },
+    ),
+  ),
+  row('POST', 'cancel a run', (_w, f) => `/runs/${f.gated!.run_id}/cancel`, role('project', 'member', 200), {
+    body: () => ({}),
+    fresh: gatedRun,
+  }),
+  ...MEMBER_ROWS,
+  row('POST', 'create a team', () => '/teams', role('org', 'admin', 201), {
+    body: (w) => ({ name: 'New team', parent_id: w.org }),
+  }),
+  row('DELETE', 'delete a team', (_w, f) => `/teams/${f.team}`, role('org', 'admin', 204), {
+    fresh: async (server, w) => ({ team: await freshScope(server, 'team', w.org) }),
+  }),
+  row('POST', 'create a project', () => '/projects', role('team', 'admin', 201), {
+    body: (w) => ({ name: 'New project', parent_id: w.team }),
+  }),
+  row('DELETE', 'delete a project', (_w, f) => `/projects/${f.project}`, role('team', 'admin', 204), {
+    fresh: async (server, w) => ({ project: await freshScope(server, 'project', w.team) }),
+  }),
+  row('DELETE', 'delete an organisation', (_w, f) => `/orgs/${f.org}`, role('org', 'admin', 204), {
+    fresh: mirroredOrg,
+  }),
+  row('DELETE', 'delete the default project', (w) => `/projects/${w.project}`, role('team', 'admin', 409), {
+    only: 'default',
+  }),
+  row('DELETE', 'delete the default organisation', (w) => `/orgs/${w.org}`, role('org', 'admin', 409), {
+    only: 'default',
+  }),
+  row('POST', 'create an organisation', () => '/orgs', { kind: 'instance' }, { body: () => ({ name: 'New org' }) }),
 ];
 
-describe('the role matrix with AUTH_ENABLED=true', () => {
+async function call(server: TestServer, row: Row, w: World, f: Fresh, token: string | null): Promise<number> {
+  const body = row.body?.(w, f);
+  const res = await fetch(`${server.url}${row.path(w, f)}`, {
+    method: row.method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  if (res.headers.get('content-type')?.includes('event-stream')) await res.body?.cancel();
+  else await res.text();
+  return res.status;
+}
+
+describe('the role matrix with AUTH_ENABLED=true, roles held at each level, in two organisations', () => {
   let server: TestServer;
-  const tokens = {} as Record<Who, string | null>;
-  const ids = {} as Record<Who, string>;
+  const worlds = {} as Record<World['name'], World>;
+  const callers: Record<World['name'], Caller[]> = { default: [], second: [] };
 
   beforeAll(async () => {
     server = await ctx.start({ AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN });
-    for (const who of ROLES) {
-      if (who === 'none') {
-        tokens.none = null;
-        continue;
-      }
-      ids[who] = await user(server, who === 'outsider' ? null : who);
-      tokens[who] = await sign(ids[who]);
+    const second = await freshOrg(server);
+    for (const [name, ids] of [
+      ['default', { org: DEFAULT_ORG_ID, team: DEFAULT_TEAM_ID, project: DEFAULT_PROJECT_ID }],
+      ['second', second],
+    ] as const) {
+      worlds[name] = { name, ...ids, finished: (await fixtures(server, ids.project)).finished };
     }
-  });
+    const people: Caller[] = [];
+    for (const name of ['default', 'second'] as const) {
+      for (const level of LEVELS) {
+        for (const held of RANK) {
+          const id = await newUser(server, `${held}@${level}`);
+          await grant(server, id, level, worlds[name][level], held);
+          people.push({ label: `${held} on ${level}`, id, token: await sign(id), world: name, level, role: held });
+        }
+      }
+    }
+    const outsider = await newUser(server, 'outsider');
+    for (const name of ['default', 'second'] as const) {
+      const other = people.find((p) => p.world !== name && p.level === 'org' && p.role === 'admin')!;
+      callers[name] = [
+        ...people.filter((p) => p.world === name),
+        { label: 'outsider', id: outsider, token: await sign(outsider) },
+        { ...other, label: "the other organisation's admin" },
+        { label: 'no token', id: randomUUID(), token: null },
+      ];
+    }
+  }, 120_000);
   afterAll(() => server?.close());
 
-  it.each(MATRIX)('$name: $method', async (row) => {
-    const seen: Record<string, number> = {};
-    for (const who of ROLES) {
-      const f = await fixtures(server);
-      const res = await fetch(`${server.url}${row.path(f, ids[who] ?? randomUUID())}`, {
-        method: row.method,
-        headers: {
-          ...(tokens[who] ? { authorization: `Bearer ${tokens[who]}` } : {}),
-          ...(row.body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        body: row.body !== undefined ? JSON.stringify(row.body) : undefined,
-      });
-      seen[who] = res.status;
-      if (res.headers.get('content-type')?.includes('event-stream')) await res.body?.cancel();
-      else await res.text();
-    }
-    expect(seen).toEqual(row.expect);
+  describe.each(['default', 'second'] as const)('in the %s organisation', (name) => {
+    it.each(MATRIX.filter((r) => !r.only || r.only === name))('$name: $method', async (r) => {
+      const w = worlds[name];
+      const seen: Record<string, number> = {};
+      const wanted: Record<string, number> = {};
+      for (const caller of callers[name]) {
+        const f = r.fresh ? await r.fresh(server, w, caller) : {};
+        seen[caller.label] = await call(server, r, w, f, caller.token);
+        wanted[caller.label] = expected(r, caller, w);
+      }
+      const same = seen['no token']!;
+      if (r.rule.kind === 'public' && r.rule.status === 'same') {
+        expect([401, 403, 404]).not.toContain(same);
+        for (const label of Object.keys(wanted)) wanted[label] = same;
+      }
+      expect(seen).toEqual(wanted);
+    });
   });
 });
 
 describe('the same matrix with AUTH_ENABLED=false: everyone is the anonymous admin', () => {
-  it.each(MATRIX.filter((row) => row.name !== 'create an organisation'))('$name: $method', async (row) => {
-    const server = await ctx.start({ AUTH_ENABLED: 'false' });
-    try {
-      const f = await fixtures(server);
-      const res = await server.request(row.path(f, randomUUID()), {
-        method: row.method,
-        ...(row.body !== undefined ? { json: row.body } : {}),
-      });
-      if (res.headers.get('content-type')?.includes('event-stream')) await res.body?.cancel();
-      const expected = row.name === 'set a project member' ? 404 : row.expect.admin;
-      expect(res.status).toBe(expected);
-    } finally {
-      await server.close();
-    }
+  let server: TestServer;
+  let w: World;
+  let admin: Caller;
+  beforeAll(async () => {
+    server = await ctx.start({ AUTH_ENABLED: 'false' });
+    const id = await newUser(server, 'anonymous');
+    admin = { label: 'anonymous', id, token: 'unused', world: 'default', level: 'org', role: 'admin' };
+    const ids = { org: DEFAULT_ORG_ID, team: DEFAULT_TEAM_ID, project: DEFAULT_PROJECT_ID };
+    w = { name: 'default', ...ids, finished: (await fixtures(server)).finished };
+  });
+  afterAll(() => server?.close());
+
+  it.each(MATRIX.filter((r) => r.only !== 'second' && r.rule.kind !== 'instance'))('$name: $method', async (r) => {
+    const f = r.fresh ? await r.fresh(server, w, admin) : {};
+    const status = await call(server, r, w, f, null);
+    if (r.rule.kind === 'public' && r.rule.status === 'same') expect([401, 403, 404]).not.toContain(status);
+    else expect(status).toBe(expected(r, admin, w));
   });
 });
 
