@@ -125,11 +125,13 @@ export TOKEN='paste-your-token-here'</pre></div>
   <code>gate_waiting</code>.</p>
 
 <h2>Approve the gate and follow the resumed run</h2>
-<div class="example"><pre data-example="approve">curl -N -X POST "$BASE/threads/$THREAD_ID/gates/${g}/approve" \\
+<div class="example"><pre data-example="approve">curl -X POST "$BASE/threads/$THREAD_ID/gates/${g}/approve" \\
   -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
-  -H "Accept: text/event-stream" -d '{"reason": "looks good"}'</pre></div>
-<p>Use the <code>thread_id</code> from <code>run_start</code>. To stop the run instead, call
-  <code>…/gates/${g}/reject</code> the same way.</p>
+  -d '{"reason": "looks good"}'</pre></div>
+<p>Use the <code>thread_id</code> from <code>run_start</code>. The answer is JSON whose <code>stream_url</code> is
+  the resumed run, from the gate on; follow it:</p>
+<div class="example"><pre data-example="follow">curl -N "$BASE$STREAM_URL" -H "Authorization: Bearer $TOKEN"</pre></div>
+<p>To stop the run instead, call <code>…/gates/${g}/reject</code> the same way.</p>
 
 <h2>Re-attach to a run</h2>
 <div class="example"><pre data-example="attach">curl -N "$BASE/runs/$RUN_ID/stream" -H "Authorization: Bearer $TOKEN" -H "Last-Event-ID: 0"</pre></div>
