@@ -1,4 +1,5 @@
 import type { RunEvent } from '@contracts/events';
+import { applyRuntimeEvent, restoreRuntimeFigures, type ModelLoading } from './runtime-events';
 import type { NodeStatus, PendingGate, RunDetail, RunStatus } from '@contracts/runs';
 
 /** How a phase looks on the canvas. */
@@ -8,6 +9,8 @@ export type PhaseState =
 export interface TranscriptEntry {
   node: string;
   text: string;
+  /** A thinking model's reasoning for this phase, shown collapsed above its answer (never part of it). */
+  thinking?: string;
 }
 
 export interface RunView {
@@ -28,6 +31,8 @@ export interface RunView {
   trail: string[];
   transcript: TranscriptEntry[];
   queue: { position: number; estimatedWaitS: number } | null;
+  /** The local runtime is loading the model of the phase about to answer. */
+  loading: ModelLoading | null;
   warnings: string[];
   routes: { from: string; to: string }[];
   flash: string | null;
@@ -53,6 +58,7 @@ export function emptyView(): RunView {
     trail: [],
     transcript: [],
     queue: null,
+    loading: null,
     warnings: [],
     routes: [],
     flash: null,
@@ -82,6 +88,7 @@ const NODE_STATE: Record<NodeStatus, PhaseState> = {
 /** Folds one stream event into the view; the same function serves live streams and replays. */
 export function applyEvent(view: RunView, event: RunEvent, id: number): void {
   view.lastEventId = Math.max(view.lastEventId, id);
+  applyRuntimeEvent(view, event);
   switch (event.type) {
     case 'run_start':
       Object.assign(view, {
@@ -204,6 +211,7 @@ export function viewFromDetail(detail: RunDetail): RunView {
     view.trail.push(node.node_id);
     if (node.output) view.transcript.push({ node: node.node_id, text: node.output });
   }
+  restoreRuntimeFigures(view, detail.nodes);
   return view;
 }
 

@@ -25,8 +25,10 @@ export const useSystemStore = defineStore('system', () => {
   const modelChoices = computed(() =>
     (models.value?.providers ?? [])
       .filter((p) => p.configured)
-      .flatMap((p) => p.models.map((m) => ({ id: m.id, provider: p.name }))),
+      .flatMap((p) => p.models.map((m) => ({ id: m.id, provider: p.name, context: m.context ?? null }))),
   );
+  /** DEFAULT_MODEL, and whether the runtime has it (false: a run on the default would fail). */
+  const defaultModel = computed(() => models.value?.default_model ?? null);
 
   async function refresh(): Promise<void> {
     const [h, q] = await Promise.allSettled([healthApi.get(), queueApi.status()]);
@@ -64,6 +66,7 @@ export const useSystemStore = defineStore('system', () => {
     runtimeOnline,
     queueLevel,
     modelChoices,
+    defaultModel,
     refresh,
     loadModels,
     resetQueue,

@@ -1,0 +1,81 @@
+import type { RunEvent } from '@contracts/events';
+import type { NodeWarning, RunNode } from '@contracts/runs';
+
+/** The runtime loads the model before a phase can answer (a cold start). */
+export interface ModelLoading {
+  node: string;
+  model: string;
+  /** How long the last load of this model took, when the server has seen one. */
+  expectedS: number | null;
+}
+
+/** The parts of the run view this module keeps. */
+interface RuntimeView {
+  transcript: { node: string; text: string; thinking?: string }[];
+  warnings: string[];
+  loading: ModelLoading | null;
+}
+
+/** A node warning as the studio's warning banner words it. */
+export function warningText(node: string, warning: NodeWarning): string {
+  const what =
+    warning.code === 'answer_cut'
+      ? 'Answer cut'
+      : warning.code === 'prompt_cut'
+        ? 'Prompt cut by the runtime'
+        : 'Warning';
+  return `${what} for ${node}: ${warning.message}.`;
+}
+
+/** Appends a piece of reasoning to the node's transcript entry (the one its answer streams into). */
+function appendThinking(view: RuntimeView, node: string, text: string): void {
+  const last = view.transcript.at(-1);
+  if (last && last.node === node) last.thinking = (last.thinking ?? '') + text;
+  else view.transcript.push({ node, text: '', thinking: text });
+}
+
+/**
+ * The events of the local runtime: reasoning (kept with the phase's transcript entry, apart from its answer), cold
+ * starts (the loading state lasts until the phase's first reasoning or answer, or its end) and node warnings.
+ */
+export function applyRuntimeEvent(view: RuntimeView, event: RunEvent): void {
+  switch (event.type) {
+    case 'model_loading':
+      view.loading = { node: event.node, model: event.model, expectedS: event.expected_s };
+      return;
+    case 'thinking':
+      view.loading = null;
+      appendThinking(view, event.node, event.text);
+      return;
+    case 'node_warning':
+      view.warnings.push(warningText(event.node, event));
+      return;
+    case 'token':
+    case 'node_exit':
+    case 'run_done':
+    case 'run_error':
+    case 'run_cancelled':
+    case 'run_rejected':
+    case 'run_resumed':
+      view.loading = null;
+      return;
+    default:
+      return;
+  }
+}
+
+/** A stored run: each node's reasoning beside its answer, and its stored warnings. */
+export function restoreRuntimeFigures(view: RuntimeView, nodes: readonly RunNode[]): void {
+  const used = new Set<number>();
+  for (const node of nodes) {
+    for (const warning of node.warnings ?? []) view.warnings.push(warningText(node.node_id, warning));
+    if (!node.thinking) continue;
+    const index = view.transcript.findIndex((entry, i) => entry.node === node.node_id && !used.has(i));
+    if (index >= 0) {
+      used.add(index);
+      view.transcript[index]!.thinking = node.thinking;
+    } else {
+      used.add(view.transcript.push({ node: node.node_id, text: '', thinking: node.thinking }) - 1);
+    }
+  }
+}
