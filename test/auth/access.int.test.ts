@@ -209,6 +209,7 @@ const MATRIX: Row[] = [
   row('GET', 'run history', (w) => `/threads/${w.finished.thread_id}/runs`, role('project', 'viewer', 200)),
   row('GET', 'run detail', (w) => `/runs/${w.finished.run_id}`, role('project', 'viewer', 200)),
   row('GET', 'follow a run', (w) => `/runs/${w.finished.run_id}/stream`, role('project', 'viewer', 200)),
+  row('POST', 'a stream token', (w) => `/runs/${w.finished.run_id}/stream-token`, role('project', 'viewer', 200)),
   row(
     'GET',
     "graph definition with the project's overrides",

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { registerServer } from './contract';
 import { requestServer, type TestRequestInit } from './request';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
@@ -70,6 +71,9 @@ export async function spawnServer(
     });
   });
 
+  // Every answer of this server is checked against the OpenAPI document it serves (contract.ts).
+  const contract = registerServer(url);
+  void exited.then(() => contract.stop());
   return {
     url,
     child,

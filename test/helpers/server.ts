@@ -1,6 +1,7 @@
 import { loadConfig } from '../../src-server/config';
 import { captureLogs } from '../../src-server/log';
 import { startServer, type RunningServer } from '../../src-server/main';
+import { registerServer } from './contract';
 import { requestServer, type TestRequestInit } from './request';
 
 export interface TestServer extends RunningServer {
@@ -30,11 +31,14 @@ export async function startTestServer(
     throw error;
   }
   const token = env.SVC_API_TOKEN ?? server.apiToken;
+  // Every answer of this server is checked against the OpenAPI document it serves (contract.ts).
+  const contract = registerServer(server.url);
   return {
     ...server,
     logs,
     async close() {
       await server.close();
+      contract.stop();
       restore();
     },
     request: (path, init) => requestServer(server.url, path, init, token),

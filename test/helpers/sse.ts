@@ -1,4 +1,5 @@
 import { RunEventSchema, type RunEvent } from '../../src-server/contracts/events';
+import { checkRunEvent } from './contract';
 
 export interface ReceivedEvent {
   id: number;
@@ -32,8 +33,9 @@ export async function readPieces(res: Response, separator: string, onPiece: (pie
 
 /**
  * Reads an SSE response frame by frame, checking each frame's `event:` against its data's `type`
- * and the data against the shared event union. `onEvent` may return true to stop reading early
- * (the connection is then dropped, as a client that goes away would).
+ * and the data against the shared event union and the RunEvent schema of the served document.
+ * `onEvent` may return true to stop reading early (the connection is then dropped, as a client
+ * that goes away would).
  */
 export async function readEvents(
   res: Response,
@@ -51,7 +53,9 @@ export async function readEvents(
       fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
     }
     if (!fields.data) return false;
-    const data = RunEventSchema.parse(JSON.parse(fields.data));
+    const json: unknown = JSON.parse(fields.data);
+    checkRunEvent(res.url, json);
+    const data = RunEventSchema.parse(json);
     if (fields.event !== data.type) throw new Error(`event name ${fields.event} does not match data type ${data.type}`);
     const event = { id: Number(fields.id), name: fields.event, data };
     events.push(event);

@@ -5,6 +5,7 @@ import { SESSION_ISSUER } from '../../src-server/auth/authenticator';
 import type { Checkpoint, RunAccepted } from '../../src-server/contracts/runs';
 import { DEFAULT_ORG_ID } from '../../src-server/contracts/tenancy';
 import { useIntegrationServer } from '../helpers/integration';
+import { until } from '../helpers/until';
 import { eventOrder, readEvents } from '../helpers/sse';
 
 const SECRET = 'a-session-secret-for-checkpoint-tests-0123456789';
@@ -266,6 +267,56 @@ describe('a run from a checkpoint (a branch on the same thread)', () => {
     // Nothing refused left a run behind.
     const runs = await (await ctx.server.request(`/threads/${threadId}/runs`)).json();
     expect(runs).toHaveLength(1);
+  });
+});
+
+describe('a branch run whose process died', () => {
+  it('before its branch point was written is taken over: the new process writes it and the branch runs from there', async () => {
+    ctx.model.reply(['Before']);
+    const { runId, threadId } = await runToGate();
+    await readEvents(await decide(threadId, 'reject'));
+    const afterIntake = (await checkpoints(threadId)).find((c) => c.node === 'intake')!;
+
+    // What a fork leaves when its process dies at once: the run row, leased to that process, and nothing else.
+    const branchId = randomUUID();
+    await ctx.server.pool.query(
+      `INSERT INTO svc_runs (id, thread_id, agent, model, status, message, owner_id, lease_until, forked_from)
+       VALUES ($1, $2, 'review', 'fake-model', 'running', 'Review: taken over', 'a-process-that-died',
+               now() - interval '1 minute', $3::jsonb)`,
+      [
+        branchId,
+        threadId,
+        JSON.stringify({
+          checkpoint_id: afterIntake.checkpoint_id,
+          run_id: runId,
+          outputs: { intake: 'Edited intake' },
+        }),
+      ],
+    );
+    ctx.model.reply(['After', ' takeover']);
+    const status = await until(async () => {
+      const { rows } = await ctx.server.pool.query(`SELECT status FROM svc_runs WHERE id = $1`, [branchId]);
+      return rows[0].status === 'waiting_approval' ? rows[0].status : undefined;
+    }, 20_000);
+    expect(status).toBe('waiting_approval');
+    expect(lastPrompt()).toContain('Review: taken over');
+    expect(lastPrompt()).toContain('### intake\nEdited intake');
+
+    const branch = (await checkpoints(threadId)).filter((c) => c.run_id === branchId);
+    expect(branch.map((c) => [c.source, c.node, c.next])).toEqual([
+      ['update', null, ['analysis']],
+      ['loop', 'analysis', ['gate']],
+    ]);
+    expect(branch[0]!.parent_checkpoint_id).toBe(afterIntake.checkpoint_id);
+    const events = await readEvents(await ctx.server.request(`/runs/${branchId}/stream`));
+    expect(eventOrder(events)).toEqual([
+      'run_resumed:null',
+      'node_enter:analysis',
+      'token:analysis',
+      'node_exit:analysis',
+      'node_enter:gate',
+      'gate_waiting:gate',
+    ]);
   });
 });
 
