@@ -203,6 +203,24 @@ describe('decisions as generated clients see them', () => {
   });
 });
 
+describe('a cancel as generated clients see it', () => {
+  it('answers JSON with where to follow the run to its run_cancelled', async () => {
+    ctx.model.reply(numberedTokens(200, 'c'), 20);
+    const run = await startRun(ctx.server, 'summary', 'cancel me');
+    // Cancelled while its tokens stream: read until the first one.
+    await readEvents(await ctx.server.request(`/runs/${run.run_id}/stream`), (e) => e.data.type === 'token');
+    const res = await ctx.server.request(`/runs/${run.run_id}/cancel`, { method: 'POST', json: { reason: 'enough' } });
+    expect(res.status).toBe(200);
+    const accepted = (await res.json()) as { status: string; last_event_id: number; stream_url: string };
+    expect(accepted).toMatchObject({ run_id: run.run_id, thread_id: run.thread_id, status: 'cancelled' });
+    expect(accepted.last_event_id).toBeGreaterThan(0);
+    expect(accepted.stream_url).toBe(`/runs/${run.run_id}/stream?last_event_id=${accepted.last_event_id}`);
+    const rest = await readEvents(await ctx.server.request(accepted.stream_url));
+    expect(rest[0]!.id).toBe(accepted.last_event_id + 1);
+    expect(rest.at(-1)!.data).toEqual({ type: 'run_cancelled', run_id: run.run_id, reason: 'enough' });
+  });
+});
+
 describe('an EventSource with authentication on', () => {
   it('follows a run through a stream token, which opens only that run, for that user, before it expires', async () => {
     const server = await ctx.start({ AUTH_ENABLED: 'true', SESSION_SECRET: SECRET });
@@ -276,6 +294,10 @@ describe('an EventSource with authentication on', () => {
         headers: await as(outsider),
       });
       expect(outsiders.status).toBe(404);
+      // The instance administrator (the API token) gets one too.
+      const admins = await server.request(`/runs/${other.run_id}/stream-token`, { method: 'POST' });
+      const adminStream = await fetch(`${server.url}${((await admins.json()) as { stream_url: string }).stream_url}`);
+      expect((await readEvents(adminStream)).at(-1)!.data).toMatchObject({ type: 'run_done', run_id: other.run_id });
       // The token never reaches the log.
       expect(server.logs.filter((line) => line.includes(token))).toEqual([]);
     } finally {
