@@ -33,7 +33,7 @@ import { listenForRunNotifications } from './db/run-notifications';
 import { phaseConfigService } from './runtime/phase-config.service';
 import { RunEventStream } from './runtime/event-stream';
 import { RunManager } from './runtime/run-manager';
-import { checkpointAt, readerGraph, threadCheckpoints } from './runtime/checkpoints';
+import { readerGraph, threadCheckpoints } from './runtime/checkpoints';
 import { runsService } from './runtime/runs.service';
 import { threadsService } from './runtime/threads.service';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
@@ -223,9 +223,7 @@ export async function startServer({
       runs,
       manager,
       deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
-      checkpoints: (entry, threadId, limit) => threadCheckpoints(readerGraph(entry, checkpointer), threadId, limit),
-      checkpoint: (entry, threadId, checkpointId) =>
-        checkpointAt(readerGraph(entry, checkpointer), threadId, checkpointId),
+      checkpoints: (entry, threadId) => threadCheckpoints(readerGraph(entry, checkpointer), threadId),
       checkProjectPath: checkPath,
     });
     const service = runsService({

@@ -105,15 +105,11 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
         call.messages.map((m) => ({ role: m.role, content: m.content })),
         { signal: call.signal },
       )) {
-        // Usage comes in pieces that add up (Gemini's deltas; Anthropic's prompt at the start), except Anthropic's
-        // answer count: message_delta gives the whole count, which LangChain adds to message_start's placeholder.
+        // Usage comes in pieces (Anthropic: the prompt at the start, the answer at the end): they add up.
         const usage = chunk.usage_metadata;
         if (usage) {
           promptTokens = (promptTokens ?? 0) + (usage.input_tokens ?? 0);
-          outputTokens =
-            provider === 'cloud_b'
-              ? Math.max(outputTokens ?? 0, usage.output_tokens ?? 0)
-              : (outputTokens ?? 0) + (usage.output_tokens ?? 0);
+          outputTokens = (outputTokens ?? 0) + (usage.output_tokens ?? 0);
         }
         const piece = chunk.text;
         if (!piece) continue;

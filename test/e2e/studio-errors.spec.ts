@@ -54,7 +54,7 @@ test('a failed thread list is said above the list with a Retry that loads it', a
 
 test('a graph that fails to load is said above the canvas with a Retry that shows it', async ({ page }) => {
   await openStudio(page);
-  await failGet(page, /\/graph-definition$/, 503, 'the catalog is not answering');
+  await failGet(page, /\/graph-definition(\?|$)/, 503, 'the catalog is not answering');
   await page.getByTestId('asset-repo-summary').click();
   const notice = page.getByTestId('graph-error');
   await expect(notice).toHaveText(

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from '@playwright/test';
 import type { GraphDefinition } from '../../src-server/contracts/runs';
+import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { numberedTokens } from '../fixtures/fake-models';
 import { expect, test } from './studio.fixtures';
 import {
@@ -206,7 +207,10 @@ test('a saved routing rule shows its validation errors, then its from → to lin
   await expect(phase(page, 'summarize')).toHaveAttribute('data-flash', 'cyan');
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   await expect(phase(page, 'execute')).toHaveAttribute('data-state', 'idle');
-  await api('/agents/repo-summary/nodes/dispatch/config', { method: 'PUT', json: {} });
+  // The studio saved for the project chosen in its switcher, or for the organisation: clear both.
+  for (const scope of ['', `?project_id=${DEFAULT_PROJECT_ID}`]) {
+    await api(`/agents/repo-summary/nodes/dispatch/config${scope}`, { method: 'PUT', json: {} });
+  }
 });
 
 test("the phase panel shows an asset's own routing rules read-only, above the editable overrides", async ({ page }) => {

@@ -3,8 +3,11 @@ import { api } from './http';
 import { openEventStream, type EventHandler } from './sse-client';
 
 export const threadsApi = {
-  list: (limit: number, cursor?: string) =>
-    api<ThreadPage>(`/threads?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+  /** A page of threads, of one project when `projectId` is given. */
+  list: (limit: number, cursor?: string, projectId?: string | null) =>
+    api<ThreadPage>(
+      `/threads?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}${projectId ? `&project_id=${projectId}` : ''}`,
+    ),
   create: (body: CreateThread) => api<Thread>('/threads', { method: 'POST', body }),
   runs: (threadId: string) => api<Run[]>(`/threads/${threadId}/runs`),
   remove: (threadId: string) => api<void>(`/threads/${threadId}`, { method: 'DELETE' }),

@@ -4,6 +4,7 @@ import { defineStore } from 'pinia';
 import { errorMessage } from '@contracts/errors';
 import { ref } from 'vue';
 import { assetsApi } from '../api/assets.api';
+import { useSessionStore } from './session.store';
 
 /** Agents and commands, and the graph definition of the one selected. */
 export const useCatalogStore = defineStore('catalog', () => {
@@ -13,6 +14,8 @@ export const useCatalogStore = defineStore('catalog', () => {
   const graph = ref<GraphDefinition | null>(null);
   /** Why the selected asset's graph could not be loaded; the canvas is empty then. */
   const graphError = ref<string | null>(null);
+
+  const session = useSessionStore();
 
   async function load(): Promise<void> {
     [agents.value, commands.value] = await Promise.all([assetsApi.agents(), assetsApi.commands()]);
@@ -24,7 +27,7 @@ export const useCatalogStore = defineStore('catalog', () => {
     selected.value = name;
     graphError.value = null;
     try {
-      graph.value = name ? await assetsApi.graph(name) : null;
+      graph.value = name ? await assetsApi.graph(name, session.scope) : null;
     } catch (e) {
       if (selected.value !== name) return;
       graph.value = null;
@@ -34,8 +37,8 @@ export const useCatalogStore = defineStore('catalog', () => {
 
   async function saveConfig(node: string, config: NodeConfig): Promise<void> {
     if (!selected.value) return;
-    await assetsApi.saveNodeConfig(selected.value, node, config);
-    graph.value = await assetsApi.graph(selected.value);
+    await assetsApi.saveNodeConfig(selected.value, node, config, session.scope);
+    graph.value = await assetsApi.graph(selected.value, session.scope);
   }
 
   return { agents, commands, selected, graph, graphError, load, select, saveConfig };

@@ -20,7 +20,7 @@ export interface RunRequestForm {
   model?: string;
   projectPath?: string;
   threadId?: string;
-  /** A new thread is created in this project first; without it the server uses the default project. */
+  /** The project of a new thread; without it the server takes the caller's only project (or asks which). */
   projectId?: string;
 }
 
@@ -94,27 +94,13 @@ export const useRunsStore = defineStore('runs', () => {
   async function start(form: RunRequestForm): Promise<void> {
     lastRequest.value = form;
     view.value = { ...emptyView(), agent: form.agent, message: form.message, projectPath: form.projectPath ?? null };
-    let threadId = form.threadId;
-    if (!threadId && form.projectId) {
-      try {
-        threadId = (
-          await threadsApi.create({
-            agent: form.agent,
-            model: form.model,
-            project_path: form.projectPath,
-            project_id: form.projectId,
-          })
-        ).id;
-      } catch (e) {
-        error.value = errorMessage(e);
-        return;
-      }
-    }
+    const threadId = form.threadId;
     const body = {
       message: form.message,
       ...(form.model ? { model: form.model } : {}),
       ...(form.projectPath ? { project_path: form.projectPath } : {}),
-      ...(threadId ? { thread_id: threadId } : {}),
+      // A new thread goes to the project chosen in the switcher; a thread keeps its own.
+      ...(threadId ? { thread_id: threadId } : form.projectId ? { project_id: form.projectId } : {}),
     };
     await follow((signal, onEvent) => runsApi.start(form.agent, body, signal, onEvent));
   }

@@ -3,6 +3,7 @@ import { defineStore } from 'pinia';
 import { errorMessage } from '@contracts/errors';
 import { ref } from 'vue';
 import { threadsApi } from '../api/threads.api';
+import { useSessionStore } from './session.store';
 
 const PAGE = 50;
 
@@ -12,6 +13,8 @@ export const useThreadsStore = defineStore('threads', () => {
   const nextCursor = ref<string | null>(null);
   /** Why the last reload failed; the list shown is then out of date. */
   const error = ref<string | null>(null);
+  /** The project chosen in the switcher: only its threads are listed (all the caller may see without one). */
+  const session = useSessionStore();
 
   /**
    * Reloads from the top, keeping as many threads as were shown. It never throws: a failure is kept in `error`
@@ -19,7 +22,11 @@ export const useThreadsStore = defineStore('threads', () => {
    */
   async function load(): Promise<void> {
     try {
-      const page = await threadsApi.list(Math.max(PAGE, Math.min(threads.value.length, 200)));
+      const page = await threadsApi.list(
+        Math.max(PAGE, Math.min(threads.value.length, 200)),
+        undefined,
+        session.scope.projectId,
+      );
       threads.value = page.items;
       nextCursor.value = page.next_cursor;
       error.value = null;
@@ -30,7 +37,7 @@ export const useThreadsStore = defineStore('threads', () => {
 
   async function loadMore(): Promise<void> {
     if (!nextCursor.value) return;
-    const page = await threadsApi.list(PAGE, nextCursor.value);
+    const page = await threadsApi.list(PAGE, nextCursor.value, session.scope.projectId);
     const seen = new Set(threads.value.map((t) => t.id));
     threads.value.push(...page.items.filter((t) => !seen.has(t.id)));
     nextCursor.value = page.next_cursor;
