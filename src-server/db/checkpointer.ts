@@ -12,7 +12,9 @@ import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 export class CheckpointSaver extends PostgresSaver {
   override getNextVersion(current: number | undefined): number {
     const next = (typeof current === 'number' ? Math.floor(current) : 0) + 1;
-    // Nine decimal places: exact in a double at these magnitudes, and printed the same by JavaScript and PostgreSQL.
-    return next + Math.floor(Math.random() * 1e9 + 1) / 1e9;
+    // A fraction of at most nine decimals, never zero (a whole number could be a version the stock saver wrote): the
+    // number prints as exactly those decimals, in JavaScript (the blob's key) and from PostgreSQL's JSON (the lookup).
+    const fraction = String(1 + Math.floor(Math.random() * (1e9 - 1))).padStart(9, '0');
+    return Number(`${next}.${fraction}`);
   }
 }
