@@ -139,6 +139,14 @@ describe('an EventSource following a run', () => {
       await ctx.server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': String(last - 1) } }),
     );
     expect(rest.map((e) => e.id)).toEqual([last]);
+    // The header wins over the query: an EventSource opened with ?last_event_id= sends the header when it
+    // reconnects, and resumes after what it has seen since, not after the address's id.
+    const both = await readEvents(
+      await ctx.server.request(`/runs/${runId}/stream?last_event_id=1`, {
+        headers: { 'last-event-id': String(last - 2) },
+      }),
+    );
+    expect(both.map((e) => e.id)).toEqual([last - 1, last]);
   });
 
   it('answers 204 to a re-attach after gate_waiting until the gate is decided, then the resumed run', async () => {
