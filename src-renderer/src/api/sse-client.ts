@@ -14,8 +14,8 @@ export class StreamProtocolError extends Error {}
 
 /**
  * Opens a run stream with fetch (EventSource cannot POST or send a bearer token), parses SSE frames
- * and checks each event against the shared union. Resolves when the server ends the stream; abort
- * it with `signal`.
+ * and checks each event against the shared union. Resolves when the server ends the stream, or answers
+ * 204 (the client has every event the run will send until someone acts on it); abort it with `signal`.
  */
 export async function openEventStream(
   path: string,
@@ -33,6 +33,7 @@ export async function openEventStream(
     signal: init.signal,
   });
   if (!res.ok) await raise(res);
+  if (res.status === 204) return;
   if (!res.body) throw new StreamProtocolError('the run stream has no body');
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';

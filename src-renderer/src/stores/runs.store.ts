@@ -137,9 +137,11 @@ export const useRunsStore = defineStore('runs', () => {
   async function decide(approved: boolean, reason: string): Promise<void> {
     const { threadId, runId, pendingGate } = view.value;
     if (!threadId || !pendingGate) return;
-    await follow((signal, onEvent) =>
-      threadsApi.decideGate(threadId, pendingGate.node, approved, reason, signal, onEvent),
-    );
+    // The decision answers JSON; the resumed run is then followed from the gate on, like any re-attach.
+    await follow(async (signal, onEvent) => {
+      const accepted = await threadsApi.decideGate(threadId, pendingGate.node, approved, reason);
+      if (!signal.aborted) await runsApi.attach(accepted.run_id, accepted.last_event_id, signal, onEvent);
+    });
     // A refused decision (the gate was decided elsewhere, or its checkpoint is gone): show what is stored.
     if (error.value && runId) await load(runId).catch(() => undefined);
   }
