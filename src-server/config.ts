@@ -103,6 +103,8 @@ const schema = z.object({
   GIT_ALLOWED_HOSTS: list.default([]),
   /** The clone cache (DATA_DIR/repositories) as a whole; beyond it the least recently used clones are evicted. */
   GIT_CACHE_MAX_MB: int(1).default(1024),
+  /** A cached clone older than this many seconds is fetched again when a run asks for its URL; 0: at every run. */
+  GIT_REFRESH_S: int(0).default(60),
   BODY_LIMIT: z
     .string()
     .trim()

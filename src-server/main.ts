@@ -167,6 +167,7 @@ export async function startServer({
       allowedRoots: config.PROJECT_ROOTS,
       allowedGitHosts: config.GIT_ALLOWED_HOSTS,
       maxCacheBytes: config.GIT_CACHE_MAX_MB * 1024 * 1024,
+      refreshMs: config.GIT_REFRESH_S * 1000,
       // The context shares the local budget with the instructions and the conversation.
       maxChars: Math.floor(config.LOCAL_LLM_MAX_CONTEXT_TOKENS * 4 * 0.5),
     };

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { errorMessage } from '../contracts/errors';
 import { getLogger } from '../log';
 import { ProjectPathError } from './errors';
 import type { GitUrl } from './git-url';
@@ -19,6 +20,11 @@ export interface CloneLimits {
   maxCacheBytes: number;
   /** Stops the clone: the run was cancelled. */
   signal?: AbortSignal;
+  /**
+   * A cached clone fetched longer ago than this is fetched again when a run asks for it (GIT_REFRESH_S); 0 fetches
+   * at every use. Undefined keeps a clone until it is evicted.
+   */
+  refreshMs?: number;
 }
 
 /** Where a network clone must connect: the addresses its host was checked at (http and https only). */
@@ -64,9 +70,61 @@ export async function cloneIntoCache(source: string, shown: string, pin: Pin | u
   if (await exists(path.join(target, '.git'))) {
     const now = new Date();
     await fs.utimes(target, now, now).catch(() => undefined);
-    return target;
+    if (!(await stale(target, limits))) return target;
+    return refresh(target, source, shown, pin, limits);
   }
   await fs.mkdir(limits.cacheDir, { recursive: true, mode: 0o700 });
+  const staging = await cloneToStaging(target, source, shown, pin, limits);
+  // Another run may have cloned the same source meanwhile: then its clone is the one kept.
+  await fs.rename(staging, target).catch(() => fs.rm(staging, { recursive: true, force: true }));
+  await evict(limits, target).catch((error) => log.warn(`clone cache eviction failed: ${String(error)}`));
+  return target;
+}
+
+/** Whether a cached clone was fetched longer ago than the refresh interval (its size file is written at fetch). */
+async function stale(target: string, limits: CloneLimits): Promise<boolean> {
+  if (limits.refreshMs === undefined) return false;
+  const fetched = await fs.stat(path.join(target, SIZE_FILE)).catch(() => undefined);
+  return !fetched || Date.now() - fetched.mtimeMs >= limits.refreshMs;
+}
+
+/**
+ * Fetches a stale clone again, with the same bounds as the first clone (size, time, pinned addresses, cancel),
+ * into a staging folder that then takes the old one's place. A clone that a run of this process is reading is
+ * left as it is, and so is the cached clone when the new fetch fails: the run reads what was fetched before
+ * (the failure is logged), unless it was cancelled.
+ */
+async function refresh(target: string, source: string, shown: string, pin: Pin | undefined, limits: CloneLimits) {
+  if (inUse.has(target)) return target;
+  let staging: string;
+  try {
+    staging = await cloneToStaging(target, source, shown, pin, limits);
+  } catch (error) {
+    if (limits.signal?.aborted) throw error;
+    log.warn(`fetching ${shown} again failed, its clone of before is used: ${errorMessage(error)}`);
+    return target;
+  }
+  if (inUse.has(target)) {
+    await fs.rm(staging, { recursive: true, force: true });
+    return target;
+  }
+  const old = `${target}.tmp-old-${process.pid}-${Date.now()}`;
+  await fs.rename(target, old).catch(() => undefined);
+  await fs.rename(staging, target).catch(() => fs.rm(staging, { recursive: true, force: true }));
+  await fs.rm(old, { recursive: true, force: true });
+  log.info(`fetched ${shown} again (its clone was older than ${Math.round(limits.refreshMs! / 1000)} s)`);
+  await evict(limits, target).catch((error) => log.warn(`clone cache eviction failed: ${String(error)}`));
+  return target;
+}
+
+/** A bounded shallow clone of `source` in a staging folder next to `target`; removed again when it fails. */
+async function cloneToStaging(
+  target: string,
+  source: string,
+  shown: string,
+  pin: Pin | undefined,
+  limits: CloneLimits,
+) {
   const staging = `${target}.tmp-${process.pid}-${Date.now()}`;
   const tooLarge = () =>
     new ProjectPathError(
@@ -91,10 +149,7 @@ export async function cloneIntoCache(source: string, shown: string, pin: Pin | u
     await fs.rm(staging, { recursive: true, force: true });
     throw error;
   }
-  // Another run may have cloned the same source meanwhile: then its clone is the one kept.
-  await fs.rename(staging, target).catch(() => fs.rm(staging, { recursive: true, force: true }));
-  await evict(limits, target).catch((error) => log.warn(`clone cache eviction failed: ${String(error)}`));
-  return target;
+  return staging;
 }
 
 /**

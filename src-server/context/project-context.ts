@@ -23,6 +23,8 @@ export interface ProjectContextOptions {
   maxCloneBytes?: number;
   /** The whole clone cache; the least recently used clones are evicted beyond it. */
   maxCacheBytes?: number;
+  /** A cached clone fetched longer ago than this is fetched again (GIT_REFRESH_S); unset: kept until evicted. */
+  refreshMs?: number;
   /** The run's signal: cancelling the run stops its clone. */
   signal?: AbortSignal;
 }
@@ -128,6 +130,7 @@ function cloneLimits(options: ProjectContextOptions) {
     timeoutMs: options.cloneTimeoutMs ?? 60_000,
     maxCloneBytes: options.maxCloneBytes ?? 200 * 1024 * 1024,
     maxCacheBytes: options.maxCacheBytes ?? 1024 * 1024 * 1024,
+    refreshMs: options.refreshMs,
     signal: options.signal,
   };
 }

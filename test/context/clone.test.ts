@@ -178,3 +178,53 @@ describe('cancelling a run', () => {
     expect(cached(opts)).toEqual([]);
   });
 });
+
+describe('a cached clone is fetched again once older than the refresh interval', () => {
+  /** Commits `files` to the bare repository, as a push from someone's checkout would. */
+  function push(bare: string, files: Record<string, string | Buffer>): void {
+    const work = mkdir();
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: work, stdio: 'pipe' });
+    git('clone', '-q', bare, '.');
+    for (const [file, content] of Object.entries(files)) fs.writeFileSync(path.join(work, file), content);
+    git('add', '.');
+    git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '-m', 'next');
+    git('push', '-q', 'origin', 'HEAD');
+  }
+  /** Makes the cached clone look as if it had been fetched `seconds` ago. */
+  const age = (opts: ProjectContextOptions, seconds: number) => {
+    const [folder] = cached(opts);
+    const then = new Date(Date.now() - seconds * 1000);
+    fs.utimesSync(path.join(opts.cacheDir, folder!, '.git', 'svc-size'), then, then);
+  };
+
+  it('a run within the interval reads the clone it has; a later run reads the commit pushed meanwhile', async () => {
+    const root = mkdir();
+    const bare = repository(root, 'moving', { 'NOTES.md': 'first version\n' });
+    const server = await startGitHttpServer(root);
+    closers.push(server.close);
+    const url = `${server.url}/moving.git`;
+    const opts = options({ allowedGitHosts: ['127.0.0.1'], refreshMs: 60_000, maxCloneBytes: 2 * 1024 * 1024 });
+    expect(await buildProjectContext(url, opts)).toContain('# moving');
+
+    push(bare, { 'README.md': '# moving, second version\n' });
+    expect(await buildProjectContext(url, opts)).not.toContain('second version');
+
+    age(opts, 61);
+    expect(await buildProjectContext(url, opts)).toContain('# moving, second version');
+    expect(cached(opts)).toHaveLength(1);
+
+    // Bounded as the first clone: a push past the size limit is not fetched, and the clone of before is read.
+    push(bare, { 'README.md': '# moving, third version\n', 'big.bin': randomBytes(3 * 1024 * 1024) });
+    age(opts, 61);
+    const text = await buildProjectContext(url, opts);
+    expect(text).toContain('# moving, second version');
+    expect(text).not.toContain('big.bin');
+    expect(cached(opts)).toHaveLength(1);
+
+    // And a server that has gone away leaves the cached clone in use.
+    await server.close();
+    closers.splice(closers.indexOf(server.close), 1);
+    age(opts, 61);
+    expect(await buildProjectContext(url, opts)).toContain('# moving, second version');
+  });
+});
