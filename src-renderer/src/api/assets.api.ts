@@ -1,5 +1,6 @@
-import type { AssetSummary } from '@contracts/assets';
-import type { GraphDefinition, NodeConfig } from '@contracts/runs';
+import { AssetSummarySchema } from '@contracts/assets';
+import { GraphDefinitionSchema, NodeConfigSchema, type NodeConfig } from '@contracts/runs';
+import { z } from 'zod';
 import { api } from './http';
 
 const agentPath = (agent: string) => `/agents/${encodeURIComponent(agent)}`;
@@ -14,13 +15,14 @@ const scopeQuery = ({ projectId, orgId }: ConfigScope) =>
 
 /** Agents, commands, their graph definitions and per-node configuration. */
 export const assetsApi = {
-  agents: () => api<AssetSummary[]>('/agents'),
-  commands: () => api<AssetSummary[]>('/commands'),
+  agents: () => api('/agents', { schema: z.array(AssetSummarySchema) }),
+  commands: () => api('/commands', { schema: z.array(AssetSummarySchema) }),
   graph: (agent: string, scope: ConfigScope) =>
-    api<GraphDefinition>(`${agentPath(agent)}/graph-definition${scopeQuery(scope)}`),
+    api(`${agentPath(agent)}/graph-definition${scopeQuery(scope)}`, { schema: GraphDefinitionSchema }),
   saveNodeConfig: (agent: string, node: string, config: NodeConfig, scope: ConfigScope) =>
-    api<NodeConfig>(`${agentPath(agent)}/nodes/${encodeURIComponent(node)}/config${scopeQuery(scope)}`, {
+    api(`${agentPath(agent)}/nodes/${encodeURIComponent(node)}/config${scopeQuery(scope)}`, {
       method: 'PUT',
       body: config,
+      schema: NodeConfigSchema,
     }),
 };

@@ -1,10 +1,10 @@
-import type { Me } from '@contracts/auth';
+import { MeSchema } from '@contracts/auth';
 import { api } from './http';
 
 export const authApi = {
-  me: () => api<Me>('/auth/me'),
+  me: () => api('/auth/me', { schema: MeSchema }),
   /** Who another token signs in as; its refusal does not send the studio to the sign-in screen. */
-  meAs: (token: string) => api<Me>('/auth/me', { token }),
+  meAs: (token: string) => api('/auth/me', { token, schema: MeSchema }),
   /** Where the browser goes to sign in with the identity provider (a redirect, not a JSON call). */
   loginUrl: '/auth/login',
 };

@@ -1,6 +1,6 @@
-import type { Health } from '@contracts/health';
+import { HealthSchema } from '@contracts/health';
 import { api } from './http';
 
 export const healthApi = {
-  get: () => api<Health>('/health'),
+  get: () => api('/health', { schema: HealthSchema }),
 };

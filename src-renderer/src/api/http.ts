@@ -1,4 +1,5 @@
 import { TOKEN_STORAGE_KEY } from '@contracts/storage';
+import type { z } from 'zod';
 
 /** An error answer of the API: its envelope, with per-field problems when the server gave them. */
 export class ApiError extends Error {
@@ -45,10 +46,17 @@ export async function raise(res: Response, notify = true): Promise<never> {
   );
 }
 
-/** The one way the studio calls the JSON API, with the stored token unless `token` names another. */
+/** The server answered with something its own schema does not describe: studio and server disagree. */
+export class ResponseShapeError extends Error {}
+
+/**
+ * The one way the studio calls the JSON API, with the stored token unless `token` names another. With `schema` (the
+ * server's own, from `@contracts/*`), the answer is checked against it, as stream events are: a studio and a server
+ * that disagree fail here, with what differs, rather than somewhere in a component.
+ */
 export async function api<T>(
   path: string,
-  init: { method?: string; body?: unknown; signal?: AbortSignal; token?: string } = {},
+  init: { method?: string; body?: unknown; signal?: AbortSignal; token?: string; schema?: z.ZodType<T> } = {},
 ): Promise<T> {
   const res = await fetch(path, {
     method: init.method ?? 'GET',
@@ -58,5 +66,15 @@ export async function api<T>(
   });
   if (!res.ok) await raise(res, init.token === undefined);
   if (res.status === 204) return undefined as T;
-  return (await res.json()) as T;
+  const body: unknown = await res.json();
+  if (!init.schema) return body as T;
+  const parsed = init.schema.safeParse(body);
+  if (!parsed.success)
+    throw new ResponseShapeError(
+      `${init.method ?? 'GET'} ${path.split('?')[0]} answered in an unexpected shape: ${parsed.error.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+        .join('; ')}`,
+    );
+  return parsed.data;
 }

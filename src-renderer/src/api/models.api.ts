@@ -1,6 +1,6 @@
-import type { Models } from '@contracts/models';
+import { ModelsSchema } from '@contracts/models';
 import { api } from './http';
 
 export const modelsApi = {
-  list: () => api<Models>('/models'),
+  list: () => api('/models', { schema: ModelsSchema }),
 };

@@ -1,7 +1,7 @@
-import type { QueueStatus } from '@contracts/models';
+import { QueueStatusSchema } from '@contracts/models';
 import { api } from './http';
 
 export const queueApi = {
-  status: () => api<QueueStatus>('/queue/status'),
-  reset: (reason: string) => api<QueueStatus>('/queue/reset', { method: 'POST', body: { reason } }),
+  status: () => api('/queue/status', { schema: QueueStatusSchema }),
+  reset: (reason: string) => api('/queue/reset', { method: 'POST', body: { reason }, schema: QueueStatusSchema }),
 };

@@ -40,7 +40,10 @@ export async function openEventStream(
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
-    buffer += value.replace(/\r\n?/g, '\n');
+    // Line ends become \n; a \r that ends this read waits for the next, which may start with its \n.
+    buffer += value;
+    const pendingCr = buffer.endsWith('\r');
+    buffer = (pendingCr ? buffer.slice(0, -1) : buffer).replace(/\r\n?/g, '\n') + (pendingCr ? '\r' : '');
     let boundary: number;
     while ((boundary = buffer.indexOf('\n\n')) >= 0) {
       const frame = parseFrame(buffer.slice(0, boundary));
@@ -51,7 +54,7 @@ export async function openEventStream(
 }
 
 /** One SSE frame: comment lines (keep-alives) are skipped, `data:` lines are joined as the spec says. */
-function parseFrame(frame: string): StreamedEvent | null {
+export function parseFrame(frame: string): StreamedEvent | null {
   let id = 0;
   const data: string[] = [];
   for (const line of frame.split('\n')) {

@@ -1,6 +1,6 @@
 import type { RunEvent } from '@contracts/events';
 import { applyRuntimeEvent, restoreRuntimeFigures, type ModelLoading } from './runtime-events';
-import type { NodeStatus, PendingGate, RunDetail, RunStatus } from '@contracts/runs';
+import type { NodeStatus, PendingGate, RunDetail, RunNode, RunStatus } from '@contracts/runs';
 
 /** How a phase looks on the canvas. */
 export type PhaseState =
@@ -11,6 +11,22 @@ export interface TranscriptEntry {
   text: string;
   /** A thinking model's reasoning for this phase, shown collapsed above its answer (never part of it). */
   thinking?: string;
+}
+
+/**
+ * How long a phase ran and waited, and what it cost in tokens. Times are epoch milliseconds. A stored run gives the
+ * server's figures (`source: 'server'`); while a run streams, the phase's start and end are the moments its events
+ * arrived (`'live'`), and its token counts the ones the runtime reported at its end.
+ */
+export interface PhaseFigures {
+  enteredAt: number;
+  exitedAt: number | null;
+  queueWaitMs: number | null;
+  promptTokens: number | null;
+  outputTokens: number | null;
+  /** Token events seen for the phase while streaming: what the canvas counts until the runtime's count arrives. */
+  streamedTokens: number;
+  source: 'server' | 'live';
 }
 
 export interface RunView {
@@ -30,6 +46,8 @@ export interface RunView {
   /** Nodes in the order they ran: the breadcrumb trail. */
   trail: string[];
   transcript: TranscriptEntry[];
+  /** Per phase: duration, queue wait and token counts. */
+  figures: Record<string, PhaseFigures>;
   queue: { position: number; estimatedWaitS: number } | null;
   /** The local runtime is loading the model of the phase about to answer. */
   loading: ModelLoading | null;
@@ -57,6 +75,7 @@ export function emptyView(): RunView {
     phases: {},
     trail: [],
     transcript: [],
+    figures: {},
     queue: null,
     loading: null,
     warnings: [],
@@ -85,8 +104,20 @@ const NODE_STATE: Record<NodeStatus, PhaseState> = {
   cancelled: 'cancelled',
 };
 
-/** Folds one stream event into the view; the same function serves live streams and replays. */
-export function applyEvent(view: RunView, event: RunEvent, id: number): void {
+/**
+ * A phase's figures as a stored run gave them are kept when its events are replayed: the replay's arrival times
+ * say nothing of when the phase ran.
+ */
+function liveFigures(view: RunView, node: string): PhaseFigures | null {
+  const figures = view.figures[node];
+  return figures && figures.source === 'server' && figures.exitedAt !== null ? null : (figures ?? null);
+}
+
+/**
+ * Folds one stream event into the view; the same function serves live streams and replays. `now` is when the event
+ * arrived (epoch ms), the time a live phase's figures are measured with.
+ */
+export function applyEvent(view: RunView, event: RunEvent, id: number, now = Date.now()): void {
   view.lastEventId = Math.max(view.lastEventId, id);
   applyRuntimeEvent(view, event);
   switch (event.type) {
@@ -118,14 +149,35 @@ export function applyEvent(view: RunView, event: RunEvent, id: number): void {
       view.phases[event.node] = 'active';
       view.trail.push(event.node);
       view.queue = null;
+      if (!view.figures[event.node] || liveFigures(view, event.node))
+        view.figures[event.node] = {
+          enteredAt: now,
+          exitedAt: null,
+          queueWaitMs: null,
+          promptTokens: null,
+          outputTokens: null,
+          streamedTokens: 0,
+          source: 'live',
+        };
       break;
-    case 'token':
+    case 'token': {
       view.queue = null;
       append(view, event.node, event.text);
+      const figures = liveFigures(view, event.node);
+      if (figures) figures.streamedTokens++;
       break;
-    case 'node_exit':
+    }
+    case 'node_exit': {
       view.phases[event.node] = NODE_STATE[event.status];
+      const figures = liveFigures(view, event.node);
+      if (figures) {
+        figures.exitedAt = now;
+        figures.queueWaitMs = event.queue_wait_ms ?? null;
+        figures.promptTokens = event.prompt_tokens ?? null;
+        figures.outputTokens = event.output_tokens ?? null;
+      }
       break;
+    }
     case 'queue':
       view.queue = { position: event.position, estimatedWaitS: event.estimated_wait_s };
       break;
@@ -210,9 +262,65 @@ export function viewFromDetail(detail: RunDetail): RunView {
     view.phases[node.node_id] = NODE_STATE[node.status];
     view.trail.push(node.node_id);
     if (node.output) view.transcript.push({ node: node.node_id, text: node.output });
+    view.figures[node.node_id] = figuresFromNode(node);
   }
   restoreRuntimeFigures(view, detail.nodes);
   return view;
+}
+
+/** A stored node row's figures. */
+export function figuresFromNode(node: RunNode): PhaseFigures {
+  return {
+    enteredAt: node.entered_at * 1000,
+    exitedAt: node.exited_at === null ? null : node.exited_at * 1000,
+    queueWaitMs: node.queue_wait_ms,
+    promptTokens: node.prompt_tokens,
+    outputTokens: node.output_tokens,
+    streamedTokens: 0,
+    source: 'server',
+  };
+}
+
+/** How long a phase ran (ms): to its end, or to `now` while it runs. */
+export function phaseDuration(figures: PhaseFigures, now = Date.now()): number {
+  return Math.max(0, (figures.exitedAt ?? now) - figures.enteredAt);
+}
+
+/** The tokens a phase produced: the runtime's count when it reported one, else the token events streamed. */
+export function phaseOutputTokens(figures: PhaseFigures): { count: number; reported: boolean } | null {
+  if (figures.outputTokens !== null) return { count: figures.outputTokens, reported: true };
+  return figures.streamedTokens > 0 ? { count: figures.streamedTokens, reported: false } : null;
+}
+
+export interface RunTotals {
+  /** Sum of the phases' durations (ms). */
+  runMs: number;
+  queueWaitMs: number;
+  promptTokens: number | null;
+  outputTokens: number | null;
+  phases: number;
+}
+
+/** The run's totals over its phases, for the State tab; a token total is null when no phase reported one. */
+export function runTotals(view: RunView, now = Date.now()): RunTotals {
+  const all = Object.values(view.figures);
+  const sum = (pick: (f: PhaseFigures) => number | null) =>
+    all.some((f) => pick(f) !== null) ? all.reduce((total, f) => total + (pick(f) ?? 0), 0) : null;
+  return {
+    runMs: all.reduce((total, f) => total + phaseDuration(f, now), 0),
+    queueWaitMs: sum((f) => f.queueWaitMs) ?? 0,
+    promptTokens: sum((f) => f.promptTokens),
+    outputTokens: sum((f) => phaseOutputTokens(f)?.count ?? null),
+    phases: all.length,
+  };
+}
+
+/** 850 ms, 12.3 s, 4 min 05 s. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
 }
 
 /**

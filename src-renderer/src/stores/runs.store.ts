@@ -1,18 +1,17 @@
-import { TERMINAL_EVENTS } from '@contracts/events';
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
 import { runsApi } from '../api/runs.api';
-import type { EventHandler, StreamedEvent } from '../api/sse-client';
+import type { EventHandler } from '../api/sse-client';
 import { threadsApi } from '../api/threads.api';
-import { applyEvent, emptyView, isStuck, viewFromDetail, type RunView } from './run-view';
+import { TokenBatcher } from './frame-batch';
+import { followStream } from './follow';
+import { applyEvent, emptyView, figuresFromNode, isStuck, viewFromDetail, type RunView } from './run-view';
 import { useThreadsStore } from './threads.store';
 import { errorMessage } from '@contracts/errors';
+import type { ForkRequest } from '@contracts/runs';
 
 /** The live run survives a page reload: its id is kept for this tab, and the studio re-attaches. */
 const LIVE_RUN_KEY = 'svc.liveRun';
-
-/** A dropped stream is re-attached this many times in a row before the studio says it failed. */
-const RECONNECT_ATTEMPTS = 10;
 
 export interface RunRequestForm {
   agent: string;
@@ -24,7 +23,16 @@ export interface RunRequestForm {
   projectId?: string;
 }
 
-type Open = (signal: AbortSignal, onEvent: EventHandler) => Promise<void>;
+type Open = (signal: AbortSignal, onEvent: EventHandler) => Promise<unknown>;
+
+/** A run of the studio's stream stopped at a gate. */
+export interface GateReached {
+  threadId: string;
+  runId: string;
+  agent: string | null;
+  node: string;
+  question: string;
+}
 
 /** The run on screen: what its stream said so far, and the actions on it. */
 export const useRunsStore = defineStore('runs', () => {
@@ -35,14 +43,17 @@ export const useRunsStore = defineStore('runs', () => {
   const now = ref(Date.now());
   setInterval(() => (now.value = Date.now()), 5000);
   let controller: AbortController | null = null;
+  const gateListeners = new Set<(gate: GateReached) => void>();
+  /** Counts the requests to bring the approval card forward (a notification was clicked). */
+  const approvalRequested = ref(0);
 
   // The rule is the same whether or not the stream is live: still running two minutes after it started.
   const stuck = computed(() => isStuck(view.value, now.value));
 
   /**
-   * Follows one stream into the view. A stream that drops before the run ended (a proxy, a sleeping laptop,
-   * a server that went away) is picked up again where it stopped: any server re-attaches after the last
-   * event id seen, with the same ids and nothing missed or repeated.
+   * Follows one stream into the view, re-attaching where it dropped (followStream). Tokens reach the view at most
+   * once per animation frame (TokenBatcher); every other event at once. When the run ended live, the stored
+   * figures of its phases (durations, queue waits, token counts) replace those measured while it streamed.
    */
   async function follow(open: Open): Promise<void> {
     controller?.abort();
@@ -50,37 +61,30 @@ export const useRunsStore = defineStore('runs', () => {
     controller = current;
     streaming.value = true;
     error.value = null;
-    let ended = false;
-    const onEvent = ({ id, event }: StreamedEvent) => {
-      applyEvent(view.value, event, id);
-      if (event.type === 'run_start') sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
-      if (TERMINAL_EVENTS.includes(event.type)) ended = true;
-    };
-    try {
-      await open(current.signal, onEvent);
-      let quiet = 0;
-      for (let attempt = 1; !ended && !current.signal.aborted && view.value.runId; attempt++) {
-        const runId = view.value.runId;
-        if (attempt > RECONNECT_ATTEMPTS || quiet >= 2) {
-          // No server can reach it, or it ends without a last event (a run nobody executes any more):
-          // show what is stored.
-          await load(runId);
-          break;
-        }
-        // Quickly at first; a server that is away for longer is asked less often.
-        await new Promise((resolve) => setTimeout(resolve, Math.min(500 * attempt, 5000)));
-        if (current.signal.aborted) break;
-        const seen = view.value.lastEventId;
-        const answered = await runsApi.attach(runId, seen, current.signal, onEvent).then(
-          () => true,
-          () => false,
-        );
-        if (view.value.lastEventId > seen) attempt = quiet = 0;
-        else if (answered) quiet++;
+    const batcher = new TokenBatcher((events) => {
+      for (const { id, event } of events) {
+        applyEvent(view.value, event, id);
+        if (event.type === 'run_start') sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
+        const { threadId, runId, agent } = view.value;
+        if (event.type === 'gate_waiting' && threadId && runId)
+          for (const listener of gateListeners)
+            listener({ threadId, runId, agent, node: event.node, question: event.question });
       }
+    });
+    try {
+      await followStream({
+        open,
+        attach: runsApi.attach,
+        reload: load,
+        onEvent: (e) => batcher.push(e),
+        flush: () => batcher.flush(),
+        position: () => ({ runId: view.value.runId, lastEventId: view.value.lastEventId }),
+        signal: current.signal,
+      });
     } catch (e) {
       if (!current.signal.aborted) error.value = errorMessage(e);
     } finally {
+      batcher.flush();
       if (controller === current) {
         streaming.value = false;
         controller = null;
@@ -89,6 +93,15 @@ export const useRunsStore = defineStore('runs', () => {
       // Never throws: a failed reload is shown above the thread list with a Retry.
       void useThreadsStore().load();
     }
+    if (!current.signal.aborted && view.value.runId && view.value.status !== 'running') await storedFigures();
+  }
+
+  /** The server's figures of the run on screen, once its phases have ended. */
+  async function storedFigures(): Promise<void> {
+    const runId = view.value.runId;
+    const detail = await runsApi.detail(runId!).catch(() => null);
+    if (!detail || view.value.runId !== runId) return;
+    for (const node of detail.nodes) view.value.figures[node.node_id] = figuresFromNode(node);
   }
 
   async function start(form: RunRequestForm): Promise<void> {
@@ -103,6 +116,17 @@ export const useRunsStore = defineStore('runs', () => {
       ...(threadId ? { thread_id: threadId } : form.projectId ? { project_id: form.projectId } : {}),
     };
     await follow((signal, onEvent) => runsApi.start(form.agent, body, signal, onEvent));
+  }
+
+  /**
+   * Starts a run on a branch of the thread on screen, from one of its checkpoints (message, model or a phase's output
+   * edited), and follows it as a new run.
+   */
+  async function fork(threadId: string, checkpointId: string, body: ForkRequest): Promise<void> {
+    const { agent, projectPath } = view.value;
+    lastRequest.value = null;
+    view.value = { ...emptyView(), agent, threadId, message: body.message ?? null, projectPath };
+    await follow((signal, onEvent) => runsApi.fork(threadId, checkpointId, body, signal, onEvent));
   }
 
   /** Stop: the browser stream ends at once, and the run itself is cancelled when its id is known. */
@@ -171,6 +195,15 @@ export const useRunsStore = defineStore('runs', () => {
     if (runId) await load(runId).catch(() => sessionStorage.removeItem(LIVE_RUN_KEY));
   }
 
+  /** Listens for a followed run stopping at a gate (not for a stored one being shown). */
+  function onGateWaiting(listener: (gate: GateReached) => void): void {
+    gateListeners.add(listener);
+  }
+
+  function showApproval(): void {
+    approvalRequested.value++;
+  }
+
   function clear(): void {
     controller?.abort();
     view.value = emptyView();
@@ -185,6 +218,7 @@ export const useRunsStore = defineStore('runs', () => {
     stuck,
     lastRequest,
     start,
+    fork,
     stop,
     cancel,
     rerun,
@@ -193,5 +227,8 @@ export const useRunsStore = defineStore('runs', () => {
     openThread,
     resumeAfterReload,
     clear,
+    onGateWaiting,
+    approvalRequested,
+    showApproval,
   };
 });
