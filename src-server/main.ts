@@ -33,7 +33,7 @@ import { listenForRunNotifications } from './db/run-notifications';
 import { phaseConfigService } from './runtime/phase-config.service';
 import { RunEventStream } from './runtime/event-stream';
 import { RunManager } from './runtime/run-manager';
-import { readerGraph, threadCheckpoints } from './runtime/checkpoints';
+import { checkpointAt, readerGraph, threadCheckpoints } from './runtime/checkpoints';
 import { runsService } from './runtime/runs.service';
 import { threadsService } from './runtime/threads.service';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
@@ -224,7 +224,9 @@ export async function startServer({
       runs,
       manager,
       deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
-      checkpoints: (entry, threadId) => threadCheckpoints(readerGraph(entry, checkpointer), threadId),
+      checkpoints: (entry, threadId, limit) => threadCheckpoints(readerGraph(entry, checkpointer), threadId, limit),
+      checkpoint: (entry, threadId, checkpointId) =>
+        checkpointAt(readerGraph(entry, checkpointer), threadId, checkpointId),
       checkProjectPath: checkPath,
     });
     const service = runsService({

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { UuidSchema } from '../contracts/common';
 import { CheckpointSchema, CreateThreadSchema, ThreadPageSchema, ThreadSchema } from '../contracts/runs';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
 
-const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
+const IdParams = z.object({ id: UuidSchema });
 
 export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
   api.route({
@@ -15,7 +16,7 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
     query: z.object({
       limit: z.coerce.number().int().min(1).max(200).default(50),
       cursor: z.string().max(500).optional(),
-      project_id: z.uuid({ message: 'must be a UUID' }).optional(),
+      project_id: UuidSchema.optional(),
     }),
     errors: { 404: 'the project named by project_id is not visible to the caller (not_found)' },
     responses: { 200: { description: 'a page of threads', schema: ThreadPageSchema } },
@@ -56,8 +57,13 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
     summary:
       "A thread's history, oldest first: every checkpoint of each of its runs and branches (after each step, at each gate), with the state there",
     params: IdParams,
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(1000).default(200).meta({
+        description: 'how many of the newest checkpoints to read (LangGraph input checkpoints count, unlisted)',
+      }),
+    }),
     responses: { 200: { description: 'the checkpoints, oldest first', schema: z.array(CheckpointSchema) } },
-    handler: ({ params, ctx }) => threadsService.checkpoints(ctx.principal, params.id),
+    handler: ({ params, query, ctx }) => threadsService.checkpoints(ctx.principal, params.id, query.limit),
   });
 
   api.route({

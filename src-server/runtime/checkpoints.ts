@@ -53,44 +53,89 @@ function pendingGate(snapshot: StateSnapshot): PendingGate | null {
   return null;
 }
 
-/** Every checkpoint of a thread, across its runs and branches, oldest first. */
-export async function threadCheckpoints(graph: CompiledRunGraph, threadId: string): Promise<Checkpoint[]> {
+/** The most checkpoints a history lists unless asked for fewer or more (GET /threads/{id}/checkpoints). */
+export const HISTORY_LIMIT = 200;
+
+const sourceOf = (snapshot: StateSnapshot) => (snapshot.metadata as { source?: string } | undefined)?.source ?? 'loop';
+
+/**
+ * One checkpoint as the API shows it. `parent` is the checkpoint before it: a loop step ran the nodes its parent had
+ * next; a branch point (an update) ran none.
+ */
+function toCheckpoint(snapshot: StateSnapshot, parent: StateSnapshot | undefined): Checkpoint {
+  const source = sourceOf(snapshot);
+  const ran = source === 'loop' ? (parent?.next ?? []).filter((n) => n !== '__start__') : [];
+  const values = snapshot.values as Partial<RunStateValue>;
+  return {
+    checkpoint_id: idOf(snapshot.config)!,
+    parent_checkpoint_id: idOf(snapshot.parentConfig),
+    run_id: values.run_id ?? null,
+    step: (snapshot.metadata as { step?: number } | undefined)?.step ?? 0,
+    source,
+    node: ran[0] ?? null,
+    next: [...snapshot.next],
+    pending_gate: pendingGate(snapshot),
+    created_at: snapshot.createdAt ?? new Date(0).toISOString(),
+    state: {
+      message: values.message ?? null,
+      outputs: values.outputs ?? {},
+      route: values.route ?? null,
+      approved: values.approved ?? null,
+      decision_reason: values.decision_reason ?? null,
+      last_node: values.last_node ?? null,
+    },
+  };
+}
+
+/**
+ * The thread's checkpoints across its runs and branches, oldest first: the newest `limit` LangGraph wrote (the
+ * input checkpoints among them are not listed). Each holds the whole state, the conversation history included, so a
+ * long thread is read a window at a time rather than whole.
+ */
+export async function threadCheckpoints(
+  graph: CompiledRunGraph,
+  threadId: string,
+  limit = HISTORY_LIMIT,
+): Promise<Checkpoint[]> {
   const snapshots: StateSnapshot[] = [];
-  for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } })) {
+  for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } }, { limit })) {
     snapshots.push(snapshot);
   }
   snapshots.reverse();
   const byId = new Map(snapshots.map((s) => [idOf(s.config), s]));
   const listed: Checkpoint[] = [];
   for (const snapshot of snapshots) {
-    const metadata = snapshot.metadata as { source?: string; step?: number } | undefined;
-    const source = metadata?.source ?? 'loop';
-    if (source === 'input') continue;
+    if (sourceOf(snapshot) === 'input') continue;
     const parentId = idOf(snapshot.parentConfig);
-    // A loop step ran the nodes its parent had next; a branch point (an update) ran none.
-    const ran = source === 'loop' ? (byId.get(parentId)?.next ?? []).filter((n) => n !== '__start__') : [];
-    const values = snapshot.values as Partial<RunStateValue>;
-    listed.push({
-      checkpoint_id: idOf(snapshot.config)!,
-      parent_checkpoint_id: parentId,
-      run_id: values.run_id ?? null,
-      step: metadata?.step ?? 0,
-      source,
-      node: ran[0] ?? null,
-      next: [...snapshot.next],
-      pending_gate: pendingGate(snapshot),
-      created_at: snapshot.createdAt ?? new Date(0).toISOString(),
-      state: {
-        message: values.message ?? null,
-        outputs: values.outputs ?? {},
-        route: values.route ?? null,
-        approved: values.approved ?? null,
-        decision_reason: values.decision_reason ?? null,
-        last_node: values.last_node ?? null,
-      },
-    });
+    // The oldest in the window may follow a checkpoint outside it.
+    const parent =
+      byId.get(parentId) ??
+      (parentId && sourceOf(snapshot) === 'loop' ? await readAt(graph, threadId, parentId) : undefined);
+    listed.push(toCheckpoint(snapshot, parent));
   }
   return listed;
+}
+
+async function readAt(
+  graph: CompiledRunGraph,
+  threadId: string,
+  checkpointId: string,
+): Promise<StateSnapshot | undefined> {
+  const snapshot = await graph.getState({ configurable: { thread_id: threadId, checkpoint_id: checkpointId } });
+  // LangGraph answers an empty state for an id it does not have.
+  return idOf(snapshot.config) === checkpointId && snapshot.createdAt ? snapshot : undefined;
+}
+
+/** One checkpoint of the thread, or undefined when the thread has none with that id (or it is an input one). */
+export async function checkpointAt(
+  graph: CompiledRunGraph,
+  threadId: string,
+  checkpointId: string,
+): Promise<Checkpoint | undefined> {
+  const snapshot = await readAt(graph, threadId, checkpointId);
+  if (!snapshot || sourceOf(snapshot) === 'input') return undefined;
+  const parentId = idOf(snapshot.parentConfig);
+  return toCheckpoint(snapshot, parentId ? await readAt(graph, threadId, parentId) : undefined);
 }
 
 /** The edits a fork makes to a checkpoint's state before its run continues from it. */

@@ -179,8 +179,7 @@ export function runsService(deps: RunsServiceDeps) {
     ): Promise<FollowableRun> {
       const thread = await deps.threads.visible(principal, threadId, 'member');
       const entry = entryFor(thread.agent);
-      const checkpoint = (await deps.threads.checkpointsOf(thread)).find((c) => c.checkpoint_id === checkpointId);
-      if (!checkpoint) throw notFound(`checkpoint ${checkpointId} not found on thread ${thread.id}`);
+      const checkpoint = await deps.threads.checkpointOf(thread, checkpointId);
       if (checkpoint.next.length === 0) {
         throw badRequest(`checkpoint ${checkpointId} is where a run ended: nothing runs after it; fork an earlier one`);
       }

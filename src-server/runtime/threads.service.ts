@@ -18,8 +18,10 @@ export interface ThreadsServiceDeps {
   runs: RunsRepository;
   manager: RunManager;
   deleteCheckpoints(threadId: string): Promise<void>;
-  /** Every checkpoint of a thread, oldest first (checkpoints.ts). */
-  checkpoints(entry: CatalogEntry, threadId: string): Promise<Checkpoint[]>;
+  /** The newest `limit` checkpoints of a thread, oldest first (checkpoints.ts). */
+  checkpoints(entry: CatalogEntry, threadId: string, limit?: number): Promise<Checkpoint[]>;
+  /** One checkpoint of a thread, or undefined. */
+  checkpoint(entry: CatalogEntry, threadId: string, checkpointId: string): Promise<Checkpoint | undefined>;
   /** Throws (400) when the caller may not give a thread this project path. */
   checkProjectPath(principal: Principal, projectPath: string): Promise<void>;
 }
@@ -52,21 +54,28 @@ export function threadsService(deps: ThreadsServiceDeps) {
     return true;
   }
 
-  /** The checkpoints of a thread the caller may already see. */
-  async function checkpointsOf(thread: Thread): Promise<Checkpoint[]> {
+  function entryOf(thread: Thread) {
     const entry = catalog.get(thread.agent);
     if (!entry) throw notFound(`no agent or command named "${thread.agent}" is loaded to read thread ${thread.id}`);
-    return deps.checkpoints(entry, thread.id);
+    return entry;
+  }
+
+  /** One checkpoint of a thread the caller may already see; 404 when the thread has none with that id. */
+  async function checkpointOf(thread: Thread, checkpointId: string): Promise<Checkpoint> {
+    const checkpoint = await deps.checkpoint(entryOf(thread), thread.id, checkpointId);
+    if (!checkpoint) throw notFound(`checkpoint ${checkpointId} not found on thread ${thread.id}`);
+    return checkpoint;
   }
 
   return {
     visible: visibleThread,
     cancelEverywhere,
-    checkpointsOf,
+    checkpointOf,
 
-    /** The thread's history: every checkpoint of every run and branch, oldest first. */
-    async checkpoints(principal: Principal, threadId: string): Promise<Checkpoint[]> {
-      return checkpointsOf(await visibleThread(principal, threadId));
+    /** The thread's history: the checkpoints of its runs and branches, oldest first (the newest `limit`). */
+    async checkpoints(principal: Principal, threadId: string, limit?: number): Promise<Checkpoint[]> {
+      const thread = await visibleThread(principal, threadId);
+      return deps.checkpoints(entryOf(thread), thread.id, limit);
     },
 
     async runs(principal: Principal, threadId: string) {

@@ -137,6 +137,9 @@ describe("a thread's checkpoints", () => {
       [secondId, 'intake'],
       [secondId, 'analysis'],
     ]);
+    // A window of the newest: the same items, the oldest one's node read from a parent outside the window.
+    const res = await ctx.server.request(`/threads/${threadId}/checkpoints?limit=2`);
+    expect(await res.json()).toEqual(both.slice(-2));
   });
 
   it('answers 404 for a thread that does not exist', async () => {
