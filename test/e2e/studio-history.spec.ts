@@ -1,0 +1,81 @@
+import { expect, test } from './studio.fixtures';
+import { openStudio, phase, screenshotPath, script, sql, startRun, words } from './studio.fixtures';
+
+test("a thread's timeline steps through its checkpoints, and a fork from an earlier phase with an edited message runs as a branch", async ({
+  page,
+}) => {
+  await openStudio(page);
+  await script(words('The first look at it.'));
+  await startRun(page, 'Review: the timeline before the fork');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await page.getByTestId('gate-approve').click();
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  const firstRun = (await page.getByTestId('run-id').textContent())!.trim();
+
+  // The timeline: one run, its checkpoints oldest first; it opens on the newest.
+  await page.getByTestId('tab-history').click();
+  const points = page.getByTestId('history-checkpoint');
+  await expect(page.getByTestId('history-run')).toHaveCount(1);
+  await expect(points).toHaveCount(5);
+  await expect(points).toHaveText([/start/, /after intake/, /waiting at gate/, /after gate/, /after output/]);
+  await expect(page.getByTestId('history-position')).toHaveText('5 / 5');
+  await expect(page.getByTestId('fork-open')).toBeDisabled();
+
+  // Stepping back: the state at each checkpoint.
+  await page.getByTestId('history-prev').click();
+  await expect(page.getByTestId('history-position')).toHaveText('4 / 5');
+  await expect(page.getByTestId('history-gate')).toHaveText('approved');
+  await page.getByTestId('history-prev').click();
+  await expect(page.getByTestId('history-gate')).toContainText('waiting:');
+  await expect(page.getByTestId('history-output')).toHaveCount(2);
+  await page.getByTestId('history-prev').click();
+  await expect(page.getByTestId('history-position')).toHaveText('2 / 5');
+  await expect(page.getByTestId('history-message')).toHaveText('Review: the timeline before the fork');
+  await expect(page.getByTestId('history-output')).toHaveCount(1);
+  await expect(page.getByTestId('history-output')).toContainText('The first look at it.');
+  await expect(page.getByTestId('history-gate')).toHaveText('—');
+  await page.getByTestId('history-next').click();
+  await page.getByTestId('history-prev').click();
+  await expect(page.getByTestId('history-position')).toHaveText('2 / 5');
+  await page.screenshot({ path: screenshotPath('history-timeline') });
+
+  // Fork from after intake, with the message edited: the branch runs analysis and stops at the gate again.
+  await page.getByTestId('fork-open').click();
+  await expect(page.getByTestId('fork-message')).toHaveValue('Review: the timeline before the fork');
+  await page.getByTestId('fork-message').fill('Review: the edited message of the branch');
+  await script(words('A second look, from the branch.'));
+  await page.getByTestId('fork-submit').click();
+  await expect(page.getByTestId('run-status')).toContainText('Waiting for approval');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await expect(page.getByTestId('run-id')).not.toHaveText(firstRun);
+  await expect(page.getByTestId('transcript-analysis')).toContainText('A second look, from the branch.');
+  await expect(page.getByTestId('transcript-intake')).toHaveCount(0);
+  await expect(phase(page, 'analysis')).toHaveAttribute('data-state', 'completed');
+  await expect(phase(page, 'gate')).toHaveAttribute('data-state', 'gate_waiting');
+
+  // The timeline shows the branch beside the original run.
+  await page.getByTestId('tab-history').click();
+  await expect(page.getByTestId('history-run')).toHaveCount(2);
+  await expect(page.getByTestId('history-branch-of')).toHaveText(`branch of ${firstRun.slice(0, 8)} at after intake`);
+  await expect(page.getByTestId('history-run').nth(1).getByTestId('history-checkpoint')).toHaveText([
+    /branch point/,
+    /waiting at gate/,
+  ]);
+  await expect(page.getByTestId('history-message')).toHaveText('Review: the edited message of the branch');
+  await page.screenshot({ path: screenshotPath('history-fork') });
+
+  // The original run is as it was; the branch is a run of its own on the same thread.
+  const rows = await sql<{ id: string; thread_id: string; status: string; message: string }>(
+    `SELECT id, thread_id, status, message FROM svc_runs WHERE thread_id =
+       (SELECT thread_id FROM svc_runs WHERE id = $1) ORDER BY started_at`,
+    [firstRun],
+  );
+  expect(rows.map((r) => [r.status, r.message])).toEqual([
+    ['completed', 'Review: the timeline before the fork'],
+    ['waiting_approval', 'Review: the edited message of the branch'],
+  ]);
+  await page.getByTestId('tab-approval').click();
+  await script(words('Published from the branch.'));
+  await page.getByTestId('gate-approve').click();
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+});
