@@ -265,9 +265,14 @@ export class RunEventStream {
         }
         const rows = await this.events.after(runId, lastSeen);
         if (closed) return;
-        await paced(rows.map(LoggedEvent.stored), false);
+        // A gate_waiting that ends what is stored is where the stream ends only while the run still waits there:
+        // a run resumed since (its next leg is live here, or some process executes it) is followed on.
+        const last = rows.length < EVENT_PAGE ? rows.at(-1) : undefined;
+        const resumed = last?.type === 'gate_waiting' && (await this.resumedAfter(runId, last.seq));
+        if (closed) return;
+        await paced(rows.map(LoggedEvent.stored), resumed);
         if (closed || rows.length === EVENT_PAGE) continue;
-        if (rows.length > 0) pausedAtGate = rows.at(-1)!.type === 'gate_waiting';
+        if (rows.length > 0) pausedAtGate = rows.at(-1)!.type === 'gate_waiting' && !resumed;
         if (pausedAtGate) return finish();
         const liveNow = this.live.get(runId);
         if (liveNow && !liveNow.ended && liveNow.firstSeq <= lastSeen + 1) continue;
@@ -297,6 +302,13 @@ export class RunEventStream {
       closed = true;
       detach();
     };
+  }
+
+  /** Whether the run went on after the gate_waiting stored under `gateSeq`: its next leg is here, or it executes. */
+  private async resumedAfter(runId: string, gateSeq: number): Promise<boolean> {
+    const live = this.live.get(runId);
+    if (live && live.firstSeq > gateSeq) return true;
+    return this.options.isExecuted(runId);
   }
 
   /** The id of the run's latest event, in memory here or stored (0 before its first). */

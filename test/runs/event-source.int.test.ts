@@ -206,8 +206,10 @@ describe('decisions as generated clients see them', () => {
     expect(again.status).toBe(409);
     expect(again.headers.get('content-type')).toMatch(/^application\/json/);
     expect((await again.json()).error.code).toBe('conflict');
+    // Followed from the start right after the decision, the stream goes past the gate it was resumed from.
     const events = await readEvents(await ctx.server.request(`/runs/${runId}/stream`));
     expect(events.filter((e) => e.data.type === 'gate_approved')).toHaveLength(1);
+    expect(events.at(-1)!.data.type).toBe('run_done');
   });
 });
 
