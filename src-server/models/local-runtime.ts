@@ -181,6 +181,11 @@ export async function needsLoad(base: string, model: string, numCtx: number): Pr
   return true;
 }
 
+/** Forgets that `model` was loaded (it was unloaded on purpose): the next call asks `/api/ps` again. */
+export function forgetLoaded(base: string, model: string): void {
+  memory(base).loadedUntil.delete(fullModelName(model));
+}
+
 /** How long the last load of `model` took, in seconds, when one was seen. */
 export function lastLoadS(base: string, model: string): number | null {
   return memory(base).lastLoadS.get(fullModelName(model)) ?? null;

@@ -79,7 +79,8 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
           code: 'answer_cut',
           message:
             `the answer stopped at the runtime's length limit after ${result.eval_count ?? '?'} tokens ` +
-            `(LOCAL_LLM_MAX_ANSWER_TOKENS ${window.answer}): it may be incomplete`,
+            `(${window.answer}, from LOCAL_LLM_MAX_ANSWER_TOKENS${window.lowered ? ', lowered for this model' : ''}): ` +
+            'it may be incomplete',
         });
       }
       return result.text;
@@ -105,11 +106,15 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
         call.messages.map((m) => ({ role: m.role, content: m.content })),
         { signal: call.signal },
       )) {
-        // Usage comes in pieces (Anthropic: the prompt at the start, the answer at the end): they add up.
+        // Usage comes in pieces that add up (Gemini's deltas; Anthropic's prompt at the start), except Anthropic's
+        // answer count: message_delta gives the whole count, which LangChain adds to message_start's placeholder.
         const usage = chunk.usage_metadata;
         if (usage) {
           promptTokens = (promptTokens ?? 0) + (usage.input_tokens ?? 0);
-          outputTokens = (outputTokens ?? 0) + (usage.output_tokens ?? 0);
+          outputTokens =
+            provider === 'cloud_b'
+              ? Math.max(outputTokens ?? 0, usage.output_tokens ?? 0)
+              : (outputTokens ?? 0) + (usage.output_tokens ?? 0);
         }
         const piece = chunk.text;
         if (!piece) continue;
