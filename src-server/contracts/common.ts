@@ -38,7 +38,12 @@ export const ErrorBodySchema = z
 
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
-export const UuidSchema = z.uuid({ message: 'must be a UUID' });
+/**
+ * An id the API takes: any UUID in its 8-4-4-4-12 hexadecimal form, as the document's `format: uuid` says and as
+ * PostgreSQL stores it, whatever its version bits. Every id the API hands out is one (the fixed ids of the API-token
+ * administrator and of the default scopes included), so every one is accepted wherever an id is expected.
+ */
+export const UuidSchema = z.guid({ message: 'must be a UUID' });
 
 /** Bodies of approve, reject, cancel and queue reset: each may carry a `reason`. */
 export const ReasonBodySchema = z

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UuidSchema } from './common';
 import { EdgeSchema, PhaseSchema, RoutingRuleSchema, AssetKindSchema } from './assets';
 
 /** Run status values (docs/run-lifecycle.md#run-statuses). */
@@ -21,9 +22,9 @@ export const RunRequestSchema = z
   .object({
     message: z.string().trim().min(1, 'must not be empty').max(100_000),
     model: z.string().trim().min(1).max(200).optional(),
-    thread_id: z.uuid({ message: 'must be a UUID' }).optional(),
+    thread_id: UuidSchema.optional(),
     project_path: z.string().trim().min(1).max(2000).optional(),
-    project_id: z.uuid({ message: 'must be a UUID' }).optional().meta({
+    project_id: UuidSchema.optional().meta({
       description:
         "the project of a new thread; without it the caller's only project. With thread_id it must be the thread's",
     }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UuidSchema } from './common';
 
 /** Roles per scope, highest first. A role on a scope applies to everything inside it. */
 export const ROLES = ['admin', 'owner', 'member', 'viewer'] as const;
@@ -25,9 +26,18 @@ export const ScopeSchema = z
   .meta({ id: 'Scope' });
 export type Scope = z.infer<typeof ScopeSchema>;
 
-export const CreateScopeSchema = z
-  .object({ name: z.string().trim().min(1).max(200), parent_id: z.uuid({ message: 'must be a UUID' }).optional() })
-  .meta({ id: 'CreateScope' });
+const ScopeName = z.string().trim().min(1).max(200);
+
+/** POST /orgs. */
+export const CreateOrgSchema = z.object({ name: ScopeName }).meta({ id: 'CreateOrg' });
+/** POST /teams: a team belongs to an organisation. */
+export const CreateTeamSchema = z
+  .object({ name: ScopeName, parent_id: UuidSchema.meta({ description: 'the organisation of the team' }) })
+  .meta({ id: 'CreateTeam' });
+/** POST /projects: a project belongs to a team. */
+export const CreateProjectSchema = z
+  .object({ name: ScopeName, parent_id: UuidSchema.meta({ description: 'the team of the project' }) })
+  .meta({ id: 'CreateProject' });
 
 export const MemberSchema = z
   .object({ user_id: z.uuid(), name: z.string().nullable(), email: z.string().nullable(), role: RoleSchema })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UuidSchema } from '../contracts/common';
 import { AssetSummarySchema, type AssetKind, type AssetSummary, type Manifest } from '../contracts/assets';
 import { GraphDefinitionSchema, NodeConfigSchema } from '../contracts/runs';
 import type { Api } from './api';
@@ -31,8 +32,8 @@ export function assetRoutes(api: Api, deps: AppDeps): void {
 
 /** Whose phase configuration: a project's (its own over its organisation's) or an organisation's. */
 const ScopeQuery = z.object({
-  project_id: z.uuid({ message: 'must be a UUID' }).optional(),
-  org_id: z.uuid({ message: 'must be a UUID' }).optional(),
+  project_id: UuidSchema.optional(),
+  org_id: UuidSchema.optional(),
 });
 const scopeOf = (query: z.infer<typeof ScopeQuery>) => ({ projectId: query.project_id, orgId: query.org_id });
 const NodeParams = z.object({ agent: z.string().min(1).max(200), node: z.string().min(1).max(100) });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ReasonBodySchema } from '../contracts/common';
+import { ReasonBodySchema, UuidSchema } from '../contracts/common';
 import type { Request } from 'express';
 import { RunEventSchema, SSE_RETRY_MS } from '../contracts/events';
 import {
@@ -15,8 +15,8 @@ import type { Api } from './api';
 import type { AppDeps } from './deps';
 import { lastEventId, pipeRunStream } from './run-stream';
 
-const RunIdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
-const GateParams = z.object({ id: z.uuid({ message: 'must be a UUID' }), gate: z.string().min(1).max(100) });
+const RunIdParams = z.object({ id: UuidSchema });
+const GateParams = z.object({ id: UuidSchema, gate: z.string().min(1).max(100) });
 /** The event names a stream carries, for the document: a client listening by name finds them all here. */
 const EVENT_NAMES = RunEventSchema.options.map((option) => option.shape.type.value);
 
@@ -222,7 +222,7 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
     summary:
       "Fork: start a new run on the thread that continues from one of its checkpoints, with the message, the model or earlier phases' outputs edited",
     params: z.object({
-      id: z.uuid({ message: 'must be a UUID' }),
+      id: UuidSchema,
       checkpoint_id: z.string().min(1).max(100),
     }),
     body: ForkRequestSchema,

@@ -1,19 +1,42 @@
 import { z } from 'zod';
+import { UuidSchema } from '../contracts/common';
 import type { ScopeType } from '../contracts/tenancy';
 import type { TenancyService } from '../auth/tenancy.service';
-import { CreateScopeSchema, MemberSchema, ScopeSchema, SetRoleSchema } from '../contracts/tenancy';
+import {
+  CreateOrgSchema,
+  CreateProjectSchema,
+  CreateTeamSchema,
+  MemberSchema,
+  ScopeSchema,
+  SetRoleSchema,
+} from '../contracts/tenancy';
 import type { Api } from './api';
 
-const uuid = z.uuid({ message: 'must be a UUID' });
-const RESOURCES: { type: ScopeType; path: string; parentQuery: string | null; one: string; many: string }[] = [
-  { type: 'org', path: '/orgs', parentQuery: null, one: 'Org', many: 'Orgs' },
-  { type: 'team', path: '/teams', parentQuery: 'org_id', one: 'Team', many: 'Teams' },
-  { type: 'project', path: '/projects', parentQuery: 'team_id', one: 'Project', many: 'Projects' },
+/** What creating one takes: a name, and the parent's id for a team or a project. */
+type CreateBody = z.ZodType<{ name: string; parent_id?: string }>;
+const RESOURCES: {
+  type: ScopeType;
+  path: string;
+  parentQuery: string | null;
+  one: string;
+  many: string;
+  create: CreateBody;
+}[] = [
+  { type: 'org', path: '/orgs', parentQuery: null, one: 'Org', many: 'Orgs', create: CreateOrgSchema },
+  { type: 'team', path: '/teams', parentQuery: 'org_id', one: 'Team', many: 'Teams', create: CreateTeamSchema },
+  {
+    type: 'project',
+    path: '/projects',
+    parentQuery: 'team_id',
+    one: 'Project',
+    many: 'Projects',
+    create: CreateProjectSchema,
+  },
 ];
 
 /** GET/POST/DELETE on /orgs, /teams, /projects, and their `/{id}/members` sub-resources. */
 export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
-  for (const { type, path, parentQuery, one, many } of RESOURCES) {
+  for (const { type, path, parentQuery, one, many, create } of RESOURCES) {
     const tag = 'tenancy';
     api.route({
       method: 'get',
@@ -21,7 +44,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
       operationId: `list${many}`,
       tag,
       summary: `${path.slice(1)} the caller may see${parentQuery ? `, optionally within ?${parentQuery}=` : ''}`,
-      query: parentQuery ? z.object({ [parentQuery]: uuid.optional() }) : undefined,
+      query: parentQuery ? z.object({ [parentQuery]: UuidSchema.optional() }) : undefined,
       responses: { 200: { description: 'visible scopes', schema: z.array(ScopeSchema) } },
       handler: ({ query, ctx }) =>
         tenancy.list(
@@ -38,7 +61,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
       summary: parentQuery
         ? `Create (parent_id: the ${parentQuery.replace('_id', '')})`
         : 'Create an organisation (instance administrators)',
-      body: CreateScopeSchema,
+      body: create,
       errors: parentQuery
         ? {
             403: `needs the admin role on the ${parentQuery.replace('_id', '')} (forbidden)`,
@@ -54,7 +77,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
       operationId: `delete${one}`,
       tag,
       summary: 'Delete, with everything inside it (the defaults cannot be deleted)',
-      params: z.object({ id: uuid }),
+      params: z.object({ id: UuidSchema }),
       errors: {
         403: `needs the admin role on the ${type === 'org' ? 'organisation' : `${type}'s parent`} (forbidden)`,
         409: `the default ${type === 'org' ? 'organisation' : type} cannot be deleted (conflict)`,
@@ -70,7 +93,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
       operationId: `list${one}Members`,
       tag,
       summary: 'Members and their roles',
-      params: z.object({ id: uuid }),
+      params: z.object({ id: UuidSchema }),
       responses: { 200: { description: 'members', schema: z.array(MemberSchema) } },
       handler: ({ params, ctx }) => tenancy.members(ctx.principal, type, params.id),
     });
@@ -80,7 +103,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
       operationId: `set${one}Member`,
       tag,
       summary: "Add a member or change a member's role",
-      params: z.object({ id: uuid, user_id: uuid }),
+      params: z.object({ id: UuidSchema, user_id: UuidSchema }),
       body: SetRoleSchema,
       errors: { 403: 'managing members needs a higher role, or the role given is above your own (forbidden)' },
       responses: { 200: { description: 'members after the change', schema: z.array(MemberSchema) } },
@@ -92,7 +115,7 @@ export function tenancyRoutes(api: Api, tenancy: TenancyService): void {
       operationId: `remove${one}Member`,
       tag,
       summary: 'Remove a member',
-      params: z.object({ id: uuid, user_id: uuid }),
+      params: z.object({ id: UuidSchema, user_id: UuidSchema }),
       errors: { 403: 'managing members needs a higher role (forbidden)' },
       responses: { 204: { description: 'removed' } },
       handler: async ({ params, ctx }) => {

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../../src-server/contracts/common';
+import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
+import { API_VERSION } from '../../src-server/http/api';
+import { useIntegrationServer } from '../helpers/integration';
+
+/**
+ * What a script author's tools read in the served /openapi.json: operation names, one parameter name per thing,
+ * named event and error types, and for each operation exactly the errors it can answer. Then the other half of
+ * the contract: the server takes what the document says it takes.
+ */
+const TOKEN = 'api-document-test-token';
+const ctx = useIntegrationServer({ model: false, server: { AUTH_ENABLED: 'true', SVC_API_TOKEN: TOKEN } });
+
+interface Operation {
+  operationId: string;
+  parameters?: { name: string; in: string }[];
+  requestBody?: unknown;
+  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
+}
+type Doc = {
+  info: { version: string };
+  servers: { url: string }[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Record<string, unknown>> };
+};
+
+const loadDocument = async () => (await (await ctx.server.request('/openapi.json')).json()) as Doc;
+const operations = (doc: Doc) =>
+  Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, path, ...op })),
+  );
+const statuses = (op: Operation) => Object.keys(op.responses).map(Number);
+
+describe('the OpenAPI document', () => {
+  it('names every operation with a unique verb, and the agent parameter {agent} everywhere', async () => {
+    const doc = await loadDocument();
+    const ops = operations(doc);
+    const ids = ops.map((op) => op.operationId);
+    expect(ids.every((id) => /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    const byKey = Object.fromEntries(ops.map((op) => [op.key, op.operationId]));
+    expect(byKey).toMatchObject({
+      'POST /graphs/{agent}/run': 'runAgent',
+      'GET /runs/{id}/stream': 'streamRun',
+      'POST /threads/{id}/gates/{gate}/approve': 'approveGate',
+      'POST /threads/{id}/gates/{gate}/reject': 'rejectGate',
+      'POST /runs/{id}/cancel': 'cancelRun',
+      'GET /threads': 'listThreads',
+      'GET /agents/{agent}/graph-definition': 'getGraphDefinition',
+      'PUT /orgs/{id}/members/{user_id}': 'setOrgMember',
+      'GET /health': 'getHealth',
+    });
+    expect(
+      Object.keys(doc.paths).filter((path) => path.startsWith('/agents/{') && !path.startsWith('/agents/{agent}')),
+    ).toEqual([]);
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    const tags = new Set(doc.tags.map((t) => t.name));
+    expect(ops.every((op) => (op as { tags?: string[] }).tags!.every((t) => tags.has(t)))).toBe(true);
+    expect(doc.tags.every((t) => t.description.length > 10)).toBe(true);
+  });
+
+  it('gives the API its own version, in the document and on every API answer', async () => {
+    const doc = await loadDocument();
+    expect(doc.info.version).toBe(API_VERSION);
+    expect(API_VERSION).toMatch(/^\d+\.\d+\.\d+$/);
+    expect((await ctx.server.request('/health')).headers.get('api-version')).toBe(API_VERSION);
+    expect((await ctx.server.request('/threads/not-a-uuid')).headers.get('api-version')).toBe(API_VERSION);
+  });
+
+  it('has one RunEvent, discriminated on type, that every stream refers to', async () => {
+    const doc = await loadDocument();
+    const runEvent = doc.components.schemas.RunEvent as {
+      oneOf: { $ref: string }[];
+      discriminator: { propertyName: string; mapping: Record<string, string> };
+    };
+    expect(runEvent.discriminator.propertyName).toBe('type');
+    expect(runEvent.oneOf.length).toBeGreaterThan(10);
+    expect(runEvent.discriminator.mapping.run_start).toBe('#/components/schemas/RunStartEvent');
+    expect(runEvent.discriminator.mapping.gate_waiting).toBe('#/components/schemas/GateWaitingEvent');
+    expect(Object.keys(runEvent.discriminator.mapping)).toHaveLength(runEvent.oneOf.length);
+    const streams = operations(doc).flatMap((op) =>
+      Object.values(op.responses).flatMap((r) =>
+        r.content?.['text/event-stream'] ? [r.content['text/event-stream']] : [],
+      ),
+    );
+    expect(streams.length).toBeGreaterThanOrEqual(2);
+    for (const stream of streams) expect(stream.schema).toEqual({ $ref: '#/components/schemas/RunEvent' });
+  });
+
+  it('declares on each operation exactly the errors it can answer, each with the error envelope', async () => {
+    const doc = await loadDocument();
+    const ops = Object.fromEntries(operations(doc).map((op) => [op.key, op]));
+    expect(statuses(ops['GET /health']!)).toEqual([200, 503]);
+    expect(statuses(ops['GET /agents']!)).toEqual([200, 401, 503]);
+    expect(statuses(ops['GET /auth/login']!)).toEqual([302, 400, 404]);
+    expect(statuses(ops['POST /graphs/{agent}/run']!)).toEqual(
+      expect.arrayContaining([200, 400, 401, 403, 404, 409, 413, 415, 429, 503]),
+    );
+    expect(statuses(ops['POST /threads/{id}/gates/{gate}/approve']!)).toEqual([
+      202, 400, 401, 403, 404, 409, 413, 415, 503,
+    ]);
+    expect(statuses(ops['DELETE /orgs/{id}']!)).toEqual([204, 400, 401, 403, 404, 409, 503]);
+    const envelope = { $ref: '#/components/schemas/Error' };
+    for (const op of Object.values(ops)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400 || op.key === 'GET /health') continue;
+        expect(response.content?.['application/json']?.schema, `${op.key} ${status}`).toEqual(envelope);
+        if (op.requestBody) expect(statuses(op), op.key).toEqual(expect.arrayContaining([413, 415]));
+      }
+    }
+    const code = doc.components.schemas.ErrorCode as { enum: string[] };
+    expect(code.enum).toEqual([...ERROR_CODES]);
+  });
+});
+
+describe('the server takes what the document says', () => {
+  const auth = { authorization: `Bearer ${TOKEN}` };
+
+  it('accepts the id /auth/me hands the API-token administrator wherever a user id is expected', async () => {
+    const me = (await (await ctx.server.request('/auth/me', { headers: auth })).json()) as { user: { id: string } };
+    const res = await ctx.server.request(`/projects/${DEFAULT_PROJECT_ID}/members/${me.user.id}`, {
+      method: 'PUT',
+      headers: auth,
+      json: { role: 'viewer' },
+    });
+    // Not "must be a UUID": the id is taken, and the answer is about that user (who is not a signed-in user).
+    expect(res.status).toBe(404);
+    expect((await res.json()).error).toEqual({ code: 'not_found', message: `user ${me.user.id} not found` });
+    const removed = await ctx.server.request(`/projects/${DEFAULT_PROJECT_ID}/members/${me.user.id}`, {
+      method: 'DELETE',
+      headers: auth,
+    });
+    expect(removed.status).toBe(404);
+    expect((await removed.json()).error.code).toBe('not_found');
+  });
+
+  it('gives organisations, teams and projects request schemas of their own, and holds to them', async () => {
+    const doc = await loadDocument();
+    const bodyOf = (path: string) =>
+      (doc.paths[path]!.post!.requestBody as { content: Record<string, { schema: { $ref: string } }> }).content[
+        'application/json'
+      ]!.schema.$ref.split('/').at(-1)!;
+    expect([bodyOf('/orgs'), bodyOf('/teams'), bodyOf('/projects')]).toEqual([
+      'CreateOrg',
+      'CreateTeam',
+      'CreateProject',
+    ]);
+    expect(doc.components.schemas.CreateOrg!.required).toEqual(['name']);
+    expect(doc.components.schemas.CreateTeam!.required).toEqual(['name', 'parent_id']);
+    expect(doc.components.schemas.CreateProject!.required).toEqual(['name', 'parent_id']);
+
+    const team = await ctx.server.request('/teams', { method: 'POST', headers: auth, json: { name: 'No parent' } });
+    expect(team.status).toBe(400);
+    expect((await team.json()).error.details.fields).toEqual([expect.objectContaining({ field: 'parent_id' })]);
+    const org = await ctx.server.request('/orgs', { method: 'POST', headers: auth, json: { name: 'Acme' } });
+    expect(org.status).toBe(201);
+    const orgId = (await org.json()).id as string;
+    const made = await ctx.server.request('/teams', {
+      method: 'POST',
+      headers: auth,
+      json: { name: 'Platform', parent_id: orgId },
+    });
+    expect(made.status).toBe(201);
+    expect(await made.json()).toMatchObject({ name: 'Platform', parent_id: orgId });
+  });
+});
