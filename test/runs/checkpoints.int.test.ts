@@ -244,7 +244,7 @@ describe('a run from a checkpoint (a branch on the same thread)', () => {
     expect(lastPrompt()).toContain('Review: rename the config loader');
   });
 
-  it('refuses what cannot run: a run still active, the end of a run, an unknown checkpoint, a phase not yet run', async () => {
+  it('refuses what cannot run: a run still active, the end of a run, an unknown checkpoint, a phase not yet run, all but one of forks at once', async () => {
     const { runId, threadId } = await runToGate();
     const history = await checkpoints(threadId);
     const start = history[0]!;
@@ -267,9 +267,23 @@ describe('a run from a checkpoint (a branch on the same thread)', () => {
     expect(notYet.status).toBe(400);
     expect((await notYet.json()).error.message).toContain('"analysis" had no output at checkpoint');
 
+    // Forks at once: the thread's row is locked for the check, so one starts and the others are told why not.
+    ctx.model.reply(['Raced']);
+    const raced = await Promise.all(
+      [1, 2, 3, 4, 5].map((n) =>
+        fork(threadId, start.checkpoint_id, { message: `fork ${n}` }, { accept: 'application/json' }),
+      ),
+    );
+    expect(raced.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    const started = (await raced.find((r) => r.status === 200)!.json()) as RunAccepted;
+    await readEvents(await ctx.server.request(started.stream_url));
+    const runsAfterRace = await (await ctx.server.request(`/threads/${threadId}/runs`)).json();
+    expect(runsAfterRace).toHaveLength(2);
+    await readEvents(await decide(threadId, 'reject'));
+
     // Nothing refused left a run behind.
     const runs = await (await ctx.server.request(`/threads/${threadId}/runs`)).json();
-    expect(runs).toHaveLength(1);
+    expect(runs).toHaveLength(2);
   });
 });
 
