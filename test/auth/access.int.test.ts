@@ -199,6 +199,8 @@ const MATRIX: Row[] = [
       ['/openapi.json', 200],
       // Without OIDC configured there is nothing to sign in with: the same 404 for everyone.
       ['/auth/login', 404],
+      // A callback without a pending sign-in is refused the same way for everyone.
+      ['/auth/callback', 400],
     ] as const
   ).map(([path, status]) => row('GET', `public ${path}`, () => path, { kind: 'public', status })),
   ...['/agents', '/commands', '/models', '/queue/status', '/auth/me', '/threads', '/orgs', '/teams', '/projects'].map(
