@@ -22,7 +22,11 @@ interface ResponseSpec {
   schema?: z.ZodType;
   /** Defaults to application/json; SSE routes say text/event-stream. */
   contentType?: string;
-  /** More media types of the same answer, chosen by the request's Accept header (declared in `headers`). */
+  /**
+   * More media types of the same answer, chosen by the request's Accept header. The document lists
+   * application/json first: a generator that takes the first media type then makes a plain call, never an SSE
+   * client that sends the request again on an error or a cut.
+   */
   alternatives?: Record<string, z.ZodType>;
   /** Response headers worth declaring (an event stream's Cache-Control, X-Accel-Buffering, …). */
   headers?: Record<string, { description: string; schema: { type: 'string'; example?: string } }>;
@@ -179,10 +183,11 @@ export class Api {
         ? {
             description: r.description,
             headers,
-            content: {
-              [r.contentType ?? 'application/json']: { schema: r.schema },
-              ...Object.fromEntries(Object.entries(r.alternatives ?? {}).map(([type, schema]) => [type, { schema }])),
-            },
+            content: Object.fromEntries(
+              [[r.contentType ?? 'application/json', r.schema] as const, ...Object.entries(r.alternatives ?? {})]
+                .sort(([a], [b]) => Number(b === 'application/json') - Number(a === 'application/json'))
+                .map(([type, schema]) => [type, { schema }]),
+            ),
           }
         : { description: r.description, headers };
     }
