@@ -184,4 +184,20 @@ describe('the local-runtime queue across processes', () => {
     (await a)();
     (await b)();
   });
+
+  it('counts the load of a model that is not loaded in the estimated wait', async () => {
+    const queue = await queueProcess(1);
+    const held = await queue.acquire();
+    const warm: QueueInfo[] = [];
+    const cold: QueueInfo[] = [];
+    const a = queue.acquire({ onQueued: (i) => warm.push(i) });
+    const b = queue.acquire({ onQueued: (i) => cold.push(i), loadS: 12 });
+    await until(async () => (warm.length && cold.length ? true : undefined));
+    // Whatever the place in line, the cold call's model must be loaded first: its estimate is 12 s longer.
+    const perPlace = warm.at(-1)!.estimated_wait_s / warm.at(-1)!.position;
+    expect(cold.at(-1)!.estimated_wait_s).toBeCloseTo(perPlace * cold.at(-1)!.position + 12, 1);
+    held();
+    // Either may be first in line: each frees its slot once it has it.
+    await Promise.all([a, b].map(async (slot) => (await slot)()));
+  });
 });
