@@ -79,3 +79,36 @@ test("a thread's timeline steps through its checkpoints, and a fork from an earl
   await page.getByTestId('gate-approve').click();
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
 });
+
+test("a fork from the gate with a phase's output rewritten and another model shows the rewritten text to the approver", async ({
+  page,
+}) => {
+  await openStudio(page);
+  await script(words('An analysis to be rewritten.'));
+  await startRun(page, 'Review: a gate to fork from');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await page.getByTestId('gate-reason').fill('not like this');
+  await page.getByTestId('gate-reject').click();
+  await expect(page.getByTestId('run-status')).toContainText('Run rejected');
+
+  await page.getByTestId('tab-history').click();
+  await page.getByTestId('history-checkpoint').filter({ hasText: 'waiting at gate' }).click();
+  await expect(page.getByTestId('history-gate')).toContainText('waiting:');
+  await page.getByTestId('fork-open').click();
+  await page.getByTestId('fork-model').selectOption('llama3.2');
+  await page.getByTestId('fork-phase').selectOption('analysis');
+  await expect(page.getByTestId('fork-phase-text')).toHaveValue('An analysis to be rewritten. ');
+  await page.getByTestId('fork-phase-text').fill('An analysis a person wrote instead.');
+  await page.getByTestId('fork-submit').click();
+
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await expect(page.getByTestId('gate-context-analysis')).toContainText('An analysis a person wrote instead.');
+  await expect(page.getByTestId('run-model-shown')).toContainText('llama3.2');
+  const [branch] = await sql<{ model: string; status: string }>(
+    `SELECT model, status FROM svc_runs WHERE forked_from IS NOT NULL AND message = 'Review: a gate to fork from'`,
+  );
+  expect(branch).toEqual({ model: 'llama3.2', status: 'waiting_approval' });
+  await page.screenshot({ path: screenshotPath('history-fork-edited-output') });
+  await page.getByTestId('gate-reject').click();
+  await expect(page.getByTestId('run-status')).toContainText('Run rejected');
+});
