@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { applyEvent, emptyView, viewFromDetail } from './run-view';
+import type { RunDetail } from '@contracts/runs';
+
+describe('the local runtime in the run view', () => {
+  it("keeps a phase's reasoning with its transcript entry, apart from the answer", () => {
+    const view = emptyView();
+    applyEvent(view, { type: 'node_enter', node: 'dispatch' }, 1);
+    applyEvent(view, { type: 'model_loading', node: 'dispatch', model: 'qwen3', expected_s: 4 }, 2);
+    expect(view.loading).toEqual({ node: 'dispatch', model: 'qwen3', expectedS: 4 });
+    applyEvent(view, { type: 'thinking', node: 'dispatch', text: 'let me ' }, 3);
+    expect(view.loading).toBeNull();
+    applyEvent(view, { type: 'thinking', node: 'dispatch', text: 'think' }, 4);
+    applyEvent(view, { type: 'token', node: 'dispatch', text: 'The answer.' }, 5);
+    expect(view.transcript).toEqual([{ node: 'dispatch', text: 'The answer.', thinking: 'let me think' }]);
+  });
+
+  it('shows node warnings, live and from a stored run', () => {
+    const view = emptyView();
+    applyEvent(view, { type: 'node_warning', node: 'execute', code: 'answer_cut', message: 'stopped' }, 1);
+    expect(view.warnings).toEqual(['Answer cut for execute: stopped.']);
+
+    const node = {
+      node_id: 'execute',
+      status: 'completed' as const,
+      output: 'partial answer',
+      entered_at: 1,
+      exited_at: 2,
+      queue_wait_ms: 0,
+      prompt_tokens: 10,
+      output_tokens: 5,
+      warnings: [{ code: 'prompt_cut', message: 'the runtime cut the prompt' }],
+      thinking: 'reasons',
+    };
+    const stored = viewFromDetail({
+      id: '00000000-0000-4000-8000-000000000001',
+      thread_id: '00000000-0000-4000-8000-000000000002',
+      agent: 'summary',
+      model: 'qwen3',
+      status: 'completed',
+      message: 'm',
+      project_path: null,
+      output: 'partial answer',
+      error_detail: null,
+      end_reason: null,
+      started_at: new Date().toISOString(),
+      finished_at: null,
+      routes: [],
+      pending_gate: null,
+      resumable: false,
+      nodes: [node],
+    } as RunDetail);
+    expect(stored.warnings).toEqual(['Prompt cut by the runtime for execute: the runtime cut the prompt.']);
+    expect(stored.transcript).toEqual([{ node: 'execute', text: 'partial answer', thinking: 'reasons' }]);
+  });
+});
