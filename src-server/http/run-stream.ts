@@ -10,8 +10,13 @@ export function lastEventId(req: Request): number {
   return Number.isInteger(id) && id > 0 ? id : 0;
 }
 
-export function wantsEventStream(req: Request): boolean {
-  return (req.get('accept') ?? '').includes('text/event-stream');
+/**
+ * A POST whose answer is a run as JSON by default would contradict the documented run stream; one whose only
+ * answer is a stream leads generated SSE clients to send it again on any error or cut. So the run's POST answers
+ * 200 either way, the stream unless the request asks for JSON, and the document lists both media types, JSON first.
+ */
+export function wantsJson(req: Request): boolean {
+  return req.accepts(['text/event-stream', 'application/json']) === 'application/json';
 }
 
 /** Sends a run's events as SSE until it ends or the client leaves; leaving never stops the run. */

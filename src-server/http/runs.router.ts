@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { ReasonBodySchema, UuidSchema } from '../contracts/common';
-import type { Request } from 'express';
 import { RunEventSchema, SSE_RETRY_MS } from '../contracts/events';
 import {
   ForkRequestSchema,
@@ -13,7 +12,7 @@ import {
 } from '../contracts/runs';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
-import { lastEventId, pipeRunStream } from './run-stream';
+import { lastEventId, pipeRunStream, wantsJson } from './run-stream';
 
 const RunIdParams = z.object({ id: UuidSchema });
 const GateParams = z.object({ id: UuidSchema, gate: z.string().min(1).max(100) });
@@ -52,15 +51,6 @@ const ResumeHeaders = z.object({
         'after it. Anything but a positive integer means from the first event.',
     }),
 });
-
-/**
- * A POST whose answer is a run as JSON by default would contradict the documented run stream; one whose only
- * answer is a stream leads generated SSE clients to send it again on any error or cut. So the run's POST answers
- * 200 either way, the stream unless the request asks for JSON, and the document lists both media types.
- */
-function wantsJson(req: Request): boolean {
-  return req.accepts(['text/event-stream', 'application/json']) === 'application/json';
-}
 
 export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDeps): void {
   api.route({
