@@ -137,6 +137,14 @@ export TOKEN='paste-your-token-here'</pre></div>
 <div class="example"><pre data-example="attach">curl -N "$BASE/runs/$RUN_ID/stream" -H "Authorization: Bearer $TOKEN" -H "Last-Event-ID: 0"</pre></div>
 <p>A client that disconnects never stops a run; <code>POST /runs/{id}/cancel</code> does.</p>
 
+<h2>Generate a typed client</h2>
+<div class="example"><pre data-example="client">npx openapi-typescript "$BASE/openapi.json" -o api.d.ts</pre></div>
+<p>Types for every operation, request and answer of <a href="/openapi.json">the OpenAPI document</a>, for use
+  with <code>openapi-fetch</code>; <code>npx @hey-api/openapi-ts -i "$BASE/openapi.json" -o client</code> makes a
+  whole client instead, one function per <code>operationId</code> (<code>runAgent</code>,
+  <code>approveGate</code>, <code>listThreads</code>, …). Every error is typed: each operation lists the ones it
+  can answer, with the error envelope.</p>
+
 <script>${SCRIPT}</script>
 </body>
 </html>`;

@@ -61,6 +61,12 @@ describe('the OpenAPI document', () => {
     expect(doc.tags.every((t) => t.description.length > 10)).toBe(true);
   });
 
+  it('is linked from the portal, with the command that generates a typed client', async () => {
+    const portal = await (await ctx.server.request('/')).text();
+    expect(portal).toContain('href="/openapi.json"');
+    expect(portal).toContain('npx openapi-typescript "$BASE/openapi.json" -o api.d.ts');
+  });
+
   it('gives the API its own version, in the document and on every API answer', async () => {
     const doc = await loadDocument();
     expect(doc.info.version).toBe(API_VERSION);
