@@ -58,6 +58,17 @@ export function nodeConfigsRepository(pool: Pool) {
       return new Map(rows.map(({ source, ...row }) => [row.node_id, { config: toConfig(row), from: source }]));
     },
 
+    /** Removes the record saved on the scope; false when there was none. */
+    async remove(scope: ConfigScope, agent: string, nodeId: string): Promise<boolean> {
+      const { table, key } = TABLE[scope.type];
+      const result = await pool.query(`DELETE FROM ${table} WHERE ${key} = $1 AND agent = $2 AND node_id = $3`, [
+        scope.id,
+        agent,
+        nodeId,
+      ]);
+      return (result.rowCount ?? 0) > 0;
+    },
+
     async save(scope: ConfigScope, agent: string, nodeId: string, config: NodeConfig): Promise<void> {
       const { table, key } = TABLE[scope.type];
       await pool.query(

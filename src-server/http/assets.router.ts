@@ -82,4 +82,20 @@ export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
     handler: ({ params, query, body, ctx }) =>
       phaseConfig.save(ctx.principal, params.agent, params.node, body, scopeOf(query)),
   });
+
+  api.route({
+    method: 'delete',
+    path: '/agents/{agent}/nodes/{node}/config',
+    operationId: 'deleteNodeConfig',
+    tag: 'assets',
+    summary:
+      "Remove the configuration saved on the project or organisation named: a project's phase applies its organisation's again",
+    params: NodeParams,
+    query: ScopeQuery,
+    errors: { 403: 'needs the owner role where the configuration is kept (forbidden)' },
+    responses: { 204: { description: 'removed' } },
+    handler: async ({ params, query, ctx }) => {
+      await phaseConfig.remove(ctx.principal, params.agent, params.node, scopeOf(query));
+    },
+  });
 }

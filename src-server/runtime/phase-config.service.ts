@@ -170,6 +170,24 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
       return config;
     },
 
+    /**
+     * Removes the record saved on the scope: a project's phase then applies its organisation's overrides again,
+     * an organisation's none. Needs what saving needs; 404 when nothing was saved there.
+     */
+    async remove(principal: Principal, agent: string, node: string, query: ConfigScopeQuery = {}): Promise<void> {
+      const entry = entryFor(agent);
+      phaseOf(entry, node);
+      const scope = await scopeFor(principal, query, 'owner');
+      if (!(await configs.remove(scope, entry.manifest.name, node))) {
+        throw notFound(
+          `no configuration of ${entry.manifest.name}'s "${node}" is saved for this ${scope.type === 'org' ? 'organisation' : 'project'}`,
+        );
+      }
+      log.info(
+        `node config removed agent=${entry.manifest.name} node=${node} ${scope.type}=${scope.id} user=${principal.name}`,
+      );
+    },
+
     /** What a run applies, node by node: its project's own overrides, else its organisation's. */
     async forRun(agent: string, projectId: string | null): Promise<ReadonlyMap<string, NodeConfig>> {
       const effective = await configs.effective(projectId ?? (await access.defaultProjectId()), agent);

@@ -250,6 +250,19 @@ const MATRIX: Row[] = [
     role('org', 'owner', 200, true),
     { body: () => ({ notes: 'matrix' }) },
   ),
+  row(
+    'DELETE',
+    "remove a project's node config",
+    (w) => `/agents/review/nodes/analysis/config?project_id=${w.project}`,
+    role('project', 'owner', 204),
+    {
+      fresh: async (server, w) => {
+        const path = `/agents/review/nodes/analysis/config?project_id=${w.project}`;
+        await server.request(path, { method: 'PUT', json: { notes: 'to remove' } });
+        return {};
+      },
+    },
+  ),
   row('POST', 'run an agent', () => '/graphs/summary/run', role('project', 'member', 200), {
     body: (w) => ({ message: 'matrix run', project_id: w.project }),
   }),

@@ -118,6 +118,19 @@ describe('the project being worked in', () => {
     const [betaDispatch, betaExecute] = ctx.model.requests.slice(-3);
     expect(system(betaDispatch)).toContain('Acme-wide dispatch.');
     expect(system(betaExecute)).not.toContain('Alpha writes haiku.');
+
+    // Her project's record removed, the phase applies the organisation's again (here: none).
+    const alphaExecute = `/agents/summary/nodes/execute/config?project_id=${acme.alpha}`;
+    expect((await as(alphaExecute, { method: 'DELETE' })).status).toBe(204);
+    expect((await as(alphaExecute, { method: 'DELETE' })).status).toBe(404);
+    const after = await (await as(`/agents/summary/graph-definition?project_id=${acme.alpha}`)).json();
+    expect(after.phases.find((p: { id: string }) => p.id === 'execute')).toMatchObject({
+      overrides: null,
+      overrides_from: null,
+    });
+    expect((await as(`/agents/summary/nodes/dispatch/config?org_id=${acme.org}`, { method: 'DELETE' })).status).toBe(
+      403,
+    );
   });
 
   it('a run without project_id goes to the caller’s only project, or is refused with the choices listed', async () => {

@@ -85,6 +85,14 @@ test('a project owner in a second organisation: sign-in, canvas, her phase confi
   expect(thread!.project_id).toBe(project.id);
   await expect(page.getByTestId('thread-item')).toHaveCount(1);
 
+  // Back to the organisation's configuration (it has none): her project's record goes.
+  await phase(page, 'intake').click();
+  await page.getByTestId('tab-phase').click();
+  await page.getByTestId('config-use-organisation').click();
+  await expect(page.getByTestId('config-use-organisation')).toBeHidden();
+  await expect(page.getByTestId('rule-0')).toBeHidden();
+  expect(await sql(`SELECT 1 FROM svc_project_node_configs WHERE project_id = $1`, [project.id])).toHaveLength(0);
+
   // Her rule is her project's: a run of the default project, with the same answer, matches nothing.
   await script(words('Ready to ship: the loader is renamed. Risk is low.'));
   const other = await api('/graphs/change-review/run', { method: 'POST', json: { message: 'default project run' } });

@@ -208,9 +208,8 @@ test('a saved routing rule shows its validation errors, then its from → to lin
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   await expect(phase(page, 'execute')).toHaveAttribute('data-state', 'idle');
   // The studio saved for the project chosen in its switcher, or for the organisation: clear both.
-  for (const scope of ['', `?project_id=${DEFAULT_PROJECT_ID}`]) {
-    await api(`/agents/repo-summary/nodes/dispatch/config${scope}`, { method: 'PUT', json: {} });
-  }
+  await api(`/agents/repo-summary/nodes/dispatch/config?project_id=${DEFAULT_PROJECT_ID}`, { method: 'DELETE' });
+  await api('/agents/repo-summary/nodes/dispatch/config', { method: 'PUT', json: {} });
 });
 
 test("the phase panel shows an asset's own routing rules read-only, above the editable overrides", async ({ page }) => {

@@ -25,4 +25,9 @@ export const assetsApi = {
       body: config,
       schema: NodeConfigSchema,
     }),
+  /** Removes what is saved on the scope: a project's phase applies its organisation's overrides again. */
+  removeNodeConfig: (agent: string, node: string, scope: ConfigScope) =>
+    api<void>(`${agentPath(agent)}/nodes/${encodeURIComponent(node)}/config${scopeQuery(scope)}`, {
+      method: 'DELETE',
+    }),
 };

@@ -41,5 +41,12 @@ export const useCatalogStore = defineStore('catalog', () => {
     graph.value = await assetsApi.graph(selected.value, session.scope);
   }
 
-  return { agents, commands, selected, graph, graphError, load, select, saveConfig };
+  /** The project chosen goes back to its organisation's overrides for this phase. */
+  async function removeProjectConfig(node: string): Promise<void> {
+    if (!selected.value || !session.scope.projectId) return;
+    await assetsApi.removeNodeConfig(selected.value, node, session.scope);
+    graph.value = await assetsApi.graph(selected.value, session.scope);
+  }
+
+  return { agents, commands, selected, graph, graphError, load, select, saveConfig, removeProjectConfig };
 });
