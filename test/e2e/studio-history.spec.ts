@@ -37,6 +37,15 @@ test("a thread's timeline steps through its checkpoints, and a fork from an earl
   await page.getByTestId('history-next').click();
   await page.getByTestId('history-prev').click();
   await expect(page.getByTestId('history-position')).toHaveText('2 / 5');
+  // The keyboard steps too: Up and Down on the timeline, the focus on the checkpoint shown.
+  await points.nth(1).focus();
+  await page.keyboard.press('ArrowUp');
+  await expect(page.getByTestId('history-position')).toHaveText('1 / 5');
+  await expect(points.nth(0)).toBeFocused();
+  await expect(page.getByTestId('history-output')).toHaveCount(0);
+  await page.keyboard.press('ArrowDown');
+  await expect(page.getByTestId('history-position')).toHaveText('2 / 5');
+  await expect(points.nth(1)).toBeFocused();
   await page.screenshot({ path: screenshotPath('history-timeline') });
 
   // Fork from after intake, with the message edited: the branch runs analysis and stops at the gate again.
