@@ -37,8 +37,9 @@ function follow(url: string): Followed {
   return followed;
 }
 
+/** Until the source has stopped for good; two reconnect delays and a run fit in, on a busy machine too. */
 const closed = (followed: Followed) =>
-  until(async () => followed.source.readyState === EventSource.CLOSED || undefined);
+  until(async () => followed.source.readyState === EventSource.CLOSED || undefined, 30_000);
 
 /** A TCP proxy in front of the server whose open connections a test can cut, as a network would. */
 async function cuttableProxy(target: string) {
@@ -113,7 +114,7 @@ describe('an EventSource following a run', () => {
     } finally {
       await proxy.close();
     }
-  }, 30_000);
+  }, 60_000);
 
   it('opens every stream with a retry hint, and answers 204 to a re-attach after the last event', async () => {
     ctx.model.reply(['a', 'b']);
@@ -166,7 +167,7 @@ describe('an EventSource following a run', () => {
     expect(resumed.events[0]).toMatchObject({ id: gateId + 1, data: { type: 'gate_approved' } });
     expect(resumed.events.at(-1)!.data.type).toBe('run_done');
     expect(resumed.errors.at(-1)).toMatchObject({ code: 204 });
-  });
+  }, 60_000);
 });
 
 describe('decisions as generated clients see them', () => {
@@ -314,5 +315,5 @@ describe('an EventSource with authentication on', () => {
     } finally {
       await server.close();
     }
-  }, 30_000);
+  }, 60_000);
 });
