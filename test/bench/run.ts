@@ -24,6 +24,7 @@ import { compiledLaunch, spawnServer, type ServerProcess } from '../helpers/proc
 /** The server as users run it (npm start): compiled, not through a TypeScript loader. */
 const spawnCompiled = (env: Record<string, string>) => spawnServer(env, 60_000, [], compiledLaunch());
 import { followAccepted, readEvents, readPieces } from '../helpers/sse';
+import { studioFollowBench, studioFollowRow } from './studio-follow';
 
 interface Row {
   benchmark: string;
@@ -331,6 +332,9 @@ async function main() {
       target: '',
       met: '',
     });
+
+    // The studio in Chromium following a run at the stand-in's full speed: frames, lag, last token on screen.
+    rows.push(studioFollowRow(await studioFollowBench(server.url, model)));
   } finally {
     await server.stop();
   }

@@ -1,0 +1,299 @@
+import type { Page } from '@playwright/test';
+import { expect, test } from './studio.fixtures';
+import { openStudio, phase, screenshotPath as shot, script, startRun } from './studio.fixtures';
+
+/** A text as the model streams it: pieces of a few characters, so markdown arrives cut anywhere. */
+const pieces = (text: string, size = 7) =>
+  Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+
+const MARKDOWN = [
+  '# Summary of the change',
+  '',
+  'The loader is **renamed** and gains `strict` mode.',
+  '',
+  '- one service',
+  '- its tests',
+  '',
+  '| file | lines |',
+  '|---|---|',
+  '| loader.ts | 42 |',
+  '',
+  '```ts',
+  'const answer: number = 42;',
+  '```',
+  '',
+].join('\n');
+
+/** What a model could be made to write to attack whoever reads its output. */
+const HOSTILE = [
+  '## Report',
+  '',
+  '<script>window.__pwned = "script tag"</script>',
+  '',
+  '<img src="https://tracker.example/raw-html.png" onerror="window.__pwned = \'onerror\'">',
+  '',
+  '[click me](javascript:window.__pwned="javascript link")',
+  '',
+  '<a href="javascript:window.__pwned=\'raw link\'" onclick="window.__pwned=\'onclick\'">raw link</a>',
+  '',
+  '![tracking pixel](https://tracker.example/pixel.png)',
+  '',
+  '<javascript:window.__pwned="autolink">',
+  '',
+  '[safe link](https://example.com/docs)',
+  '',
+].join('\n');
+
+/** The number of approvals the page title says are waiting (other tests' runs may wait too). */
+async function waitingInTitle(page: Page): Promise<number> {
+  const match = /^\((\d+)\) Agent workflow studio$/.exec(await page.title());
+  return match ? Number(match[1]) : 0;
+}
+const titleFor = (waiting: number) => (waiting > 0 ? `(${waiting}) Agent workflow studio` : 'Agent workflow studio');
+
+/** Everything the page asks the network for, and whether any script of the model's ran. */
+function watchRequests(page: Page): string[] {
+  const urls: string[] = [];
+  page.on('request', (request) => urls.push(request.url()));
+  return urls;
+}
+const pwned = (page: Page) => page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned ?? null);
+
+test('phase output renders as markdown while it streams and when its thread is restored; Raw and Copy', async ({
+  page,
+  context,
+}) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await openStudio(page, 'repo-summary');
+  await script(pieces(MARKDOWN), 10);
+  await startRun(page, 'Summarise in markdown');
+  const output = page.getByTestId('transcript-dispatch');
+  // While it streams: the heading is there before the code block has arrived.
+  await expect(output.locator('h1')).toHaveText('Summary of the change');
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await expect(output).toHaveAttribute('data-format', 'markdown');
+  await expect(output.locator('strong')).toHaveText('renamed');
+  await expect(output.locator('li')).toHaveText(['one service', 'its tests']);
+  await expect(output.locator('table td')).toHaveText(['loader.ts', '42']);
+  // Code is coloured: highlight.js marks the keyword and the number.
+  await expect(output.locator('pre code .hljs-keyword').first()).toHaveText('const');
+  await expect(output.locator('pre code .hljs-number')).toHaveText('42');
+  await expect(output.locator('pre code .hljs-keyword').first()).not.toHaveCSS('color', 'rgb(0, 0, 0)');
+  await page.screenshot({ path: shot('output-markdown') });
+
+  await page.getByTestId('transcript-raw-dispatch').click();
+  await expect(output).toHaveAttribute('data-format', 'raw');
+  await expect(output).toContainText('# Summary of the change');
+  await expect(output).toContainText('| loader.ts | 42 |');
+  await page.getByTestId('transcript-copy-dispatch').click();
+  await expect(page.getByTestId('transcript-copy-dispatch')).toHaveText('Copied');
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(MARKDOWN);
+  await page.getByTestId('transcript-raw-dispatch').click();
+  await expect(output.locator('h1')).toBeVisible();
+
+  // Restored from the server: the same rendering.
+  await page.reload();
+  await page.getByTestId('asset-repo-summary').click();
+  await page.getByTestId('thread-item').filter({ hasText: 'Summarise in markdown' }).click();
+  await expect(page.getByTestId('transcript-dispatch').locator('h1')).toHaveText('Summary of the change');
+  await expect(page.getByTestId('transcript-dispatch').locator('table td')).toHaveText(['loader.ts', '42']);
+});
+
+test('hostile output is rendered inert: no script runs, no remote image loads, no javascript: link', async ({
+  page,
+}) => {
+  const requests = watchRequests(page);
+  const violations: string[] = [];
+  await page.exposeFunction('__cspViolation', (v: string) => violations.push(v));
+  await page.addInitScript(() =>
+    document.addEventListener('securitypolicyviolation', (e) =>
+      (window as unknown as { __cspViolation(v: string): void }).__cspViolation(
+        `${e.violatedDirective} ${e.blockedURI}`,
+      ),
+    ),
+  );
+  await openStudio(page, 'repo-summary');
+  await script(pieces(HOSTILE, 9), 5);
+  await startRun(page, 'Write something hostile');
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  const output = page.getByTestId('transcript-dispatch');
+  await expect(output.locator('h2')).toHaveText('Report');
+
+  // Raw HTML is shown as the text it is, not as elements.
+  await expect(output).toContainText('<script>window.__pwned = "script tag"</script>');
+  await expect(output.locator('script, img, iframe, object, embed, svg, style')).toHaveCount(0);
+  // No element carries an event handler; no link goes anywhere but the web.
+  const handlers = await output.evaluate((root) =>
+    [...root.querySelectorAll('*')].flatMap((el) =>
+      [...el.attributes].filter((a) => /^on/i.test(a.name)).map((a) => a.name),
+    ),
+  );
+  expect(handlers).toEqual([]);
+  const links = await output
+    .locator('a')
+    .evaluateAll((all) =>
+      all.map((a) => ({ href: a.getAttribute('href'), target: a.getAttribute('target'), rel: a.getAttribute('rel') })),
+    );
+  // The only links are web addresses (the raw <img>'s address, shown as text, is linkified: a link, not a load).
+  expect(links.map((l) => l.href)).toEqual(['https://tracker.example/raw-html.png', 'https://example.com/docs']);
+  for (const link of links) expect(link).toMatchObject({ target: '_blank', rel: 'noopener noreferrer nofollow' });
+  // The markdown link to javascript: is plain text; clicking it does nothing.
+  await expect(output).toContainText('[click me](javascript:window.__pwned="javascript link")');
+  // The remote image is named, not loaded.
+  await expect(output.locator('.md-image-blocked')).toHaveText('[image not loaded: tracking pixel]');
+
+  await output.getByText('raw link', { exact: false }).first().click();
+  expect(await pwned(page)).toBeNull();
+  expect(requests.filter((url) => url.includes('tracker.example'))).toEqual([]);
+  // Nothing even tried to break the content policy.
+  expect(violations).toEqual([]);
+  await page.screenshot({ path: shot('output-hostile-inert') });
+
+  // Restored from the server it is just as inert.
+  await page.reload();
+  await page.getByTestId('asset-repo-summary').click();
+  await page.getByTestId('thread-item').filter({ hasText: 'Write something hostile' }).click();
+  await expect(page.getByTestId('transcript-dispatch').locator('h2')).toHaveText('Report');
+  await expect(page.getByTestId('transcript-dispatch').locator('script, img')).toHaveCount(0);
+  expect(await pwned(page)).toBeNull();
+  expect(requests.filter((url) => url.includes('tracker.example'))).toEqual([]);
+});
+
+test('each phase shows how long it ran, its queue wait and its tokens; the State tab the totals', async ({ page }) => {
+  await openStudio(page);
+  await script(
+    Array.from({ length: 12 }, (_, i) => `w${i} `),
+    40,
+  );
+  await startRun(page, 'Review with timings');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  for (const id of ['intake', 'analysis']) {
+    await expect(page.getByTestId(`phase-duration-${id}`)).toHaveText(/^(\d+ ms|\d+\.\d s)$/);
+    await expect(page.getByTestId(`phase-tokens-${id}`)).toHaveText(/^~?\d+ tok$/);
+    await expect(page.getByTestId(`phase-queued-${id}`)).toHaveText(/^queue (\d+ ms|\d+\.\d s)$/);
+  }
+  // Twelve tokens 40 ms apart: the phase ran for about half a second at least.
+  const [, value, unit] = /([\d.]+) (ms|s)$/.exec((await page.getByTestId('phase-duration-intake').textContent())!)!;
+  expect(Number(value) * (unit === 's' ? 1000 : 1)).toBeGreaterThanOrEqual(440);
+  await page.getByTestId('tab-state').click();
+  await expect(page.getByTestId('state-total-time')).toHaveText(/ in [23] phases$/);
+  await expect(page.getByTestId('state-total-queue')).toHaveText(/queued$/);
+  await expect(page.getByTestId('state-total-tokens')).toHaveText(/output tokens$/);
+  await page.screenshot({ path: shot('output-phase-timings') });
+
+  // After a reload the figures are the server's.
+  const runId = await page.getByTestId('run-id').textContent();
+  await page.reload();
+  await page.getByTestId('thread-item').filter({ hasText: 'Review with timings' }).click();
+  await expect(page.getByTestId('run-id')).toHaveText(runId!);
+  await expect(page.getByTestId('phase-duration-intake')).toHaveText(/^(\d+ ms|\d+\.\d s)$/);
+  const [, stored, storedUnit] = /([\d.]+) (ms|s)$/.exec(
+    (await page.getByTestId('phase-duration-intake').textContent())!,
+  )!;
+  expect(Number(stored) * (storedUnit === 's' ? 1000 : 1)).toBeGreaterThanOrEqual(440);
+  await expect(page.getByTestId('phase-tokens-intake')).toHaveText(/^~?\d+ tok$/);
+  await expect(page.getByTestId('phase-figures-output')).toHaveCount(0);
+});
+
+test('a gate reached while the studio is in the background raises a notification and marks the title', async ({
+  page,
+  context,
+}) => {
+  await context.grantPermissions(['notifications']);
+  // Watches the real Notification API: each notification the page raises is kept, to be read and clicked.
+  await page.addInitScript(() => {
+    const Real = window.Notification;
+    const raised: Notification[] = [];
+    Object.assign(window, { __raised: raised });
+    window.Notification = class extends Real {
+      constructor(title: string, options?: NotificationOptions) {
+        super(title, options);
+        raised.push(this);
+      }
+    } as typeof Notification;
+  });
+  await openStudio(page);
+  await expect(page.getByTestId('thread-item').first()).toBeVisible();
+  const before = await waitingInTitle(page);
+  await script(
+    Array.from({ length: 15 }, (_, i) => `n${i} `),
+    60,
+  );
+  await startRun(page, 'Review while I read something else');
+  await expect(page.getByTestId('transcript-intake')).toContainText('n1');
+
+  // Another tab comes to the front: the studio is in the background when the run reaches its gate. (Playwright
+  // lets every page think it has focus unless told otherwise.)
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setFocusEmulationEnabled', { enabled: false });
+  const other = await context.newPage();
+  await other.goto('about:blank');
+  await other.bringToFront();
+  await expect
+    .poll(() => page.evaluate(() => document.visibilityState === 'hidden' || !document.hasFocus()))
+    .toBe(true);
+  await expect
+    .poll(() => page.evaluate(() => (window as unknown as { __raised: Notification[] }).__raised.length), {
+      timeout: 20_000,
+    })
+    .toBe(1);
+  const raised = await page.evaluate(() => {
+    const n = (window as unknown as { __raised: Notification[] }).__raised[0]!;
+    return { title: n.title, body: n.body };
+  });
+  expect(raised).toEqual({
+    title: 'Approval waiting',
+    body: 'change-review stopped at gate: Publish this review to the author?',
+  });
+  await expect(page).toHaveTitle(titleFor(before + 1));
+  await expect(page.getByTestId('run-announcer')).toHaveText(
+    'Approval waiting at gate: Publish this review to the author?',
+  );
+
+  // Meanwhile the studio shows something else; clicking the notification brings back that thread's approval card.
+  await page.bringToFront();
+  await page.getByTestId('asset-repo-summary').click();
+  await expect(page.getByTestId('approval-card')).toBeHidden();
+  await page.evaluate(() =>
+    (window as unknown as { __raised: Notification[] }).__raised[0]!.dispatchEvent(new Event('click')),
+  );
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await expect(page.getByTestId('approval-card')).toContainText('Publish this review to the author?');
+  await expect(phase(page, 'gate')).toHaveAttribute('data-state', 'gate_waiting');
+  await page.screenshot({ path: shot('output-approval-notification') });
+
+  // Deciding clears the mark in the title.
+  await script(['Done.']);
+  await page.getByTestId('gate-approve').click();
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await expect(page).toHaveTitle(titleFor(before));
+  await other.close();
+});
+
+test('no notification while the studio is the focused window; the title still counts the approval', async ({
+  page,
+  context,
+}) => {
+  await context.grantPermissions(['notifications']);
+  await page.addInitScript(() => {
+    const Real = window.Notification;
+    const raised: string[] = [];
+    Object.assign(window, { __raised: raised });
+    window.Notification = class extends Real {
+      constructor(title: string, options?: NotificationOptions) {
+        super(title, options);
+        raised.push(title);
+      }
+    } as typeof Notification;
+  });
+  await openStudio(page);
+  await expect(page.getByTestId('thread-item').first()).toBeVisible();
+  const before = await waitingInTitle(page);
+  await startRun(page, 'Review in front of me');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await expect(page).toHaveTitle(titleFor(before + 1));
+  expect(await page.evaluate(() => (window as unknown as { __raised: string[] }).__raised)).toEqual([]);
+  await page.getByTestId('gate-reject').click();
+  await expect(page.getByTestId('run-status')).toContainText('✕ Run rejected');
+  await expect(page).toHaveTitle(titleFor(before));
+});
