@@ -106,12 +106,9 @@ export function createAccess(tenancy: TenancyRepository): Access {
         return projectId;
       }
       if (principal.instanceAdmin) return DEFAULT_PROJECT_ID;
-      const visible = principal.kind === 'session' ? await tenancy.list('project', principal.id) : [];
+      const visible = principal.kind === 'session' ? await tenancy.projectRoles(principal.id) : [];
       if (!visible.length) throw notFound('project not found: you hold no role on any project');
-      const eligible: typeof visible = [];
-      for (const project of visible) {
-        if (atLeast((await scopeRole(principal, 'project', project.id)).role, role)) eligible.push(project);
-      }
+      const eligible = visible.filter((p) => atLeast(highest(p.roles as Role[]), role));
       if (eligible.length === 1) return eligible[0]!.id;
       if (!eligible.length)
         throw forbidden(`you are not ${role} or higher on any project; this needs ${role} or higher`);

@@ -97,6 +97,22 @@ export function tenancyRepository(pool: Pool) {
       return { exists: rows.length > 0, roles: rows.flatMap((r) => (r.role ? [r.role] : [])) };
     },
 
+    /** The projects the user holds a role on (directly, or on their team or organisation), with those roles. */
+    async projectRoles(userId: string): Promise<{ id: string; name: string; roles: string[] }[]> {
+      const { rows } = await pool.query<{ id: string; name: string; roles: string[] }>(
+        `SELECT p.id, p.name, array_agg(m.role) AS roles
+           FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id
+           JOIN svc_memberships m ON m.user_id = $1
+            AND ((m.scope_type = 'project' AND m.scope_id = p.id)
+              OR (m.scope_type = 'team' AND m.scope_id = t.id)
+              OR (m.scope_type = 'org' AND m.scope_id = t.org_id))
+          GROUP BY p.id, p.name, p.created_at
+          ORDER BY p.created_at, p.name`,
+        [userId],
+      );
+      return rows;
+    },
+
     /** Whether the user holds any role on the organisation or on a team or project inside it. */
     async hasRoleInsideOrg(userId: string, orgId: string): Promise<boolean> {
       const { rows } = await pool.query(
