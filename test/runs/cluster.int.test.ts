@@ -12,7 +12,8 @@ import { until } from '../helpers/until';
  * dead process's runs lapse within about two seconds.
  */
 const LEASE = { RUN_LEASE_S: '2' };
-const ctx = useIntegrationServer({ server: LEASE });
+// Room for the flood test's answers of 5,000 tokens (the runtime stops an answer at LOCAL_LLM_MAX_ANSWER_TOKENS).
+const ctx = useIntegrationServer({ server: { ...LEASE, LOCAL_LLM_MAX_ANSWER_TOKENS: '5000' } });
 
 type Server = Pick<TestServer, 'request'>;
 
