@@ -244,6 +244,31 @@ export class Api {
     });
   }
 
+  /**
+   * A public page served beside the API (the portal, the docs, this document): declared in the document so that a
+   * client finds it by its operationId, served by its own router (docs.router.ts, portal.router.ts).
+   */
+  page(spec: { path: string; operationId: string; summary: string; description: string; contentType: string }): void {
+    this.registry.registerPath({
+      method: 'get',
+      path: spec.path,
+      operationId: spec.operationId,
+      summary: spec.summary,
+      tags: ['service'],
+      security: [],
+      responses: {
+        200: {
+          description: spec.description,
+          content: {
+            [spec.contentType]: {
+              schema: spec.contentType === 'application/json' ? { type: 'object' } : { type: 'string' },
+            },
+          },
+        },
+      },
+    });
+  }
+
   /** `serviceVersion`: the package's version, which is not the API's (see API_VERSION). */
   openApiDocument(info: { serviceVersion: string }): object {
     return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({

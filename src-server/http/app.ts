@@ -29,6 +29,27 @@ export function buildApi(deps: AppDeps): Api {
   tenancyRoutes(api, deps.tenancy);
   runRoutes(api, deps);
   threadRoutes(api, deps);
+  api.page({
+    path: '/openapi.json',
+    operationId: 'getOpenApiDocument',
+    summary: 'This OpenAPI document',
+    description: 'the OpenAPI 3.1 document of this API',
+    contentType: 'application/json',
+  });
+  api.page({
+    path: '/docs',
+    operationId: 'getApiDocs',
+    summary: 'Interactive API docs (Swagger UI) on this document',
+    description: 'an HTML page',
+    contentType: 'text/html',
+  });
+  api.page({
+    path: '/',
+    operationId: 'getPortal',
+    summary: 'What the service is, where the studio and the docs are, and examples with this server address',
+    description: 'an HTML page',
+    contentType: 'text/html',
+  });
   return api;
 }
 

@@ -41,13 +41,30 @@ let installed = false;
 
 const escapePointer = (part: string) => part.replace(/~/g, '~0').replace(/\//g, '~1');
 
+/**
+ * An answer may not carry a field its schema does not name: every object schema with `properties` and no
+ * `additionalProperties` of its own is closed for the check (the document leaves them open, as clients must ignore
+ * unknown fields; the server must not send fields it does not document).
+ */
+function closeObjects(node: unknown): unknown {
+  if (Array.isArray(node)) node.forEach(closeObjects);
+  else if (node && typeof node === 'object') {
+    const schema = node as Record<string, unknown>;
+    if (schema.type === 'object' && schema.properties && !('additionalProperties' in schema)) {
+      schema.additionalProperties = false;
+    }
+    Object.values(schema).forEach(closeObjects);
+  }
+  return node;
+}
+
 async function loadContract(origin: string): Promise<Contract> {
   const res = await realFetch(`${origin}/openapi.json`);
   if (!res.ok) throw new ContractError(`${origin}/openapi.json answered ${res.status}`);
   const doc = (await res.json()) as { paths: Record<string, Record<string, Operation['responses'] & object>> };
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   addFormats(ajv);
-  ajv.addSchema({ ...doc, $id: DOCUMENT_ID });
+  ajv.addSchema({ ...(closeObjects(structuredClone(doc)) as object), $id: DOCUMENT_ID });
   const operations: Operation[] = [];
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods) as [string, { operationId: string; responses: never }][]) {

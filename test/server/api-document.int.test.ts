@@ -51,6 +51,7 @@ describe('the OpenAPI document', () => {
       'GET /agents/{agent}/graph-definition': 'getGraphDefinition',
       'PUT /orgs/{id}/members/{user_id}': 'setOrgMember',
       'GET /health': 'getHealth',
+      'GET /openapi.json': 'getOpenApiDocument',
     });
     expect(
       Object.keys(doc.paths).filter((path) => path.startsWith('/agents/{') && !path.startsWith('/agents/{agent}')),

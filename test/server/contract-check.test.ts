@@ -66,6 +66,11 @@ describe('the contract check of the integration tests', () => {
     await expect(fetch(`${url}/threads`)).rejects.toThrow(/listThreads\) 200 body does not match.*\/items\/0\/id/);
   });
 
+  it('fails a field the schema does not name', async () => {
+    answer('GET /threads?limit=2', 200, { items: [{ ...thread, owner_secret: 'x' }], next_cursor: null });
+    await expect(fetch(`${url}/threads?limit=2`)).rejects.toThrow(/must NOT have additional properties.*owner_secret/);
+  });
+
   it('fails an error code the document does not list, and an error without the envelope', async () => {
     answer('GET /threads/6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b', 404, { error: { code: 'gone', message: 'x' } });
     await expect(fetch(`${url}/threads/${thread.id}`)).rejects.toThrow(/getThread\) 404 body does not match/);
