@@ -150,6 +150,37 @@ describe('an EventSource following a run', () => {
     expect(both.map((e) => e.id)).toEqual([last - 1, last]);
   });
 
+  it('answers 204 for a run that ended without a final event in the store, once it cannot come any more', async () => {
+    ctx.model.reply(['x']);
+    const done = await readEvents(
+      await ctx.server.request('/graphs/summary/run', { method: 'POST', json: { message: 'pruned' } }),
+    );
+    const runId = (done[0]!.data as { run_id: string }).run_id;
+    // As the orphan sweep leaves a run (no final event), or retention its events (none at all). Another process
+    // answers: this one still holds the run's last leg in memory for a few seconds.
+    const stored = async () =>
+      (await ctx.server.pool.query(`SELECT 1 FROM svc_run_events WHERE run_id = $1 AND type = 'run_done'`, [runId]))
+        .rowCount || undefined;
+    await until(stored);
+    await ctx.server.pool.query(`DELETE FROM svc_run_events WHERE run_id = $1 AND type = 'run_done'`, [runId]);
+    const other = await ctx.start();
+    try {
+      const lastKept = done.at(-2)!.id;
+      // Just ended: the final event may still be on its way, so the client is followed (and the stream ends).
+      const followed = await other.request(`/runs/${runId}/stream?last_event_id=${lastKept}`);
+      expect(followed.status).toBe(200);
+      expect(await readEvents(followed)).toEqual([]);
+      await ctx.server.pool.query(`UPDATE svc_runs SET finished_at = now() - interval '1 minute' WHERE id = $1`, [
+        runId,
+      ]);
+      expect((await other.request(`/runs/${runId}/stream?last_event_id=${lastKept}`)).status).toBe(204);
+      await ctx.server.pool.query(`DELETE FROM svc_run_events WHERE run_id = $1`, [runId]);
+      expect((await other.request(`/runs/${runId}/stream`)).status).toBe(204);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('answers 204 to a re-attach after gate_waiting until the gate is decided, then the resumed run', async () => {
     const gated = await readEvents(
       await ctx.server.request('/graphs/review/run', { method: 'POST', json: { message: 'to the gate' } }),
