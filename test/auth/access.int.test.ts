@@ -59,6 +59,8 @@ interface World {
 /** Objects a row acts on that its call may use up: made again for every caller. */
 interface Fresh {
   gated?: { run_id: string; thread_id: string };
+  /** A checkpoint of `gated`'s thread to run from, once that run has ended. */
+  checkpoint?: string;
   thread?: string;
   team?: string;
   project?: string;
@@ -140,6 +142,14 @@ function expected(row: Row, caller: Caller, w: World): number {
 
 const gatedRun = (server: TestServer, w: World): Promise<Fresh> =>
   fixtures(server, w.project).then(({ gated }) => ({ gated }));
+/** A run rejected at its gate, and a checkpoint of its thread to start a new run from. */
+const forkable = async (server: TestServer, w: World): Promise<Fresh> => {
+  const { gated } = await gatedRun(server, w);
+  const res = await server.request(`/threads/${gated!.thread_id}/gates/gate/reject`, { method: 'POST', json: {} });
+  await readEvents(await server.request(((await res.json()) as { stream_url: string }).stream_url));
+  const list = await server.request(`/threads/${gated!.thread_id}/checkpoints`);
+  return { gated, checkpoint: ((await list.json()) as { checkpoint_id: string }[])[1]!.checkpoint_id };
+};
 const freshThread = async (server: TestServer, w: World): Promise<Fresh> => {
   const res = await server.request('/threads', { method: 'POST', json: { agent: 'summary', project_id: w.project } });
   return { thread: ((await res.json()) as { id: string }).id };
@@ -211,6 +221,14 @@ const MATRIX: Row[] = [
   row('GET', 'run history', (w) => `/threads/${w.finished.thread_id}/runs`, role('project', 'viewer', 200)),
   row('GET', 'run detail', (w) => `/runs/${w.finished.run_id}`, role('project', 'viewer', 200)),
   row('GET', 'follow a run', (w) => `/runs/${w.finished.run_id}/stream`, role('project', 'viewer', 200)),
+  row('GET', 'checkpoints', (w) => `/threads/${w.finished.thread_id}/checkpoints`, role('project', 'viewer', 200)),
+  row(
+    'POST',
+    'run from a checkpoint',
+    (_w, f) => `/threads/${f.gated!.thread_id}/checkpoints/${f.checkpoint}/run`,
+    role('project', 'member', 200),
+    { body: () => ({ message: 'from here' }), fresh: forkable },
+  ),
   row('POST', 'a stream token', (w) => `/runs/${w.finished.run_id}/stream-token`, role('project', 'viewer', 200)),
   row(
     'GET',
