@@ -72,6 +72,11 @@ test('phase output renders as markdown while it streams and when its thread is r
   await expect(output.locator('h1')).toHaveText('Summary of the change');
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   await expect(output).toHaveAttribute('data-format', 'markdown');
+  // Screen readers hear the status change, from the one live region; the streaming transcript is not one.
+  await expect(page.getByTestId('run-announcer')).toHaveText('repo-summary completed.');
+  await expect(page.getByTestId('run-announcer')).toHaveAttribute('aria-live', 'polite');
+  await expect(page.getByTestId('transcript')).not.toHaveAttribute('aria-live');
+  await expect(page.getByTestId('transcript').locator('[aria-live], [role="status"], [role="log"]')).toHaveCount(0);
   await expect(output.locator('strong')).toHaveText('renamed');
   await expect(output.locator('li')).toHaveText(['one service', 'its tests']);
   await expect(output.locator('table td')).toHaveText(['loader.ts', '42']);
