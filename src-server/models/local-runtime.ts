@@ -173,7 +173,8 @@ export async function needsLoad(base: string, model: string, numCtx: number): Pr
     return false;
   }
   const entry = loaded.find((m) => fullModelName(m.name) === name);
-  if (entry && (entry.context_length === null || entry.context_length === numCtx)) {
+  // Some versions report the window times OLLAMA_NUM_PARALLEL: a multiple of num_ctx is the same window.
+  if (entry && (entry.context_length === null || entry.context_length % numCtx === 0)) {
     const expires = entry.expires_at ? Date.parse(entry.expires_at) : NaN;
     mem.loadedUntil.set(name, Math.min(Date.now() + LOADED_FRESH_MS, Number.isNaN(expires) ? Infinity : expires));
     return false;
