@@ -132,6 +132,31 @@ describe('the local runtime as it really behaves', () => {
     expect((events.at(-1)!.data as { output: string }).output).toBe('the answer');
   });
 
+  it('asks a thinking model not to think with LOCAL_LLM_THINK=off, and leaves it to the runtime with runtime', async () => {
+    const model = addModel('quiet-thinker', { thinking: true });
+    for (const [setting, sent] of [
+      ['off', false],
+      ['runtime', undefined],
+    ] as const) {
+      const server = await ctx.start({ LOCAL_LLM_THINK: setting });
+      try {
+        ctx.model.reply(['plain answer'], 0, ['hidden reasoning']);
+        const before = ctx.model.requests.length;
+        const events = await readEvents(
+          await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'No thinking', model } }),
+        );
+        expect(events.at(-1)!.data.type).toBe('run_done');
+        const requests = ctx.model.requests.slice(before);
+        expect(requests.map((r) => r.think)).toEqual([sent, sent, sent]);
+        // Off: the stand-in, as the runtime, streams no reasoning; left to the runtime, it does, and it stays apart.
+        expect(events.some((e) => e.data.type === 'thinking')).toBe(setting === 'runtime');
+        expect((events.at(-1)!.data as { output: string }).output).toBe('plain answer');
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
   it('says when the runtime loads a model (a cold start), and lists the loaded models on /health', async () => {
     const model = addModel('sleepy-model', { loadDelayMs: 700 });
     const before = await (await fetch(`${ctx.server.url}/health`)).json();
