@@ -268,19 +268,21 @@ const MATRIX: Row[] = [
     role('org', 'owner', 200, true),
     { body: () => ({ notes: 'matrix' }) },
   ),
-  row(
-    'DELETE',
-    "remove a project's node config",
-    (w) => `/agents/review/nodes/analysis/config?project_id=${w.project}`,
-    role('project', 'owner', 204),
-    {
-      fresh: async (server, w) => {
-        const path = `/agents/review/nodes/analysis/config?project_id=${w.project}`;
-        await server.request(path, { method: 'PUT', json: { notes: 'to remove' } });
-        return {};
-      },
-    },
-  ),
+  ...(
+    [
+      ['a project', 'project_id', role('project', 'owner', 204)],
+      ['an organisation', 'org_id', role('org', 'owner', 204, true)],
+    ] as const
+  ).map(([what, param, rule]) => {
+    const path = (w: World) =>
+      `/agents/review/nodes/analysis/config?${param}=${param === 'org_id' ? w.org : w.project}`;
+    // Something to remove, saved by the instance admin before each call.
+    const fresh = async (server: TestServer, w: World) => {
+      await server.request(path(w), { method: 'PUT', json: { notes: 'to remove' } });
+      return {};
+    };
+    return row('DELETE', `remove ${what}'s node config`, path, rule, { fresh });
+  }),
   row('POST', 'run an agent', () => '/graphs/summary/run', role('project', 'member', 200), {
     body: (w) => ({ message: 'matrix run', project_id: w.project }),
   }),
