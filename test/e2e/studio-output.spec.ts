@@ -275,7 +275,7 @@ test('a gate reached while the studio is in the background raises a notification
   await other.close();
 });
 
-test('no notification while the studio is the focused window; the title still counts the approval', async ({
+test('no notification while the studio is the focused window; the title still counts the approval; the gate context reads as markdown', async ({
   page,
   context,
 }) => {
@@ -294,8 +294,12 @@ test('no notification while the studio is the focused window; the title still co
   await openStudio(page);
   await expect(page.getByTestId('thread-item').first()).toBeVisible();
   const before = await waitingInTitle(page);
+  await script(pieces('## Risk\n\n- **low**: one rename\n'));
   await startRun(page, 'Review in front of me');
   await expect(page.getByTestId('approval-card')).toBeVisible();
+  // What the approver reads is rendered markdown too.
+  await expect(page.getByTestId('gate-context-analysis').locator('h2')).toHaveText('Risk');
+  await expect(page.getByTestId('gate-context-analysis').locator('li strong')).toHaveText('low');
   await expect(page).toHaveTitle(titleFor(before + 1));
   expect(await page.evaluate(() => (window as unknown as { __raised: string[] }).__raised)).toEqual([]);
   await page.getByTestId('gate-reject').click();
