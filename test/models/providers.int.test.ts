@@ -46,6 +46,22 @@ describe('model providers, each through its real client and wire protocol', () =
     const calls = ctx.model.recorded.slice(before);
     expect(calls).toHaveLength(3);
     expect(calls.every((c) => c.provider === provider && c.path === path)).toBe(true);
+    // The provider's own counts are stored with each node: the stand-in reports the four answer tokens it sent.
+    const runId = (events[0]!.data as { run_id: string }).run_id;
+    const nodes = (await (await ctx.server.request(`/runs/${runId}`)).json()).nodes as Record<string, unknown>[];
+    expect(nodes.map((n) => n.output_tokens)).toEqual([4, 4, 4]);
+    if (provider === 'ollama') {
+      // The runtime's prompt counts, and the time each call waited for a local slot.
+      const prompts = ctx.model.prompts.slice(-3).map((p) => p.used_tokens);
+      expect(nodes.map((n) => n.prompt_tokens)).toEqual(prompts);
+      expect(nodes.every((n) => typeof n.queue_wait_ms === 'number')).toBe(true);
+    } else {
+      expect(nodes.map((n) => [n.prompt_tokens, n.queue_wait_ms])).toEqual([
+        [1, null],
+        [1, null],
+        [1, null],
+      ]);
+    }
   });
 
   it('stores output with a NUL character without it: the run completes and its node rows close', async () => {
