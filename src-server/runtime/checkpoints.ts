@@ -14,7 +14,7 @@ import { buildGraph, type CompiledRunGraph, type NodeHooks, type RunStateValue }
  * the previous run's state plus the request not yet applied, which the next checkpoint shows applied.
  */
 
-/** Reading history and writing a branch point run no node: a graph built for that has hooks that must never fire. */
+/** Reading history runs no node: the graph built for it has hooks that must never fire. */
 const NO_HOOKS = new Proxy({} as NodeHooks, {
   get: (_target, key) =>
     key === 'signal'
