@@ -177,6 +177,10 @@ test('each phase shows how long it ran, its queue wait and its tokens; the State
     await expect(page.getByTestId(`phase-tokens-${id}`)).toHaveText(/^~?\d+ tok$/);
     await expect(page.getByTestId(`phase-queued-${id}`)).toHaveText(/^queue (\d+ ms|\d+\.\d s)$/);
   }
+  // The gate counts how long the approval has waited.
+  await expect(page.getByTestId('phase-duration-gate')).toHaveText(/^waiting (\d+ ms|\d+\.\d s)$/);
+  const gateWaited = await page.getByTestId('phase-duration-gate').textContent();
+  await expect(page.getByTestId('phase-duration-gate')).not.toHaveText(gateWaited!);
   // Twelve tokens 40 ms apart: the phase ran for about half a second at least.
   const [, value, unit] = /([\d.]+) (ms|s)$/.exec((await page.getByTestId('phase-duration-intake').textContent())!)!;
   expect(Number(value) * (unit === 's' ? 1000 : 1)).toBeGreaterThanOrEqual(440);
