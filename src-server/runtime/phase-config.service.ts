@@ -90,8 +90,9 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
 
   /**
    * The scope a request acts on, with the caller's role there checked: a project (viewer to read, owner to write),
-   * an organisation (a role anywhere inside it to read, owner on it to write). Without either: the default
-   * organisation for instance administrators, otherwise the caller's only project (400 listing them if several).
+   * an organisation (a role anywhere inside it to read, owner on it to write). Without either: the project a run
+   * without project_id would go to (the default one for instance administrators, otherwise the caller's only
+   * project; 400 listing them if several), so that what is read and saved is what those runs apply.
    */
   async function scopeFor(
     principal: Principal,
@@ -103,9 +104,6 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
     if (query.orgId) {
       await access.requireOrgConfigRole(principal, query.orgId, role);
       return { type: 'org', id: query.orgId };
-    }
-    if (!query.projectId && principal.instanceAdmin) {
-      return { type: 'org', id: await access.orgIdOfProject(await access.defaultProjectId()) };
     }
     return { type: 'project', id: await access.resolveProject(principal, query.projectId, role) };
   }

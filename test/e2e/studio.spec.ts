@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from '@playwright/test';
 import type { GraphDefinition } from '../../src-server/contracts/runs';
-import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
+import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { numberedTokens } from '../fixtures/fake-models';
 import { expect, test } from './studio.fixtures';
 import {
@@ -208,8 +208,9 @@ test('a saved routing rule shows its validation errors, then its from → to lin
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   await expect(phase(page, 'execute')).toHaveAttribute('data-state', 'idle');
   // The studio saved for the project chosen in its switcher, or for the organisation: clear both.
-  await api(`/agents/repo-summary/nodes/dispatch/config?project_id=${DEFAULT_PROJECT_ID}`, { method: 'DELETE' });
-  await api('/agents/repo-summary/nodes/dispatch/config', { method: 'PUT', json: {} });
+  for (const scope of [`project_id=${DEFAULT_PROJECT_ID}`, `org_id=${DEFAULT_ORG_ID}`]) {
+    await api(`/agents/repo-summary/nodes/dispatch/config?${scope}`, { method: 'DELETE' });
+  }
 });
 
 test("the phase panel shows an asset's own routing rules read-only, above the editable overrides", async ({ page }) => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { summaryCommand, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import { eventOrder, readEvents } from '../helpers/sse';
@@ -51,6 +52,12 @@ describe('node configuration', () => {
       overrides: config,
     });
     expect(definition.phases.find((p: { id: string }) => p.id === 'execute').overrides).toBeNull();
+    // Without ?project_id or ?org_id the administrator works in the default project, where such runs go.
+    expect(dispatch.overrides_from).toBe('project');
+    const own = await ctx.server.request(`${DISPATCH_CONFIG}?project_id=${DEFAULT_PROJECT_ID}`);
+    expect(await own.json()).toEqual(config);
+    const organisation = await ctx.server.request(`${DISPATCH_CONFIG}?org_id=${DEFAULT_ORG_ID}`);
+    expect((await organisation.json()).instructions_override).toBeNull();
     expect(definition.edges).toEqual([
       { from: 'dispatch', to: 'execute' },
       { from: 'execute', to: 'summarize' },
