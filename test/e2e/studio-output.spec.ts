@@ -310,3 +310,55 @@ test('no notification while the studio is the focused window; the title still co
   await expect(page.getByTestId('run-status')).toContainText('✕ Run rejected');
   await expect(page).toHaveTitle(titleFor(before));
 });
+
+test('in the desktop app the gate notification goes through the preload bridge, and its click opens the approval', async ({
+  page,
+  context,
+}) => {
+  // A stand-in for the preload's bridge: it records each notification and answers that it was clicked once the test
+  // says so. The browser's own Notification must not be used inside the app.
+  await page.addInitScript(() => {
+    const shown: { title: string; body: string }[] = [];
+    let click: (outcome: 'clicked') => void = () => undefined;
+    const pending = () => new Promise(() => undefined);
+    const desktop = {
+      showNotification: (n: { title: string; body: string }) => {
+        shown.push(n);
+        return new Promise((resolve) => (click = resolve));
+      },
+    };
+    Object.assign(window, { __shown: shown, __click: () => click('clicked') });
+    Object.defineProperty(window, 'desktop', {
+      value: new Proxy(desktop, {
+        get: (target, key) => (key in target ? target[key as 'showNotification'] : pending),
+      }),
+    });
+    window.Notification = class {
+      constructor() {
+        throw new Error('the browser notification was used inside the desktop app');
+      }
+    } as unknown as typeof Notification;
+  });
+  await openStudio(page);
+  await script(
+    Array.from({ length: 10 }, (_, i) => `d${i} `),
+    60,
+  );
+  await startRun(page, 'Review in the desktop app');
+  await expect(page.getByTestId('transcript-intake')).toContainText('d1');
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setFocusEmulationEnabled', { enabled: false });
+  const other = await context.newPage();
+  await other.bringToFront();
+  await expect
+    .poll(() => page.evaluate(() => (window as unknown as { __shown: unknown[] }).__shown), { timeout: 20_000 })
+    .toEqual([
+      { title: 'Approval waiting', body: 'change-review stopped at gate: Publish this review to the author?' },
+    ]);
+  await page.bringToFront();
+  await page.getByTestId('asset-repo-summary').click();
+  await expect(page.getByTestId('approval-card')).toBeHidden();
+  await page.evaluate(() => (window as unknown as { __click(): void }).__click());
+  await expect(page.getByTestId('approval-card')).toContainText('Publish this review to the author?');
+  await other.close();
+});
