@@ -62,6 +62,8 @@ export const useRunsStore = defineStore('runs', () => {
     streaming.value = true;
     error.value = null;
     const batcher = new TokenBatcher((events) => {
+      // A stream given up (Stop, another thread opened) changes nothing any more, whatever it still held.
+      if (current.signal.aborted) return;
       for (const { id, event } of events) {
         applyEvent(view.value, event, id);
         if (event.type === 'run_start') sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
