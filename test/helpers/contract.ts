@@ -33,7 +33,7 @@ interface Contract {
 }
 
 const DOCUMENT_ID = 'https://contract.test/openapi.json';
-const servers = new Map<string, Promise<Contract> | undefined>();
+const servers = new Map<string, Promise<Contract>>();
 /** The contracts loaded so far, for the checks that cannot wait (an SSE frame as it is read). */
 const loaded = new Map<string, Contract>();
 const realFetch = globalThis.fetch;
@@ -92,7 +92,10 @@ async function loadContract(origin: string): Promise<Contract> {
 export function registerServer(origin: string): { stop(): void } {
   install();
   const key = new URL(origin).origin;
-  servers.set(key, undefined);
+  // Read at once, while the server is surely up: a test may stop it right after its first answer.
+  const contract = loadContract(key);
+  contract.catch(() => undefined);
+  servers.set(key, contract);
   return {
     stop: () => {
       servers.delete(key);
@@ -101,15 +104,7 @@ export function registerServer(origin: string): { stop(): void } {
   };
 }
 
-function contractOf(origin: string): Promise<Contract> | undefined {
-  if (!servers.has(origin)) return undefined;
-  let contract = servers.get(origin);
-  if (!contract) {
-    contract = loadContract(origin);
-    servers.set(origin, contract);
-  }
-  return contract;
-}
+const contractOf = (origin: string): Promise<Contract> | undefined => servers.get(origin);
 
 function validator(contract: Contract, pointer: string): ValidateFunction {
   let validate = contract.validators.get(pointer);
