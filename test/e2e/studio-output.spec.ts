@@ -44,12 +44,22 @@ const HOSTILE = [
   '',
 ].join('\n');
 
-/** The number of approvals the page title says are waiting (other tests' runs may wait too). */
-async function waitingInTitle(page: Page): Promise<number> {
-  const match = /^\((\d+)\) Agent workflow studio$/.exec(await page.title());
-  return match ? Number(match[1]) : 0;
-}
 const titleFor = (waiting: number) => (waiting > 0 ? `(${waiting}) Agent workflow studio` : 'Agent workflow studio');
+
+/**
+ * The thread of `message` is listed with `status`, and the title counts the approvals waiting among the threads
+ * listed (other tests' runs may wait too).
+ */
+async function expectTitleCounts(page: Page, message: string, status: string): Promise<void> {
+  await expect(page.getByTestId('thread-item').filter({ hasText: message }).first()).toContainText(status);
+  await expect
+    .poll(async () => {
+      const listed = await page.getByTestId('thread-item').filter({ hasText: 'waiting_approval' }).count();
+      return (await page.title()) === titleFor(listed);
+    })
+    .toBe(true);
+  if (status === 'waiting_approval') await expect(page).toHaveTitle(/^\(\d+\) Agent workflow studio$/);
+}
 
 /** Everything the page asks the network for, and whether any script of the model's ran. */
 function watchRequests(page: Page): string[] {
@@ -222,8 +232,6 @@ test('a gate reached while the studio is in the background raises a notification
     } as typeof Notification;
   });
   await openStudio(page);
-  await expect(page.getByTestId('thread-item').first()).toBeVisible();
-  const before = await waitingInTitle(page);
   await script(
     Array.from({ length: 15 }, (_, i) => `n${i} `),
     60,
@@ -254,7 +262,7 @@ test('a gate reached while the studio is in the background raises a notification
     title: 'Approval waiting',
     body: 'change-review stopped at gate: Publish this review to the author?',
   });
-  await expect(page).toHaveTitle(titleFor(before + 1));
+  await expectTitleCounts(page, 'Review while I read something else', 'waiting_approval');
   await expect(page.getByTestId('run-announcer')).toHaveText(
     'Approval waiting at gate: Publish this review to the author?',
   );
@@ -275,7 +283,7 @@ test('a gate reached while the studio is in the background raises a notification
   await script(['Done.']);
   await page.getByTestId('gate-approve').click();
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
-  await expect(page).toHaveTitle(titleFor(before));
+  await expectTitleCounts(page, 'Review while I read something else', 'completed');
   await other.close();
 });
 
@@ -296,19 +304,17 @@ test('no notification while the studio is the focused window; the title still co
     } as typeof Notification;
   });
   await openStudio(page);
-  await expect(page.getByTestId('thread-item').first()).toBeVisible();
-  const before = await waitingInTitle(page);
   await script(pieces('## Risk\n\n- **low**: one rename\n'));
   await startRun(page, 'Review in front of me');
   await expect(page.getByTestId('approval-card')).toBeVisible();
   // What the approver reads is rendered markdown too.
   await expect(page.getByTestId('gate-context-analysis').locator('h2')).toHaveText('Risk');
   await expect(page.getByTestId('gate-context-analysis').locator('li strong')).toHaveText('low');
-  await expect(page).toHaveTitle(titleFor(before + 1));
+  await expectTitleCounts(page, 'Review in front of me', 'waiting_approval');
   expect(await page.evaluate(() => (window as unknown as { __raised: string[] }).__raised)).toEqual([]);
   await page.getByTestId('gate-reject').click();
   await expect(page.getByTestId('run-status')).toContainText('✕ Run rejected');
-  await expect(page).toHaveTitle(titleFor(before));
+  await expectTitleCounts(page, 'Review in front of me', 'rejected');
 });
 
 test('in the desktop app the gate notification goes through the preload bridge, and its click opens the approval', async ({
