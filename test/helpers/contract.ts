@@ -24,11 +24,15 @@ interface Operation {
   literals: number;
   responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
   pointer: string;
+  /** Where the JSON request body's schema is, when the operation takes one. */
+  requestPointer?: string;
 }
 
 interface Contract {
   operations: Operation[];
   ajv: Ajv2020;
+  /** The document as it is, for requests: keys a schema does not name are allowed (and ignored) in a request. */
+  requestAjv: Ajv2020;
   validators: Map<string, ValidateFunction>;
 }
 
@@ -65,9 +69,15 @@ async function loadContract(origin: string): Promise<Contract> {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   addFormats(ajv);
   ajv.addSchema({ ...(closeObjects(structuredClone(doc)) as object), $id: DOCUMENT_ID });
+  const requestAjv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats(requestAjv);
+  requestAjv.addSchema({ ...doc, $id: DOCUMENT_ID });
   const operations: Operation[] = [];
   for (const [path, methods] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(methods) as [string, { operationId: string; responses: never }][]) {
+    for (const [method, op] of Object.entries(methods) as [
+      string,
+      { operationId: string; responses: never; requestBody?: unknown },
+    ][]) {
       const segments = path.split('/').slice(1);
       const pattern = new RegExp(
         `^/${segments.map((s) => (/^\{\w+\}$/.test(s) ? '[^/]+' : s.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))).join('/')}$`,
@@ -79,11 +89,14 @@ async function loadContract(origin: string): Promise<Contract> {
         literals: segments.filter((s) => !s.startsWith('{')).length,
         responses: op.responses,
         pointer: `#/paths/${escapePointer(path)}/${method}/responses`,
+        requestPointer: op.requestBody
+          ? `#/paths/${escapePointer(path)}/${method}/requestBody/content/application~1json/schema`
+          : undefined,
       });
     }
   }
   operations.sort((a, b) => b.literals - a.literals);
-  const contract = { operations, ajv, validators: new Map() };
+  const contract = { operations, ajv, requestAjv, validators: new Map() };
   loaded.set(origin, contract);
   return contract;
 }
@@ -106,14 +119,34 @@ export function registerServer(origin: string): { stop(): void } {
 
 const contractOf = (origin: string): Promise<Contract> | undefined => servers.get(origin);
 
-function validator(contract: Contract, pointer: string): ValidateFunction {
-  let validate = contract.validators.get(pointer);
+function validator(contract: Contract, pointer: string, forRequest = false): ValidateFunction {
+  const key = `${forRequest ? 'request' : 'answer'}${pointer}`;
+  let validate = contract.validators.get(key);
   if (!validate) {
-    validate = contract.ajv.getSchema(`${DOCUMENT_ID}${pointer}`);
+    validate = (forRequest ? contract.requestAjv : contract.ajv).getSchema(`${DOCUMENT_ID}${pointer}`);
     if (!validate) throw new ContractError(`no schema at ${pointer}`);
-    contract.validators.set(pointer, validate);
+    contract.validators.set(key, validate);
   }
   return validate;
+}
+
+/**
+ * The other half of the contract: a JSON body the server took (2xx) must be one the document allows. (The converse
+ * is not checked here: services refuse bodies the schema allows for rules it cannot say, such as a routing target
+ * outside the graph, with the same 400 `invalid request body: …`.)
+ */
+function checkRequest(contract: Contract, op: Operation, where: string, sent: string, res: Response): void {
+  if (!op.requestPointer || res.status >= 300) return;
+  let body: unknown;
+  try {
+    body = JSON.parse(sent);
+  } catch {
+    return;
+  }
+  const validate = validator(contract, op.requestPointer, true);
+  if (!validate(body)) {
+    throw new ContractError(`${where} took a body the document refuses (${describe(validate)}): ${sent.slice(0, 300)}`);
+  }
 }
 
 const describe = (validate: ValidateFunction) =>
@@ -125,8 +158,8 @@ const describe = (validate: ValidateFunction) =>
 /** An event stream may stay open: its body is never read here. */
 const isStream = (res: Response) => (res.headers.get('content-type') ?? '').startsWith('text/event-stream');
 
-/** Checks one answer; throws a ContractError where it differs from the document. */
-async function check(method: string, url: URL, res: Response): Promise<void> {
+/** Checks one answer (and the JSON body that was sent); throws a ContractError where it differs from the document. */
+async function check(method: string, url: URL, res: Response, sent?: string): Promise<void> {
   const pending = contractOf(url.origin);
   if (!pending || method === 'OPTIONS' || method === 'HEAD') return;
   const contract = await pending;
@@ -142,6 +175,7 @@ async function check(method: string, url: URL, res: Response): Promise<void> {
       `${where} answered ${res.status}, which the document does not declare (it declares ${Object.keys(op.responses).join(', ')}): ${body.slice(0, 300)}`,
     );
   }
+  if (sent !== undefined) checkRequest(contract, op, where, sent, res);
   if (res.status >= 300 && res.status < 400) return;
   const mediaType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const content = declared.content ?? {};
@@ -196,7 +230,8 @@ function install(): void {
     if (!servers.has(requested.origin)) return res;
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
     // A followed redirect is checked where it ended, as the GET it became.
-    await check(res.redirected ? 'GET' : method, res.redirected ? new URL(res.url) : requested, res);
+    const sent = typeof init?.body === 'string' && !res.redirected ? init.body : undefined;
+    await check(res.redirected ? 'GET' : method, res.redirected ? new URL(res.url) : requested, res, sent);
     return res;
   };
 }

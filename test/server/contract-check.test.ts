@@ -83,6 +83,21 @@ describe('the contract check of the integration tests', () => {
     await expect(fetch(`${url}/agents`)).rejects.toThrow(/listAgents\) 200 sent text\/plain/);
   });
 
+  it('fails a body the server took that the document refuses', async () => {
+    const scope = { id: thread.id, name: 'Platform', parent_id: thread.id, role: null, created_at: thread.created_at };
+    answer('POST /teams', 201, scope);
+    const post = (json: unknown) =>
+      fetch(`${url}/teams`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(json),
+      });
+    await expect(post({ name: 'Platform' })).rejects.toThrow(/createTeam\) took a body the document refuses/);
+    expect((await post({ name: 'Platform', parent_id: thread.id })).status).toBe(201);
+    answer('POST /teams', 400, { error: { code: 'invalid_request', message: 'invalid request body: parent_id: x' } });
+    expect((await post({ name: 'Platform' })).status).toBe(400);
+  });
+
   it('leaves answers outside the API alone', async () => {
     answers.set('GET /ui', { status: 200, type: 'text/html', body: '<!doctype html>' });
     expect((await fetch(`${url}/ui`)).status).toBe(200);
