@@ -54,8 +54,6 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
    * 404 of something named in the query or body, 409, 429. Each is declared with the error envelope.
    */
   errors?: Partial<Record<ErrorStatus, string>>;
-  /** Implied errors this route cannot answer, e.g. the 503 of a route that never touches the database. */
-  noErrors?: ErrorStatus[];
   /** Its errors are a page for a browser (Accept: text/html), the envelope for any other client. */
   pageErrors?: boolean;
   params?: P;
@@ -86,7 +84,7 @@ const implied: Partial<Record<ErrorStatus, string>> = {
 /**
  * The errors a route can answer: 400 where there is input to validate, 401 unless it is public, 404 where a path
  * names an object, 413 and 415 where it takes a body, 503 unless it is public (a session's token is checked against
- * the database); then the route's own, less those it says it cannot answer.
+ * the database); then the route's own.
  */
 export function errorStatuses(spec: RouteSpec<AnyObject, AnyObject, z.ZodType>): Map<number, string> {
   const statuses = new Map<number, string>();
@@ -98,7 +96,6 @@ export function errorStatuses(spec: RouteSpec<AnyObject, AnyObject, z.ZodType>):
   add(415, spec.body);
   add(503, !spec.public);
   for (const [status, description] of Object.entries(spec.errors ?? {})) statuses.set(Number(status), description);
-  for (const status of spec.noErrors ?? []) statuses.delete(status);
   return new Map([...statuses].sort(([a], [b]) => a - b));
 }
 
