@@ -82,6 +82,14 @@ test('phase output renders as markdown while it streams and when its thread is r
   await expect(output.locator('h1')).toHaveText('Summary of the change');
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   await expect(output).toHaveAttribute('data-format', 'markdown');
+  // The output is taller than its pane, which follows it to the end.
+  const scroll = () =>
+    page.getByTestId('transcript').evaluate((el) => ({
+      overflow: el.scrollHeight > el.clientHeight,
+      left: el.scrollHeight - el.scrollTop - el.clientHeight,
+    }));
+  await expect.poll(async () => (await scroll()).overflow).toBe(true);
+  await expect.poll(async () => (await scroll()).left).toBeLessThan(10);
   // Screen readers hear the status change, from the one live region; the streaming transcript is not one.
   await expect(page.getByTestId('run-announcer')).toHaveText('repo-summary completed.');
   await expect(page.getByTestId('run-announcer')).toHaveAttribute('aria-live', 'polite');
