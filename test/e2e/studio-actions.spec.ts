@@ -62,8 +62,10 @@ test('a call over the context budget is trimmed inside, with the yellow warning,
   page,
 }) => {
   await openStudio(page, 'repo-summary');
-  // The first phase answers at length: about 5,000 estimated tokens, which the next phase's prompt carries.
-  await script(words(`Done. ${'answer '.repeat(2_900)}`));
+  // The first phase answers at length: about 5,000 estimated tokens, which the next phase's prompt carries. It
+  // streams in pieces of ten words, so that the runtime counts fewer answer tokens than LOCAL_LLM_MAX_ANSWER_TOKENS
+  // and the answer is not cut at its length (which would warn first, and shorten what the next phase carries).
+  await script(['Done. ', ...Array.from({ length: 290 }, () => 'answer '.repeat(10))]);
   // About 4,000 estimated tokens: within the default budget of 6,000 on its own, over it with that answer.
   await startRun(page, `Summarise this: ${'lorem ipsum '.repeat(1_300)}`);
   await expect(page.getByTestId('context-warning').first()).toContainText('budget 6000');
