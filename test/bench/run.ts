@@ -24,7 +24,7 @@ import { compiledLaunch, spawnServer, type ServerProcess } from '../helpers/proc
 /** The server as users run it (npm start): compiled, not through a TypeScript loader. */
 const spawnCompiled = (env: Record<string, string>) => spawnServer(env, 60_000, [], compiledLaunch());
 import { followAccepted, readEvents, readPieces } from '../helpers/sse';
-import { studioFollowBench, studioFollowRow } from './studio-follow';
+import { STUDIO_TOKENS_PER_PHASE, studioFollowBench, studioFollowRow } from './studio-follow';
 
 interface Row {
   benchmark: string;
@@ -140,11 +140,13 @@ async function main() {
   // The tests' fixture, on the bench's own database: the fake model runtime and the fixture catalog.
   const fixture = await startIntegrationFixture({ server: false, database: false });
   const { model, generatedDir: generated } = fixture;
-  // One user stands for many clients here: the per-user cap of the local runtime is lifted.
+  // One user stands for many clients here: the per-user cap of the local runtime is lifted. Answers may be as long
+  // as the studio row streams (STUDIO_TOKENS_PER_PHASE), past the default cap of 2,048 answer tokens.
   const env = fixture.env({
     DATABASE_URL: db.url,
     LOCAL_LLM_MAX_CONCURRENT: '64',
     LOCAL_LLM_MAX_RUNS_PER_USER: '1000',
+    LOCAL_LLM_MAX_ANSWER_TOKENS: String(STUDIO_TOKENS_PER_PHASE),
   });
   const server = await spawnCompiled(env);
 

@@ -107,17 +107,23 @@ async function installProbes(page: Page, lastToken: string): Promise<void> {
 }
 
 /**
+ * Tokens per phase: enough for a stream of a few seconds at the stand-in's full speed, so that frames per second are
+ * counted over many frames. The server must allow answers this long (LOCAL_LLM_MAX_ANSWER_TOKENS).
+ */
+export const STUDIO_TOKENS_PER_PHASE = 20_000;
+
+/**
  * Opens the studio of `baseUrl` in Chromium, starts a run of `agent` from its form while the stand-in answers each
  * phase with `tokensPerPhase` tokens as fast as it can, and measures the page until the run shows complete.
  */
 export async function studioFollowBench(
   baseUrl: string,
   model: ModelFake,
-  { agent = 'summary', tokensPerPhase = 2000, phases = 3 } = {},
+  { agent = 'summary', tokensPerPhase = STUDIO_TOKENS_PER_PHASE, phases = 3 } = {},
 ): Promise<StudioFollowResult> {
   const tokens = Array.from({ length: tokensPerPhase }, (_, i) => `t${i} `);
   // Each phase ends with a token told apart from the others: when it is seen arriving, and when on screen. (A phase
-  // answers at most LOCAL_LLM_MAX_ANSWER_TOKENS, 2,048 by default: the token after would never come.)
+  // answers at most LOCAL_LLM_MAX_ANSWER_TOKENS: the token after would never come.)
   const lastToken = `end${tokensPerPhase - 1} `;
   const browser = await launchChromium();
   try {
@@ -174,7 +180,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const database = await startDatabaseServer();
   const db = await createDatabase(database.url, 'svc_bench');
   const fixture = await startIntegrationFixture({ server: false, database: false });
-  const env = fixture.env({ DATABASE_URL: db.url, LOCAL_LLM_MAX_CONCURRENT: '64' });
+  const env = fixture.env({
+    DATABASE_URL: db.url,
+    LOCAL_LLM_MAX_CONCURRENT: '64',
+    LOCAL_LLM_MAX_ANSWER_TOKENS: String(STUDIO_TOKENS_PER_PHASE),
+  });
   const server = await spawnServer(env, 60_000, [], compiledLaunch());
   try {
     const result = await studioFollowBench(server.url, fixture.model);
