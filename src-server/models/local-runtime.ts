@@ -48,6 +48,8 @@ interface RuntimeMemory {
   info: Map<string, Promise<ModelInfo | null>>;
   loadedUntil: Map<string, number>;
   lastLoadS: Map<string, number>;
+  /** The `/api/ps` request under way, shared: many runs starting at once ask the runtime once, not once each. */
+  loadedAsk: Promise<LoadedModel[]> | null;
 }
 
 const memories = new Map<string, RuntimeMemory>();
@@ -55,7 +57,7 @@ const memories = new Map<string, RuntimeMemory>();
 function memory(base: string): RuntimeMemory {
   let found = memories.get(base);
   if (!found) {
-    found = { info: new Map(), loadedUntil: new Map(), lastLoadS: new Map() };
+    found = { info: new Map(), loadedUntil: new Map(), lastLoadS: new Map(), loadedAsk: null };
     memories.set(base, found);
   }
   return found;
@@ -168,7 +170,10 @@ export async function needsLoad(base: string, model: string, numCtx: number): Pr
   if ((mem.loadedUntil.get(name) ?? 0) > Date.now()) return false;
   let loaded: LoadedModel[];
   try {
-    loaded = await loadedModels(base, 1000);
+    mem.loadedAsk ??= loadedModels(base, 1000).finally(() => {
+      mem.loadedAsk = null;
+    });
+    loaded = await mem.loadedAsk;
   } catch {
     return false;
   }
