@@ -127,12 +127,13 @@ export interface ForkedFrom {
 export function runsRepository(pool: Pool) {
   return {
     /**
-     * A run on a branch, inserted as `insert()` does, unless its thread has an active run: then nothing is written
-     * and that run is returned. The thread's row is locked for the check, so two forks cannot both start.
+     * A run on an existing thread (a branch when `forkedFrom` says where it starts), inserted as `insert()` does,
+     * unless the thread has an active run: then nothing is written and that run is returned. The thread's row is
+     * locked for the check, so two requests for a run on one thread (runs, forks, or one of each) never both start.
      */
-    async insertBranch(
+    async insertUnlessActive(
       run: NewRun,
-      forkedFrom: ForkedFrom,
+      forkedFrom: ForkedFrom | null,
       lease: Lease,
       seqReserved: number,
     ): Promise<{ id: string; status: RunStatus } | undefined> {
@@ -149,11 +150,13 @@ export function runsRepository(pool: Pool) {
           await client.query('ROLLBACK');
           return rows[0];
         }
-        await client.query(`UPDATE svc_threads SET last_message = $2, model = $3, updated_at = now() WHERE id = $1`, [
-          run.threadId,
-          run.message,
-          run.model,
-        ]);
+        // A run names the thread's path (the one it was given, else the thread's own); a branch keeps the thread's.
+        await client.query(
+          `UPDATE svc_threads SET last_message = $2, model = $3, project_path = COALESCE($4, project_path),
+                  updated_at = now()
+            WHERE id = $1`,
+          [run.threadId, run.message, run.model, forkedFrom ? null : run.projectPath],
+        );
         await client.query(
           `INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by,
                                  owner_id, lease_until, seq_reserved, forked_from)
@@ -169,7 +172,7 @@ export function runsRepository(pool: Pool) {
             lease.owner,
             lease.leaseS,
             seqReserved,
-            storableJson(forkedFrom),
+            forkedFrom ? storableJson(forkedFrom) : null,
           ],
         );
         await client.query('COMMIT');

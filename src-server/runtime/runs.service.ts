@@ -22,6 +22,15 @@ import type { ThreadsService } from './threads.service';
 
 const log = getLogger('svc.api');
 
+/** A thread runs one run at a time: the 409 for a request that would start a second. */
+function activeRunConflict(threadId: string, active: { id: string; status: string }) {
+  return conflict(
+    active.status === 'waiting_approval'
+      ? `thread ${threadId} has run ${active.id} waiting for approval: approve, reject or cancel it first`
+      : `thread ${threadId} already has run ${active.id} running`,
+  );
+}
+
 export interface RunsServiceDeps {
   catalog: Catalog;
   access: Access;
@@ -111,13 +120,7 @@ export function runsService(deps: RunsServiceDeps) {
           throw conflict(`thread ${thread.id} belongs to "${thread.agent}", not "${entry.manifest.name}"`);
         }
         const active = await runs.activeInThread(thread.id);
-        if (active) {
-          throw conflict(
-            active.status === 'waiting_approval'
-              ? `thread ${thread.id} has run ${active.id} waiting for approval: approve, reject or cancel it first`
-              : `thread ${thread.id} already has run ${active.id} running`,
-          );
-        }
+        if (active) throw activeRunConflict(thread.id, active);
         // The thread's own path too, with this caller's rights: a member cannot run in a folder an admin named.
         const named = request.project_path ?? thread.project_path;
         if (named) await deps.checkProjectPath(principal, named);
@@ -139,19 +142,23 @@ export function runsService(deps: RunsServiceDeps) {
       const model = request.model ?? thread.model ?? deps.defaultModel;
       const projectPath = request.project_path ?? thread.project_path;
       const runId = randomUUID();
-      await runs.insert(
-        {
-          id: runId,
-          threadId: thread.id,
-          agent: entry.manifest.name,
-          model,
-          message: request.message,
-          projectPath,
-          createdBy: principal.id,
-        },
-        manager.lease,
-        SEQ_BLOCK,
-      );
+      const newRun = {
+        id: runId,
+        threadId: thread.id,
+        agent: entry.manifest.name,
+        model,
+        message: request.message,
+        projectPath,
+        createdBy: principal.id,
+      };
+      if (request.thread_id) {
+        // The check above answers most callers; this one, under the thread's lock, stops a request that raced it.
+        const active = await runs.insertUnlessActive(newRun, null, manager.lease, SEQ_BLOCK);
+        if (active) throw activeRunConflict(thread.id, active);
+      } else {
+        // A thread created for this run has no other run to race with: one round trip.
+        await runs.insert(newRun, manager.lease, SEQ_BLOCK);
+      }
       log.info(
         `graph run start agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} user=${principal.name}`,
       );
@@ -199,7 +206,7 @@ export function runsService(deps: RunsServiceDeps) {
       const message = request.message ?? checkpoint.state.message ?? source?.message ?? '';
       const projectPath = source?.project_path ?? thread.project_path;
       const runId = randomUUID();
-      const active = await runs.insertBranch(
+      const active = await runs.insertUnlessActive(
         {
           id: runId,
           threadId: thread.id,
@@ -213,13 +220,7 @@ export function runsService(deps: RunsServiceDeps) {
         manager.lease,
         SEQ_BLOCK,
       );
-      if (active) {
-        throw conflict(
-          active.status === 'waiting_approval'
-            ? `thread ${thread.id} has run ${active.id} waiting for approval: approve, reject or cancel it first`
-            : `thread ${thread.id} already has run ${active.id} running`,
-        );
-      }
+      if (active) throw activeRunConflict(thread.id, active);
       log.info(
         `graph run fork agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} ` +
           `checkpoint=${checkpointId} user=${principal.name}`,

@@ -381,6 +381,30 @@ describe('threads and runs', () => {
     ]);
   });
 
+  it('starts one run when several requests for a run on one thread arrive at once; the others answer 409', async () => {
+    const first = await readEvents(await run({ message: 'the first run of the thread' }, 'summary'));
+    const threadId = (first[0]!.data as { thread_id: string }).thread_id;
+    ctx.model.reply(numberedTokens(40, 's'), 20);
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        ctx.server.request('/graphs/summary/run', {
+          method: 'POST',
+          json: { message: `at once ${i}`, thread_id: threadId },
+          headers: { accept: 'application/json' },
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    const refused = (await answers.find((a) => a.status === 409)!.json()) as { error: { message: string } };
+    expect(refused.error.message).toMatch(new RegExp(`^thread ${threadId} already has run [0-9a-f-]{36} running$`));
+    const { rows } = await ctx.server.pool.query(`SELECT count(*)::int AS n FROM svc_runs WHERE thread_id = $1`, [
+      threadId,
+    ]);
+    expect(rows[0].n).toBe(2);
+    const started = (await answers.find((a) => a.status === 200)!.json()) as { run_id: string };
+    await ctx.server.request(`/runs/${started.run_id}/cancel`, { method: 'POST', json: {} });
+  });
+
   it('answers unknown ids with 404 and malformed ones with 400', async () => {
     const unknown = randomUUID();
     for (const path of [
