@@ -21,6 +21,8 @@ const RESTART_DELAYS_S = [0.5, 1, 2, 4, 8];
 const STABLE_MS = 30_000;
 /** Crash recovery after a kill can take a while on a big data folder. */
 const READY_TIMEOUT_MS = 60_000;
+/** How long a start attempt that met a hang-up on its port waits for PostgreSQL's own exit and its reason. */
+const EXIT_GRACE_MS = 500;
 
 export interface EmbeddedDatabase {
   url: string;
@@ -291,6 +293,13 @@ async function waitUntilReady(
     const code = (failure as { code?: string }).code;
     // Not listening yet, or listening but still recovering: wait. Anything else (a wrong password) is final.
     if (code !== 'ECONNREFUSED' && code !== 'ECONNRESET' && code !== '57P03') {
+      // Another program on the port may have answered while PostgreSQL, unable to bind it, is still exiting: its own
+      // reason ("Address already in use") says more than the hang-up, so it is given a moment to tell it.
+      const exitedSoon = await Promise.race([
+        exited.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), EXIT_GRACE_MS).unref()),
+      ]);
+      if (exitedSoon) continue;
       throw new EmbeddedDatabaseError(
         `embedded PostgreSQL on port ${port} refused the login: ${oneLine(errorMessage(failure))}. ` +
           `If another program uses that port, set EMBEDDED_PG_PORT to a free one, ${ADVICE}`,
