@@ -87,6 +87,11 @@ export function createAuthenticator(config: Config, users: Pick<UsersRepository,
     if (typeof id !== 'string' || !UUID.test(id)) throw unauthorized('invalid or expired token');
     // One primary-key look-up: a user who was deleted keeps no access through a session still in hand.
     if (!(await users.get(id))) throw unauthorized('invalid or expired token');
+    return sessionPrincipal(id, payload);
+  }
+
+  /** The signed-in user a verified session or stream token names. */
+  function sessionPrincipal(id: string, payload: JWTPayload): Principal {
     return {
       id,
       kind: 'session',
@@ -115,13 +120,7 @@ export function createAuthenticator(config: Config, users: Pick<UsersRepository,
     if (payload.kind !== 'session' || typeof id !== 'string' || !UUID.test(id) || !(await users.get(id))) {
       throw unauthorized('invalid or expired stream token');
     }
-    return {
-      id,
-      kind: 'session',
-      name: typeof payload.name === 'string' ? payload.name : id,
-      email: typeof payload.email === 'string' ? payload.email : undefined,
-      instanceAdmin: false,
-    };
+    return sessionPrincipal(id, payload);
   }
 
   return {
