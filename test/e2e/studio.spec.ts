@@ -36,11 +36,16 @@ async function startStreaming(
 test('runs an agent to its gate and approves it: canvas colours, transcript and approval card', async ({ page }) => {
   await openStudio(page);
   await page.screenshot({ path: shot('01-studio') });
-  await script(words('The change renames the loader and adds tests. Risk is low.'), 15);
+  // About a second a phase, so the active phase is seen while it streams, even on a busy machine.
+  await script(words('The change renames the loader and adds tests. Risk is low.'), 80);
   await startRun(page, 'Review: rename the config loader');
 
-  await expect(phase(page, 'intake')).toHaveAttribute('data-state', 'active');
-  await expect(phase(page, 'intake')).toHaveCSS('border-top-color', 'rgb(37, 99, 235)');
+  // The state and its colour are read in one snapshot: read one after the other, the phase can end between them.
+  await expect
+    .poll(() => phase(page, 'intake').evaluate((el) => `${el.dataset.state} ${getComputedStyle(el).borderTopColor}`), {
+      intervals: [50],
+    })
+    .toBe('active rgb(37, 99, 235)');
   await expect(page.getByTestId('transcript-intake')).toContainText('The change renames');
   await expect(page.getByTestId('approval-card')).toBeVisible();
   await expect(page.getByTestId('approval-card')).toContainText('Publish this review to the author?');
