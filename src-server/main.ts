@@ -20,6 +20,7 @@ import { CheckpointSaver } from './db/checkpointer';
 import { initDb, MIGRATION_LOCK_KEY } from './db/schema';
 import { threadsRepository } from './db/threads.repository';
 import { runsRepository } from './db/runs.repository';
+import { gateDecisionsRepository } from './db/gate-decisions.repository';
 import { nodeConfigsRepository } from './db/node-configs.repository';
 import { createApp } from './http/app';
 import { buildProjectContext, checkProjectPath } from './context/project-context';
@@ -35,6 +36,7 @@ import { RunEventStream } from './runtime/event-stream';
 import { RunManager } from './runtime/run-manager';
 import { checkpointAt, readerGraph, threadCheckpoints } from './runtime/checkpoints';
 import { runsService } from './runtime/runs.service';
+import { approvalsService } from './runtime/approvals.service';
 import { threadsService } from './runtime/threads.service';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
 import { errorMessage } from './contracts/errors';
@@ -153,6 +155,7 @@ export async function startServer({
     const auth = createAuthenticator(config, users);
     const access = createAccess(tenancyRows);
     const runs = runsRepository(pool);
+    const gates = gateDecisionsRepository(pool);
     const phaseConfig = phaseConfigService({ catalog, access, configs: nodeConfigsRepository(pool) });
     // This process, as the owner of the runs it executes and of its local-runtime queue tickets.
     const owner = `${process.pid}-${randomUUID()}`;
@@ -183,6 +186,7 @@ export async function startServer({
     const manager = new RunManager({
       owner,
       runs,
+      gates,
       runEvents,
       events,
       checkpointer,
@@ -235,6 +239,7 @@ export async function startServer({
       threads,
       threadRows,
       runs,
+      gates,
       manager,
       events,
       defaultModel: config.DEFAULT_MODEL,
@@ -265,6 +270,15 @@ export async function startServer({
       auth,
       runsService: service,
       threadsService: threads,
+      approvals: approvalsService({
+        catalog,
+        access,
+        threads,
+        runs,
+        gates,
+        manager,
+        defaultModel: config.DEFAULT_MODEL,
+      }),
       phaseConfig,
       access,
       queue,

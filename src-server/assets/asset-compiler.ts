@@ -9,17 +9,21 @@ import {
   type RuntimeContract,
 } from './runtime-contract';
 import {
+  DEFAULT_GATE_POLICY,
   GraphLayoutSchema,
   ManifestSchema,
   RouteConditionSchema,
   RoutingRuleSchema,
   type AssetKind,
+  type GateExpiry,
+  type GatePolicy,
   type GraphLayout,
   type Manifest,
   type Phase,
   type RoutingRule,
 } from '../contracts/assets';
 import { compilePattern } from './route-pattern';
+import { RoleSchema } from '../contracts/tenancy';
 import { errorMessage } from '../contracts/errors';
 
 /**
@@ -78,6 +82,16 @@ export const BUILT_IN_CATEGORIES = ['general', 'review', 'docs', 'analysis', 'op
 
 const GATE_CONDITIONS = ['approved', 'rejected'] as const;
 
+/** A gate's `expires_after`: a number of seconds, minutes, hours or days. */
+const DURATION = /^([1-9][0-9]{0,6})(s|m|h|d)$/;
+const DURATION_S = { s: 1, m: 60, h: 3600, d: 86400 } as const;
+
+function durationSeconds(value: number | string): number {
+  if (typeof value === 'number') return value;
+  const [, amount, unit] = DURATION.exec(value)!;
+  return Number(amount) * DURATION_S[unit as keyof typeof DURATION_S];
+}
+
 // Node ids travel in URLs and name LangGraph nodes, which reserves `__start__` and `__end__`.
 const NODE_ID = /^[a-z][a-z0-9_-]{0,62}$/;
 
@@ -97,6 +111,16 @@ const PhaseFrontmatterSchema = z
     approval_question: z.string().min(1).optional(),
     required_approval_context: z.array(z.string().min(1)).default([]),
     routes: z.array(RouteFrontmatterSchema).default([]),
+    // A gate's options (docs/approvals.md#the-gate-options).
+    decide_role: RoleSchema.optional(),
+    approvals: z.number().int().min(1).max(10).optional(),
+    expires_after: z
+      .union([
+        z.number().int().positive(),
+        z.string().regex(DURATION, 'must be a duration such as 90s, 30m, 48h or 2d'),
+      ])
+      .optional(),
+    on_expiry: z.string().min(1).optional(),
   })
   .strict();
 type PhaseFrontmatter = z.infer<typeof PhaseFrontmatterSchema>;
@@ -386,6 +410,9 @@ function compileAsset(
       if (given.approval_question) fail(file, `${at}.approval_question`, `"${node.id}" is not a gate`);
       if (given.required_approval_context.length)
         fail(file, `${at}.required_approval_context`, `"${node.id}" is not a gate`);
+      for (const option of ['decide_role', 'approvals', 'expires_after', 'on_expiry'] as const) {
+        if (given[option] !== undefined) fail(file, `${at}.${option}`, `"${node.id}" is not a gate`);
+      }
     }
     if (node.kind !== 'llm' && given.classification_options.length) {
       fail(
@@ -406,7 +433,10 @@ function compileAsset(
       expected_output: given.expected_output,
       classification_options: given.classification_options,
       ...(node.kind === 'gate'
-        ? { approval_question: given.approval_question ?? defaultQuestion(layout, node.id, front.phases) }
+        ? {
+            approval_question: given.approval_question ?? defaultQuestion(layout, node.id, front.phases),
+            gate: gatePolicy(file, at, given, layout),
+          }
         : {}),
       required_approval_context: given.required_approval_context,
       routes: routesOf(file, node, given, layout),
@@ -433,6 +463,27 @@ function compileAsset(
     phases,
     source,
   });
+}
+
+/** Who decides a gate, how many approve it, and what its expiry does: on_expiry is reject, approve or a phase id. */
+function gatePolicy(file: string, at: string, given: PhaseFrontmatter, layout: GraphLayout): GatePolicy {
+  if (given.on_expiry !== undefined && given.expires_after === undefined) {
+    fail(file, `${at}.on_expiry`, 'needs expires_after: a gate without it never expires');
+  }
+  let expiry: GateExpiry | null = null;
+  if (given.expires_after !== undefined) {
+    const onExpiry = given.on_expiry ?? 'reject';
+    const action = onExpiry === 'reject' || onExpiry === 'approve' ? onExpiry : 'route';
+    if (action === 'route' && layout.nodes.find((n) => n.id === onExpiry)?.kind !== 'llm') {
+      fail(file, `${at}.on_expiry`, `"${onExpiry}" is not reject, approve or an llm node of graph "${layout.name}"`);
+    }
+    expiry = { after_s: durationSeconds(given.expires_after), action, target: action === 'route' ? onExpiry : null };
+  }
+  return {
+    decide_role: given.decide_role ?? DEFAULT_GATE_POLICY.decide_role,
+    approvals: given.approvals ?? DEFAULT_GATE_POLICY.approvals,
+    expiry,
+  };
 }
 
 /** A gate without its own question asks about the phase before it, as the approver sees that output. */

@@ -13,6 +13,11 @@ export interface Access {
   /** Projects whose threads and runs the caller may read; `null` means every project. */
   visibleProjectIds(principal: Principal): Promise<string[] | null>;
   /**
+   * The caller's highest role on each project they hold one on (directly or through its team or organisation), in
+   * one query; `null` for instance administrators, who are admin everywhere.
+   */
+  projectRoles(principal: Principal): Promise<Map<string, Role> | null>;
+  /**
    * Throws unless the caller holds at least `role` on the project (directly or through its team or
    * organisation). A caller who cannot even read the project gets 404 (`<what> not found`), never 403,
    * so nothing leaks.
@@ -81,6 +86,13 @@ export function createAccess(tenancy: TenancyRepository): Access {
       if (principal.instanceAdmin) return null;
       if (principal.kind !== 'session') return [];
       return (await tenancy.list('project', principal.id)).map((p) => p.id);
+    },
+
+    async projectRoles(principal) {
+      if (principal.instanceAdmin) return null;
+      if (principal.kind !== 'session') return new Map();
+      const held = await tenancy.projectRoles(principal.id);
+      return new Map(held.map((p) => [p.id, highest(p.roles as Role[])!]));
     },
 
     scopeRole: async (principal, type, id) => (await scopeRole(principal, type, id)).role,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RoutingRuleSchema } from './assets';
-import { NodeStatusSchema } from './runs';
+import { NodeStatusSchema, PendingGateSchema } from './runs';
 
 /**
  * Every event a run stream carries: the server emits exactly these and the studio consumes them.
@@ -72,15 +72,44 @@ const RUN_EVENTS = [
     trimmed_parts: z.array(z.string()).optional(),
   }),
   z.object({ type: z.literal('route_matched'), from: z.string(), to: z.string(), rule: RoutingRuleSchema }),
+  z.object({ type: z.literal('gate_waiting'), ...PendingGateSchema.shape }),
+  /** `by`: the people whose approvals resumed the run (several when the gate needs several). */
   z.object({
-    type: z.literal('gate_waiting'),
+    type: z.literal('gate_approved'),
     node: z.string(),
-    question: z.string(),
-    required_context: z.array(z.string()),
-    context: z.record(z.string(), z.string()),
+    reason: z.string().nullable(),
+    by: z.array(z.string()).optional(),
   }),
-  z.object({ type: z.literal('gate_approved'), node: z.string(), reason: z.string().nullable() }),
-  z.object({ type: z.literal('gate_rejected'), node: z.string(), reason: z.string().nullable() }),
+  /** Approved with the gated content changed: `edits` replaced those phases' outputs, and the run goes on. */
+  z.object({
+    type: z.literal('gate_edited'),
+    node: z.string(),
+    reason: z.string().nullable(),
+    edits: z.record(z.string(), z.string()),
+    by: z.array(z.string()).optional(),
+  }),
+  /** Sent back: phase `to` runs again with `response` as feedback, and the gate is reached again. */
+  z.object({
+    type: z.literal('gate_responded'),
+    node: z.string(),
+    to: z.string(),
+    response: z.string(),
+    reason: z.string().nullable(),
+    by: z.string().optional(),
+  }),
+  z.object({
+    type: z.literal('gate_rejected'),
+    node: z.string(),
+    reason: z.string().nullable(),
+    by: z.string().optional(),
+  }),
+  /** Nobody decided in time: the gate's expiry approved, rejected, or continued at phase `to`. */
+  z.object({
+    type: z.literal('gate_expired'),
+    node: z.string(),
+    outcome: z.enum(['approve', 'reject', 'route']),
+    to: z.string().nullable(),
+  }),
   z.object({ type: z.literal('run_rejected'), run_id: z.uuid(), reason: z.string().nullable() }),
   z.object({ type: z.literal('run_done'), run_id: z.uuid(), output: z.string() }),
   z.object({ type: z.literal('run_error'), run_id: z.uuid(), error_detail: z.string() }),

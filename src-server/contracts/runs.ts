@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { UuidSchema } from './common';
-import { EdgeSchema, PhaseSchema, RoutingRuleSchema, AssetKindSchema } from './assets';
+import { EdgeSchema, GateExpirySchema, PhaseSchema, RoutingRuleSchema, AssetKindSchema } from './assets';
+import { ReasonBodySchema } from './common';
+import { RoleSchema } from './tenancy';
 
 /** Run status values (docs/run-lifecycle.md#run-statuses). */
 export const RunStatusSchema = z.enum(['running', 'waiting_approval', 'completed', 'rejected', 'error', 'cancelled']);
@@ -134,9 +136,110 @@ export const PendingGateSchema = z
     required_context: z.array(z.string()),
     /** What the gate shows the approver: each required item with the text the run produced for it. */
     context: z.record(z.string(), z.string()),
+    decide_role: RoleSchema.optional().meta({ description: 'the lowest role that may decide it (member if absent)' }),
+    approvals_needed: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'different people who must approve (1 if absent)' }),
+    waiting_since: z.string().optional().meta({ description: 'ISO 8601: when the run stopped here' }),
+    expires_at: z.string().nullable().optional().meta({ description: 'ISO 8601: when the gate expires; null: never' }),
+    on_expiry: GateExpirySchema.nullable().optional(),
   })
   .meta({ id: 'PendingGate' });
 export type PendingGate = z.infer<typeof PendingGateSchema>;
+
+/** The four decisions a person makes at a gate, and the one the clock makes. */
+export const GateDecisionKindSchema = z.enum(['approve', 'edit', 'respond', 'reject', 'expire']);
+export type GateDecisionKind = z.infer<typeof GateDecisionKindSchema>;
+
+/** One decision at a gate, as recorded: it cannot be changed or deleted through the API while its thread exists. */
+export const GateDecisionRecordSchema = z
+  .object({
+    id: z.string(),
+    run_id: z.uuid(),
+    thread_id: z.uuid(),
+    gate: z.string(),
+    decision: GateDecisionKindSchema,
+    decided_by: z
+      .object({ id: z.string().nullable(), name: z.string() })
+      .meta({ description: 'who decided; id null and name `expiry` when the gate expired' }),
+    role: RoleSchema.nullable().meta({ description: "the decider's role on the run's project at the time" }),
+    reason: z.string().nullable(),
+    edits: z
+      .record(z.string(), z.string())
+      .nullable()
+      .meta({ description: 'edit: node id → the text that replaced its output' }),
+    response: z
+      .string()
+      .nullable()
+      .meta({ description: 'respond: the feedback sent back to the phase before the gate' }),
+    outcome: z
+      .enum(['approve', 'reject', 'route'])
+      .nullable()
+      .meta({ description: 'expire: what the expiry did; route continues at `route_to`' }),
+    route_to: z.string().nullable(),
+    decided_at: z.string(),
+  })
+  .meta({ id: 'GateDecisionRecord' });
+export type GateDecisionRecord = z.infer<typeof GateDecisionRecordSchema>;
+
+/**
+ * What resumes a run at its gate: the decision as the graph reads it, kept in the run's row until the resumed
+ * execution ends (a takeover resumes the same one). Rows written before decisions had kinds hold only
+ * `approved` and `reason`.
+ */
+export interface GateResume {
+  kind?: GateDecisionKind;
+  /** true: on along the approved edge; false: the rejected one; null: to the phase `to` (respond, expiry route). */
+  approved: boolean | null;
+  reason: string | null;
+  /** edit: node id → the text that replaces its output. */
+  edits?: Record<string, string>;
+  /** respond: the feedback the phase `to` runs again with. */
+  response?: string;
+  to?: string | null;
+  /** Who decided: the approvers whose approvals resumed the run, or the one who responded or rejected. */
+  by?: string[];
+  /** expire: what the expiry did. */
+  outcome?: 'approve' | 'reject' | 'route';
+}
+
+/** A gate's approvals so far: with `approvals_needed` above one, the run waits until enough people approved. */
+export const GateApprovalsSchema = z
+  .object({
+    needed: z.number().int(),
+    given: z.number().int(),
+    by: z.array(z.object({ id: z.string().nullable(), name: z.string(), at: z.string() })),
+  })
+  .meta({ id: 'GateApprovals' });
+export type GateApprovals = z.infer<typeof GateApprovalsSchema>;
+
+export const ApproveBodySchema = z
+  .object({
+    reason: z.string().max(2000).optional(),
+    edits: z
+      .record(z.string().min(1).max(100), z.string().max(200_000))
+      .optional()
+      .meta({
+        description:
+          'edit: node id → new text for the output of a phase the gate shows (its required context); downstream ' +
+          'phases read the edited text',
+      }),
+  })
+  .default({})
+  .meta({ id: 'ApproveBody' });
+export type ApproveBody = z.infer<typeof ApproveBodySchema>;
+
+export const RespondBodySchema = z
+  .object({
+    response: z.string().trim().min(1, 'must not be empty').max(20_000).meta({
+      description: 'feedback for the phase before the gate: it runs again with it, and the gate is reached again',
+    }),
+    reason: ReasonBodySchema.unwrap().shape.reason,
+  })
+  .meta({ id: 'RespondBody' });
+export type RespondBody = z.infer<typeof RespondBodySchema>;
 
 export const RunDetailSchema = RunSchema.extend({
   nodes: z.array(RunNodeSchema),
@@ -144,6 +247,10 @@ export const RunDetailSchema = RunSchema.extend({
   pending_gate: PendingGateSchema.nullable(),
   /** False when the graph checkpoint is gone: the run can be shown as a trace but not approved or resumed. */
   resumable: z.boolean(),
+  /** Every decision taken at this run's gates, oldest first. */
+  decisions: z.array(GateDecisionRecordSchema),
+  /** The pending gate's approvals so far; null when no gate waits. */
+  approvals: GateApprovalsSchema.nullable(),
 }).meta({ id: 'RunDetail' });
 export type RunDetail = z.infer<typeof RunDetailSchema>;
 
@@ -162,6 +269,9 @@ export const RunAcceptedSchema = z
       .meta({ description: 'the last event before this request; the stream resumes after it (0 = from the start)' }),
     stream_url: z.string().meta({
       description: 'where to follow the run from here: `/runs/{run_id}/stream?last_event_id=<last_event_id>`',
+    }),
+    approvals: GateApprovalsSchema.optional().meta({
+      description: 'an approval at a gate that needs several: the approvals so far (status stays waiting_approval)',
     }),
   })
   .meta({ id: 'RunAccepted' });
@@ -288,3 +398,24 @@ export const ForkRequestSchema = z
   })
   .meta({ id: 'ForkRequest' });
 export type ForkRequest = z.infer<typeof ForkRequestSchema>;
+
+/** A gate waiting for the caller to decide it, as the approvals inbox lists it. */
+export const ApprovalItemSchema = z
+  .object({
+    run_id: z.uuid(),
+    thread_id: z.uuid(),
+    agent: z.string(),
+    project: z.object({ id: z.uuid(), name: z.string() }),
+    gate: z.string(),
+    question: z.string(),
+    excerpt: z.string().meta({ description: 'the start of the gated content, to tell gates apart' }),
+    context: z.record(z.string(), z.string()).meta({ description: 'the gated content in full, for an edit' }),
+    required_context: z.array(z.string()),
+    waiting_since: z.string(),
+    expires_at: z.string().nullable(),
+    on_expiry: GateExpirySchema.nullable(),
+    decide_role: RoleSchema,
+    approvals: GateApprovalsSchema,
+  })
+  .meta({ id: 'ApprovalItem' });
+export type ApprovalItem = z.infer<typeof ApprovalItemSchema>;

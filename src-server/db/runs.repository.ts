@@ -1,4 +1,13 @@
-import type { NodeStatus, NodeWarning, PendingGate, RouteMatch, Run, RunNode, RunStatus } from '../contracts/runs';
+import type {
+  GateResume,
+  NodeStatus,
+  NodeWarning,
+  PendingGate,
+  RouteMatch,
+  Run,
+  RunNode,
+  RunStatus,
+} from '../contracts/runs';
 import type { Pool } from './pool';
 import { CANCEL_CHANNEL } from './run-notifications';
 import { storable, storableJson } from './text';
@@ -105,7 +114,7 @@ export interface ClaimedRun extends StoredRun {
   /** Ids up to here may have reached clients; the new execution continues after it. */
   seq_reserved: number;
   /** The decision being resumed when the previous execution died, if it died right after a gate. */
-  resume_decision: { approved: boolean; reason: string | null } | null;
+  resume_decision: GateResume | null;
 }
 
 const now = () => Date.now() / 1000;
@@ -372,46 +381,26 @@ export function runsRepository(pool: Pool) {
       return (result.rowCount ?? 0) > 0;
     },
 
-    /** A run that `owner` executes stops at a gate; false when it was cancelled or taken over meanwhile. */
-    async pause(id: string, owner: string, gate: PendingGate, eventSeq: number): Promise<boolean> {
-      const result = await pool.query(
-        `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $3, event_seq = $4,
-                owner_id = NULL, lease_until = NULL, resume_decision = NULL
-          WHERE id = $1 AND status = 'running' AND owner_id = $2`,
-        [id, owner, storableJson(gate), eventSeq],
-      );
-      return (result.rowCount ?? 0) > 0;
-    },
-
     /**
-     * The one atomic step that decides a gate: exactly one caller, in any process, gets true. The run is
-     * leased to the caller's process, and the decision is kept until the resumed execution ends, so a
-     * takeover can resume the same decision.
+     * A run that `owner` executes stops at a gate, from now until `expiresAt` (null: until someone decides); false
+     * when it was cancelled or taken over meanwhile.
      */
-    async claimGate(
+    async pause(
       id: string,
-      lease: Lease,
-      decision: { approved: boolean; reason: string | null },
-      seqReserved: number,
+      owner: string,
+      gate: PendingGate,
+      eventSeq: number,
+      waitingSince: Date,
+      expiresAt: Date | null,
     ): Promise<boolean> {
       const result = await pool.query(
-        `UPDATE svc_runs SET status = 'running', pending_gate = NULL, owner_id = $2,
-                lease_until = now() + make_interval(secs => $3), resume_decision = $4, attempts = 1,
-                seq_reserved = GREATEST(seq_reserved, $5)
-          WHERE id = $1 AND status = 'waiting_approval'`,
-        [id, lease.owner, lease.leaseS, storableJson(decision), seqReserved],
+        `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $3, event_seq = $4,
+                owner_id = NULL, lease_until = NULL, resume_decision = NULL, gate_waiting_since = $5,
+                gate_expires_at = $6
+          WHERE id = $1 AND status = 'running' AND owner_id = $2`,
+        [id, owner, storableJson(gate), eventSeq, waitingSince, expiresAt],
       );
       return (result.rowCount ?? 0) > 0;
-    },
-
-    /** Undo a claim whose resume could not start, so the gate can be decided again. */
-    async unclaimGate(id: string, gate: PendingGate): Promise<void> {
-      await pool.query(
-        `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $2, owner_id = NULL, lease_until = NULL,
-                resume_decision = NULL
-          WHERE id = $1 AND status = 'running'`,
-        [id, storableJson(gate)],
-      );
     },
 
     /**

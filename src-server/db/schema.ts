@@ -223,6 +223,40 @@ const statements = [
    )`,
   // A run on a branch: the checkpoint it continues from, the run that wrote it, and the phase outputs it edited.
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS forked_from jsonb`,
+  // Approvals (docs/approvals.md): when a run stopped at its gate, and when that gate expires.
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS gate_waiting_since timestamptz`,
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS gate_expires_at timestamptz`,
+  `CREATE INDEX IF NOT EXISTS svc_runs_gate_expiry ON svc_runs (gate_expires_at) WHERE status = 'waiting_approval'`,
+  // Every decision taken at a gate. `wait_seq` is the gate_waiting event the decision answers: one stop at the gate,
+  // so that a person's approval counts once per stop, and a gate reached again (after a respond) is decided afresh.
+  `CREATE TABLE IF NOT EXISTS svc_gate_decisions (
+     id bigserial PRIMARY KEY,
+     run_id uuid NOT NULL REFERENCES svc_runs(id) ON DELETE CASCADE,
+     thread_id uuid NOT NULL REFERENCES svc_threads(id) ON DELETE CASCADE,
+     gate text NOT NULL,
+     wait_seq integer NOT NULL,
+     decision text NOT NULL CHECK (decision IN ('approve', 'edit', 'respond', 'reject', 'expire')),
+     decided_by text,
+     decided_by_name text NOT NULL,
+     role text,
+     reason text,
+     edits jsonb,
+     response text,
+     outcome text,
+     route_to text,
+     decided_at timestamptz NOT NULL DEFAULT now()
+   )`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS svc_gate_decisions_once
+     ON svc_gate_decisions (run_id, wait_seq, decided_by) WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')`,
+  `CREATE INDEX IF NOT EXISTS svc_gate_decisions_by_run ON svc_gate_decisions (run_id, id)`,
+  // The record of a decision is kept as it was taken: a row may go with its thread, never change.
+  `CREATE OR REPLACE FUNCTION svc_gate_decisions_immutable() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     RAISE EXCEPTION 'a gate decision is a record: it cannot be changed';
+   END
+   $fn$`,
+  `CREATE OR REPLACE TRIGGER svc_gate_decisions_no_update BEFORE UPDATE ON svc_gate_decisions
+     FOR EACH ROW EXECUTE FUNCTION svc_gate_decisions_immutable()`,
 ];
 
 /**

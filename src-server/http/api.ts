@@ -101,8 +101,12 @@ export function errorStatuses(spec: RouteSpec<AnyObject, AnyObject, z.ZodType>):
 
 /** Tags in the order the document lists them, each with what its operations are about. */
 const TAGS = [
-  { name: 'runs', description: 'Start runs, follow their event streams, decide their approval gates, cancel them' },
+  { name: 'runs', description: 'Start runs, follow their event streams, cancel them' },
   { name: 'threads', description: 'Conversations: each holds the runs of one agent or command' },
+  {
+    name: 'approvals',
+    description: 'Decide approval gates (approve, edit, respond, reject), the record of decisions, and the inbox',
+  },
   { name: 'assets', description: 'The agents and commands loaded, their graphs, and the saved node configuration' },
   { name: 'models', description: 'Models by provider and the queue of the local runtime' },
   { name: 'tenancy', description: 'Organisations, teams and projects, and their members' },

@@ -10,6 +10,7 @@ import { tenancyRoutes } from './tenancy.router';
 import { healthRoutes } from './health.router';
 import { securityHeaders } from './security-headers';
 import { modelRoutes } from './models.router';
+import { approvalRoutes } from './approvals.router';
 import { runRoutes } from './runs.router';
 import { threadRoutes } from './threads.router';
 import { portalRouter } from './portal.router';
@@ -28,6 +29,7 @@ export function buildApi(deps: AppDeps): Api {
   authRoutes(api, deps, { oidc: deps.oidc, users: deps.users });
   tenancyRoutes(api, deps.tenancy);
   runRoutes(api, deps);
+  approvalRoutes(api, deps);
   threadRoutes(api, deps);
   api.page({
     path: '/openapi.json',

@@ -8,6 +8,7 @@ import type { UsersRepository } from '../db/users.repository';
 import type { Pool } from '../db/pool';
 import type { LocalQueue } from '../models/local-queue';
 import type { PhaseConfigService } from '../runtime/phase-config.service';
+import type { ApprovalsService } from '../runtime/approvals.service';
 import type { RunsService } from '../runtime/runs.service';
 import type { ThreadsService } from '../runtime/threads.service';
 
@@ -20,6 +21,7 @@ export interface AppDeps {
   auth: Authenticator;
   runsService: RunsService;
   threadsService: ThreadsService;
+  approvals: ApprovalsService;
   phaseConfig: PhaseConfigService;
   access: Access;
   queue: LocalQueue;

@@ -15,7 +15,6 @@ import type { AppDeps } from './deps';
 import { lastEventId, pipeRunStream, wantsJson } from './run-stream';
 
 const RunIdParams = z.object({ id: UuidSchema });
-const GateParams = z.object({ id: UuidSchema, gate: z.string().min(1).max(100) });
 /** The event names a stream carries, for the document: a client listening by name finds them all here. */
 const EVENT_NAMES = RunEventSchema.options.map((option) => option.shape.type.value);
 
@@ -166,43 +165,6 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
     responses: { 200: { description: 'cancelled', schema: RunAcceptedSchema } },
     handler: ({ params, body, ctx }) => runsService.cancelRun(ctx.principal, params.id, body.reason ?? null),
   });
-
-  for (const decision of ['approve', 'reject'] as const) {
-    api.route({
-      method: 'post',
-      path: `/threads/{id}/gates/{gate}/${decision}`,
-      operationId: decision === 'approve' ? 'approveGate' : 'rejectGate',
-      tag: 'runs',
-      summary:
-        decision === 'approve'
-          ? 'Approve a pending gate and resume the run from its checkpoint'
-          : 'Reject a pending gate: the run ends without running downstream nodes',
-      params: GateParams,
-      body: ReasonBodySchema,
-      responses: {
-        202: {
-          description:
-            'The run resumed: follow it at `stream_url` (GET /runs/{id}/stream after the gate_waiting event). ' +
-            'The answer is JSON whatever the Accept header says.',
-          schema: RunAcceptedSchema,
-        },
-      },
-      errors: {
-        403: "needs the member role on the thread's project (forbidden)",
-        409: 'the gate is not pending, was already decided, or its checkpoint is gone (conflict)',
-      },
-      handler: async ({ params, body, ctx }) => {
-        const run = await runsService.decideGate(
-          ctx.principal,
-          params.id,
-          params.gate,
-          decision === 'approve',
-          body.reason ?? null,
-        );
-        return runAccepted(run, 'running', run.since);
-      },
-    });
-  }
 
   api.route({
     method: 'post',

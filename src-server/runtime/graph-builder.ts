@@ -1,7 +1,7 @@
 import { Annotation, END, interrupt, START, StateGraph } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import type { Edge, Phase, RoutingRule } from '../contracts/assets';
-import type { NodeConfig, NodeStatus, PendingGate } from '../contracts/runs';
+import { DEFAULT_GATE_POLICY, type Edge, type Phase, type RoutingRule } from '../contracts/assets';
+import type { GateResume, NodeConfig, NodeStatus, PendingGate } from '../contracts/runs';
 import type { CatalogEntry } from '../assets/catalog';
 import type {
   CallUsage,
@@ -22,10 +22,8 @@ export class RoutingLoopError extends Error {
   override name = 'RoutingLoopError';
 }
 
-export interface GateDecision {
-  approved: boolean;
-  reason: string | null;
-}
+/** What a gate resumes with: approve, edit, respond, reject or expire (contracts/runs.ts GateResume). */
+export type GateDecision = GateResume;
 
 /**
  * The graph state, checkpointed per thread. `history` accumulates across the runs of a thread
@@ -44,6 +42,8 @@ export const RunState = Annotation.Root({
   /** The reason given with the last gate decision: a rejected run ends with it. */
   decision_reason: Annotation<string | null>(),
   last_node: Annotation<string | null>(),
+  /** node id → a reviewer's feedback (a gate's respond) that the node reads when it runs again, once. */
+  feedback: Annotation<Record<string, string>>(),
 });
 export type RunStateValue = typeof RunState.State;
 
@@ -58,6 +58,7 @@ export function initialState(runId: string, message: string, projectContext: str
     approved: null,
     decision_reason: null,
     last_node: null,
+    feedback: {},
   };
 }
 
@@ -124,7 +125,7 @@ function systemPrompt(instructions: string, phase: Phase, config: NodeConfig | u
  * over a local model's context budget, the oldest output is cut first, then the next ones, then the project
  * context; never the run's own message.
  */
-function userPrompt(state: RunStateValue): ChatMessage {
+function userPrompt(state: RunStateValue, node: string): ChatMessage {
   const parts: MessagePart[] = [{ text: state.message }];
   const earlier = Object.entries(state.outputs ?? {});
   if (state.project_context)
@@ -133,9 +134,18 @@ function userPrompt(state: RunStateValue): ChatMessage {
       { text: state.project_context, trimmable: { name: 'project_context', order: earlier.length } },
     );
   if (earlier.length) parts.push({ text: '\n\n## Earlier phases of this run\n' });
-  earlier.forEach(([node, text], order) =>
-    parts.push({ text: `${order ? '\n\n' : ''}### ${node}\n` }, { text, trimmable: { name: `output:${node}`, order } }),
+  earlier.forEach(([id, text], order) =>
+    parts.push({ text: `${order ? '\n\n' : ''}### ${id}\n` }, { text, trimmable: { name: `output:${id}`, order } }),
   );
+  // Sent back from a gate: the reviewer's words come last, after the answer they are about (### <node> above).
+  const feedback = state.feedback?.[node];
+  if (feedback) {
+    parts.push({
+      text:
+        `\n\n## Reviewer's feedback on your previous answer\n${feedback}\n\n` +
+        'Answer again, taking this feedback into account.',
+    });
+  }
   return { role: 'user', content: parts.map((p) => p.text).join(''), parts };
 }
 
@@ -146,12 +156,21 @@ export function gateContext(phase: Phase, state: RunStateValue): PendingGate {
   const context: Record<string, string> = {};
   for (const item of phase.required_approval_context) context[item] = outputs[item] ?? latest;
   if (phase.required_approval_context.length === 0 && state.last_node) context[state.last_node] = latest;
+  const policy = phase.gate ?? DEFAULT_GATE_POLICY;
   return {
     node: phase.id,
     question: phase.approval_question ?? `Approve the result of ${state.last_node ?? 'the previous phase'}?`,
     required_context: phase.required_approval_context,
     context,
+    decide_role: policy.decide_role,
+    approvals_needed: policy.approvals,
+    on_expiry: policy.expiry,
   };
+}
+
+/** The phase a gate's respond sends the run back to: the one whose edge leads into the gate. */
+export function phaseBeforeGate(edges: Edge[], gate: string): string | undefined {
+  return edges.find((e) => e.to === gate)?.from;
 }
 
 function staticTarget(edges: Edge[], from: string, condition?: string): string {
@@ -206,7 +225,7 @@ export function buildGraph(options: GraphOptions) {
         const messages: ChatMessage[] = [
           { role: 'system', content: systemPrompt(manifest.instructions, phase, config) },
           ...(state.history ?? []),
-          userPrompt(state),
+          userPrompt(state, node.id),
         ];
         const output = await models.stream({
           model: options.model,
@@ -229,11 +248,13 @@ export function buildGraph(options: GraphOptions) {
         const rule = firstMatchingRule(rules, output);
         await hooks.exit(node.id, 'completed', output);
         if (rule) await hooks.routeMatched(node.id, rule.target, rule);
+        const { [node.id]: _read, ...feedback } = state.feedback ?? {};
         return {
           outputs: { ...state.outputs, [node.id]: output },
           visits,
           route: rule?.target ?? null,
           last_node: node.id,
+          feedback,
           ...finalHistory(state, node.id, output),
         };
       });
@@ -249,10 +270,21 @@ export function buildGraph(options: GraphOptions) {
         // Throws on the first pass (the run pauses, the checkpoint keeps it); returns the decision on resume.
         const decision = interrupt<PendingGate, GateDecision>(gateContext(phase, state));
         await hooks.gateDecided(node.id, decision);
-        return { approved: decision.approved, decision_reason: decision.reason, route: null, visits };
+        const decided = { decision_reason: decision.reason, visits };
+        if (decision.approved === null) {
+          // Respond, or an expiry that routes: on at the phase named; the gate is reached again from there.
+          const to = decision.to ?? phaseBeforeGate(layout.edges, node.id)!;
+          const feedback = decision.response ? { ...state.feedback, [to]: decision.response } : state.feedback;
+          return { ...decided, approved: null, route: to, feedback };
+        }
+        // An edit replaces the outputs of the phases the gate showed: what the next phases read.
+        const outputs = decision.edits ? { ...state.outputs, ...decision.edits } : state.outputs;
+        return { ...decided, approved: decision.approved, route: null, outputs };
       });
-      graph.addConditionalEdges(node.id as never, (state: RunStateValue) =>
-        staticTarget(layout.edges, node.id, state.approved ? 'approved' : 'rejected'),
+      graph.addConditionalEdges(
+        node.id as never,
+        (state: RunStateValue) =>
+          state.route ?? staticTarget(layout.edges, node.id, state.approved ? 'approved' : 'rejected'),
       );
     } else {
       // A terminal node (e.g. the cancellation after a rejected gate) ends the run quietly:

@@ -121,10 +121,10 @@ export class NodeRecorder {
   }
 
   /** A decided gate closes the row its earlier execution left open. */
-  gateDecided(gate: string, approved: boolean): Promise<void> {
+  gateDecided(gate: string, status: NodeStatus): Promise<void> {
     return this.persist(async () => {
       const row = await this.runs.openNodeRow(this.runId, gate);
-      if (row !== undefined) await this.runs.setNodeStatus(row, approved ? 'approved' : 'rejected', null, true);
+      if (row !== undefined) await this.runs.setNodeStatus(row, status, null, true);
     });
   }
 

@@ -5,6 +5,7 @@ import { errorDetail, errorMessage } from '../contracts/errors';
 import type { NodeConfig, PendingGate } from '../contracts/runs';
 import type { RunEventsRepository } from '../db/run-events.repository';
 import type { ClaimedRun, Lease, RunsRepository } from '../db/runs.repository';
+import type { ExpiredGate, GateDecisionsRepository } from '../db/gate-decisions.repository';
 import { getLogger } from '../log';
 import type { ModelClient } from '../models/model-client';
 import type { RunEventStream } from './event-stream';
@@ -25,6 +26,7 @@ export interface RunManagerDeps {
   /** This process, as the owner of the runs it executes (and of its queue tickets). */
   owner: string;
   runs: RunsRepository;
+  gates: GateDecisionsRepository;
   runEvents: RunEventsRepository;
   events: RunEventStream;
   checkpointer: BaseCheckpointSaver;
@@ -249,9 +251,41 @@ export class RunManager {
         await this.takeOver(claimed);
         if (this.stopped) return;
       }
+      const { gates } = this.deps;
+      for (
+        let expired = await gates.claimExpired(this.lease, SEQ_BLOCK);
+        expired;
+        expired = await gates.claimExpired(this.lease, SEQ_BLOCK)
+      ) {
+        this.expire(expired);
+        if (this.stopped) return;
+      }
     } catch (error) {
       log.warn(`renewing run leases failed: ${errorMessage(error)}`);
     }
+  }
+
+  /** A gate nobody decided in time, claimed by this process: the run resumes with what its expiry does. */
+  private expire(gate: ExpiredGate): void {
+    const entry = this.deps.catalogEntry(gate.agent);
+    log.info(
+      `gate ${gate.gate.node} expired thread=${gate.threadId} run=${gate.runId}: ${gate.resume.outcome}` +
+        (gate.resume.to ? ` → ${gate.resume.to}` : ''),
+    );
+    const session = this.session({
+      runId: gate.runId,
+      threadId: gate.threadId,
+      agent: gate.agent,
+      model: gate.model ?? '',
+      lastSeq: gate.eventSeq,
+      reserved: gate.eventSeq + SEQ_BLOCK,
+      resumeGate: gate.gate.node,
+    });
+    if (!entry) {
+      this.track(this.fail(session, new RunAbandonedError(`no agent or command named "${gate.agent}" is loaded`)));
+      return;
+    }
+    this.track(this.execute(session, entry, gate.projectId, async () => new Command({ resume: gate.resume })));
   }
 
   /** Continues a run whose process died, from its last checkpoint, after every id its clients could have seen. */
@@ -362,11 +396,14 @@ export class RunManager {
         await session.pauseAtGate(pending);
         await session.drain();
         if (session.writeFailure) throw session.writeFailure;
+        const since = new Date();
+        const expires = pending.on_expiry ? new Date(since.getTime() + pending.on_expiry.after_s * 1000) : null;
+        const waiting = { ...pending, waiting_since: since.toISOString(), expires_at: expires?.toISOString() ?? null };
         // The database first, then the event: a client that reacts to the event finds the row up to date.
-        if (!(await runs.pause(session.runId, this.owner, pending, session.lastEventId + 1))) {
+        if (!(await runs.pause(session.runId, this.owner, waiting, session.lastEventId + 1, since, expires))) {
           return await this.lost(session);
         }
-        session.emit({ type: 'gate_waiting', ...pending });
+        session.emit({ type: 'gate_waiting', ...waiting });
         return;
       }
       const output = (state.last_node && state.outputs?.[state.last_node]) || '';

@@ -175,8 +175,37 @@ export class RunSession {
     },
 
     gateDecided: async (gate: string, decision: GateDecision) => {
-      this.emit({ type: decision.approved ? 'gate_approved' : 'gate_rejected', node: gate, reason: decision.reason });
-      await this.nodes.gateDecided(gate, decision.approved);
+      this.emit(decisionEvent(gate, decision));
+      // A gate sent back (respond, or an expiry that routes) is passed for now: it is reached again later.
+      await this.nodes.gateDecided(
+        gate,
+        decision.approved === null ? 'completed' : decision.approved ? 'approved' : 'rejected',
+      );
     },
   };
+}
+
+/** The event a decision at a gate adds to the run's stream: one kind of event per kind of decision. */
+function decisionEvent(node: string, decision: GateDecision): RunEvent {
+  const { reason, by } = decision;
+  const kind = decision.kind ?? (decision.approved ? 'approve' : 'reject');
+  switch (kind) {
+    case 'expire':
+      return { type: 'gate_expired', node, outcome: decision.outcome ?? 'reject', to: decision.to ?? null };
+    case 'respond':
+      return {
+        type: 'gate_responded',
+        node,
+        to: decision.to ?? '',
+        response: decision.response ?? '',
+        reason,
+        ...(by?.[0] ? { by: by[0] } : {}),
+      };
+    case 'edit':
+      return { type: 'gate_edited', node, reason, edits: decision.edits ?? {}, ...(by ? { by } : {}) };
+    case 'reject':
+      return { type: 'gate_rejected', node, reason, ...(by?.[0] ? { by: by[0] } : {}) };
+    default:
+      return { type: 'gate_approved', node, reason, ...(by ? { by } : {}) };
+  }
 }

@@ -10,6 +10,7 @@ import {
   type RunRequest,
   type Thread,
 } from '../contracts/runs';
+import type { GateDecisionsRepository } from '../db/gate-decisions.repository';
 import type { RunsRepository, StoredRun } from '../db/runs.repository';
 import type { ThreadsRepository } from '../db/threads.repository';
 import { badRequest, conflict, notFound, tooManyRequests } from '../contracts/errors';
@@ -37,6 +38,7 @@ export interface RunsServiceDeps {
   threads: ThreadsService;
   threadRows: ThreadsRepository;
   runs: RunsRepository;
+  gates: GateDecisionsRepository;
   manager: RunManager;
   events: RunEventStream;
   defaultModel: string;
@@ -239,55 +241,6 @@ export function runsService(deps: RunsServiceDeps) {
       return followable(runId, thread.id, 0);
     },
 
-    async decideGate(
-      principal: Principal,
-      threadId: string,
-      gate: string,
-      approved: boolean,
-      reason: string | null,
-    ): Promise<FollowableRun> {
-      const thread = await deps.threads.visible(principal, threadId, 'member');
-      // A name that is no gate of the thread's graph is not found; a real gate that is not waiting is a conflict.
-      const layout = catalog.get(thread.agent)?.layout;
-      if (layout && !layout.nodes.some((node) => node.id === gate && node.kind === 'gate')) {
-        throw notFound(`gate "${gate}" not found: "${thread.agent}" has no gate of that name`);
-      }
-      const run = await runs.waitingInThread(thread.id);
-      if (!run || !run.pending_gate) throw conflict(`gate "${gate}" is not pending on thread ${thread.id}`);
-      if (run.pending_gate.node !== gate) {
-        throw conflict(
-          `gate "${gate}" is not pending on thread ${thread.id}; the pending gate is "${run.pending_gate.node}"`,
-        );
-      }
-      if (!(await manager.hasPendingInterrupt(thread.id))) {
-        throw conflict(`run ${run.id} cannot be resumed: its graph checkpoint is gone; rerun it as a new thread`);
-      }
-      const decision = { approved, reason };
-      if (!(await runs.claimGate(run.id, manager.lease, decision, run.event_seq + SEQ_BLOCK))) {
-        throw conflict(`gate "${gate}" on thread ${thread.id} was already decided`);
-      }
-      const pendingGate = run.pending_gate;
-      log.info(
-        `gate ${gate} ${approved ? 'approved' : 'rejected'} thread=${thread.id} run=${run.id} user=${principal.name}`,
-      );
-      try {
-        manager.resume({
-          entry: entryFor(run.agent),
-          runId: run.id,
-          threadId: thread.id,
-          projectId: run.project_id,
-          model: run.model ?? deps.defaultModel,
-          gate: pendingGate,
-          decision,
-          eventSeq: run.event_seq,
-        });
-        return followable(run.id, thread.id, run.event_seq);
-      } catch (error) {
-        await runs.unclaimGate(run.id, pendingGate);
-        throw error;
-      }
-    },
-
     async cancelRun(principal: Principal, runId: string, reason: string | null): Promise<RunAccepted> {
       const run = await visibleRun(principal, runId, 'member');
       const seen = await deps.events.lastId(run.id);
@@ -318,9 +271,14 @@ export function runsService(deps: RunsServiceDeps) {
     async runDetail(principal: Principal, runId: string): Promise<RunDetail> {
       const run = await visibleRun(principal, runId);
       const nodes = await runs.nodes(run.id);
-      const resumable = run.status === 'waiting_approval' ? await manager.hasPendingInterrupt(run.thread_id) : false;
+      const waiting = run.status === 'waiting_approval' && run.pending_gate !== null;
+      const [resumable, decisions, approvals] = await Promise.all([
+        waiting ? manager.hasPendingInterrupt(run.thread_id) : false,
+        deps.gates.listByRun(run.id),
+        waiting ? deps.gates.approvalsOf(run.id, run.event_seq, run.pending_gate!.approvals_needed ?? 1) : null,
+      ]);
       const { routes, pending_gate, event_seq: _seq, project_id: _project, ...fields } = run;
-      return { ...fields, nodes, routes, pending_gate, resumable };
+      return { ...fields, nodes, routes, pending_gate, resumable, decisions, approvals };
     },
   };
 }

@@ -2,7 +2,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_LAYOUTS } from '../../src-server/assets/asset-compiler';
-import type { GraphLayout, Manifest, Phase } from '../../src-server/contracts/assets';
+import {
+  DEFAULT_GATE_POLICY,
+  type GatePolicy,
+  type GraphLayout,
+  type Manifest,
+  type Phase,
+} from '../../src-server/contracts/assets';
 
 const phase = (id: string, kind: Phase['kind'], extra: Partial<Phase> = {}): Phase => ({
   id,
@@ -33,6 +39,17 @@ export const reviewAgent: Manifest = {
     gate: { approval_question: 'Publish this review?', required_approval_context: ['analysis'] },
   }),
 };
+
+/**
+ * The review agent under another name, with options on its gate (who decides, how many approve, when it expires):
+ * for a catalog of its own, `writeFixtureCatalog([gatedAgent(...)])`.
+ */
+export const gatedAgent = (name: string, gate: Partial<GatePolicy>): Manifest => ({
+  ...reviewAgent,
+  name,
+  source: `assets/agents/${name}.md`,
+  phases: reviewAgent.phases.map((p) => (p.kind === 'gate' ? { ...p, gate: { ...DEFAULT_GATE_POLICY, ...gate } } : p)),
+});
 
 /** Runs on the compiler's default command layout: dispatch, execute, summarize. */
 export const summaryCommand: Manifest = {

@@ -27,8 +27,8 @@ export async function addUser(
 }
 
 /** A session token for `sub`, as the server issues one after a login (HS256 with the session secret). */
-export const signSession = (sub: string, secret: string, expiresIn: string | number = '1h') =>
-  new SignJWT({ name: sub.slice(0, 8) })
+export const signSession = (sub: string, secret: string, expiresIn: string | number = '1h', name = sub.slice(0, 8)) =>
+  new SignJWT({ name })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(sub)
     .setIssuer(SESSION_ISSUER)

@@ -131,7 +131,12 @@ describe('a run to its approval gate', () => {
     const calls = ctx.model.requests.length;
     const resumed = await readEvents(await decide(threadId, 'reject'));
     expect(eventOrder(resumed)).toEqual(['gate_rejected:gate', 'run_rejected']);
-    expect(resumed[0]!.data).toEqual({ type: 'gate_rejected', node: 'gate', reason: 'rejected in a test' });
+    expect(resumed[0]!.data).toEqual({
+      type: 'gate_rejected',
+      node: 'gate',
+      reason: 'rejected in a test',
+      by: 'anonymous',
+    });
     expect(resumed.at(-1)!.data).toEqual({ type: 'run_rejected', run_id: runId, reason: 'rejected in a test' });
     expect(await runRow(runId)).toMatchObject({ status: 'rejected' });
     expect(await (await ctx.server.request(`/runs/${runId}`)).json()).toMatchObject({

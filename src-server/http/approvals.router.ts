@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { ReasonBodySchema, UuidSchema } from '../contracts/common';
+import {
+  ApprovalItemSchema,
+  ApproveBodySchema,
+  GateDecisionRecordSchema,
+  RespondBodySchema,
+  RunAcceptedSchema,
+} from '../contracts/runs';
+import type { DecisionRequest } from '../runtime/approvals.service';
+import type { Api } from './api';
+import type { AppDeps } from './deps';
+
+const GateParams = z.object({ id: UuidSchema, gate: z.string().min(1).max(100) });
+
+const DECIDED = {
+  description:
+    'The decision is recorded. With status `running` the run resumed: follow it at `stream_url` (GET ' +
+    '/runs/{id}/stream after the gate_waiting event). With status `waiting_approval` the gate needs more approvals ' +
+    '(see `approvals`) and the run keeps waiting. The answer is JSON whatever the Accept header says.',
+  schema: RunAcceptedSchema,
+};
+
+const DECISION_ERRORS = {
+  403: "below the gate's role on the thread's project (member unless the gate declares one) (forbidden)",
+  404: "no such thread, or the thread's agent has no gate of that name (not_found)",
+  409: 'the gate is not pending, was already decided, the caller already approved it, or its checkpoint is gone (conflict)',
+};
+
+/**
+ * Approval gates (docs/approvals.md): the specification's approve and reject, with an edit as an approve that carries
+ * `edits`; respond as an endpoint of its own beside them, since it neither approves nor rejects; the record of
+ * decisions; and the inbox of gates waiting for the caller.
+ */
+export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
+  api.route({
+    method: 'post',
+    path: '/threads/{id}/gates/{gate}/approve',
+    operationId: 'approveGate',
+    tag: 'approvals',
+    summary:
+      'Approve a pending gate, or edit it (approve with `edits`): once it has its approvals the run resumes from its checkpoint',
+    params: GateParams,
+    body: ApproveBodySchema,
+    errors: {
+      ...DECISION_ERRORS,
+      400: 'invalid request, or `edits` names a phase the gate does not show (invalid_request)',
+    },
+    responses: { 202: DECIDED },
+    handler: ({ params, body, ctx }) =>
+      approvals.decide(ctx.principal, params.id, params.gate, {
+        decision: 'approve',
+        reason: body.reason ?? null,
+        ...(body.edits ? { edits: body.edits } : {}),
+      }),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/threads/{id}/gates/{gate}/reject',
+    operationId: 'rejectGate',
+    tag: 'approvals',
+    summary: 'Reject a pending gate: the run ends without running downstream nodes',
+    params: GateParams,
+    body: ReasonBodySchema,
+    errors: DECISION_ERRORS,
+    responses: { 202: DECIDED },
+    handler: ({ params, body, ctx }) =>
+      approvals.decide(ctx.principal, params.id, params.gate, { decision: 'reject', reason: body.reason ?? null }),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/threads/{id}/gates/{gate}/respond',
+    operationId: 'respondToGate',
+    tag: 'approvals',
+    summary:
+      'Send a pending gate back: the phase before it runs again with `response` as feedback, and the gate is reached again',
+    params: GateParams,
+    body: RespondBodySchema,
+    errors: { ...DECISION_ERRORS, 400: 'invalid request, or the gate has no phase before it (invalid_request)' },
+    responses: { 202: DECIDED },
+    handler: ({ params, body, ctx }) => {
+      const request: DecisionRequest = { decision: 'respond', reason: body.reason ?? null, response: body.response };
+      return approvals.decide(ctx.principal, params.id, params.gate, request);
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/threads/{id}/decisions',
+    operationId: 'listThreadDecisions',
+    tag: 'approvals',
+    summary: "Every decision taken at the thread's gates, oldest first: who, under which role, when, what and why",
+    params: z.object({ id: UuidSchema }),
+    responses: { 200: { description: 'the decisions', schema: z.array(GateDecisionRecordSchema) } },
+    handler: ({ params, ctx }) => approvals.threadDecisions(ctx.principal, params.id),
+  });
+
+  api.route({
+    method: 'get',
+    path: '/approvals',
+    operationId: 'listApprovals',
+    tag: 'approvals',
+    summary:
+      'The approvals inbox: gates waiting for the caller to decide, across every project where her role reaches the gate, oldest first',
+    responses: { 200: { description: 'the waiting gates', schema: z.array(ApprovalItemSchema) } },
+    handler: ({ ctx }) => approvals.inbox(ctx.principal),
+  });
+}

@@ -1,0 +1,207 @@
+import type { Catalog, CatalogEntry } from '../assets/catalog';
+import { atLeast, type Access } from '../auth/access';
+import type { Principal } from '../auth/principal';
+import { DEFAULT_GATE_POLICY, type GatePolicy } from '../contracts/assets';
+import { badRequest, conflict, notFound } from '../contracts/errors';
+import {
+  runAccepted,
+  type ApprovalItem,
+  type GateDecisionRecord,
+  type PendingGate,
+  type RunAccepted,
+  type Thread,
+} from '../contracts/runs';
+import type { GateDecisionsRepository } from '../db/gate-decisions.repository';
+import type { RunsRepository } from '../db/runs.repository';
+import { getLogger } from '../log';
+import { phaseBeforeGate } from './graph-builder';
+import type { RunManager } from './run-manager';
+import { SEQ_BLOCK } from './run-session';
+import type { ThreadsService } from './threads.service';
+
+const log = getLogger('svc.api');
+
+/** How much of a gate's content the inbox shows to tell gates apart. */
+const EXCERPT_CHARS = 240;
+
+export interface ApprovalsServiceDeps {
+  catalog: Catalog;
+  access: Access;
+  threads: ThreadsService;
+  runs: RunsRepository;
+  gates: GateDecisionsRepository;
+  manager: RunManager;
+  defaultModel: string;
+}
+
+/** A person's decision at a gate, as the API takes it. */
+export type DecisionRequest =
+  | { decision: 'approve'; reason: string | null; edits?: Record<string, string> }
+  | { decision: 'reject'; reason: string | null }
+  | { decision: 'respond'; reason: string | null; response: string };
+
+/**
+ * Decisions at approval gates (docs/approvals.md): approve, edit, respond and reject, by people holding the gate's
+ * role on the run's project, counted until the gate has its approvals; the record of every decision; and the inbox of
+ * gates waiting for the caller. Expiry is the run manager's (it acts on a deadline in whichever process sees it).
+ */
+export function approvalsService(deps: ApprovalsServiceDeps) {
+  const { access, catalog, runs, gates, manager } = deps;
+
+  /** The gate's options as the run was started with them; a gate paused before gates had options has the asset's. */
+  function policyOf(entry: CatalogEntry | undefined, gate: PendingGate): GatePolicy {
+    // Gates paused before they had options carry none: the asset's, or the default, apply.
+    const declared = entry?.manifest.phases.find((p) => p.id === gate.node)?.gate ?? DEFAULT_GATE_POLICY;
+    return {
+      decide_role: gate.decide_role ?? declared.decide_role,
+      approvals: gate.approvals_needed ?? declared.approvals,
+      expiry: gate.on_expiry ?? declared.expiry,
+    };
+  }
+
+  const projectOf = async (thread: Thread) => thread.project_id ?? (await access.defaultProjectId());
+
+  return {
+    async decide(principal: Principal, threadId: string, gate: string, request: DecisionRequest): Promise<RunAccepted> {
+      const thread = await deps.threads.visible(principal, threadId, 'viewer');
+      const entry = catalog.get(thread.agent);
+      if (!entry) throw notFound(`no agent or command named "${thread.agent}" is loaded to resume thread ${thread.id}`);
+      // A name that is no gate of the thread's graph is not found; a real gate that is not waiting is a conflict.
+      if (!entry.layout.nodes.some((node) => node.id === gate && node.kind === 'gate')) {
+        throw notFound(`gate "${gate}" not found: "${thread.agent}" has no gate of that name`);
+      }
+      const run = await runs.waitingInThread(thread.id);
+      if (!run || !run.pending_gate) throw conflict(`gate "${gate}" is not pending on thread ${thread.id}`);
+      const pending = run.pending_gate;
+      if (pending.node !== gate) {
+        throw conflict(`gate "${gate}" is not pending on thread ${thread.id}; the pending gate is "${pending.node}"`);
+      }
+      const policy = policyOf(entry, pending);
+      const projectId = await projectOf(thread);
+      // Below the gate's role: 403, and nothing about the gate changes.
+      await access.requireProjectRole(principal, projectId, policy.decide_role, `thread ${thread.id}`);
+
+      let edits: Record<string, string> | null = null;
+      let routeTo: string | null = null;
+      if (request.decision === 'approve' && request.edits && Object.keys(request.edits).length) {
+        const shown = Object.keys(pending.context);
+        const unknown = Object.keys(request.edits).filter((node) => !shown.includes(node));
+        if (unknown.length) {
+          throw badRequest(
+            `invalid request body: edits: gate "${gate}" shows ${shown.map((n) => `"${n}"`).join(', ') || 'nothing'}; ` +
+              `${unknown.map((n) => `"${n}"`).join(', ')} cannot be edited here`,
+            { fields: unknown.map((node) => ({ field: `edits.${node}`, message: 'not shown by this gate' })) },
+          );
+        }
+        edits = request.edits;
+      }
+      if (request.decision === 'respond') {
+        routeTo = phaseBeforeGate(entry.layout.edges, gate) ?? null;
+        if (!routeTo || entry.layout.nodes.find((n) => n.id === routeTo)?.kind !== 'llm') {
+          throw badRequest(`gate "${gate}" has no phase before it to send the run back to; approve or reject it`);
+        }
+      }
+      if (!(await manager.hasPendingInterrupt(thread.id))) {
+        throw conflict(`run ${run.id} cannot be resumed: its graph checkpoint is gone; rerun it as a new thread`);
+      }
+
+      const kind = request.decision === 'approve' && edits ? 'edit' : request.decision;
+      const result = await gates.decide(
+        {
+          runId: run.id,
+          gate,
+          waitSeq: run.event_seq,
+          decision: kind,
+          decidedBy: { id: principal.id, name: principal.name },
+          role: await access.scopeRole(principal, 'project', projectId),
+          reason: request.reason,
+          edits,
+          response: request.decision === 'respond' ? request.response : null,
+          routeTo,
+          approvalsNeeded: policy.approvals,
+        },
+        manager.lease,
+        run.event_seq + SEQ_BLOCK,
+      );
+      if (result.outcome === 'stale') throw conflict(`gate "${gate}" on thread ${thread.id} was already decided`);
+      if (result.outcome === 'duplicate') {
+        throw conflict(
+          `you have already approved gate "${gate}" on thread ${thread.id}: ` +
+            `it needs ${policy.approvals} different people to approve it`,
+        );
+      }
+      log.info(
+        `gate ${gate} ${kind}${result.outcome === 'waiting' ? ` (${result.approvals.given} of ${result.approvals.needed} approvals)` : ''} ` +
+          `thread=${thread.id} run=${run.id} user=${principal.name}`,
+      );
+      if (result.outcome === 'waiting') {
+        return {
+          ...runAccepted({ runId: run.id, threadId: thread.id }, 'waiting_approval', run.event_seq),
+          approvals: result.approvals,
+        };
+      }
+      try {
+        manager.resume({
+          entry,
+          runId: run.id,
+          threadId: thread.id,
+          projectId: run.project_id,
+          model: run.model ?? deps.defaultModel,
+          gate: pending,
+          decision: result.resume,
+          eventSeq: run.event_seq,
+        });
+      } catch (error) {
+        await gates.unclaim(run.id, pending, result.decisionId);
+        throw error;
+      }
+      return {
+        ...runAccepted({ runId: run.id, threadId: thread.id }, 'running', run.event_seq),
+        ...(policy.approvals > 1 ? { approvals: result.approvals } : {}),
+      };
+    },
+
+    /** Every decision taken at the thread's gates, oldest first. */
+    async threadDecisions(principal: Principal, threadId: string): Promise<GateDecisionRecord[]> {
+      const thread = await deps.threads.visible(principal, threadId, 'viewer');
+      return gates.listByThread(thread.id);
+    },
+
+    /**
+     * The gates waiting for the caller to decide, oldest first: in every project where her role reaches the gate's,
+     * and not those she has already approved (her part there is done).
+     */
+    async inbox(principal: Principal): Promise<ApprovalItem[]> {
+      const roles = await access.projectRoles(principal);
+      if (roles && roles.size === 0) return [];
+      const waiting = await gates.waiting(roles ? [...roles.keys()] : null);
+      const items: ApprovalItem[] = [];
+      for (const gate of waiting) {
+        const policy = policyOf(catalog.get(gate.agent), gate.pending_gate);
+        const role = roles ? (roles.get(gate.project_id) ?? null) : 'admin';
+        if (!atLeast(role, policy.decide_role)) continue;
+        if (gate.approvals.some((a) => a.id === principal.id)) continue;
+        const content = Object.values(gate.pending_gate.context).join('\n\n').trim();
+        items.push({
+          run_id: gate.run_id,
+          thread_id: gate.thread_id,
+          agent: gate.agent,
+          project: { id: gate.project_id, name: gate.project_name },
+          gate: gate.pending_gate.node,
+          question: gate.pending_gate.question,
+          excerpt: content.length > EXCERPT_CHARS ? `${content.slice(0, EXCERPT_CHARS - 1).trimEnd()}…` : content,
+          context: gate.pending_gate.context,
+          required_context: gate.pending_gate.required_context,
+          waiting_since: gate.waiting_since,
+          expires_at: gate.expires_at,
+          on_expiry: policy.expiry,
+          decide_role: policy.decide_role,
+          approvals: { needed: policy.approvals, given: gate.approvals.length, by: gate.approvals },
+        });
+      }
+      return items;
+    },
+  };
+}
+
+export type ApprovalsService = ReturnType<typeof approvalsService>;

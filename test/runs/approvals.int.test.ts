@@ -1,0 +1,425 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApprovalItem, GateDecisionRecord, RunAccepted, RunDetail } from '../../src-server/contracts/runs';
+import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
+import { gatedAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
+import { useIntegrationServer } from '../helpers/integration';
+import type { ServerProcess } from '../helpers/process';
+import type { TestServer } from '../helpers/server';
+import { addUser, grantRole, signSession } from '../helpers/sessions';
+import { eventOrder, readEvents, type ReceivedEvent } from '../helpers/sse';
+import { until } from '../helpers/until';
+
+/**
+ * Approvals (docs/approvals.md): the four decisions, who may decide, how many must approve, the record of every
+ * decision, expiry (also across a restart and across processes) and the inbox, with real PostgreSQL and real servers.
+ */
+const SECRET = 'a-session-secret-for-the-approvals-tests-0123';
+const API_TOKEN = 'approvals-test-admin-token-0123456789';
+// A short lease: expired gates are looked for every quarter of it, half a second.
+const ENV = { AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN, RUN_LEASE_S: '2' };
+
+const ctx = useIntegrationServer({ server: false });
+let server: TestServer;
+let generatedDir: string;
+
+beforeAll(async () => {
+  generatedDir = await writeFixtureCatalog([
+    gatedAgent('pair-review', { approvals: 2 }),
+    gatedAgent('owner-review', { decide_role: 'owner' }),
+    gatedAgent('lapsing-reject', { expiry: { after_s: 1, action: 'reject', target: null } }),
+    gatedAgent('lapsing-approve', { expiry: { after_s: 1, action: 'approve', target: null } }),
+    gatedAgent('lapsing-route', { expiry: { after_s: 1, action: 'route', target: 'output' } }),
+    gatedAgent('slow-lapse', { expiry: { after_s: 4, action: 'approve', target: null } }),
+  ]);
+  server = await ctx.start({ ...ENV, GENERATED_DIR: generatedDir });
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+type Caller = { token: string; name: string; id: string };
+
+/** A signed-in user with the given role on the default project (or none). */
+async function person(name: string, role: 'viewer' | 'member' | 'owner' | null, project = DEFAULT_PROJECT_ID) {
+  const id = await addUser(server.pool, name);
+  if (role) await grantRole(server.pool, id, 'project', project, role);
+  return { id, name, token: await signSession(id, SECRET, '1h', name) } satisfies Caller;
+}
+
+const as = (caller: Caller | null, path: string, init: { method?: string; json?: unknown } = {}) =>
+  server.request(path, { ...init, headers: caller ? { authorization: `Bearer ${caller.token}` } : {} });
+
+/** A run of `agent` up to its gate, started by the instance admin. */
+async function toGate(agent = 'review', answer = ['The analysis says: ship it.'], projectId?: string) {
+  ctx.model.reply(answer);
+  const events = await readEvents(
+    await server.request(`/graphs/${agent}/run`, {
+      method: 'POST',
+      json: { message: `Review for ${agent}`, ...(projectId ? { project_id: projectId } : {}) },
+    }),
+  );
+  expect(events.at(-1)!.data.type).toBe('gate_waiting');
+  const start = events[0]!.data as { run_id: string; thread_id: string };
+  return { runId: start.run_id, threadId: start.thread_id, events };
+}
+
+async function decide(
+  caller: Caller | null,
+  threadId: string,
+  decision: 'approve' | 'reject' | 'respond',
+  json: Record<string, unknown> = {},
+) {
+  return as(caller, `/threads/${threadId}/gates/gate/${decision}`, { method: 'POST', json });
+}
+
+/** The resumed run's events, from a decision's RunAccepted. */
+async function follow(res: Response): Promise<ReceivedEvent[]> {
+  expect(res.status).toBe(202);
+  const accepted = (await res.json()) as RunAccepted;
+  return readEvents(await server.request(accepted.stream_url));
+}
+
+const detail = async (runId: string) => (await (await server.request(`/runs/${runId}`)).json()) as RunDetail;
+
+/** The user message of each chat call the stand-in model received, in order. */
+const prompts = () =>
+  ctx.model.requests.map((body) => {
+    const messages = body.messages as { role: string; content: string }[];
+    return messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+  });
+
+describe('the four decisions', () => {
+  it('edit: the approver changes the gated text, and downstream phases read the edited text', async () => {
+    const { runId, threadId } = await toGate('review', ['Original analysis: risky. ']);
+    const before = ctx.model.requests.length;
+    ctx.model.reply(['Published.']);
+    const events = await follow(
+      await decide(null, threadId, 'approve', {
+        reason: 'tone it down',
+        edits: { analysis: 'Edited analysis: low risk, one nit.' },
+      }),
+    );
+    expect(eventOrder(events)).toEqual([
+      'gate_edited:gate',
+      'node_enter:output',
+      'token:output',
+      'node_exit:output',
+      'run_done',
+    ]);
+    expect(events[0]!.data).toEqual({
+      type: 'gate_edited',
+      node: 'gate',
+      reason: 'tone it down',
+      edits: { analysis: 'Edited analysis: low risk, one nit.' },
+      by: ['api-token'],
+    });
+    // The stand-in answered every phase alike: the output phase's prompt shows the edited analysis, not the first.
+    const outputPrompt = prompts().slice(before).join('\n');
+    expect(outputPrompt).toContain('### analysis\nEdited analysis: low risk, one nit.');
+    expect(outputPrompt).not.toContain('### analysis\nOriginal analysis');
+
+    const run = await detail(runId);
+    expect(run.status).toBe('completed');
+    expect(run.decisions).toHaveLength(1);
+    expect(run.decisions[0]).toMatchObject({
+      decision: 'edit',
+      decided_by: { name: 'api-token' },
+      role: 'admin',
+      reason: 'tone it down',
+      edits: { analysis: 'Edited analysis: low risk, one nit.' },
+    });
+  });
+
+  it('edit of a phase the gate does not show is refused, and the gate stays as it was', async () => {
+    const { runId, threadId } = await toGate();
+    const res = await decide(null, threadId, 'approve', { edits: { intake: 'not shown at this gate' } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain(
+      '"intake" cannot be edited here',
+    );
+    const run = await detail(runId);
+    expect(run).toMatchObject({ status: 'waiting_approval', decisions: [] });
+    await follow(await decide(null, threadId, 'reject'));
+  });
+
+  it('respond: the phase before the gate runs again with the feedback, and the gate is reached again', async () => {
+    const { runId, threadId } = await toGate('review', ['First analysis. ']);
+    const before = ctx.model.requests.length;
+    ctx.model.reply(['Second analysis, with tests. ']);
+    const again = await follow(
+      await decide(null, threadId, 'respond', { response: 'Please check the tests too.', reason: 'incomplete' }),
+    );
+    expect(eventOrder(again)).toEqual([
+      'gate_responded:gate',
+      'node_enter:analysis',
+      'token:analysis',
+      'node_exit:analysis',
+      'node_enter:gate',
+      'gate_waiting:gate',
+    ]);
+    expect(again[0]!.data).toEqual({
+      type: 'gate_responded',
+      node: 'gate',
+      to: 'analysis',
+      response: 'Please check the tests too.',
+      reason: 'incomplete',
+      by: 'api-token',
+    });
+    // Only the analysis ran again, and its prompt carried its earlier answer and the feedback.
+    const calls = prompts().slice(before);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toContain('First analysis.');
+    expect(calls[0]).toContain("## Reviewer's feedback on your previous answer\nPlease check the tests too.");
+    expect(again.at(-1)!.data).toMatchObject({ context: { analysis: 'Second analysis, with tests. ' } });
+
+    ctx.model.reply(['Published.']);
+    const done = await follow(await decide(null, threadId, 'approve'));
+    expect(done.at(-1)!.data.type).toBe('run_done');
+    // The output phase read the second analysis, without the feedback (it was for the analysis only).
+    expect(prompts().at(-1)).toContain('Second analysis, with tests.');
+    expect(prompts().at(-1)).not.toContain('Reviewer');
+
+    const decisions = (await (await server.request(`/threads/${threadId}/decisions`)).json()) as GateDecisionRecord[];
+    expect(decisions.map((d) => d.decision)).toEqual(['respond', 'approve']);
+    expect(decisions[0]).toMatchObject({ response: 'Please check the tests too.', route_to: 'analysis' });
+    const nodes = (await detail(runId)).nodes.map((n) => `${n.node_id}:${n.status}`);
+    expect(nodes).toEqual([
+      'intake:completed',
+      'analysis:completed',
+      'gate:completed',
+      'analysis:completed',
+      'gate:approved',
+      'output:completed',
+    ]);
+  });
+});
+
+describe('who may decide', () => {
+  it('a gate that needs two approvals: one person counts once, the second approval resumes the run', async () => {
+    const ann = await person('Ann', 'member');
+    const bob = await person('Bob', 'member');
+    const { runId, threadId } = await toGate('pair-review');
+
+    const first = await decide(ann, threadId, 'approve', { reason: 'fine by me' });
+    expect(first.status).toBe(202);
+    const firstAnswer = (await first.json()) as RunAccepted;
+    expect(firstAnswer).toMatchObject({ status: 'waiting_approval', approvals: { needed: 2, given: 1 } });
+    expect(firstAnswer.approvals!.by.map((a) => a.name)).toEqual(['Ann']);
+    const waiting = await detail(runId);
+    expect(waiting.status).toBe('waiting_approval');
+    expect(waiting.approvals).toMatchObject({ needed: 2, given: 1, by: [{ id: ann.id, name: 'Ann' }] });
+    expect(waiting.pending_gate).toMatchObject({ node: 'gate', approvals_needed: 2 });
+
+    const twice = await decide(ann, threadId, 'approve');
+    expect(twice.status).toBe(409);
+    expect(((await twice.json()) as { error: { message: string } }).error.message).toContain(
+      'you have already approved gate "gate"',
+    );
+    expect((await detail(runId)).approvals!.given).toBe(1);
+
+    ctx.model.reply(['Published.']);
+    const events = await follow(await decide(bob, threadId, 'approve'));
+    expect(events[0]!.data).toMatchObject({ type: 'gate_approved', by: ['Ann', 'Bob'] });
+    expect(events.at(-1)!.data.type).toBe('run_done');
+    const done = await detail(runId);
+    expect(done.decisions.map((d) => `${d.decided_by.name}:${d.decision}:${d.role}`)).toEqual([
+      'Ann:approve:member',
+      'Bob:approve:member',
+    ]);
+    expect(done.approvals).toBeNull();
+  });
+
+  it('a gate that needs two approvals: a reject by either ends the run', async () => {
+    const ann = await person('Ann2', 'member');
+    const bob = await person('Bob2', 'member');
+    const { runId, threadId } = await toGate('pair-review');
+    expect((await decide(ann, threadId, 'approve')).status).toBe(202);
+    const events = await follow(await decide(bob, threadId, 'reject', { reason: 'not yet' }));
+    expect(eventOrder(events)).toEqual(['gate_rejected:gate', 'run_rejected']);
+    expect(events[0]!.data).toMatchObject({ by: 'Bob2', reason: 'not yet' });
+    expect((await detail(runId)).status).toBe('rejected');
+  });
+
+  it("a role below the gate's gets 403, and the gate is left untouched", async () => {
+    const member = await person('Mia', 'member');
+    const viewer = await person('Vic', 'viewer');
+    const owner = await person('Olga', 'owner');
+    const { runId, threadId } = await toGate('owner-review');
+
+    for (const caller of [member, viewer]) {
+      for (const decision of ['approve', 'reject', 'respond'] as const) {
+        const res = await decide(caller, threadId, decision, decision === 'respond' ? { response: 'again' } : {});
+        expect(res.status).toBe(403);
+      }
+    }
+    const untouched = await detail(runId);
+    expect(untouched).toMatchObject({ status: 'waiting_approval', decisions: [] });
+    expect(untouched.pending_gate).toMatchObject({ decide_role: 'owner' });
+
+    ctx.model.reply(['Published.']);
+    const events = await follow(await decide(owner, threadId, 'approve'));
+    expect(events.at(-1)!.data.type).toBe('run_done');
+    expect((await detail(runId)).decisions[0]).toMatchObject({ decided_by: { name: 'Olga' }, role: 'owner' });
+  });
+
+  it('a decision record cannot be changed, even in the database', async () => {
+    const { threadId } = await toGate();
+    await follow(await decide(null, threadId, 'reject', { reason: 'kept as given' }));
+    await expect(
+      server.pool.query(`UPDATE svc_gate_decisions SET reason = 'rewritten' WHERE thread_id = $1`, [threadId]),
+    ).rejects.toThrow('a gate decision is a record: it cannot be changed');
+    const decisions = (await (await server.request(`/threads/${threadId}/decisions`)).json()) as GateDecisionRecord[];
+    expect(decisions.map((d) => d.reason)).toEqual(['kept as given']);
+  });
+});
+
+describe('expiry', () => {
+  async function expiresTo(agent: string) {
+    const { runId, threadId, events } = await toGate(agent);
+    const waiting = events.at(-1)!.data as { expires_at: string; waiting_since: string };
+    expect(new Date(waiting.expires_at).getTime() - new Date(waiting.waiting_since).getTime()).toBe(1000);
+    ctx.model.reply(['Went on.']);
+    await until(async () => ((await detail(runId)).status === 'waiting_approval' ? undefined : true), 15_000);
+    const stream = await readEvents(await server.request(`/runs/${runId}/stream`));
+    return { runId, threadId, stream: stream.slice(stream.findIndex((e) => e.data.type === 'gate_waiting') + 1) };
+  }
+
+  it('a gate that expires with reject ends the run, recorded as decided by expiry', async () => {
+    const { runId, stream } = await expiresTo('lapsing-reject');
+    await until(async () => ((await detail(runId)).status === 'rejected' ? true : undefined));
+    expect(eventOrder(stream)).toEqual(['gate_expired:gate', 'run_rejected']);
+    expect(stream[0]!.data).toEqual({ type: 'gate_expired', node: 'gate', outcome: 'reject', to: null });
+    const run = await detail(runId);
+    expect(run.end_reason).toBe('nobody decided the gate after 1s');
+    expect(run.decisions).toEqual([
+      expect.objectContaining({ decision: 'expire', decided_by: { id: null, name: 'expiry' }, outcome: 'reject' }),
+    ]);
+  });
+
+  it('a gate that expires with approve continues downstream', async () => {
+    const { runId, stream } = await expiresTo('lapsing-approve');
+    await until(async () => ((await detail(runId)).status === 'completed' ? true : undefined));
+    expect(eventOrder(stream)).toEqual([
+      'gate_expired:gate',
+      'node_enter:output',
+      'token:output',
+      'node_exit:output',
+      'run_done',
+    ]);
+    expect((await detail(runId)).decisions[0]).toMatchObject({ decision: 'expire', outcome: 'approve' });
+  });
+
+  it('a gate that expires with a route continues at the phase it names', async () => {
+    const { runId, stream } = await expiresTo('lapsing-route');
+    await until(async () => ((await detail(runId)).status === 'completed' ? true : undefined));
+    expect(stream[0]!.data).toEqual({ type: 'gate_expired', node: 'gate', outcome: 'route', to: 'output' });
+    expect(eventOrder(stream).slice(1)).toEqual(['node_enter:output', 'token:output', 'node_exit:output', 'run_done']);
+    expect((await detail(runId)).decisions[0]).toMatchObject({ outcome: 'route', route_to: 'output' });
+  });
+
+  it('a gate that expires while its server is down acts once the server is back', async () => {
+    const { runId, events } = await toGate('slow-lapse');
+    const waiting = events.at(-1)!.data as { expires_at: string };
+    await server.close();
+    // Down past the deadline: nobody can act on it.
+    await new Promise((r) => setTimeout(r, Math.max(0, new Date(waiting.expires_at).getTime() - Date.now()) + 500));
+    const db = new pg.Client({ connectionString: ctx.db.url });
+    await db.connect();
+    const { rows } = await db.query(`SELECT status FROM svc_runs WHERE id = $1`, [runId]).finally(() => db.end());
+    expect(rows[0].status).toBe('waiting_approval');
+    ctx.model.reply(['After the restart.']);
+    server = await ctx.start({ ...ENV, GENERATED_DIR: generatedDir });
+    await until(async () => ((await detail(runId)).status === 'completed' ? true : undefined));
+    const run = await detail(runId);
+    expect(run.decisions.map((d) => d.decision)).toEqual(['expire']);
+    expect(run.output).toBe('After the restart.');
+  });
+
+  describe('with two processes', () => {
+    let other: ServerProcess;
+    beforeAll(async () => {
+      other = await ctx.spawn({ ...ENV, GENERATED_DIR: generatedDir });
+    });
+
+    it('exactly one process acts on an expired gate', async () => {
+      const runs: string[] = [];
+      // Several at once, so that both processes look for expired gates while there is more than one to take.
+      for (let i = 0; i < 4; i++) runs.push((await toGate('lapsing-approve')).runId);
+      await until(async () => {
+        const statuses = await Promise.all(runs.map(async (id) => (await detail(id)).status));
+        return statuses.every((s) => s === 'completed') ? true : undefined;
+      }, 30_000);
+      for (const runId of runs) {
+        const stream = await readEvents(await server.request(`/runs/${runId}/stream`));
+        expect(stream.filter((e) => e.data.type === 'gate_expired')).toHaveLength(1);
+        expect(stream.filter((e) => e.data.type === 'run_done')).toHaveLength(1);
+        expect((await detail(runId)).decisions).toHaveLength(1);
+      }
+      const lines = [...server.logs, ...other.output().split('\n')].filter(
+        (l) => / gate gate expired /.test(l) && runs.some((id) => l.includes(`run=${id}`)),
+      );
+      expect(lines).toHaveLength(runs.length);
+    });
+  });
+});
+
+describe('the approvals inbox', () => {
+  it('lists exactly the gates the caller may decide, across two organisations, oldest first; a decision from it works', async () => {
+    const created = async (path: string, json: unknown) => {
+      const res = await server.request(path, { method: 'POST', json });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const org = await created('/orgs', { name: 'Acme' });
+    const team = await created('/teams', { name: 'Platform', parent_id: org });
+    const acme = await created('/projects', { name: 'Checkout', parent_id: team });
+    const ann = await person('Inbox Ann', 'member', acme);
+    const olga = await person('Inbox Olga', 'owner');
+    const vic = await person('Inbox Vic', 'viewer');
+
+    const acmeGate = await toGate('review', ['Acme analysis.'], acme);
+    const ownerGate = await toGate('owner-review', ['Needs an owner.']);
+    const defaultGate = await toGate('review', ['Default analysis.']);
+
+    const inbox = async (caller: Caller) => {
+      const res = await as(caller, '/approvals');
+      expect(res.status).toBe(200);
+      return ((await res.json()) as ApprovalItem[]).map((i) => i.run_id);
+    };
+    // Ann works in Acme only; Olga owns the default project; Vic may read but decides nothing.
+    expect(await inbox(ann)).toEqual([acmeGate.runId]);
+    expect(await inbox(olga)).toEqual(expect.arrayContaining([ownerGate.runId, defaultGate.runId]));
+    expect(await inbox(olga)).not.toContain(acmeGate.runId);
+    expect(await inbox(vic)).toEqual([]);
+
+    const [item] = (await (await as(ann, '/approvals')).json()) as ApprovalItem[];
+    expect(item).toMatchObject({
+      run_id: acmeGate.runId,
+      thread_id: acmeGate.threadId,
+      agent: 'review',
+      project: { id: acme, name: 'Checkout' },
+      gate: 'gate',
+      question: 'Publish this review?',
+      excerpt: 'Acme analysis.',
+      context: { analysis: 'Acme analysis.' },
+      expires_at: null,
+      decide_role: 'member',
+      approvals: { needed: 1, given: 0, by: [] },
+    });
+    // Oldest first: the admin sees every gate, in the order they started waiting.
+    const all = ((await (await server.request('/approvals')).json()) as ApprovalItem[]).map((i) => i.waiting_since);
+    expect(all).toEqual([...all].sort());
+
+    ctx.model.reply(['Shipped.']);
+    const events = await follow(
+      await decide(ann, item!.thread_id, 'approve', { edits: { analysis: 'Acme analysis, edited from the inbox.' } }),
+    );
+    expect(events.at(-1)!.data.type).toBe('run_done');
+    expect(prompts().at(-1)).toContain('Acme analysis, edited from the inbox.');
+    expect(await inbox(ann)).toEqual([]);
+    await follow(await decide(olga, ownerGate.threadId, 'reject'));
+    await follow(await decide(olga, defaultGate.threadId, 'reject'));
+  });
+});
