@@ -1,13 +1,13 @@
 /**
  * The layers of the code, checked by `npm run lint:layers` (dependency-cruiser). Imports point down:
  *
- *   contracts → config, log → db → assets, models, context, auth → runtime → http → main.ts, cli.ts
+ *   contracts → config, log → db → assets, models, context, auth, net, webhooks → runtime → http → main.ts, cli.ts
  *
  * and the entry points (src-main, build scripts, the studio) reach the server only where named below.
  * docs/architecture.md draws the same picture.
  */
 const layer = (name) => `^src-server/${name}`;
-const LOWER_SERVICES = '(assets|models|context|auth)/';
+const LOWER_SERVICES = '(assets|models|context|auth|net|webhooks)/';
 
 module.exports = {
   forbidden: [
@@ -41,9 +41,17 @@ module.exports = {
     {
       name: 'lower-services-below-runtime',
       severity: 'error',
-      comment: 'assets, models, context and auth serve the run engine; they never reach up into it or into http.',
+      comment:
+        'assets, models, context, auth, net and webhooks serve the run engine and http; they never reach up into either.',
       from: { path: layer(LOWER_SERVICES) },
       to: { path: '^src-server/(runtime|http)/|^src-server/(main|cli)\\.ts$' },
+    },
+    {
+      name: 'net-stands-alone',
+      severity: 'error',
+      comment: "net/ says which addresses are the server's own network, for any service: it imports only Node.",
+      from: { path: layer('net/') },
+      to: { path: '^src-server/', pathNot: layer('net/') },
     },
     {
       name: 'runtime-below-http',
