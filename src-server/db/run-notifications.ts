@@ -2,6 +2,7 @@ import pg from 'pg';
 import { errorMessage } from '../contracts/errors';
 import { getLogger } from '../log';
 import { RUN_EVENTS_CHANNEL } from './run-events.repository';
+import { WEBHOOK_CHANNEL } from './webhooks.repository';
 
 const log = getLogger('svc.db');
 
@@ -18,13 +19,16 @@ export interface RunNotificationHandlers {
   eventsStored(runId: string, seq: number): void;
   /** The local-runtime queue changed; `granted` are the tickets that got a slot just now. */
   queueChanged(granted: number[]): void;
+  /** Webhook deliveries were queued (by the outbox triggers): this process's sender reads the outbox. */
+  webhooksQueued?(): void;
   /** The connection was lost and is back: anything announced meanwhile must be looked up. */
   reconnected(): void;
 }
 
 /**
- * What one process must hear from the others, on one connection: cancellations, stored events and queue
- * changes (NOTIFY is sent in the same statements that make the changes, in the repositories). Reconnects
+ * What one process must hear from the others, on one connection: cancellations, stored events, queue changes and
+ * queued webhook deliveries (NOTIFY is sent in the same statements that make the changes, in the repositories and
+ * the outbox triggers). Reconnects
  * after a database restart, and says so, since notifications sent while it was away are lost.
  */
 export async function listenForRunNotifications(
@@ -46,6 +50,8 @@ export async function listenForRunNotifications(
       if (colon > 0 && Number.isInteger(seq)) handlers.eventsStored(payload.slice(0, colon), seq);
     } else if (message.channel === QUEUE_CHANNEL) {
       handlers.queueChanged(payload ? payload.split(',').map(Number) : []);
+    } else if (message.channel === WEBHOOK_CHANNEL) {
+      handlers.webhooksQueued?.();
     }
   };
 
@@ -58,7 +64,9 @@ export async function listenForRunNotifications(
     });
     try {
       await next.connect();
-      await next.query(`LISTEN ${CANCEL_CHANNEL}; LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${QUEUE_CHANNEL}`);
+      await next.query(
+        `LISTEN ${CANCEL_CHANNEL}; LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${QUEUE_CHANNEL}; LISTEN ${WEBHOOK_CHANNEL}`,
+      );
       if (closed) {
         await next.end();
         return;

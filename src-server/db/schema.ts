@@ -257,6 +257,145 @@ const statements = [
    $fn$`,
   `CREATE OR REPLACE TRIGGER svc_gate_decisions_no_update BEFORE UPDATE ON svc_gate_decisions
      FOR EACH ROW EXECUTE FUNCTION svc_gate_decisions_immutable()`,
+  // Webhooks (docs/webhooks.md): a project's or an organisation's, and their outbox. A delivery row is written by
+  // the triggers below in the transaction of the change it reports, so a crash can lose the change and its
+  // deliveries together, never one without the other; the workers of every process send them (webhooks/).
+  `CREATE TABLE IF NOT EXISTS svc_webhooks (
+     id uuid PRIMARY KEY,
+     project_id uuid REFERENCES svc_projects(id) ON DELETE CASCADE,
+     org_id uuid REFERENCES svc_orgs(id) ON DELETE CASCADE,
+     url text NOT NULL,
+     events text[] NOT NULL,
+     secret text NOT NULL,
+     created_by text,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     CHECK ((project_id IS NULL) <> (org_id IS NULL))
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_webhooks_by_project ON svc_webhooks (project_id) WHERE project_id IS NOT NULL`,
+  `CREATE INDEX IF NOT EXISTS svc_webhooks_by_org ON svc_webhooks (org_id) WHERE org_id IS NOT NULL`,
+  // `id` is the webhook-id header, the same on every attempt. `payload` is the exact text signed and sent.
+  `CREATE TABLE IF NOT EXISTS svc_webhook_deliveries (
+     id uuid PRIMARY KEY,
+     webhook_id uuid NOT NULL REFERENCES svc_webhooks(id) ON DELETE CASCADE,
+     event_type text NOT NULL,
+     payload text NOT NULL,
+     status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
+     attempts integer NOT NULL DEFAULT 0,
+     next_attempt_at timestamptz NOT NULL DEFAULT now(),
+     claimed_by text,
+     claimed_at timestamptz,
+     lease_until timestamptz,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     delivered_at timestamptz
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_webhook_deliveries_due ON svc_webhook_deliveries (next_attempt_at)
+     WHERE status = 'pending'`,
+  `CREATE INDEX IF NOT EXISTS svc_webhook_deliveries_by_webhook ON svc_webhook_deliveries (webhook_id, created_at DESC)`,
+  `CREATE TABLE IF NOT EXISTS svc_webhook_attempts (
+     id bigserial PRIMARY KEY,
+     delivery_id uuid NOT NULL REFERENCES svc_webhook_deliveries(id) ON DELETE CASCADE,
+     attempt integer NOT NULL,
+     attempted_at timestamptz NOT NULL,
+     duration_ms double precision,
+     http_status integer,
+     error text
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_webhook_attempts_by_delivery ON svc_webhook_attempts (delivery_id, attempt)`,
+  // Times in payloads as the API writes them (JavaScript's toISOString): UTC, milliseconds, Z.
+  `CREATE OR REPLACE FUNCTION svc_webhook_time(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+     SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+   $fn$`,
+  // One delivery per webhook of the run's project, or of the organisation that contains it, subscribed to the event;
+  // the notice reaches the workers when the transaction commits. `timestamp` is the transaction's time: the change's.
+  `CREATE OR REPLACE FUNCTION svc_webhook_enqueue(p_type text, p_project uuid, p_data jsonb)
+   RETURNS void LANGUAGE plpgsql AS $fn$
+   DECLARE
+     queued integer;
+   BEGIN
+     INSERT INTO svc_webhook_deliveries (id, webhook_id, event_type, payload)
+     SELECT gen_random_uuid(), w.id, p_type,
+            jsonb_build_object('type', p_type, 'timestamp', svc_webhook_time(now()), 'data', p_data)::text
+       FROM svc_webhooks w
+      WHERE p_type = ANY (w.events)
+        AND (w.project_id = p_project
+             OR w.org_id = (SELECT t.org_id FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id
+                             WHERE p.id = p_project));
+     GET DIAGNOSTICS queued = ROW_COUNT;
+     IF queued > 0 THEN
+       PERFORM pg_notify('svc_webhooks', '');
+     END IF;
+   END
+   $fn$`,
+  // What a run's data says in every payload. A thread from before projects belongs to the default project
+  // (DEFAULT_PROJECT_ID of contracts/tenancy.ts), as everywhere else.
+  `CREATE OR REPLACE FUNCTION svc_webhook_run_data(p_run uuid, OUT project uuid, OUT data jsonb)
+   LANGUAGE sql STABLE AS $fn$
+     SELECT COALESCE(t.project_id, '00000000-0000-4000-8000-000000000003'::uuid),
+            jsonb_build_object('run_id', r.id, 'thread_id', r.thread_id,
+                               'project_id', COALESCE(t.project_id, '00000000-0000-4000-8000-000000000003'::uuid),
+                               'agent', r.agent, 'model', r.model)
+       FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id
+      WHERE r.id = p_run
+   $fn$`,
+  // A run's status change: stopped at a gate, completed, failed. Most installations have no webhook, and svc_runs
+  // changes often: the trigger fires only on those three changes, and leaves at once when no webhook exists.
+  `CREATE OR REPLACE FUNCTION svc_webhook_run_status() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   DECLARE
+     kind text;
+     info record;
+   BEGIN
+     IF NOT EXISTS (SELECT 1 FROM svc_webhooks) THEN
+       RETURN NULL;
+     END IF;
+     kind := CASE NEW.status WHEN 'waiting_approval' THEN 'gate.waiting' WHEN 'completed' THEN 'run.completed'
+                             ELSE 'run.failed' END;
+     SELECT * INTO info FROM svc_webhook_run_data(NEW.id);
+     IF kind = 'gate.waiting' THEN
+       info.data := info.data || jsonb_build_object('gate', NEW.pending_gate->>'node',
+                                                  'question', NEW.pending_gate->>'question',
+                                                  'expires_at', svc_webhook_time(NEW.gate_expires_at));
+     ELSIF kind = 'run.completed' THEN
+       info.data := info.data || jsonb_build_object('output', NEW.output,
+                                                  'finished_at', svc_webhook_time(NEW.finished_at));
+     ELSE
+       info.data := info.data || jsonb_build_object('error_detail', NEW.error_detail,
+                                                  'finished_at', svc_webhook_time(NEW.finished_at));
+     END IF;
+     PERFORM svc_webhook_enqueue(kind, info.project, info.data);
+     RETURN NULL;
+   END
+   $fn$`,
+  `CREATE OR REPLACE TRIGGER svc_runs_webhooks AFTER UPDATE OF status ON svc_runs
+     FOR EACH ROW
+     WHEN (OLD.status IS DISTINCT FROM NEW.status AND NEW.status IN ('waiting_approval', 'completed', 'error'))
+     EXECUTE FUNCTION svc_webhook_run_status()`,
+  // A decision recorded at a gate: a person's (gate.decided) or the clock's (gate.expired).
+  `CREATE OR REPLACE FUNCTION svc_webhook_gate_decision() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   DECLARE
+     info record;
+   BEGIN
+     IF NOT EXISTS (SELECT 1 FROM svc_webhooks) THEN
+       RETURN NULL;
+     END IF;
+     SELECT * INTO info FROM svc_webhook_run_data(NEW.run_id);
+     info.data := info.data || jsonb_build_object('gate', NEW.gate, 'decided_at', svc_webhook_time(NEW.decided_at));
+     IF NEW.decision = 'expire' THEN
+       PERFORM svc_webhook_enqueue('gate.expired', info.project,
+                                   info.data || jsonb_build_object('outcome', NEW.outcome, 'route_to', NEW.route_to));
+     ELSE
+       PERFORM svc_webhook_enqueue('gate.decided', info.project, info.data || jsonb_build_object(
+         'decision', NEW.decision,
+         'decided_by', jsonb_build_object('id', NEW.decided_by, 'name', NEW.decided_by_name),
+         'role', NEW.role, 'reason', NEW.reason, 'response', NEW.response, 'route_to', NEW.route_to,
+         'edited', CASE WHEN jsonb_typeof(NEW.edits) = 'object'
+                        THEN (SELECT COALESCE(jsonb_agg(k ORDER BY k), '[]'::jsonb) FROM jsonb_object_keys(NEW.edits) k)
+                        ELSE '[]'::jsonb END));
+     END IF;
+     RETURN NULL;
+   END
+   $fn$`,
+  `CREATE OR REPLACE TRIGGER svc_gate_decisions_webhooks AFTER INSERT ON svc_gate_decisions
+     FOR EACH ROW EXECUTE FUNCTION svc_webhook_gate_decision()`,
 ];
 
 /**

@@ -1,0 +1,259 @@
+import type { Delivery, DeliveryAttempt, Webhook, WebhookEventType, WebhookPayload } from '../contracts/webhooks';
+import type { Pool } from './pool';
+
+/**
+ * The channel on which the outbox announces new deliveries. The triggers of db/schema.ts notify it in the transaction
+ * that queued them (so a worker hears of a delivery only once it is committed); every process's worker listens.
+ */
+export const WEBHOOK_CHANNEL = 'svc_webhooks';
+
+/** Where a webhook belongs: one project, or one organisation and all its projects. */
+export type WebhookScope = { type: 'project' | 'org'; id: string };
+
+export interface WebhookRow {
+  id: string;
+  project_id: string | null;
+  org_id: string | null;
+  url: string;
+  events: WebhookEventType[];
+  created_at: Date;
+}
+
+/** A delivery this process has claimed: what to send, where, and the how-many-th attempt this is. */
+export interface ClaimedDelivery {
+  id: string;
+  webhook_id: string;
+  event_type: WebhookEventType;
+  attempt: number;
+  payload: string;
+  url: string;
+  secret: string;
+}
+
+/** How an attempt went, as it is kept and shown. */
+export interface AttemptResult {
+  attemptedAt: Date;
+  durationMs: number;
+  httpStatus: number | null;
+  error: string | null;
+}
+
+const SCOPE_COLUMN = { project: 'project_id', org: 'org_id' } as const;
+
+const toWebhook = (row: WebhookRow): Webhook => ({
+  id: row.id,
+  url: row.url,
+  events: row.events,
+  project_id: row.project_id,
+  org_id: row.org_id,
+  created_at: row.created_at.toISOString(),
+});
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+/**
+ * Webhooks, their outbox (svc_webhook_deliveries) and the attempts of each delivery. The outbox is written by the
+ * triggers of db/schema.ts; this file claims its rows and records how each attempt went. A claim is a lease held by
+ * one process: `claimed_by` says whose, so an answer that comes back after another process took the row over is
+ * not recorded twice.
+ */
+export function webhooksRepository(pool: Pool) {
+  return {
+    async insert(webhook: {
+      id: string;
+      scope: WebhookScope;
+      url: string;
+      events: readonly WebhookEventType[];
+      secret: string;
+      createdBy: string;
+    }): Promise<Webhook> {
+      const { rows } = await pool.query<WebhookRow>(
+        `INSERT INTO svc_webhooks (id, ${SCOPE_COLUMN[webhook.scope.type]}, url, events, secret, created_by)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         RETURNING id, project_id, org_id, url, events, created_at`,
+        [webhook.id, webhook.scope.id, webhook.url, webhook.events, webhook.secret, webhook.createdBy],
+      );
+      return toWebhook(rows[0]!);
+    },
+
+    async get(id: string): Promise<Webhook | undefined> {
+      const { rows } = await pool.query<WebhookRow>(
+        `SELECT id, project_id, org_id, url, events, created_at FROM svc_webhooks WHERE id = $1`,
+        [id],
+      );
+      return rows[0] && toWebhook(rows[0]);
+    },
+
+    /** The webhooks registered on the scope itself (an organisation's list leaves its projects' out). */
+    async list(scope: WebhookScope): Promise<Webhook[]> {
+      const { rows } = await pool.query<WebhookRow>(
+        `SELECT id, project_id, org_id, url, events, created_at FROM svc_webhooks
+          WHERE ${SCOPE_COLUMN[scope.type]} = $1 ORDER BY created_at, id`,
+        [scope.id],
+      );
+      return rows.map(toWebhook);
+    },
+
+    /** Deletes the webhook with its deliveries and their attempts; false when there was none. */
+    async remove(id: string): Promise<boolean> {
+      const result = await pool.query(`DELETE FROM svc_webhooks WHERE id = $1`, [id]);
+      return (result.rowCount ?? 0) > 0;
+    },
+
+    /** The newest `limit` deliveries of a webhook, each with its attempts, oldest attempt first. */
+    async deliveries(webhookId: string, limit: number): Promise<Delivery[]> {
+      const { rows } = await pool.query<{
+        id: string;
+        event_type: WebhookEventType;
+        status: Delivery['status'];
+        payload: string;
+        created_at: Date;
+        next_attempt_at: Date;
+        delivered_at: Date | null;
+      }>(
+        `SELECT id, event_type, status, payload, created_at, next_attempt_at, delivered_at
+           FROM svc_webhook_deliveries WHERE webhook_id = $1
+          ORDER BY created_at DESC, id LIMIT $2`,
+        [webhookId, limit],
+      );
+      const { rows: attempts } = await pool.query<{
+        delivery_id: string;
+        attempt: number;
+        attempted_at: Date;
+        duration_ms: number | null;
+        http_status: number | null;
+        error: string | null;
+      }>(
+        `SELECT delivery_id, attempt, attempted_at, duration_ms, http_status, error FROM svc_webhook_attempts
+          WHERE delivery_id = ANY($1::uuid[]) ORDER BY attempt, id`,
+        [rows.map((row) => row.id)],
+      );
+      const byDelivery = new Map<string, DeliveryAttempt[]>();
+      for (const { delivery_id, attempted_at, ...attempt } of attempts) {
+        const list = byDelivery.get(delivery_id) ?? [];
+        list.push({ ...attempt, attempted_at: attempted_at.toISOString() });
+        byDelivery.set(delivery_id, list);
+      }
+      return rows.map((row) => ({
+        id: row.id,
+        event_type: row.event_type,
+        status: row.status,
+        created_at: row.created_at.toISOString(),
+        next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
+        delivered_at: iso(row.delivered_at),
+        payload: JSON.parse(row.payload) as WebhookPayload,
+        attempts: byDelivery.get(row.id) ?? [],
+      }));
+    },
+
+    /**
+     * Claims up to `limit` deliveries that are due, for `leaseS` seconds, skipping rows another process is claiming
+     * at this moment (SKIP LOCKED): each row goes to one process. A row whose lease lapsed was being sent by a
+     * process that died: that attempt is written down as cut off, and the row is claimed again, or given up when it
+     * has had `maxAttempts` already.
+     */
+    async claim(owner: string, leaseS: number, limit: number, maxAttempts: number): Promise<ClaimedDelivery[]> {
+      const { rows } = await pool.query<ClaimedDelivery>(
+        `WITH due AS (
+           SELECT id, attempts, claimed_at, lease_until FROM svc_webhook_deliveries
+            WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
+            ORDER BY next_attempt_at, created_at
+            LIMIT $3
+            FOR UPDATE SKIP LOCKED
+         ), cut_off AS (
+           INSERT INTO svc_webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, http_status, error)
+           SELECT id, attempts, claimed_at, NULL, NULL, 'no answer recorded: the server process sending it stopped'
+             FROM due WHERE lease_until IS NOT NULL
+         ), given_up AS (
+           UPDATE svc_webhook_deliveries d SET status = 'failed', claimed_by = NULL, lease_until = NULL
+             FROM due WHERE d.id = due.id AND due.attempts >= $4
+         ), claimed AS (
+           UPDATE svc_webhook_deliveries d
+              SET attempts = d.attempts + 1, claimed_by = $1, claimed_at = now(),
+                  lease_until = now() + make_interval(secs => $2)
+             FROM due WHERE d.id = due.id AND due.attempts < $4
+           RETURNING d.id, d.webhook_id, d.event_type, d.attempts AS attempt, d.payload
+         )
+         SELECT c.id, c.webhook_id, c.event_type, c.attempt, c.payload, w.url, w.secret
+           FROM claimed c JOIN svc_webhooks w ON w.id = c.webhook_id`,
+        [owner, leaseS, limit, maxAttempts],
+      );
+      return rows;
+    },
+
+    /**
+     * Records an attempt of a delivery `owner` holds: delivered, or failed and due again after `retryBaseS` doubled
+     * for each attempt so far (at most a day), or failed for good after `maxAttempts`. Nothing is recorded when the
+     * row is no longer ours: the process that took it over has recorded this attempt as cut off.
+     */
+    async record(
+      id: string,
+      owner: string,
+      result: AttemptResult & { delivered: boolean },
+      retry: { baseS: number; maxAttempts: number },
+    ): Promise<{ status: Delivery['status']; attempt: number } | undefined> {
+      const { rows } = await pool.query<{ status: Delivery['status']; attempt: number }>(
+        `WITH mine AS (
+           UPDATE svc_webhook_deliveries
+              SET status = CASE WHEN $3::boolean THEN 'delivered' WHEN attempts >= $8 THEN 'failed' ELSE 'pending' END,
+                  delivered_at = CASE WHEN $3 THEN now() END,
+                  next_attempt_at = CASE WHEN $3 THEN next_attempt_at
+                    ELSE now() + make_interval(secs => LEAST($7 * power(2, attempts - 1), 86400)) END,
+                  claimed_by = NULL, lease_until = NULL
+            WHERE id = $1 AND claimed_by = $2 AND status = 'pending'
+            RETURNING id, attempts, status
+         ), kept AS (
+           INSERT INTO svc_webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, http_status, error)
+           SELECT id, attempts, $4::timestamptz, $5::float8, $6::integer, $9::text FROM mine
+         )
+         SELECT status, attempts AS attempt FROM mine`,
+        [
+          id,
+          owner,
+          result.delivered,
+          result.attemptedAt,
+          result.durationMs,
+          result.httpStatus,
+          retry.baseS,
+          retry.maxAttempts,
+          result.error,
+        ],
+      );
+      return rows[0];
+    },
+
+    /** Gives back a claim whose attempt was stopped by a shutdown: it does not count, and any process may send it. */
+    async release(id: string, owner: string): Promise<void> {
+      await pool.query(
+        `UPDATE svc_webhook_deliveries SET attempts = attempts - 1, claimed_by = NULL, lease_until = NULL
+          WHERE id = $1 AND claimed_by = $2 AND status = 'pending'`,
+        [id, owner],
+      );
+    },
+
+    /**
+     * Seconds until the next delivery falls due (0 when one is due now, null when none is pending): a retry's time,
+     * or the end of the lease of a process that may have died with the row.
+     */
+    async nextDueInS(): Promise<number | null> {
+      const { rows } = await pool.query<{ wait_s: number | null }>(
+        `SELECT GREATEST(0, extract(epoch FROM min(GREATEST(next_attempt_at, COALESCE(lease_until, next_attempt_at)))
+                                          - now()))::float8 AS wait_s
+           FROM svc_webhook_deliveries WHERE status = 'pending'`,
+      );
+      return rows[0]?.wait_s ?? null;
+    },
+
+    /** Drops deliveries that ended (delivered or failed) over `days` days ago; returns how many. */
+    async prune(days: number): Promise<number> {
+      const result = await pool.query(
+        `DELETE FROM svc_webhook_deliveries
+          WHERE status <> 'pending' AND created_at < now() - make_interval(days => $1)`,
+        [days],
+      );
+      return result.rowCount ?? 0;
+    },
+  };
+}
+
+export type WebhooksRepository = ReturnType<typeof webhooksRepository>;
