@@ -105,6 +105,19 @@ const schema = z.object({
   GIT_CACHE_MAX_MB: int(1).default(1024),
   /** A cached clone older than this many seconds is fetched again when a run asks for its URL; 0: at every run. */
   GIT_REFRESH_S: int(0).default(60),
+  /**
+   * Whether webhooks may be sent to the server's own network: loopback, link-local (cloud metadata services
+   * included) and private addresses are refused, at registration and at every delivery, unless this is true.
+   */
+  WEBHOOK_ALLOW_PRIVATE_URLS: boolean.default(false),
+  /** The time limit of one delivery attempt, connection and answer included. */
+  WEBHOOK_TIMEOUT_S: positive.default(10),
+  /** Attempts of one delivery (the first included) before it is given up as failed. */
+  WEBHOOK_MAX_ATTEMPTS: int(1, 50).default(8),
+  /** The wait before the first retry; each later one waits twice the one before (at most a day). */
+  WEBHOOK_RETRY_BASE_S: positive.default(10),
+  /** Days a delivered or failed delivery is kept with its attempts; 0: forever. */
+  WEBHOOK_RETENTION_DAYS: int(0).default(30),
   BODY_LIMIT: z
     .string()
     .trim()

@@ -31,6 +31,9 @@ import { addressSecrets } from './models/runtime-address';
 import { llmQueueRepository } from './db/llm-queue.repository';
 import { runEventsRepository } from './db/run-events.repository';
 import { listenForRunNotifications } from './db/run-notifications';
+import { webhooksRepository } from './db/webhooks.repository';
+import { WebhookDelivery } from './webhooks/webhook-delivery';
+import { webhooksService } from './webhooks/webhooks.service';
 import { phaseConfigService } from './runtime/phase-config.service';
 import { RunEventStream } from './runtime/event-stream';
 import { RunManager } from './runtime/run-manager';
@@ -198,13 +201,29 @@ export async function startServer({
       leaseS: config.RUN_LEASE_S,
       maxAttempts: config.RUN_MAX_ATTEMPTS,
     });
+    // The sender of the webhook outbox, which the database's triggers fill (docs/webhooks.md).
+    const webhookRows = webhooksRepository(pool);
+    const delivery = new WebhookDelivery(webhookRows, {
+      owner,
+      timeoutS: config.WEBHOOK_TIMEOUT_S,
+      maxAttempts: config.WEBHOOK_MAX_ATTEMPTS,
+      retryBaseS: config.WEBHOOK_RETRY_BASE_S,
+      allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+      retentionDays: config.WEBHOOK_RETENTION_DAYS,
+      userAgent: `agent-workflow-service/${version}`,
+    });
     const notifications = await listenForRunNotifications(databaseUrl, {
       cancelled: (runId) => manager.abort(runId),
       eventsStored: (runId, seq) => events.stored(runId, seq),
       queueChanged: (granted) => queue.changed(granted),
-      reconnected: () => events.catchUp(),
+      webhooksQueued: () => delivery.wake(),
+      reconnected: () => {
+        events.catchUp();
+        delivery.wake();
+      },
     });
     manager.supervise();
+    delivery.start();
     const pruneEvents = setInterval(() => {
       if (config.RUN_EVENTS_RETENTION_DAYS === 0) return;
       runEvents
@@ -217,6 +236,7 @@ export async function startServer({
       clearInterval(pruneEvents);
       await manager.shutdown();
       await events.close();
+      await delivery.close();
       await notifications.close();
       await queue.close();
     };
@@ -284,6 +304,11 @@ export async function startServer({
       queue,
       tenancy,
       users,
+      webhooks: webhooksService({
+        access,
+        webhooks: webhookRows,
+        allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+      }),
       oidc,
     });
 

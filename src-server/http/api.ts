@@ -110,6 +110,10 @@ const TAGS = [
   { name: 'assets', description: 'The agents and commands loaded, their graphs, and the saved node configuration' },
   { name: 'models', description: 'Models by provider and the queue of the local runtime' },
   { name: 'tenancy', description: 'Organisations, teams and projects, and their members' },
+  {
+    name: 'webhooks',
+    description: "URLs told of a project's or an organisation's gates and finished runs, and how each delivery went",
+  },
   { name: 'auth', description: 'Sign-in with the identity provider, and who the caller is' },
   { name: 'service', description: "The service's own health" },
 ];

@@ -13,6 +13,7 @@ import { modelRoutes } from './models.router';
 import { approvalRoutes } from './approvals.router';
 import { runRoutes } from './runs.router';
 import { threadRoutes } from './threads.router';
+import { webhookRoutes } from './webhooks.router';
 import { portalRouter } from './portal.router';
 import { studioRouter } from './studio.router';
 
@@ -31,6 +32,7 @@ export function buildApi(deps: AppDeps): Api {
   runRoutes(api, deps);
   approvalRoutes(api, deps);
   threadRoutes(api, deps);
+  webhookRoutes(api, deps);
   api.page({
     path: '/openapi.json',
     operationId: 'getOpenApiDocument',

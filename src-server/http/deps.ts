@@ -11,6 +11,7 @@ import type { PhaseConfigService } from '../runtime/phase-config.service';
 import type { ApprovalsService } from '../runtime/approvals.service';
 import type { RunsService } from '../runtime/runs.service';
 import type { ThreadsService } from '../runtime/threads.service';
+import type { WebhooksService } from '../webhooks/webhooks.service';
 
 /** What the routers are built from: the services and settings main.ts composes. */
 export interface AppDeps {
@@ -27,5 +28,6 @@ export interface AppDeps {
   queue: LocalQueue;
   tenancy: TenancyService;
   users: UsersRepository;
+  webhooks: WebhooksService;
   oidc?: Oidc;
 }
