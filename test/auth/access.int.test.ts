@@ -67,6 +67,8 @@ interface Fresh {
   org?: string;
   /** A user with a viewer role on the world's organisation, team and project, to manage as a member. */
   victim?: string;
+  /** A webhook of the world's project. */
+  webhook?: string;
 }
 
 /** Who calls: a role held at one level of one world, a user with no role, another world's admin, no token. */
@@ -172,6 +174,15 @@ const mirroredOrg = async (server: TestServer, w: World, caller: Caller): Promis
     await grant(server, caller.id, caller.level, ids[caller.level], caller.role);
   }
   return { org: ids.org };
+};
+/**
+ * Webhooks of the matrix go to a documentation address (RFC 5737, passes the address check, reaches nothing) and
+ * report only failed runs, which the matrix has none of: nothing is sent.
+ */
+const WEBHOOK = { url: 'https://192.0.2.10/matrix', events: ['run.failed'] };
+const freshWebhook = async (server: TestServer, w: World): Promise<Fresh> => {
+  const res = await server.request('/webhooks', { method: 'POST', json: { ...WEBHOOK, project_id: w.project } });
+  return { webhook: ((await res.json()) as { id: string }).id };
 };
 const victim = async (server: TestServer, w: World): Promise<Fresh> => {
   const id = await newUser(server, 'victim');
@@ -331,6 +342,23 @@ const MATRIX: Row[] = [
     only: 'default',
   }),
   row('POST', 'create an organisation', () => '/orgs', { kind: 'instance' }, { body: () => ({ name: 'New org' }) }),
+  ...(
+    [
+      ['a project', 'project_id', 'project'],
+      ['an organisation', 'org_id', 'org'],
+    ] as const
+  ).flatMap(([what, param, scope]) => [
+    row('POST', `register ${what}'s webhook`, () => '/webhooks', role(scope, 'admin', 201), {
+      body: (w) => ({ ...WEBHOOK, [param]: w[scope] }),
+    }),
+    row('GET', `list ${what}'s webhooks`, (w) => `/webhooks?${param}=${w[scope]}`, role(scope, 'admin', 200)),
+  ]),
+  row('DELETE', 'remove a webhook', (_w, f) => `/webhooks/${f.webhook}`, role('project', 'admin', 204), {
+    fresh: freshWebhook,
+  }),
+  row('GET', "a webhook's deliveries", (_w, f) => `/webhooks/${f.webhook}/deliveries`, role('project', 'admin', 200), {
+    fresh: freshWebhook,
+  }),
 ];
 
 async function call(server: TestServer, row: Row, w: World, f: Fresh, token: string | null): Promise<number> {

@@ -1,0 +1,447 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CreatedWebhook, Delivery, WebhookPayload } from '../../src-server/contracts/webhooks';
+import { createPool } from '../../src-server/db/pool';
+import { useIntegrationServer } from '../helpers/integration';
+import type { TestRequestInit } from '../helpers/request';
+import { followAccepted, readEvents } from '../helpers/sse';
+import { until } from '../helpers/until';
+
+/**
+ * Webhooks end to end: real servers (in-process and as processes of their own), a real PostgreSQL whose triggers
+ * fill the outbox, and receivers on loopback that check every signature with the Standard Webhooks library.
+ */
+
+type Server = { request(path: string, init?: TestRequestInit): Promise<Response> };
+
+/** What a receiver answers a request: a status (and headers), or nothing at all until the test ends. */
+type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  at: number;
+  /** The payload as the library verified it; undefined when the signature did not verify. */
+  verified: WebhookPayload | undefined;
+  error?: string;
+}
+
+interface Receiver {
+  url: string;
+  /** Set once the webhook is registered: the receiver verifies every request with it. */
+  secret: string;
+  received: Received[];
+  close(): Promise<void>;
+}
+
+const receivers: Receiver[] = [];
+afterEach(async () => {
+  for (const receiver of receivers.splice(0)) await receiver.close();
+});
+
+/** A local HTTP server that verifies each delivery as a real receiver would, and answers as `answer` says. */
+async function startReceiver(answer: (n: number) => Answer = () => ({ status: 200 })): Promise<Receiver> {
+  const received: Received[] = [];
+  const receiver: Receiver = { url: '', secret: '', received, close: async () => undefined };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      const entry: Received = { headers: req.headers, body, at: Date.now(), verified: undefined };
+      try {
+        entry.verified = new Webhook(receiver.secret).verify(body, req.headers as Record<string, string>) as
+          WebhookPayload | undefined;
+      } catch (error) {
+        entry.error = String(error);
+      }
+      received.push(entry);
+      const reply = answer(received.length);
+      if (reply === 'hang') return;
+      res.writeHead(reply.status, reply.headers).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/tok_receiver-path-secret`;
+  receiver.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  receivers.push(receiver);
+  return receiver;
+}
+
+/** A new organisation, team and project, made by the instance administrator (authentication is off). */
+async function freshProject(server: Server): Promise<{ org: string; project: string }> {
+  const post = async (path: string, json: object) =>
+    ((await (await server.request(path, { method: 'POST', json })).json()) as { id: string }).id;
+  const org = await post('/orgs', { name: `webhooks ${randomUUID().slice(0, 8)}` });
+  const team = await post('/teams', { name: 'team', parent_id: org });
+  return { org, project: await post('/projects', { name: 'project', parent_id: team }) };
+}
+
+async function register(
+  server: Server,
+  receiver: Receiver,
+  events: string[],
+  scope: { project_id: string } | { org_id: string },
+): Promise<CreatedWebhook> {
+  const res = await server.request('/webhooks', { method: 'POST', json: { url: receiver.url, events, ...scope } });
+  expect(res.status).toBe(201);
+  const created = (await res.json()) as CreatedWebhook;
+  receiver.secret = created.secret;
+  return created;
+}
+
+async function deliveries(server: Server, webhookId: string): Promise<Delivery[]> {
+  const res = await server.request(`/webhooks/${webhookId}/deliveries`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as Delivery[];
+}
+
+/** A run to its end or its gate: the stream read whole, and the run's ids from run_start. */
+async function run(server: Server, agent: string, projectId: string, message = 'Review: rename the config loader') {
+  const events = await readEvents(
+    await server.request(`/graphs/${agent}/run`, { method: 'POST', json: { message, project_id: projectId } }),
+  );
+  const start = events[0]!.data as { run_id: string; thread_id: string };
+  return { events, runId: start.run_id, threadId: start.thread_id };
+}
+
+const payloads = (receiver: Receiver) => receiver.received.map((r) => r.verified);
+
+describe('deliveries', () => {
+  const ctx = useIntegrationServer({
+    server: {
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_RETRY_BASE_S: '0.2',
+      WEBHOOK_MAX_ATTEMPTS: '3',
+      WEBHOOK_TIMEOUT_S: '2',
+    },
+  });
+
+  it('sends a signed gate.waiting when a run stops at its gate, and run.completed after the approval', async () => {
+    const { project } = await freshProject(ctx.server);
+    const receiver = await startReceiver();
+    const hook = await register(ctx.server, receiver, ['gate.waiting', 'run.completed'], { project_id: project });
+    expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    ctx.model.reply(['Looks ', 'fine']);
+    const { events, runId, threadId } = await run(ctx.server, 'review', project);
+    expect(events.at(-1)!.data.type).toBe('gate_waiting');
+    await until(async () => receiver.received[0]);
+    const ids = { run_id: runId, thread_id: threadId, project_id: project, agent: 'review', model: 'fake-model' };
+    expect(payloads(receiver)).toEqual([
+      {
+        type: 'gate.waiting',
+        timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        data: { ...ids, gate: 'gate', question: 'Publish this review?', expires_at: null },
+      },
+    ]);
+
+    ctx.model.reply(['Final ', 'answer']);
+    const approved = await ctx.server.request(`/threads/${threadId}/gates/gate/approve`, {
+      method: 'POST',
+      json: { reason: 'ship it' },
+    });
+    const resumed = await readEvents(await followAccepted(approved, (path) => ctx.server.request(path)));
+    expect(resumed.at(-1)!.data.type).toBe('run_done');
+    await until(async () => receiver.received[1]);
+    expect(payloads(receiver)[1]).toEqual({
+      type: 'run.completed',
+      timestamp: expect.any(String),
+      data: { ...ids, output: 'Final answer', finished_at: expect.any(String) },
+    });
+
+    // Every request verified with the secret, and only with it: the library refuses another secret or a changed body.
+    const [first] = receiver.received;
+    expect(receiver.received.map((r) => r.error)).toEqual([undefined, undefined]);
+    expect(first!.headers['content-type']).toBe('application/json');
+    expect(first!.headers['webhook-signature']).toMatch(/^v1,/);
+    const other = new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`);
+    expect(() => other.verify(first!.body, first!.headers as Record<string, string>)).toThrow(WebhookVerificationError);
+    expect(() =>
+      new Webhook(hook.secret).verify(first!.body.replace('fake-model', 'fake-modem'), first!.headers as never),
+    ).toThrow(WebhookVerificationError);
+
+    // The API lists both deliveries, under the ids the receiver saw, each delivered at its first attempt.
+    const listed = await deliveries(ctx.server, hook.id);
+    expect(listed.map((d) => [d.event_type, d.status, d.attempts.map((a) => a.http_status)])).toEqual([
+      ['run.completed', 'delivered', [200]],
+      ['gate.waiting', 'delivered', [200]],
+    ]);
+    expect(listed.map((d) => d.id).reverse()).toEqual(receiver.received.map((r) => r.headers['webhook-id']));
+    expect(listed[1]!.payload).toEqual(payloads(receiver)[0]);
+    // The secret, and the URL's path that may carry a token, never reach a log line.
+    expect(ctx.server.logs.join('\n')).not.toContain(hook.secret.slice(6));
+    expect(ctx.server.logs.join('\n')).not.toContain('tok_receiver-path-secret');
+    expect(ctx.server.logs.some((l) => l.includes(`delivery ${listed[1]!.id} (gate.waiting)`))).toBe(true);
+  });
+
+  it('tries again with back-off: a receiver that answers 500 twice gets the delivery at the third attempt', async () => {
+    const { project } = await freshProject(ctx.server);
+    const receiver = await startReceiver((n) => ({ status: n <= 2 ? 500 : 204 }));
+    const hook = await register(ctx.server, receiver, ['run.completed'], { project_id: project });
+    ctx.model.reply(['summary']);
+    const { runId } = await run(ctx.server, 'summary', project, 'summarise');
+
+    const [delivery] = await until(async () => {
+      const listed = await deliveries(ctx.server, hook.id);
+      return listed[0]?.status === 'delivered' ? listed : undefined;
+    });
+    expect(delivery!.attempts.map((a) => [a.attempt, a.http_status, a.error])).toEqual([
+      [1, 500, null],
+      [2, 500, null],
+      [3, 204, null],
+    ]);
+    expect(delivery!.attempts.every((a) => typeof a.duration_ms === 'number' && a.duration_ms >= 0)).toBe(true);
+    expect(delivery).toMatchObject({ event_type: 'run.completed', next_attempt_at: null });
+    expect(delivery!.payload.data.run_id).toBe(runId);
+    // One message: the same webhook-id on each attempt, each freshly signed, spaced 0.2 s then 0.4 s at least.
+    expect(receiver.received).toHaveLength(3);
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([delivery!.id]));
+    expect(receiver.received.every((r) => r.verified?.type === 'run.completed')).toBe(true);
+    const [a, b, c] = delivery!.attempts.map((x) => Date.parse(x.attempted_at));
+    expect(b! - a!).toBeGreaterThanOrEqual(190);
+    expect(c! - b!).toBeGreaterThanOrEqual(390);
+  });
+
+  it('does not follow a redirect: a 3xx is a failed attempt, and the target is never called', async () => {
+    const landing = await startReceiver();
+    const { project } = await freshProject(ctx.server);
+    const receiver = await startReceiver(() => ({ status: 302, headers: { location: `${landing.url}/caught` } }));
+    const hook = await register(ctx.server, receiver, ['run.completed'], { project_id: project });
+    ctx.model.reply(['summary']);
+    await run(ctx.server, 'summary', project, 'summarise');
+
+    const [delivery] = await until(async () => {
+      const listed = await deliveries(ctx.server, hook.id);
+      return listed[0]?.status === 'failed' ? listed : undefined;
+    });
+    // WEBHOOK_MAX_ATTEMPTS is 3 here: three 302s, then the delivery is given up.
+    expect(delivery!.attempts.map((a) => a.http_status)).toEqual([302, 302, 302]);
+    for (const attempt of delivery!.attempts) {
+      expect(attempt.error).toBe(
+        `redirect not followed (to ${landing.url}/caught): answer with 2xx at the registered URL`,
+      );
+    }
+    expect(receiver.received).toHaveLength(3);
+    expect(landing.received).toEqual([]);
+  });
+
+  it('reports decisions at a gate: gate.decided with the decider, gate.expired with the outcome', async () => {
+    const { org, project } = await freshProject(ctx.server);
+    const receiver = await startReceiver();
+    // Registered on the organisation: its projects' runs are reported too.
+    const hook = await register(ctx.server, receiver, ['gate.decided', 'gate.expired'], { org_id: org });
+    ctx.model.reply(['fine']);
+    const { runId, threadId } = await run(ctx.server, 'review', project);
+    expect(receiver.received).toEqual([]);
+    // The rows the run engine writes when a person decides and when the clock does (svc_gate_decisions).
+    const decide = (columns: Record<string, unknown>) => {
+      const all = { run_id: runId, thread_id: threadId, gate: 'gate', wait_seq: 1000, ...columns };
+      const names = Object.keys(all);
+      return ctx.server.pool.query(
+        `INSERT INTO svc_gate_decisions (${names.join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})`,
+        Object.values(all),
+      );
+    };
+    await decide({
+      decision: 'edit',
+      decided_by: 'user-1',
+      decided_by_name: 'Ada',
+      role: 'owner',
+      reason: 'tightened',
+      edits: JSON.stringify({ analysis: 'shorter' }),
+    });
+    await decide({ decision: 'expire', decided_by_name: 'expiry', outcome: 'reject' });
+    await until(async () => receiver.received[1]);
+    const ids = { run_id: runId, thread_id: threadId, project_id: project, agent: 'review', model: 'fake-model' };
+    expect(payloads(receiver)).toEqual([
+      {
+        type: 'gate.decided',
+        timestamp: expect.any(String),
+        data: {
+          ...ids,
+          gate: 'gate',
+          decision: 'edit',
+          decided_by: { id: 'user-1', name: 'Ada' },
+          role: 'owner',
+          reason: 'tightened',
+          response: null,
+          route_to: null,
+          edited: ['analysis'],
+          decided_at: expect.any(String),
+        },
+      },
+      {
+        type: 'gate.expired',
+        timestamp: expect.any(String),
+        data: { ...ids, gate: 'gate', outcome: 'reject', route_to: null, decided_at: expect.any(String) },
+      },
+    ]);
+    expect((await deliveries(ctx.server, hook.id)).map((d) => d.status)).toEqual(['delivered', 'delivered']);
+  });
+
+  it('lists webhooks without their secrets, and removes one with its deliveries', async () => {
+    const { org, project } = await freshProject(ctx.server);
+    const receiver = await startReceiver();
+    const hook = await register(ctx.server, receiver, ['run.failed', 'gate.waiting'], { project_id: project });
+    // Kept in the order of the event list, whatever the order given.
+    expect(hook.events).toEqual(['gate.waiting', 'run.failed']);
+    const listed = await ctx.server.request(`/webhooks?project_id=${project}`);
+    expect(await listed.json()).toEqual([
+      {
+        id: hook.id,
+        url: receiver.url,
+        events: ['gate.waiting', 'run.failed'],
+        project_id: project,
+        org_id: null,
+        created_at: expect.any(String),
+      },
+    ]);
+    // The organisation's list holds the organisation's own webhooks, not its projects'.
+    expect(await (await ctx.server.request(`/webhooks?org_id=${org}`)).json()).toEqual([]);
+    for (const query of ['', `?project_id=${project}&org_id=${org}`]) {
+      const res = await ctx.server.request(`/webhooks${query}`);
+      expect(res.status).toBe(400);
+      expect((await res.json()).error.message).toBe(
+        'invalid query parameters: project_id: give either project_id or org_id',
+      );
+    }
+    const twice = await ctx.server.request('/webhooks', {
+      method: 'POST',
+      json: { url: receiver.url, events: ['run.failed', 'run.failed'], project_id: project },
+    });
+    expect(twice.status).toBe(400);
+    expect((await twice.json()).error.message).toBe('invalid request body: events: name each event once');
+
+    expect((await ctx.server.request(`/webhooks/${hook.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect(await (await ctx.server.request(`/webhooks?project_id=${project}`)).json()).toEqual([]);
+    const gone = await ctx.server.request(`/webhooks/${hook.id}/deliveries`);
+    expect(gone.status).toBe(404);
+    expect(await gone.json()).toEqual({ error: { code: 'not_found', message: `webhook ${hook.id} not found` } });
+  });
+});
+
+describe("addresses on the server's own network", () => {
+  // The defaults: private addresses refused. One attempt per delivery, so a refused delivery ends at once.
+  const ctx = useIntegrationServer({ server: { WEBHOOK_MAX_ATTEMPTS: '1' } });
+
+  it('refuses a loopback or private URL with 400, unless WEBHOOK_ALLOW_PRIVATE_URLS allows it', async () => {
+    const { project } = await freshProject(ctx.server);
+    const receiver = await startReceiver();
+    const port = new URL(receiver.url).port;
+    for (const url of [
+      receiver.url,
+      `http://localhost:${port}/hook`,
+      `http://[::1]:${port}/hook`,
+      'http://169.254.169.254/latest/meta-data/',
+      'http://10.0.0.8/hook',
+    ]) {
+      const res = await ctx.server.request('/webhooks', {
+        method: 'POST',
+        json: { url, events: ['run.completed'], project_id: project },
+      });
+      expect(res.status, url).toBe(400);
+      const { error } = await res.json();
+      expect(error.code).toBe('invalid_request');
+      expect(error.message, url).toMatch(
+        /^invalid request body: url: .+ is on the server's own network \(loopback, link-local or private address\), where webhooks are not sent: set WEBHOOK_ALLOW_PRIVATE_URLS=true to allow it$/,
+      );
+    }
+    expect(await (await ctx.server.request(`/webhooks?project_id=${project}`)).json()).toEqual([]);
+
+    const allowing = await ctx.start({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+    try {
+      const res = await allowing.request('/webhooks', {
+        method: 'POST',
+        json: { url: receiver.url, events: ['run.completed'], project_id: project },
+      });
+      expect(res.status).toBe(201);
+    } finally {
+      await allowing.close();
+    }
+  });
+
+  it('checks the address again when it sends: a name that resolves to loopback then is not called', async () => {
+    const { project } = await freshProject(ctx.server);
+    const receiver = await startReceiver();
+    // As if DNS had changed since the registration (rebinding): the webhook's name now resolves to loopback.
+    const id = randomUUID();
+    await ctx.server.pool.query(
+      `INSERT INTO svc_webhooks (id, project_id, url, events, secret) VALUES ($1, $2, $3, '{run.completed}', $4)`,
+      [id, project, receiver.url.replace('127.0.0.1', 'localhost'), `whsec_${Buffer.alloc(32, 1).toString('base64')}`],
+    );
+    ctx.model.reply(['summary']);
+    await run(ctx.server, 'summary', project, 'summarise');
+    const [delivery] = await until(async () => {
+      const listed = await deliveries(ctx.server, id);
+      return listed[0]?.status === 'failed' ? listed : undefined;
+    });
+    expect(delivery!.attempts).toEqual([
+      {
+        attempt: 1,
+        attempted_at: expect.any(String),
+        duration_ms: expect.any(Number),
+        http_status: null,
+        error:
+          "localhost resolves to an address on the server's own network (loopback, link-local or private): not sent " +
+          '(WEBHOOK_ALLOW_PRIVATE_URLS=true allows it)',
+      },
+    ]);
+    expect(receiver.received).toEqual([]);
+  });
+});
+
+describe('a server killed right after a gate was reached', () => {
+  const ctx = useIntegrationServer({ server: false });
+  const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_S: '3', WEBHOOK_RETRY_BASE_S: '0.2' };
+
+  it('delivers gate.waiting after its restart, with the same webhook-id', async () => {
+    const first = await ctx.spawn(env);
+    const { project } = await freshProject(first);
+    // The first request is left unanswered: the process dies while the delivery is on the wire.
+    const receiver = await startReceiver((n) => (n === 1 ? 'hang' : { status: 200 }));
+    const hook = await register(first, receiver, ['gate.waiting'], { project_id: project });
+    ctx.model.reply(['fine']);
+    const { runId } = await run(first, 'review', project);
+    await until(async () => receiver.received[0]);
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    // The delivery was committed with the gate: its row is there, claimed by the process that died.
+    const pool = createPool(ctx.db.url, 1);
+    try {
+      const { rows } = await pool.query(`SELECT status, attempts FROM svc_webhook_deliveries WHERE webhook_id = $1`, [
+        hook.id,
+      ]);
+      expect(rows).toEqual([{ status: 'pending', attempts: 1 }]);
+    } finally {
+      await pool.end();
+    }
+
+    const second = await ctx.spawn(env);
+    // Once the dead process's claim lapses (the time limit and 5 s), the new process sends it again.
+    await until(async () => receiver.received[1], 30_000);
+    const [cut, sent] = receiver.received;
+    expect(sent!.verified).toMatchObject({ type: 'gate.waiting', data: { run_id: runId, gate: 'gate' } });
+    expect(cut!.verified).toEqual(sent!.verified);
+    expect(sent!.headers['webhook-id']).toBe(cut!.headers['webhook-id']);
+
+    const [delivery] = await until(async () => {
+      const listed = await deliveries(second, hook.id);
+      return listed[0]?.status === 'delivered' ? listed : undefined;
+    });
+    expect(delivery!.attempts.map((a) => [a.attempt, a.http_status, a.error])).toEqual([
+      [1, null, 'no answer recorded: the server process sending it stopped'],
+      [2, 200, null],
+    ]);
+    expect(`${first.output()}${second.output()}`).not.toContain(hook.secret.slice(6));
+    await second.stop();
+  }, 90_000);
+});
