@@ -175,6 +175,7 @@ describe('compiling', () => {
       kind: 'gate',
       name: 'g',
       approval_question: 'Approve the result of First and continue?',
+      gate: { decide_role: 'member', approvals: 1, expiry: null },
     });
     expect(demo).toMatchObject({
       kind: 'agent',
@@ -192,6 +193,28 @@ describe('compiling', () => {
         rejected: 'stop',
       },
     ]);
+  });
+
+  it("reads a gate's options: who decides, how many approve, when it expires and what happens then", () => {
+    const gateOf = (options: string) =>
+      compileAssets(assets({ 'agents/a.md': withPhases(`  gate:\n${options}`) })).manifests[0]!.phases.find(
+        (p) => p.kind === 'gate',
+      )!.gate;
+    expect(gateOf('    decide_role: owner\n    approvals: 2')).toEqual({
+      decide_role: 'owner',
+      approvals: 2,
+      expiry: null,
+    });
+    expect(gateOf('    expires_after: 48h')).toMatchObject({
+      expiry: { after_s: 172800, action: 'reject', target: null },
+    });
+    expect(gateOf('    expires_after: 90\n    on_expiry: approve')).toMatchObject({
+      expiry: { after_s: 90, action: 'approve', target: null },
+    });
+    expect(gateOf('    expires_after: 2d\n    on_expiry: intake')).toMatchObject({
+      expiry: { after_s: 172800, action: 'route', target: 'intake' },
+    });
+    expect(gateOf('    expires_after: 30m')!.expiry!.after_s).toBe(1800);
   });
 
   it('gives routes without a priority their position, and accepts routes that loop back when an exit remains', () => {
@@ -412,6 +435,31 @@ describe('bad assets are refused with the file and field', () => {
       'an approval question outside a gate',
       { 'agents/a.md': withPhases('  output:\n    approval_question: Sure?') },
       'agents/a.md: phases.output.approval_question: "output" is not a gate',
+    ],
+    [
+      'gate options outside a gate',
+      { 'agents/a.md': withPhases('  output:\n    approvals: 2') },
+      'agents/a.md: phases.output.approvals: "output" is not a gate',
+    ],
+    [
+      'an expiry action without a time',
+      { 'agents/a.md': withPhases('  gate:\n    on_expiry: approve') },
+      'agents/a.md: phases.gate.on_expiry: needs expires_after: a gate without it never expires',
+    ],
+    [
+      'an expiry that routes to a node that is not a phase',
+      { 'agents/a.md': withPhases('  gate:\n    expires_after: 1h\n    on_expiry: cancelled') },
+      'agents/a.md: phases.gate.on_expiry: "cancelled" is not reject, approve or an llm node of graph "default-agent"',
+    ],
+    [
+      'a duration without a unit it knows',
+      { 'agents/a.md': withPhases('  gate:\n    expires_after: 3 weeks') },
+      'agents/a.md: phases.gate.expires_after',
+    ],
+    [
+      'a role that does not exist',
+      { 'agents/a.md': withPhases('  gate:\n    decide_role: boss') },
+      'agents/a.md: phases.gate.decide_role',
     ],
     [
       'approval context outside a gate',

@@ -224,9 +224,19 @@ const MATRIX: Row[] = [
       ['/auth/callback', 400],
     ] as const
   ).map(([path, status]) => row('GET', `public ${path}`, () => path, { kind: 'public', status })),
-  ...['/agents', '/commands', '/models', '/queue/status', '/auth/me', '/threads', '/orgs', '/teams', '/projects'].map(
-    (path) => row('GET', `any signed-in caller: ${path}`, () => path, { kind: 'signed', status: 200 }),
-  ),
+  ...[
+    '/agents',
+    '/commands',
+    '/models',
+    '/queue/status',
+    '/auth/me',
+    '/threads',
+    '/orgs',
+    '/teams',
+    '/projects',
+    // Each caller's own inbox: the gates she may decide (test/runs/approvals.int.test.ts checks what it lists).
+    '/approvals',
+  ].map((path) => row('GET', `any signed-in caller: ${path}`, () => path, { kind: 'signed', status: 200 })),
   row('POST', 'queue reset', () => '/queue/reset', role('default-org', 'owner', 200), { body: () => ({}) }),
   row('GET', 'read a thread', (w) => `/threads/${w.finished.thread_id}`, role('project', 'viewer', 200)),
   row('GET', 'run history', (w) => `/threads/${w.finished.thread_id}/runs`, role('project', 'viewer', 200)),
@@ -314,6 +324,19 @@ const MATRIX: Row[] = [
         fresh: gatedRun,
       },
     ),
+  ),
+  row(
+    'POST',
+    'respond to a gate',
+    (_w, f) => `/threads/${f.gated!.thread_id}/gates/gate/respond`,
+    role('project', 'member', 202),
+    { body: () => ({ response: 'matrix feedback' }), fresh: gatedRun },
+  ),
+  row(
+    'GET',
+    "a thread's gate decisions",
+    (w) => `/threads/${w.finished.thread_id}/decisions`,
+    role('project', 'viewer', 200),
   ),
   row('POST', 'cancel a run', (_w, f) => `/runs/${f.gated!.run_id}/cancel`, role('project', 'member', 200), {
     body: () => ({}),
