@@ -133,6 +133,20 @@ export TOKEN='paste-your-token-here'</pre></div>
 <div class="example"><pre data-example="follow">curl -N "$BASE$STREAM_URL" -H "Authorization: Bearer $TOKEN"</pre></div>
 <p>To stop the run instead, call <code>…/gates/${g}/reject</code> the same way.</p>
 
+<h2>Edit, respond, and what waits for you</h2>
+<div class="example"><pre data-example="edit">curl -X POST "$BASE/threads/$THREAD_ID/gates/${g}/approve" \\
+  -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
+  -d '{"reason": "softer tone", "edits": {"analysis": "Low risk; one nit."}}'</pre></div>
+<p>An approval with <code>edits</code> replaces the output of a phase the gate shows: the next phases read your
+  text. To send the run back instead, the phase before the gate runs again with your feedback:</p>
+<div class="example"><pre data-example="respond">curl -X POST "$BASE/threads/$THREAD_ID/gates/${g}/respond" \\
+  -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
+  -d '{"response": "Check the migration too."}'</pre></div>
+<div class="example"><pre data-example="inbox">curl "$BASE/approvals" -H "Authorization: Bearer $TOKEN"
+curl "$BASE/threads/$THREAD_ID/decisions" -H "Authorization: Bearer $TOKEN"</pre></div>
+<p>The first lists the gates waiting for you across your projects, oldest first; the second, who decided what at a
+  thread's gates. A gate may need a role, several approvers, or expire: see the <a href="/docs">API docs</a>.</p>
+
 <h2>Re-attach to a run</h2>
 <div class="example"><pre data-example="attach">curl -N "$BASE/runs/$RUN_ID/stream" -H "Authorization: Bearer $TOKEN" -H "Last-Event-ID: 0"</pre></div>
 <p>A client that disconnects never stops a run; <code>POST /runs/{id}/cancel</code> does.</p>

@@ -283,6 +283,9 @@ test('the portal page links the studio and the docs with copy-ready examples at 
   await expect(page.locator('pre').first()).toContainText(`export BASE=${base}`);
   await expect(page.locator('pre[data-example=run]')).toContainText('curl -N -X POST "$BASE/graphs/change-review/run"');
   await expect(page.locator('pre[data-example=approve]')).toContainText('/gates/gate/approve');
+  await expect(page.locator('pre[data-example=edit]')).toContainText('"edits": {"analysis"');
+  await expect(page.locator('pre[data-example=respond]')).toContainText('/gates/gate/respond');
+  await expect(page.locator('pre[data-example=inbox]')).toContainText('curl "$BASE/approvals"');
   await page
     .locator('.example')
     .filter({ has: page.locator('pre[data-example=run]') })
