@@ -1,5 +1,6 @@
 import express, { type Router } from 'express';
 import type { Catalog } from '../assets/catalog';
+import { DEFAULT_PROJECT_ID } from '../contracts/tenancy';
 import { inlineHash, pagePolicy } from './security-headers';
 
 const escape = (text: string) =>
@@ -150,6 +151,19 @@ curl "$BASE/threads/$THREAD_ID/decisions" -H "Authorization: Bearer $TOKEN"</pre
 <h2>Re-attach to a run</h2>
 <div class="example"><pre data-example="attach">curl -N "$BASE/runs/$RUN_ID/stream" -H "Authorization: Bearer $TOKEN" -H "Last-Event-ID: 0"</pre></div>
 <p>A client that disconnects never stops a run; <code>POST /runs/{id}/cancel</code> does.</p>
+
+<h2>Be told when a gate waits: a webhook</h2>
+<div class="example"><pre data-example="webhook">curl -X POST "$BASE/webhooks" \\
+  -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
+  -d '{"url": "https://hooks.example.com/agents", "events": ["gate.waiting", "run.completed"],
+       "project_id": "${DEFAULT_PROJECT_ID}"}'</pre></div>
+<p>Needs the admin role on the project (that id is the default project's; <code>GET /projects</code> lists yours), or
+  give <code>org_id</code> for every project of an organisation. Events: <code>gate.waiting</code>,
+  <code>gate.decided</code>, <code>gate.expired</code>, <code>run.completed</code>, <code>run.failed</code>. The answer
+  shows the webhook's <code>secret</code> once: each delivery is signed with it as Standard Webhooks say
+  (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>), for its
+  <code>standardwebhooks</code> libraries to verify. <code>GET /webhooks/{id}/deliveries</code> shows every attempt.
+  Addresses on the server's own network are refused unless <code>WEBHOOK_ALLOW_PRIVATE_URLS=true</code>.</p>
 
 <h2>Generate a typed client</h2>
 <div class="example"><pre data-example="client">npx openapi-typescript "$BASE/openapi.json" -o api.d.ts</pre></div>

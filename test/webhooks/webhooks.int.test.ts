@@ -326,6 +326,12 @@ describe('deliveries', () => {
     expect(gone.status).toBe(404);
     expect(await gone.json()).toEqual({ error: { code: 'not_found', message: `webhook ${hook.id} not found` } });
   });
+
+  it('is shown on the portal page, with a curl example beside the others', async () => {
+    const portal = await (await ctx.server.request('/')).text();
+    expect(portal).toContain('<pre data-example="webhook">curl -X POST "$BASE/webhooks"');
+    expect(portal).toContain('"events": ["gate.waiting", "run.completed"]');
+  });
 });
 
 describe("addresses on the server's own network", () => {
