@@ -1,6 +1,7 @@
 import type { GraphDefinition } from '@contracts/runs';
 import { MarkerType, type Edge, type Node } from '@vue-flow/core';
 import { computed, type Ref } from 'vue';
+import { approvalsText } from '../stores/gate-decision';
 import type { RunView } from '../stores/run-view';
 
 const COLUMN = 270;
@@ -30,6 +31,32 @@ function layout(graph: GraphDefinition): Map<string, { x: number; y: number }> {
   return positions;
 }
 
+/**
+ * What a gate's card says besides its state: its approvals while it waits for several people, else how its last
+ * decision went when the state alone does not tell (edited, sent back, expired).
+ */
+export function gateMark(view: RunView, id: string): string | null {
+  if (view.phases[id] === 'gate_waiting')
+    return view.pendingGate?.node === id && view.approvals && view.approvals.needed > 1
+      ? approvalsText(view.approvals)
+      : null;
+  const last = view.transcript.findLast((entry) => entry.decision?.gate === id)?.decision;
+  switch (last?.kind) {
+    case 'edit':
+      return 'approved with edits';
+    case 'respond':
+      return `sent back${last.to ? ` to ${last.to}` : ''}`;
+    case 'expire':
+      return last.outcome === 'route'
+        ? `expired → ${last.to}`
+        : last.outcome === 'approve'
+          ? 'expired: approved'
+          : 'expired: rejected';
+    default:
+      return null;
+  }
+}
+
 /** Maps the domain graph and the run on screen to Vue Flow's nodes and edges. */
 export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<RunView>) {
   const nodes = computed<Node[]>(() => {
@@ -45,6 +72,7 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
         state: view.value.phases[phase.id] ?? 'idle',
         flash: view.value.flash === phase.id,
         configured: Boolean(phase.overrides),
+        mark: phase.kind === 'gate' ? gateMark(view.value, phase.id) : null,
       },
     }));
   });
@@ -74,7 +102,21 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
           animated: true,
         };
       });
-    return [...base, ...routed];
+    // A gate that sent the flow back to an earlier phase (respond): an edge back, live while that phase works again.
+    const returned: Edge[] = [...new Set(view.value.returns.map((r) => `${r.from}->${r.to}`))].map((key) => {
+      const [source, target] = key.split('->') as [string, string];
+      return {
+        id: `return:${key}`,
+        source,
+        target,
+        type: 'smoothstep',
+        label: 'sent back',
+        class: 'return-edge',
+        markerEnd: MarkerType.ArrowClosed,
+        animated: view.value.phases[target] === 'active',
+      };
+    });
+    return [...base, ...routed, ...returned];
   });
 
   return { nodes, edges };

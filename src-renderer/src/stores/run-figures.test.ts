@@ -47,6 +47,8 @@ function detail(nodes: RunNode[]) {
     routes: [],
     pending_gate: null,
     resumable: false,
+    decisions: [],
+    approvals: null,
     nodes,
   });
 }

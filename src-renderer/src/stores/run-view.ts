@@ -1,16 +1,39 @@
 import type { RunEvent } from '@contracts/events';
+import { noteFromEvent, noteFromRecord, type DecisionNote } from './gate-decision';
 import { applyRuntimeEvent, restoreRuntimeFigures, type ModelLoading } from './runtime-events';
-import type { NodeStatus, PendingGate, RunDetail, RunNode, RunStatus } from '@contracts/runs';
+import type {
+  GateApprovals,
+  GateDecisionRecord,
+  NodeStatus,
+  PendingGate,
+  RunDetail,
+  RunNode,
+  RunStatus,
+} from '@contracts/runs';
 
-/** How a phase looks on the canvas. */
+/**
+ * How a phase looks on the canvas. A gate sent back (`gate_returned`) waits for the phase before it to run again;
+ * an expired gate (`gate_expired`) was decided by its deadline rule, not by a person.
+ */
 export type PhaseState =
-  'idle' | 'active' | 'completed' | 'gate_waiting' | 'gate_passed' | 'gate_rejected' | 'error' | 'cancelled';
+  | 'idle'
+  | 'active'
+  | 'completed'
+  | 'gate_waiting'
+  | 'gate_passed'
+  | 'gate_returned'
+  | 'gate_expired'
+  | 'gate_rejected'
+  | 'error'
+  | 'cancelled';
 
 export interface TranscriptEntry {
   node: string;
   text: string;
   /** A thinking model's reasoning for this phase, shown collapsed above its answer (never part of it). */
   thinking?: string;
+  /** A decision at gate `node`, in the order it was taken among the phases' outputs (`text` is then empty). */
+  decision?: DecisionNote;
 }
 
 /**
@@ -55,6 +78,12 @@ export interface RunView {
   routes: { from: string; to: string }[];
   flash: string | null;
   pendingGate: PendingGate | null;
+  /** The pending gate's approvals so far (stored or reported by a decision); null when no gate waits. */
+  approvals: GateApprovals | null;
+  /** The run's decisions as recorded, oldest first: those of a stored run, refreshed when a followed run stops. */
+  decisions: GateDecisionRecord[];
+  /** Gates that sent the flow back to an earlier phase (respond), drawn as edges back on the canvas. */
+  returns: { from: string; to: string }[];
   resumable: boolean;
   lastEventId: number;
 }
@@ -82,6 +111,9 @@ export function emptyView(): RunView {
     routes: [],
     flash: null,
     pendingGate: null,
+    approvals: null,
+    decisions: [],
+    returns: [],
     resumable: false,
     lastEventId: 0,
   };
@@ -89,8 +121,16 @@ export function emptyView(): RunView {
 
 function append(view: RunView, node: string, text: string): void {
   const last = view.transcript.at(-1);
-  if (last && last.node === node) last.text += text;
+  if (last && last.node === node && !last.decision) last.text += text;
   else view.transcript.push({ node, text });
+}
+
+/** A gate was decided: it waits no more, and the decision takes its place in the transcript. */
+function decided(view: RunView, note: DecisionNote, state: PhaseState): void {
+  view.phases[note.gate] = state;
+  view.pendingGate = null;
+  view.approvals = null;
+  view.transcript.push({ node: note.gate, text: '', decision: note });
 }
 
 /** A node's stored or reported status as the canvas shows it. */
@@ -194,25 +234,40 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       view.routes.push({ from: event.from, to: event.to });
       view.flash = event.to;
       break;
-    case 'gate_waiting':
+    case 'gate_waiting': {
+      const { type: _type, ...gate } = event;
       view.phases[event.node] = 'gate_waiting';
       view.status = 'waiting_approval';
-      view.pendingGate = {
-        node: event.node,
-        question: event.question,
-        required_context: event.required_context,
-        context: event.context,
-      };
+      view.pendingGate = gate;
+      // Reached just now (again, after a respond): nobody has approved this stop yet.
+      view.approvals = { needed: event.approvals_needed ?? 1, given: 0, by: [] };
       view.resumable = true;
       break;
+    }
     case 'gate_approved':
-      view.phases[event.node] = 'gate_passed';
+    case 'gate_edited':
+      // An edited gate is passed: the run goes on with the edited texts.
+      decided(view, noteFromEvent(event), 'gate_passed');
       view.status = 'running';
-      view.pendingGate = null;
+      break;
+    case 'gate_responded':
+      decided(view, noteFromEvent(event), 'gate_returned');
+      view.status = 'running';
+      view.returns.push({ from: event.node, to: event.to });
+      // The phase before the gate works again: its card shows this new run of it, not the first.
+      view.phases[event.to] = 'active';
+      delete view.figures[event.to];
       break;
     case 'gate_rejected':
-      view.phases[event.node] = 'gate_rejected';
-      view.pendingGate = null;
+      decided(view, noteFromEvent(event), 'gate_rejected');
+      break;
+    case 'gate_expired':
+      decided(view, noteFromEvent(event), 'gate_expired');
+      if (event.outcome !== 'reject') view.status = 'running';
+      if (event.outcome === 'route' && event.to) {
+        view.routes.push({ from: event.node, to: event.to });
+        view.flash = event.to;
+      }
       break;
     case 'run_rejected':
       view.status = 'rejected';
@@ -255,14 +310,38 @@ export function viewFromDetail(detail: RunDetail): RunView {
     errorDetail: detail.error_detail,
     endReason: detail.end_reason,
     pendingGate: detail.pending_gate,
+    approvals: detail.approvals,
+    decisions: detail.decisions,
     resumable: detail.resumable,
     routes: detail.routes.map(({ from, to }) => ({ from, to })),
   });
+  // Each decision goes where it was taken: after the phases entered before it.
+  const notes = detail.decisions.map((record) => ({ at: Date.parse(record.decided_at), note: noteFromRecord(record) }));
+  const placeDecisionsUntil = (ms: number) => {
+    while (notes.length && notes[0]!.at <= ms) {
+      const { note } = notes.shift()!;
+      view.transcript.push({ node: note.gate, text: '', decision: note });
+    }
+  };
   for (const node of detail.nodes) {
+    placeDecisionsUntil(node.entered_at * 1000);
     view.phases[node.node_id] = NODE_STATE[node.status];
     view.trail.push(node.node_id);
     if (node.output) view.transcript.push({ node: node.node_id, text: node.output });
     view.figures[node.node_id] = figuresFromNode(node);
+  }
+  placeDecisionsUntil(Infinity);
+  for (const record of detail.decisions) {
+    if (record.decision === 'respond' && record.route_to) view.returns.push({ from: record.gate, to: record.route_to });
+  }
+  // A gate's node row says only waiting, approved or rejected: one its deadline decided is marked expired, and one
+  // sent back, and not reached again since, is marked so.
+  const last = new Map(detail.decisions.map((record) => [record.gate, record]));
+  for (const [gate, record] of last) {
+    const decidedAt = Date.parse(record.decided_at);
+    if (detail.nodes.some((node) => node.node_id === gate && node.entered_at * 1000 > decidedAt)) continue;
+    if (record.decision === 'expire') view.phases[gate] = 'gate_expired';
+    else if (record.decision === 'respond') view.phases[gate] = 'gate_returned';
   }
   restoreRuntimeFigures(view, detail.nodes);
   return view;

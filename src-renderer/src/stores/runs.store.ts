@@ -1,14 +1,15 @@
 import { defineStore } from 'pinia';
-import { computed, ref } from 'vue';
+import { computed, ref, watch } from 'vue';
 import { runsApi } from '../api/runs.api';
 import type { EventHandler } from '../api/sse-client';
-import { threadsApi } from '../api/threads.api';
+import { threadsApi, type GateDecision } from '../api/threads.api';
 import { TokenBatcher } from './frame-batch';
 import { followStream } from './follow';
+import { sameStop } from './gate-decision';
 import { applyEvent, emptyView, figuresFromNode, isStuck, viewFromDetail, type RunView } from './run-view';
 import { useThreadsStore } from './threads.store';
 import { errorMessage } from '@contracts/errors';
-import type { ForkRequest } from '@contracts/runs';
+import type { ForkRequest, RunAccepted, RunDetail } from '@contracts/runs';
 
 /** The live run survives a page reload: its id is kept for this tab, and the studio re-attaches. */
 const LIVE_RUN_KEY = 'svc.liveRun';
@@ -24,6 +25,12 @@ export interface RunRequestForm {
 }
 
 type Open = (signal: AbortSignal, onEvent: EventHandler) => Promise<unknown>;
+
+/**
+ * How often a gate on screen is checked while nothing streams: another person may approve it (a gate that needs
+ * several approvals), or decide it from their inbox, and no stream tells this studio.
+ */
+export const GATE_CHECK_MS = 3000;
 
 /** A run of the studio's stream stopped at a gate. */
 export interface GateReached {
@@ -46,6 +53,11 @@ export const useRunsStore = defineStore('runs', () => {
   const gateListeners = new Set<(gate: GateReached) => void>();
   /** Counts the requests to bring the approval card forward (a notification was clicked). */
   const approvalRequested = ref(0);
+  /** A decision is being sent from the approval card. */
+  const deciding = ref(false);
+  /** Why the last decision on the run on screen was refused (decided already, approved twice, role too low). */
+  const decisionError = ref<string | null>(null);
+  const decisionListeners = new Set<() => void>();
 
   // The rule is the same whether or not the stream is live: still running two minutes after it started.
   const stuck = computed(() => isStuck(view.value, now.value));
@@ -104,10 +116,18 @@ export const useRunsStore = defineStore('runs', () => {
     const detail = await runsApi.detail(runId!).catch(() => null);
     if (!detail || view.value.runId !== runId) return;
     for (const node of detail.nodes) view.value.figures[node.node_id] = figuresFromNode(node);
+    storedDecisions(detail);
+  }
+
+  /** The decision record and the approvals of a stored run, with who decided, their role and when. */
+  function storedDecisions(detail: RunDetail): void {
+    view.value.decisions = detail.decisions;
+    view.value.approvals = detail.approvals;
   }
 
   async function start(form: RunRequestForm): Promise<void> {
     lastRequest.value = form;
+    decisionError.value = null;
     view.value = { ...emptyView(), agent: form.agent, message: form.message, projectPath: form.projectPath ?? null };
     const threadId = form.threadId;
     const body = {
@@ -127,6 +147,7 @@ export const useRunsStore = defineStore('runs', () => {
   async function fork(threadId: string, checkpointId: string, body: ForkRequest): Promise<void> {
     const { agent, projectPath } = view.value;
     lastRequest.value = null;
+    decisionError.value = null;
     view.value = { ...emptyView(), agent, threadId, message: body.message ?? null, projectPath };
     await follow((signal, onEvent) => runsApi.fork(threadId, checkpointId, body, signal, onEvent));
   }
@@ -160,16 +181,72 @@ export const useRunsStore = defineStore('runs', () => {
     return { agent: v.agent, message: v.message, model: v.model ?? undefined, projectPath: v.projectPath ?? undefined };
   }
 
-  async function decide(approved: boolean, reason: string): Promise<void> {
+  /** Approve, edit, respond or reject at the gate on screen. */
+  async function decide(decision: GateDecision): Promise<void> {
     const { threadId, runId, pendingGate } = view.value;
-    if (!threadId || !pendingGate) return;
-    // The decision answers JSON; the resumed run is then followed from the gate on, like any re-attach.
-    await follow(async (signal, onEvent) => {
-      const accepted = await threadsApi.decideGate(threadId, pendingGate.node, approved, reason);
-      if (!signal.aborted) await runsApi.attach(accepted.run_id, accepted.last_event_id, signal, onEvent);
-    });
-    // A refused decision (the gate was decided elsewhere, or its checkpoint is gone): show what is stored.
-    if (error.value && runId) await load(runId).catch(() => undefined);
+    if (!threadId || !runId || !pendingGate || deciding.value) return;
+    deciding.value = true;
+    decisionError.value = null;
+    let accepted: RunAccepted;
+    try {
+      accepted = await threadsApi.decideGate(threadId, pendingGate.node, decision);
+    } catch (e) {
+      decisionError.value = `The decision was not taken: ${errorMessage(e)}`;
+      // Decided elsewhere in the meantime, or its checkpoint is gone: show what is stored.
+      await load(runId).catch(() => undefined);
+      return;
+    } finally {
+      deciding.value = false;
+      for (const listener of decisionListeners) listener();
+    }
+    await adopt(accepted);
+  }
+
+  /**
+   * What a decision answered, for the run on screen (taken here, or in the inbox): an approval that leaves the gate
+   * short of the approvals it needs keeps the run waiting, with nothing to stream; anything else resumed the run,
+   * which is followed from the gate on, like any re-attach.
+   */
+  async function adopt(accepted: RunAccepted): Promise<void> {
+    if (view.value.runId !== accepted.run_id) return;
+    if (accepted.status === 'waiting_approval' && accepted.approvals) {
+      view.value.approvals = accepted.approvals;
+      return;
+    }
+    // Already followed (the gate check saw it resume first): that stream carries the decision and what follows.
+    if (streaming.value) return;
+    await follow((signal, onEvent) => runsApi.attach(accepted.run_id, accepted.last_event_id, signal, onEvent));
+  }
+
+  /**
+   * While a gate waits on screen and nothing streams, its stored state is checked now and then: approvals given by
+   * others show as they come, and a gate decided elsewhere shows the run going on (followed from its stored state).
+   */
+  let gateTimer: ReturnType<typeof setInterval> | undefined;
+  watch(
+    () =>
+      view.value.status === 'waiting_approval' && view.value.resumable && !streaming.value ? view.value.runId : null,
+    (runId) => {
+      clearInterval(gateTimer);
+      if (runId) gateTimer = setInterval(() => void checkGate(runId), GATE_CHECK_MS);
+    },
+  );
+
+  async function checkGate(runId: string): Promise<void> {
+    const detail = await runsApi.detail(runId).catch(() => null);
+    const unchanged = () =>
+      view.value.runId === runId && view.value.status === 'waiting_approval' && !streaming.value && !deciding.value;
+    if (!detail || !unchanged()) return;
+    if (detail.status === 'waiting_approval' && sameStop(view.value.pendingGate, detail.pending_gate)) {
+      storedDecisions(detail);
+      return;
+    }
+    await load(runId);
+  }
+
+  /** Listens for every decision sent from the approval card, taken or refused. */
+  function onDecision(listener: () => void): void {
+    decisionListeners.add(listener);
   }
 
   /** Shows a stored run; a run still going is followed from the start of its stream. */
@@ -187,6 +264,7 @@ export const useRunsStore = defineStore('runs', () => {
   async function openThread(threadId: string): Promise<void> {
     controller?.abort();
     error.value = null;
+    decisionError.value = null;
     const runs = await threadsApi.runs(threadId);
     if (runs[0]) await load(runs[0].id);
     else view.value = { ...emptyView(), threadId };
@@ -211,6 +289,7 @@ export const useRunsStore = defineStore('runs', () => {
     view.value = emptyView();
     lastRequest.value = null;
     error.value = null;
+    decisionError.value = null;
   }
 
   return {
@@ -225,6 +304,10 @@ export const useRunsStore = defineStore('runs', () => {
     cancel,
     rerun,
     decide,
+    deciding,
+    decisionError,
+    adopt,
+    onDecision,
     load,
     openThread,
     resumeAfterReload,

@@ -48,6 +48,8 @@ describe('the local runtime in the run view', () => {
       routes: [],
       pending_gate: null,
       resumable: false,
+      decisions: [],
+      approvals: null,
       nodes: [node],
     } as RunDetail);
     expect(stored.warnings).toEqual(['Prompt cut by the runtime for execute: the runtime cut the prompt.']);

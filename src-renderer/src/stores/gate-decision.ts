@@ -1,0 +1,220 @@
+import type { RunEventOf } from '@contracts/events';
+import type { GateExpiry } from '@contracts/assets';
+import type { GateApprovals, GateDecisionKind, GateDecisionRecord, PendingGate, RunAccepted } from '@contracts/runs';
+import type { Role } from '@contracts/tenancy';
+import type { GateDecision } from '../api/threads.api';
+
+/**
+ * A decision at a gate as the transcript, the approval card and the History tab show it, whether it came from a
+ * live event or from the stored record (which adds the role and the time).
+ */
+export interface DecisionNote {
+  kind: GateDecisionKind;
+  gate: string;
+  /** Who decided, by name; empty when the gate expired (or the event did not say). */
+  by: string[];
+  role: Role | null;
+  reason: string | null;
+  /** edit: node id → the text that replaced that phase's output. */
+  edits: Record<string, string> | null;
+  /** respond: the feedback the phase before the gate ran again with. */
+  response: string | null;
+  /** respond: the phase sent back to work; expire with outcome `route`: the phase the run continued at. */
+  to: string | null;
+  /** expire: what the gate's expiry did. */
+  outcome: 'approve' | 'reject' | 'route' | null;
+  /** ISO 8601, from a stored record; a live event has none. */
+  at: string | null;
+}
+
+type DecisionEvent = RunEventOf<'gate_approved' | 'gate_edited' | 'gate_responded' | 'gate_rejected' | 'gate_expired'>;
+
+const names = (by: string | string[] | undefined) => (by === undefined ? [] : Array.isArray(by) ? by : [by]);
+
+/** A decision event of a run stream as a note. */
+export function noteFromEvent(event: DecisionEvent): DecisionNote {
+  const note: DecisionNote = {
+    kind: 'approve',
+    gate: event.node,
+    by: [],
+    role: null,
+    reason: null,
+    edits: null,
+    response: null,
+    to: null,
+    outcome: null,
+    at: null,
+  };
+  switch (event.type) {
+    case 'gate_approved':
+      return { ...note, by: names(event.by), reason: event.reason };
+    case 'gate_edited':
+      return { ...note, kind: 'edit', by: names(event.by), reason: event.reason, edits: event.edits };
+    case 'gate_responded':
+      return {
+        ...note,
+        kind: 'respond',
+        by: names(event.by),
+        reason: event.reason,
+        response: event.response,
+        to: event.to,
+      };
+    case 'gate_rejected':
+      return { ...note, kind: 'reject', by: names(event.by), reason: event.reason };
+    case 'gate_expired':
+      return { ...note, kind: 'expire', outcome: event.outcome, to: event.to };
+  }
+}
+
+/** A stored decision record as a note. */
+export function noteFromRecord(record: GateDecisionRecord): DecisionNote {
+  return {
+    kind: record.decision,
+    gate: record.gate,
+    by: record.decision === 'expire' ? [] : [record.decided_by.name],
+    role: record.role,
+    reason: record.reason,
+    edits: record.edits,
+    response: record.response,
+    to: record.route_to,
+    outcome: record.outcome,
+    at: record.decided_at,
+  };
+}
+
+const listOf = (people: string[]) =>
+  people.length <= 1 ? (people[0] ?? '') : `${people.slice(0, -1).join(', ')} and ${people.at(-1)}`;
+
+/** "Approved by Ada", "Sent back to analysis by Ben", "Expired: rejected", … */
+export function decisionSummary(note: DecisionNote): string {
+  const by = note.by.length ? ` by ${listOf(note.by)}` : '';
+  switch (note.kind) {
+    case 'approve':
+      return `Approved${by}`;
+    case 'edit':
+      return `Approved with edits${by}`;
+    case 'respond':
+      return `Sent back${note.to ? ` to ${note.to}` : ''}${by}`;
+    case 'reject':
+      return `Rejected${by}`;
+    case 'expire':
+      return note.outcome === 'approve'
+        ? 'Expired: approved by its deadline rule'
+        : note.outcome === 'route'
+          ? `Expired: the run continued at ${note.to ?? 'another phase'}`
+          : 'Expired: rejected by its deadline rule';
+  }
+}
+
+/** "1 of 2 approvals". */
+export function approvalsText(approvals: GateApprovals): string {
+  return `${approvals.given} of ${approvals.needed} approval${approvals.needed === 1 ? '' : 's'}`;
+}
+
+/** After a partial approval: how many more the gate waits for; null when none or all are given. */
+export function stillNeeded(approvals: GateApprovals | null): number | null {
+  if (!approvals || approvals.given === 0 || approvals.given >= approvals.needed) return null;
+  return approvals.needed - approvals.given;
+}
+
+/** Whether this person's approval is among those given (the same person may not approve twice). */
+export function approvedBy(approvals: GateApprovals | null, userId: string | null | undefined): boolean {
+  return Boolean(userId && approvals?.by.some((person) => person.id === userId));
+}
+
+/** 45 s, 25 min, 3 h 05 min, 2 d 4 h. */
+export function formatSpan(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const min = Math.round(s / 60);
+  if (min < 60) return `${min} min`;
+  const h = Math.floor(min / 60);
+  if (h < 48) return `${h} h ${String(min % 60).padStart(2, '0')} min`;
+  return `${Math.floor(h / 24)} d ${h % 24} h`;
+}
+
+/** A moment people read at a glance: the time today, the date and time otherwise. */
+export function formatMoment(iso: string, now = Date.now()): string {
+  const date = new Date(iso);
+  const today = new Date(now).toDateString() === date.toDateString();
+  return today
+    ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false })
+    : date.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short', hour12: false });
+}
+
+/** "waiting 12 min (since 14:02)". */
+export function waitingText(since: string, now = Date.now()): string {
+  return `waiting ${formatSpan(now - Date.parse(since))} (since ${formatMoment(since, now)})`;
+}
+
+/** What the gate's expiry does, in words that finish "then …". */
+export function expiryOutcome(expiry: GateExpiry): string {
+  switch (expiry.action) {
+    case 'approve':
+      return 'it is approved';
+    case 'reject':
+      return 'it is rejected and the run ends';
+    case 'route':
+      return `the run continues at ${expiry.target ?? 'another phase'}`;
+  }
+}
+
+/**
+ * The deadline of a gate and what happens then: "Expires at 14:30 (in 25 min): then it is rejected and the run
+ * ends." Null when the gate waits until someone decides.
+ */
+export function expiryText(
+  expiresAt: string | null | undefined,
+  expiry: GateExpiry | null | undefined,
+  now = Date.now(),
+): string | null {
+  if (!expiresAt) return null;
+  const left = Date.parse(expiresAt) - now;
+  const then = expiry ? `: then ${expiryOutcome(expiry)}` : '';
+  return left > 0
+    ? `Expires at ${formatMoment(expiresAt, now)} (in ${formatSpan(left)})${then}.`
+    : `Its deadline passed at ${formatMoment(expiresAt, now)}${then}.`;
+}
+
+/** Who may decide: the gate's lowest role and every role above it. */
+export function decideRoleText(role: Role | null | undefined): string {
+  const lowest = role ?? 'member';
+  return lowest === 'admin' ? 'administrators decide' : `${lowest}s and above decide`;
+}
+
+/** The texts a person changed, by node: only those of the gated items, and only those that differ. */
+export function changedTexts(original: Record<string, string>, drafts: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(drafts).filter(([node, text]) => node in original && text !== original[node]),
+  );
+}
+
+/** What became of a decision someone just took, said to them (and to screen readers). */
+export function outcomeText(decision: GateDecision, accepted: RunAccepted): string {
+  const more = stillNeeded(accepted.approvals ?? null);
+  if (accepted.status === 'waiting_approval' && accepted.approvals && more !== null)
+    return `Your approval is recorded: ${approvalsText(accepted.approvals)}. The gate waits for ${more} more.`;
+  switch (decision.kind) {
+    case 'approve':
+      return 'Approved: the run goes on.';
+    case 'edit':
+      return 'Approved with your edits: the run goes on with them.';
+    case 'respond':
+      return 'Sent back: the phase before the gate runs again with your feedback, then the gate asks again.';
+    case 'reject':
+      return 'Rejected: the run ends.';
+  }
+}
+
+/** Whether a stored gate is the stop on screen: the same gate, reached at the same moment, showing the same texts. */
+export function sameStop(shown: PendingGate | null, stored: PendingGate | null): boolean {
+  return Boolean(
+    shown &&
+    stored &&
+    shown.node === stored.node &&
+    (shown.waiting_since === undefined ||
+      stored.waiting_since === undefined ||
+      Date.parse(shown.waiting_since) === Date.parse(stored.waiting_since)) &&
+    JSON.stringify(shown.context) === JSON.stringify(stored.context),
+  );
+}
