@@ -1,0 +1,32 @@
+import type { ApprovalItem } from '@contracts/runs';
+import { describe, expect, it } from 'vitest';
+import { itemKey, waitingFor } from './approvals.store';
+
+const item = (gate: string, by: string[]): ApprovalItem => ({
+  run_id: '11111111-1111-4111-8111-111111111111',
+  thread_id: '22222222-2222-4222-8222-222222222222',
+  agent: 'change-review',
+  project: { id: '00000000-0000-4000-8000-000000000003', name: 'Default' },
+  gate,
+  question: 'Publish?',
+  excerpt: 'The analysis',
+  context: { analysis: 'The analysis' },
+  required_context: ['analysis'],
+  waiting_since: '2026-01-01T12:00:00Z',
+  expires_at: null,
+  on_expiry: null,
+  decide_role: 'member',
+  approvals: { needed: 2, given: by.length, by: by.map((id) => ({ id, name: id, at: '2026-01-01T12:01:00Z' })) },
+});
+
+describe('the approvals inbox', () => {
+  it('counts the gates still waiting for this person: not those they approved already', () => {
+    const items = [item('a', []), item('b', ['u-ada']), item('c', ['u-ben'])];
+    expect(waitingFor(items, 'u-ada').map((i) => i.gate)).toEqual(['a', 'c']);
+    expect(waitingFor(items, null)).toHaveLength(3);
+  });
+
+  it('tells items apart by run and gate', () => {
+    expect(itemKey(item('gate', []))).toBe('11111111-1111-4111-8111-111111111111:gate');
+  });
+});
