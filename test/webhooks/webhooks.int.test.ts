@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CreatedWebhook, Delivery, WebhookPayload } from '../../src-server/contracts/webhooks';
 import { createPool } from '../../src-server/db/pool';
+import { gatedAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import type { TestRequestInit } from '../helpers/request';
 import { followAccepted, readEvents } from '../helpers/sse';
@@ -114,15 +116,16 @@ async function run(server: Server, agent: string, projectId: string, message = '
 
 const payloads = (receiver: Receiver) => receiver.received.map((r) => r.verified);
 
+/** Receivers on loopback, and short retries: three attempts 0.2 s then 0.4 s apart. */
+const DELIVERY_ENV = {
+  WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+  WEBHOOK_RETRY_BASE_S: '0.2',
+  WEBHOOK_MAX_ATTEMPTS: '3',
+  WEBHOOK_TIMEOUT_S: '2',
+};
+
 describe('deliveries', () => {
-  const ctx = useIntegrationServer({
-    server: {
-      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-      WEBHOOK_RETRY_BASE_S: '0.2',
-      WEBHOOK_MAX_ATTEMPTS: '3',
-      WEBHOOK_TIMEOUT_S: '2',
-    },
-  });
+  const ctx = useIntegrationServer({ server: DELIVERY_ENV });
 
   it('sends a signed gate.waiting when a run stops at its gate, and run.completed after the approval', async () => {
     const { project } = await freshProject(ctx.server);
@@ -285,6 +288,69 @@ describe('deliveries', () => {
       },
     ]);
     expect((await deliveries(ctx.server, hook.id)).map((d) => d.status)).toEqual(['delivered', 'delivered']);
+  });
+
+  it("reports the run engine's own records: gate.decided at an approval, gate.expired when nobody decides", async () => {
+    // The review agent with a gate that expires after a second, rejecting; expiries are looked for every 0.5 s.
+    const generatedDir = await writeFixtureCatalog([
+      gatedAgent('lapsing-review', { expiry: { after_s: 1, action: 'reject', target: null } }),
+    ]);
+    const server = await ctx.start({ ...DELIVERY_ENV, GENERATED_DIR: generatedDir, RUN_LEASE_S: '2' });
+    try {
+      const { org, project } = await freshProject(server);
+      const receiver = await startReceiver();
+      await register(server, receiver, ['gate.waiting', 'gate.decided', 'gate.expired'], { org_id: org });
+
+      ctx.model.reply(['fine']);
+      const approved = await run(server, 'review', project);
+      await until(async () => receiver.received[0]);
+      ctx.model.reply(['done']);
+      const accepted = await server.request(`/threads/${approved.threadId}/gates/gate/approve`, {
+        method: 'POST',
+        json: { reason: 'ship it' },
+      });
+      await readEvents(await followAccepted(accepted, (path) => server.request(path)));
+      await until(async () => receiver.received[1]);
+      expect(payloads(receiver)[1]).toMatchObject({
+        type: 'gate.decided',
+        data: {
+          run_id: approved.runId,
+          project_id: project,
+          gate: 'gate',
+          decision: 'approve',
+          decided_by: { name: 'anonymous' },
+          reason: 'ship it',
+          edited: [],
+        },
+      });
+
+      ctx.model.reply(['fine']);
+      const lapsed = await run(server, 'lapsing-review', project);
+      await until(async () => receiver.received[3], 15_000);
+      const [waiting, expired] = payloads(receiver).slice(2);
+      expect(waiting).toMatchObject({ type: 'gate.waiting', data: { run_id: lapsed.runId, agent: 'lapsing-review' } });
+      const { expires_at } = (waiting as Extract<WebhookPayload, { type: 'gate.waiting' }>).data;
+      expect(Date.parse(expires_at!)).toBeGreaterThan(Date.parse(waiting!.timestamp));
+      expect(expired).toEqual({
+        type: 'gate.expired',
+        timestamp: expect.any(String),
+        data: {
+          run_id: lapsed.runId,
+          thread_id: lapsed.threadId,
+          project_id: project,
+          agent: 'lapsing-review',
+          model: 'fake-model',
+          gate: 'gate',
+          outcome: 'reject',
+          route_to: null,
+          decided_at: expect.any(String),
+        },
+      });
+      expect(receiver.received.every((r) => r.error === undefined)).toBe(true);
+    } finally {
+      await server.close();
+      await fs.rm(generatedDir, { recursive: true, force: true });
+    }
   });
 
   it('lists webhooks without their secrets, and removes one with its deliveries', async () => {
