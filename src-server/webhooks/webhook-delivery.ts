@@ -42,10 +42,10 @@ interface Answer {
 }
 
 /**
- * The outbox's sender in one process (docs/webhooks.md#delivery). Each process runs one; they share the rows through
- * claims in PostgreSQL (FOR UPDATE SKIP LOCKED and a lease), so a delivery is sent by one process at a time, and the
- * row of a process that died is sent again once its lease lapses. It reads the outbox when NOTIFY says a delivery
- * was queued (wake()), when the next retry or lapsed lease falls due, and at least every few seconds.
+ * The outbox's sender in one process (docs/webhooks.md#delivery-and-retries). Each process runs one; they share the
+ * rows through claims in PostgreSQL (FOR UPDATE SKIP LOCKED and a lease), so a delivery is sent by one process at a
+ * time, and the row of a process that died is sent again once its lease lapses. It reads the outbox when NOTIFY says
+ * a delivery was queued (wake()), when the next retry or lapsed lease falls due, and at least every few seconds.
  */
 export class WebhookDelivery {
   private readonly inFlight = new Map<string, AbortController>();
