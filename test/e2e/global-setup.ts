@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { compileAssets } from '../../src-server/assets/asset-compiler';
 import { DEFAULT_GENERATED_DIR } from '../../src-server/assets/catalog';
 import type { Manifest } from '../../src-server/contracts/assets';
 import { startModelFake } from '../fixtures/fake-models';
@@ -8,6 +9,8 @@ import { createDatabase, startDatabaseServer } from '../helpers/postgres';
 import { spawnServer } from '../helpers/process';
 
 export const E2E_TOKEN = 'e2e-token-0123456789abcdef';
+/** Known to the specs, which sign session tokens with it: several people in browser contexts of their own. */
+export const E2E_SESSION_SECRET = 'session-secret-for-the-e2e-server-0123456789';
 
 /**
  * One server for the browser tests, with one local-runtime slot so the queue can be shown. What the
@@ -28,11 +31,13 @@ export default async function globalSetup() {
     LOCAL_LLM_MAX_CONCURRENT: '1',
     AUTH_ENABLED: 'true',
     SVC_API_TOKEN: E2E_TOKEN,
+    SESSION_SECRET: E2E_SESSION_SECRET,
   });
   process.env.E2E_BASE_URL = server.url;
   process.env.E2E_DATABASE_URL = database.url;
   process.env.E2E_MODEL_URL = model.url;
   process.env.E2E_TOKEN = E2E_TOKEN;
+  process.env.E2E_SESSION_SECRET = E2E_SESSION_SECRET;
 
   return async () => {
     await server.stop();
@@ -45,7 +50,8 @@ export default async function globalSetup() {
 
 /**
  * The shipped catalog plus `routed-summary`: repo-summary whose dispatch phase declares its own routing
- * rules, which no shipped asset does, so the studio can be seen showing them.
+ * rules, which no shipped asset does, so the studio can be seen showing them; and the assets of test/e2e/assets,
+ * compiled as `npm run build:assets` compiles the shipped ones (a gate two people approve, with a deadline).
  */
 async function catalogWithOwnRoutes(): Promise<string> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-e2e-generated-'));
@@ -68,5 +74,11 @@ async function catalogWithOwnRoutes(): Promise<string> {
     ),
   };
   await fs.writeFile(file('routed-summary'), JSON.stringify(routed));
+  for (const manifest of compileAssets(path.join(import.meta.dirname, 'assets')).manifests) {
+    await fs.writeFile(
+      path.join(dir, 'manifests', `${manifest.kind}s`, `${manifest.name}.json`),
+      JSON.stringify(manifest),
+    );
+  }
   return dir;
 }

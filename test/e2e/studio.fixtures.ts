@@ -23,6 +23,12 @@ export async function script(tokens: string[], delayMs = 0): Promise<void> {
   await fetch(`${env('E2E_MODEL_URL')}/__script`, { method: 'POST', body: JSON.stringify({ tokens, delayMs }) });
 }
 
+/** The prompts the fake model runtime's Ollama calls were given, in order, after the first `since`. */
+export async function prompts(since = 0): Promise<{ model: string; used: string }[]> {
+  const res = await fetch(`${env('E2E_MODEL_URL')}/__prompts?since=${since}`);
+  return (await res.json()) as { model: string; used: string }[];
+}
+
 export async function failModel(status: number, message: string): Promise<void> {
   await fetch(`${env('E2E_MODEL_URL')}/__script`, {
     method: 'POST',
