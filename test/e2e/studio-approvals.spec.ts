@@ -279,6 +279,31 @@ test('a gate two people must approve: both see 1 of 2, nobody approves twice, th
   await benContext.close();
 });
 
+test('a gate nobody decides in time expires: the card shows its deadline, then the canvas marks it expired', async ({
+  page,
+}) => {
+  const marker = `expiry-${randomUUID().slice(0, 8)}`;
+  await openStudio(page, 'expiring-review');
+  await script(words(`An analysis ${marker} that nobody reads in time.`));
+  await startRun(page, `Review: ${marker}`);
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await expect(page.getByTestId('gate-deadline')).toContainText('then it is rejected and the run ends.');
+  await page.screenshot({ path: screenshotPath('approvals-expiry-deadline') });
+
+  // No stream tells the studio: its check of the waiting gate finds the run ended by the deadline.
+  await expect(page.getByTestId('run-status')).toContainText('✕ Run rejected', { timeout: 30_000 });
+  await expect(phase(page, 'gate')).toHaveAttribute('data-state', 'gate_expired');
+  await expect(page.getByTestId('phase-mark-gate')).toHaveText('expired: rejected');
+  await expect(phase(page, 'output')).toHaveAttribute('data-state', 'idle');
+  const decision = page.getByTestId('transcript-decision');
+  await expect(decision).toHaveAttribute('data-decision', 'expire');
+  await expect(decision.getByTestId('decision-summary')).toHaveText('gate · Expired: rejected by its deadline rule');
+  await expect(page.getByTestId('approval-card')).toHaveCount(0);
+  await expect(page.getByTestId('gate-decision')).toContainText('Expired: rejected by its deadline rule');
+  await expect(page.getByTestId('thread-item').filter({ hasText: marker })).toContainText('rejected');
+  await page.screenshot({ path: screenshotPath('approvals-expired') });
+});
+
 test('a failed inbox load says what failed and offers Retry', async ({ page }) => {
   await openStudio(page);
   let fail = true;

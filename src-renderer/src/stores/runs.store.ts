@@ -241,10 +241,13 @@ export const useRunsStore = defineStore('runs', () => {
       storedDecisions(detail);
       return;
     }
+    // Decided elsewhere (or by its deadline): what waits, and the thread's status in the list, changed too.
+    for (const listener of decisionListeners) listener();
+    void useThreadsStore().load();
     await load(runId);
   }
 
-  /** Listens for every decision sent from the approval card, taken or refused. */
+  /** Listens for every decision sent from the approval card, taken or refused, and for one seen taken elsewhere. */
   function onDecision(listener: () => void): void {
     decisionListeners.add(listener);
   }
