@@ -178,7 +178,10 @@ export const GateDecisionRecordSchema = z
       .enum(['approve', 'reject', 'route'])
       .nullable()
       .meta({ description: 'expire: what the expiry did; route continues at `route_to`' }),
-    route_to: z.string().nullable(),
+    route_to: z
+      .string()
+      .nullable()
+      .meta({ description: 'respond: the phase sent back to; an expiry that routes: the phase it continued at' }),
     decided_at: z.string(),
   })
   .meta({ id: 'GateDecisionRecord' });
@@ -406,6 +409,7 @@ export const ApprovalItemSchema = z
     thread_id: z.uuid(),
     agent: z.string(),
     project: z.object({ id: z.uuid(), name: z.string() }),
+    message: z.string().nullable().meta({ description: "the run's message, as it was asked" }),
     gate: z.string(),
     question: z.string(),
     excerpt: z.string().meta({ description: 'the start of the gated content, to tell gates apart' }),

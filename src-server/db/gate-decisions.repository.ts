@@ -113,6 +113,7 @@ export interface WaitingGate {
   run_id: string;
   thread_id: string;
   agent: string;
+  message: string | null;
   project_id: string;
   project_name: string;
   pending_gate: PendingGate;
@@ -337,7 +338,7 @@ export function gateDecisionsRepository(pool: Pool) {
           expires_at: Date | null;
         }
       >(
-        `SELECT r.id AS run_id, r.thread_id, r.agent, p.id AS project_id, p.name AS project_name, r.pending_gate,
+        `SELECT r.id AS run_id, r.thread_id, r.agent, r.message, p.id AS project_id, p.name AS project_name, r.pending_gate,
                 r.event_seq AS wait_seq, COALESCE(r.gate_waiting_since, r.started_at) AS waiting_since,
                 r.gate_expires_at AS expires_at,
                 COALESCE((SELECT json_agg(json_build_object('id', d.decided_by, 'name', d.decided_by_name,

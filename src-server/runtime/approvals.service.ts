@@ -187,6 +187,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
           thread_id: gate.thread_id,
           agent: gate.agent,
           project: { id: gate.project_id, name: gate.project_name },
+          message: gate.message,
           gate: gate.pending_gate.node,
           question: gate.pending_gate.question,
           excerpt: content.length > EXCERPT_CHARS ? `${content.slice(0, EXCERPT_CHARS - 1).trimEnd()}…` : content,

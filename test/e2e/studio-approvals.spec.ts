@@ -46,6 +46,7 @@ test('an edit from the inbox: the phase after the gate reads the edited text, an
   await expect(item.getByTestId('inbox-agent')).toHaveText('change-review');
   await expect(item.getByTestId('inbox-project')).toHaveText('Default project');
   await expect(item.getByRole('heading')).toHaveText('Publish this review to the author?');
+  await expect(item.getByTestId('inbox-message')).toHaveText(`“Review: the inbox edit ${marker}”`);
   await expect(item.getByTestId('inbox-excerpt')).toContainText(`Analysis ${marker}`);
   await expect(item.getByTestId('inbox-waiting')).toContainText('waiting');
   await expect(item.getByTestId('inbox-deadline')).toHaveCount(0);

@@ -400,6 +400,7 @@ describe('the approvals inbox', () => {
       thread_id: acmeGate.threadId,
       agent: 'review',
       project: { id: acme, name: 'Checkout' },
+      message: 'Review for review',
       gate: 'gate',
       question: 'Publish this review?',
       excerpt: 'Acme analysis.',

@@ -7,6 +7,7 @@ const item = (gate: string, by: string[]): ApprovalItem => ({
   thread_id: '22222222-2222-4222-8222-222222222222',
   agent: 'change-review',
   project: { id: '00000000-0000-4000-8000-000000000003', name: 'Default' },
+  message: 'Review: rename the loader',
   gate,
   question: 'Publish?',
   excerpt: 'The analysis',
