@@ -49,12 +49,15 @@ const SELECT_DECISION = `
          route_to, decided_at
     FROM svc_gate_decisions`;
 
-/** Approvals of one stop at a gate (the gate_waiting event `wait_seq`), oldest first. */
+/**
+ * Approvals of one stop at a gate (the gate_waiting event `wait_seq`), oldest first: in the order of the records
+ * (`d.id`, qualified, since an ORDER BY name would otherwise mean the output column `id`, the decider).
+ */
 const APPROVALS_OF_STOP = `
-  SELECT decided_by AS id, decided_by_name AS name, decided_at AS at, edits
-    FROM svc_gate_decisions
-   WHERE run_id = $1 AND wait_seq = $2 AND decision IN ('approve', 'edit')
-   ORDER BY id`;
+  SELECT d.decided_by AS id, d.decided_by_name AS name, d.decided_at AS at, d.edits
+    FROM svc_gate_decisions d
+   WHERE d.run_id = $1 AND d.wait_seq = $2 AND d.decision IN ('approve', 'edit')
+   ORDER BY d.id`;
 
 interface ApprovalRow {
   id: string | null;
