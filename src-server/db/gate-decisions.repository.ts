@@ -7,7 +7,7 @@ import type {
   RunStatus,
 } from '../contracts/runs';
 import { DEFAULT_PROJECT_ID, type Role } from '../contracts/tenancy';
-import type { Pool } from './pool';
+import { withTransaction, type Pool } from './pool';
 import type { Lease } from './runs.repository';
 import { storable, storableJson } from './text';
 
@@ -142,9 +142,7 @@ export function gateDecisionsRepository(pool: Pool) {
 
   return {
     async decide(input: NewDecision, lease: Lease, seqReserved: number): Promise<DecideResult> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      return withTransaction(pool, async (client) => {
         const { rows: runRows } = await client.query<{ status: RunStatus; event_seq: number; pending: PendingGate }>(
           `SELECT status, event_seq, pending_gate AS pending FROM svc_runs WHERE id = $1 FOR UPDATE`,
           [input.runId],
@@ -156,7 +154,6 @@ export function gateDecisionsRepository(pool: Pool) {
           run.event_seq !== input.waitSeq ||
           run.pending?.node !== input.gate
         ) {
-          await client.query('ROLLBACK');
           return { outcome: 'stale' };
         }
         const { rows: inserted } = await client.query<{ id: string; thread_id: string }>(
@@ -180,17 +177,11 @@ export function gateDecisionsRepository(pool: Pool) {
             input.routeTo,
           ],
         );
-        if (!inserted[0]) {
-          await client.query('ROLLBACK');
-          return { outcome: 'duplicate' };
-        }
+        if (!inserted[0]) return { outcome: 'duplicate' };
         const { rows: approvalRows } = await client.query<ApprovalRow>(APPROVALS_OF_STOP, [input.runId, input.waitSeq]);
         const approvals = approvalsFrom(approvalRows, input.approvalsNeeded);
         const approving = input.decision === 'approve' || input.decision === 'edit';
-        if (approving && approvals.given < approvals.needed) {
-          await client.query('COMMIT');
-          return { outcome: 'waiting', approvals };
-        }
+        if (approving && approvals.given < approvals.needed) return { outcome: 'waiting', approvals };
         let resume: GateResume;
         if (approving) {
           // Every approver's edits count, a later one's over an earlier one's for the same phase.
@@ -216,14 +207,8 @@ export function gateDecisionsRepository(pool: Pool) {
           resume = { kind: 'reject', approved: false, reason: input.reason, by: [input.decidedBy.name] };
         }
         await client.query(CLAIM, [input.runId, lease.owner, lease.leaseS, storableJson(resume), seqReserved]);
-        await client.query('COMMIT');
         return { outcome: 'resumed', approvals, resume, decisionId: inserted[0].id };
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
     },
 
     /**
@@ -247,9 +232,7 @@ export function gateDecisionsRepository(pool: Pool) {
      * the row lock (SKIP LOCKED) and the status check make exactly one process in the cluster act on it.
      */
     async claimExpired(lease: Lease, seqBlock: number): Promise<ExpiredGate | undefined> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      return withTransaction(pool, async (client) => {
         const { rows } = await client.query<{
           id: string;
           thread_id: string;
@@ -267,10 +250,7 @@ export function gateDecisionsRepository(pool: Pool) {
             FOR UPDATE OF r SKIP LOCKED`,
         );
         const run = rows[0];
-        if (!run) {
-          await client.query('ROLLBACK');
-          return undefined;
-        }
+        if (!run) return undefined;
         const expiry = run.pending_gate.on_expiry ?? { action: 'reject', target: null, after_s: 0 };
         const waited = expiry.after_s ? ` after ${formatDuration(expiry.after_s)}` : '';
         const reason = `nobody decided the gate${waited}`;
@@ -295,7 +275,6 @@ export function gateDecisionsRepository(pool: Pool) {
           storableJson(resume),
           Math.max(run.seq_reserved, run.event_seq) + seqBlock,
         ]);
-        await client.query('COMMIT');
         return {
           runId: run.id,
           threadId: run.thread_id,
@@ -306,12 +285,7 @@ export function gateDecisionsRepository(pool: Pool) {
           eventSeq: run.event_seq,
           resume,
         };
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
     },
 
     async listByRun(runId: string): Promise<GateDecisionRecord[]> {

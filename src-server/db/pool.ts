@@ -13,6 +13,12 @@ export function createPool(connectionString: string, max = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30000 });
   // An idle client whose server went away emits 'error'; unhandled, that would kill the process.
   pool.on('error', (error) => log.warn(`idle database connection lost: ${error.message}`));
+  // So does a checked-out one between two statements (PostgreSQL killed or restarted), and the pool listens only to
+  // idle ones: every client gets a listener of its own, for our transactions and for those of the libraries given
+  // this pool (LangGraph's checkpointer). Its next statement then fails as usual, and the pool drops it on release.
+  pool.on('connect', (client) =>
+    client.on('error', (error) => log.warn(`database connection lost while in use: ${error.message}`)),
+  );
   return pool;
 }
 
@@ -62,17 +68,39 @@ export async function pingDatabase(pool: pg.Pool): Promise<{ ok: boolean; error?
   }
 }
 
-/** Runs `work` while holding a cluster-wide advisory lock, so two processes never migrate at once. */
-export async function withAdvisoryLock<T>(pool: pg.Pool, key: number, work: () => Promise<T>): Promise<T> {
+/** Runs `work` on one connection of the pool, then gives it back (createPool makes a lost connection harmless). */
+async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
+    return await work(client);
+  } finally {
+    client.release();
+  }
+}
+
+/** Runs `work` in one transaction: committed when it returns, rolled back when it throws. */
+export function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withClient(pool, async (client) => {
+    await client.query('BEGIN');
+    try {
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
+/** Runs `work` while holding a cluster-wide advisory lock, so two processes never migrate at once. */
+export function withAdvisoryLock<T>(pool: pg.Pool, key: number, work: () => Promise<T>): Promise<T> {
+  return withClient(pool, async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [key]);
     try {
       return await work();
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [key]);
     }
-  } finally {
-    client.release();
-  }
+  });
 }

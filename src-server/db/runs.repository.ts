@@ -8,7 +8,7 @@ import type {
   RunNode,
   RunStatus,
 } from '../contracts/runs';
-import type { Pool } from './pool';
+import { withTransaction, type Pool } from './pool';
 import { CANCEL_CHANNEL } from './run-notifications';
 import { storable, storableJson } from './text';
 
@@ -146,19 +146,15 @@ export function runsRepository(pool: Pool) {
       lease: Lease,
       seqReserved: number,
     ): Promise<{ id: string; status: RunStatus } | undefined> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      return withTransaction(pool, async (client) => {
         await client.query('SELECT id FROM svc_threads WHERE id = $1 FOR UPDATE', [run.threadId]);
         const { rows } = await client.query<{ id: string; status: RunStatus }>(
           `SELECT id, status FROM svc_runs WHERE thread_id = $1 AND status IN ('running', 'waiting_approval')
             ORDER BY started_at DESC LIMIT 1`,
           [run.threadId],
         );
-        if (rows[0]) {
-          await client.query('ROLLBACK');
-          return rows[0];
-        }
+        // Nothing is written: the transaction ends with the thread's lock.
+        if (rows[0]) return rows[0];
         // A run names the thread's path (the one it was given, else the thread's own); a branch keeps the thread's.
         await client.query(
           `UPDATE svc_threads SET last_message = $2, model = $3, project_path = COALESCE($4, project_path),
@@ -184,14 +180,8 @@ export function runsRepository(pool: Pool) {
             forkedFrom ? storableJson(forkedFrom) : null,
           ],
         );
-        await client.query('COMMIT');
         return undefined;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
     },
 
     /** Where a run on a branch starts (undefined for any other run). */

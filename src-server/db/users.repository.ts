@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_ORG_ID } from '../contracts/tenancy';
-import type { Pool } from './pool';
+import { withTransaction, type Pool } from './pool';
 
 export interface UserRow {
   id: string;
@@ -36,16 +36,14 @@ export function usersRepository(pool: Pool) {
       name: string | null,
       email: string | null,
     ): Promise<LoginUserRow> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      return withTransaction(pool, async (client) => {
         // Sign-ins queue here, in every process, so exactly one of them can find the table empty.
         await client.query('SELECT pg_advisory_xact_lock($1)', [FIRST_USER_LOCK]);
         const { rows: existing } = await client.query(`SELECT 1 FROM svc_users LIMIT 1`);
         const { rows } = await client.query<UserRow & { inserted: boolean }>(
           `INSERT INTO svc_users (id, issuer, subject, name, email, last_login_at) VALUES ($1, $2, $3, $4, $5, now())
-           ON CONFLICT (issuer, subject) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email, last_login_at = now()
-           RETURNING id, name, email, (xmax = 0) AS inserted`,
+         ON CONFLICT (issuer, subject) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email, last_login_at = now()
+         RETURNING id, name, email, (xmax = 0) AS inserted`,
           [randomUUID(), issuer, subject, name, email],
         );
         const { inserted, ...user } = rows[0]!;
@@ -56,14 +54,8 @@ export function usersRepository(pool: Pool) {
             [user.id, DEFAULT_ORG_ID],
           );
         }
-        await client.query('COMMIT');
         return { ...user, firstUser };
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
     },
 
     async get(id: string): Promise<UserRow | undefined> {
