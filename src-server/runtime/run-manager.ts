@@ -109,6 +109,9 @@ function pendingGateOf(writes: [string, string, unknown][] | undefined): string 
 export class RunManager {
   readonly owner: string;
   private readonly sessions = new Map<string, RunSession>();
+  /** The order sessions were registered in: which ones a lease renewal's answer can speak for (superviseOnce). */
+  private readonly registered = new WeakMap<RunSession, number>();
+  private registrations = 0;
   private readonly running = new Set<Promise<void>>();
   private leaseTimer?: NodeJS.Timeout;
   private supervising?: Promise<void>;
@@ -233,14 +236,20 @@ export class RunManager {
       events: this.deps.events,
     });
     this.sessions.set(options.runId, session);
+    this.registered.set(session, ++this.registrations);
     return session;
   }
 
   private async superviseOnce(): Promise<void> {
     const { runs } = this.deps;
     try {
+      // A run's row is written (inserted, or claimed at a gate) before its session is registered here. So the
+      // renewal's answer covers the sessions registered before it was sent; a session registered since may belong to
+      // a row the renewal's snapshot did not see yet, and is not ours to stop.
+      const covered = this.registrations;
       const ours = new Set(await runs.renewLeases(this.lease));
       for (const session of this.sessions.values()) {
+        if ((this.registered.get(session) ?? 0) > covered) continue;
         if (!session.isEnded && !ours.has(session.runId) && !session.stopReason) {
           // Cancelled (the NOTIFY may have been missed) or taken over after a stall: stop quietly.
           session.stopReason = 'lost';
