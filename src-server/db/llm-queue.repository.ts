@@ -1,4 +1,20 @@
-import type { Pool } from './pool';
+import type pg from 'pg';
+import { withTransaction, type Pool } from './pool';
+
+/** The queue's transaction-scoped advisory lock: the one the SQL functions of schema.ts take (svc_llm_grant, …). */
+const QUEUE_LOCK = 7_305_113;
+
+/**
+ * Runs `work` holding the queue's lock, as the SQL functions do: the lock first, then the rows, in every change of
+ * the queue. A change that took rows first (a renewal updating this process's tickets) could wait on a grant that
+ * waits on it: PostgreSQL then ends one of them as a deadlock, and a slot given back by the one it ended was lost.
+ */
+function underQueueLock<T>(pool: Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [QUEUE_LOCK]);
+    return work(client);
+  });
+}
 
 /** Where a waiting ticket stands in the cluster's queue. */
 export interface TicketState {
@@ -92,16 +108,20 @@ export function llmQueueRepository(pool: Pool) {
 
     /** A process that stops gives back its tickets at once, rather than when their lease would lapse. */
     async dropOwner(owner: string, slots: number): Promise<void> {
-      await pool.query(`DELETE FROM svc_llm_queue WHERE owner_id = $1`, [owner]);
-      await pool.query(`SELECT svc_llm_grant($1)`, [slots]);
+      await underQueueLock(pool, async (client) => {
+        await client.query(`DELETE FROM svc_llm_queue WHERE owner_id = $1`, [owner]);
+        await client.query(`SELECT svc_llm_grant($1)`, [slots]);
+      });
     },
 
     /** Keeps this process's tickets alive; those of a process that stops renewing them lapse. */
     async renew(owner: string, leaseS: number): Promise<void> {
-      await pool.query(`UPDATE svc_llm_queue SET lease_until = now() + make_interval(secs => $2) WHERE owner_id = $1`, [
-        owner,
-        leaseS,
-      ]);
+      await underQueueLock(pool, (client) =>
+        client.query(`UPDATE svc_llm_queue SET lease_until = now() + make_interval(secs => $2) WHERE owner_id = $1`, [
+          owner,
+          leaseS,
+        ]),
+      );
     },
 
     async counts(): Promise<QueueCounts> {
@@ -116,9 +136,11 @@ export function llmQueueRepository(pool: Pool) {
 
     /** Forgets every slot held (their holders' releases then count for nothing) and the counters. */
     async reset(slots: number): Promise<void> {
-      await pool.query(`DELETE FROM svc_llm_queue WHERE granted_at IS NOT NULL`);
-      await pool.query(`UPDATE svc_llm_queue_stats SET served = 0, timed_out = 0, recent_s = '{}' WHERE id = 1`);
-      await pool.query(`SELECT svc_llm_grant($1)`, [slots]);
+      await underQueueLock(pool, async (client) => {
+        await client.query(`DELETE FROM svc_llm_queue WHERE granted_at IS NOT NULL`);
+        await client.query(`UPDATE svc_llm_queue_stats SET served = 0, timed_out = 0, recent_s = '{}' WHERE id = 1`);
+        await client.query(`SELECT svc_llm_grant($1)`, [slots]);
+      });
     },
   };
 }

@@ -20,8 +20,11 @@ export interface MembershipRow {
   role: string;
 }
 
-/** Serialises "is this the first user?" across processes. */
-const FIRST_USER_LOCK = 7_305_113;
+/**
+ * Serialises "is this the first user?" across processes. Its own key: 7_305_112 is the migrations', 7_305_113 the
+ * local-runtime queue's (a sign-in used to queue behind the model calls' grants).
+ */
+const FIRST_USER_LOCK = 7_305_114;
 
 export function usersRepository(pool: Pool) {
   return {

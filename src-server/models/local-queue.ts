@@ -18,6 +18,8 @@ const POLL_MS = 1000;
 
 /** Positions are read at most this often: with hundreds waiting, every slot handed over would read them all. */
 const POSITIONS_MS = 250;
+/** Tries at giving a slot back, half a second, then one, two… apart: about half a minute in all. */
+const RELEASE_ATTEMPTS = 6;
 
 export interface LocalQueueOptions {
   slots: number;
@@ -234,10 +236,21 @@ export class LocalQueue {
       if (released) return;
       released = true;
       const servedS = (performance.now() - started) / 1000;
-      this.tickets.release(ticket, this.slots, { servedS }).catch((error: Error) => {
-        // Its lease lapses and the slot comes back by itself.
-        log.warn(`releasing a queue slot failed: ${error.message}`);
-      });
+      // A slot not given back is held as long as this process renews its tickets: the whole cluster's queue would
+      // stall behind it. So a release that failed (the database busy or restarting) is tried again.
+      const release = (attempt: number): void => {
+        this.tickets.release(ticket, this.slots, { servedS }).catch((error: Error) => {
+          if (attempt >= RELEASE_ATTEMPTS) {
+            log.error(
+              `releasing a queue slot failed ${attempt} times, giving up (a queue reset frees it): ${error.message}`,
+            );
+            return;
+          }
+          log.warn(`releasing a queue slot failed, trying again: ${error.message}`);
+          setTimeout(() => release(attempt + 1), 500 * 2 ** attempt).unref();
+        });
+      };
+      release(1);
     };
   }
 
