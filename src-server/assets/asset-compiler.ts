@@ -11,6 +11,7 @@ import {
 import {
   DEFAULT_GATE_POLICY,
   GraphLayoutSchema,
+  NODE_ID_PATTERN,
   ManifestSchema,
   RouteConditionSchema,
   RoutingRuleSchema,
@@ -91,9 +92,6 @@ function durationSeconds(value: number | string): number {
   const [, amount, unit] = DURATION.exec(value)!;
   return Number(amount) * DURATION_S[unit as keyof typeof DURATION_S];
 }
-
-// Node ids travel in URLs and name LangGraph nodes, which reserves `__start__` and `__end__`.
-const NODE_ID = /^[a-z][a-z0-9_-]{0,62}$/;
 
 const RouteFrontmatterSchema = RoutingRuleSchema.extend({
   // Checked by hand, to tell a gate's conditions apart from a typo.
@@ -212,7 +210,7 @@ const aKind = (kind: string) => `${kind === 'llm' ? 'an' : 'a'} ${kind} node`;
 export function checkLayout(file: string, layout: GraphLayout): GraphLayout {
   const byId = new Map<string, GraphLayout['nodes'][number]>();
   layout.nodes.forEach((node, i) => {
-    if (!NODE_ID.test(node.id))
+    if (!NODE_ID_PATTERN.test(node.id))
       fail(file, `nodes[${i}].id`, `"${node.id}" must be lowercase letters, digits, _ and -, starting with a letter`);
     if (byId.has(node.id)) fail(file, `nodes[${i}].id`, `node "${node.id}" is defined twice`);
     byId.set(node.id, node);

@@ -43,6 +43,12 @@ export type GatePolicy = z.infer<typeof GatePolicySchema>;
 /** A gate without options of its own: one person with the member role decides it, and it waits until they do. */
 export const DEFAULT_GATE_POLICY: GatePolicy = { decide_role: 'member', approvals: 1, expiry: null };
 
+/** Node ids travel in URLs and name LangGraph nodes, which reserves `__start__` and `__end__`. */
+export const NODE_ID_PATTERN = /^[a-z][a-z0-9_-]{0,62}$/;
+
+/** A node id where a request names one (the key of an edit): anything else names no phase. */
+export const NodeIdSchema = z.string().regex(NODE_ID_PATTERN, 'must be a node id (lowercase letters, digits, - and _)');
+
 /** A phase as the user sees it; `id` is the node id the API and runtime use. */
 export const PhaseSchema = z
   .object({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { UuidSchema } from './common';
-import { EdgeSchema, GateExpirySchema, PhaseSchema, RoutingRuleSchema, AssetKindSchema } from './assets';
+import { EdgeSchema, GateExpirySchema, NodeIdSchema, PhaseSchema, RoutingRuleSchema, AssetKindSchema } from './assets';
 import { ReasonBodySchema } from './common';
 import { RoleSchema } from './tenancy';
 
@@ -222,7 +222,7 @@ export const ApproveBodySchema = z
   .object({
     reason: z.string().max(2000).optional(),
     edits: z
-      .record(z.string().min(1).max(100), z.string().max(200_000))
+      .record(NodeIdSchema, z.string().max(200_000))
       .optional()
       .meta({
         description:
@@ -394,7 +394,7 @@ export const ForkRequestSchema = z
       .optional()
       .meta({ description: "replaces the run's message from this checkpoint on" }),
     model: z.string().trim().min(1).max(200).optional().meta({ description: 'the model of the new run' }),
-    outputs: z.record(z.string().min(1).max(100), z.string().max(200_000)).optional().meta({
+    outputs: z.record(NodeIdSchema, z.string().max(200_000)).optional().meta({
       description:
         'node id → new text for the output of a phase completed before this checkpoint: the input the next phases read',
     }),

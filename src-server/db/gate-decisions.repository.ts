@@ -50,20 +50,30 @@ const SELECT_DECISION = `
     FROM svc_gate_decisions`;
 
 /**
- * Approvals of one stop at a gate (the gate_waiting event `wait_seq`), oldest first: in the order of the records
- * (`d.id`, qualified, since an ORDER BY name would otherwise mean the output column `id`, the decider).
+ * The round of one stop at a gate (the gate_waiting event `wait_seq`) that approvals count in: each edit starts a new
+ * one, since approvals given before it were of other text.
+ */
+const ROUND_OF_STOP = `
+  SELECT COALESCE(max(round), 0) FROM svc_gate_decisions WHERE run_id = $1 AND wait_seq = $2`;
+
+/**
+ * Approvals of the current round of one stop at a gate, oldest first: in the order of the records (`d.id`, qualified,
+ * since an ORDER BY name would otherwise mean the output column `id`, the decider).
  */
 const APPROVALS_OF_STOP = `
-  SELECT d.decided_by AS id, d.decided_by_name AS name, d.decided_at AS at, d.edits
+  SELECT d.decided_by AS id, d.decided_by_name AS name, d.decided_at AS at
     FROM svc_gate_decisions d
-   WHERE d.run_id = $1 AND d.wait_seq = $2 AND d.decision IN ('approve', 'edit')
+   WHERE d.run_id = $1 AND d.wait_seq = $2 AND d.decision IN ('approve', 'edit') AND d.round = (${ROUND_OF_STOP})
    ORDER BY d.id`;
+
+/** Every edit at one stop, oldest first: each was shown to the approvers after it, so together they make the text. */
+const EDITS_OF_STOP = `
+  SELECT edits FROM svc_gate_decisions WHERE run_id = $1 AND wait_seq = $2 AND decision = 'edit' ORDER BY id`;
 
 interface ApprovalRow {
   id: string | null;
   name: string;
   at: Date;
-  edits: Record<string, string> | null;
 }
 
 const approvalsFrom = (rows: ApprovalRow[], needed: number): GateApprovals => ({
@@ -91,13 +101,34 @@ export interface NewDecision {
 
 export type DecideResult =
   /** The gate is no longer waiting at that stop (decided, cancelled, or reached again since). */
-  | { outcome: 'stale' }
+  | { outcome: 'stale'; last?: LastDecision }
   /** This person has already approved this stop at the gate. */
   | { outcome: 'duplicate' }
   /** Recorded; the gate waits for more approvals. */
   | { outcome: 'waiting'; approvals: GateApprovals }
   /** Recorded, and the run is claimed to resume with `resume` (leased to the caller's process). */
   | { outcome: 'resumed'; approvals: GateApprovals; resume: GateResume; decisionId: string };
+
+/** The decision that ended a stop at a gate, for a 409 that tells who acted first, and when. */
+export interface LastDecision {
+  decision: GateDecisionKind;
+  by: string;
+  at: string;
+}
+
+interface LastDecisionRow {
+  decision: GateDecisionKind;
+  decided_by_name: string;
+  decided_at: Date;
+}
+
+const LAST_DECISION = `SELECT decision, decided_by_name, decided_at FROM svc_gate_decisions`;
+
+const toLast = (row: LastDecisionRow): LastDecision => ({
+  decision: row.decision,
+  by: row.decided_by_name,
+  at: row.decided_at.toISOString(),
+});
 
 /** A waiting gate whose deadline passed, claimed by this process to resume with its expiry. */
 export interface ExpiredGate {
@@ -154,13 +185,25 @@ export function gateDecisionsRepository(pool: Pool) {
           run.event_seq !== input.waitSeq ||
           run.pending?.node !== input.gate
         ) {
-          return { outcome: 'stale' };
+          const { rows: last } = await client.query<LastDecisionRow>(
+            `${LAST_DECISION} WHERE run_id = $1 AND gate = $2
+              ORDER BY id DESC LIMIT 1`,
+            [input.runId, input.gate],
+          );
+          return { outcome: 'stale', last: last[0] && toLast(last[0]) };
         }
+        const { rows: roundRows } = await client.query<{ round: number }>(`SELECT (${ROUND_OF_STOP}) AS round`, [
+          input.runId,
+          input.waitSeq,
+        ]);
+        // An edit changes the text the gate shows: approvals given before it no longer count, so it opens a round.
+        const round = roundRows[0]!.round + (input.decision === 'edit' ? 1 : 0);
         const { rows: inserted } = await client.query<{ id: string; thread_id: string }>(
-          `INSERT INTO svc_gate_decisions (run_id, thread_id, gate, wait_seq, decision, decided_by, decided_by_name, role,
-                                           reason, edits, response, route_to)
-           SELECT id, thread_id, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11 FROM svc_runs WHERE id = $1
-           ON CONFLICT (run_id, wait_seq, decided_by) WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')
+          `INSERT INTO svc_gate_decisions (run_id, thread_id, gate, wait_seq, round, decision, decided_by, decided_by_name,
+                                           role, reason, edits, response, route_to)
+           SELECT id, thread_id, $2, $3, $12, $4, $5, $6, $7, $8, $9::jsonb, $10, $11 FROM svc_runs WHERE id = $1
+           ON CONFLICT (run_id, wait_seq, round, decided_by)
+             WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')
            DO NOTHING
            RETURNING id, thread_id`,
           [
@@ -175,17 +218,33 @@ export function gateDecisionsRepository(pool: Pool) {
             input.edits ? storableJson(input.edits) : null,
             storable(input.response),
             input.routeTo,
+            round,
           ],
         );
         if (!inserted[0]) return { outcome: 'duplicate' };
         const { rows: approvalRows } = await client.query<ApprovalRow>(APPROVALS_OF_STOP, [input.runId, input.waitSeq]);
         const approvals = approvalsFrom(approvalRows, input.approvalsNeeded);
         const approving = input.decision === 'approve' || input.decision === 'edit';
-        if (approving && approvals.given < approvals.needed) return { outcome: 'waiting', approvals };
+        if (approving && approvals.given < approvals.needed) {
+          // The approvers still to come see the edited text (the run's pending gate, the inbox).
+          if (input.edits) {
+            await client.query(
+              `UPDATE svc_runs SET pending_gate = jsonb_set(pending_gate, '{context}',
+                                                            (pending_gate->'context') || $2::jsonb)
+                WHERE id = $1`,
+              [input.runId, storableJson(input.edits)],
+            );
+          }
+          return { outcome: 'waiting', approvals };
+        }
         let resume: GateResume;
         if (approving) {
-          // Every approver's edits count, a later one's over an earlier one's for the same phase.
-          const edits = Object.assign({}, ...approvalRows.map((r) => r.edits ?? {})) as Record<string, string>;
+          const { rows: editRows } = await client.query<{ edits: Record<string, string> }>(EDITS_OF_STOP, [
+            input.runId,
+            input.waitSeq,
+          ]);
+          // A later edit's text over an earlier one's for the same phase.
+          const edits = Object.assign({}, ...editRows.map((r) => r.edits)) as Record<string, string>;
           const edited = Object.keys(edits).length > 0;
           resume = {
             kind: edited ? 'edit' : 'approve',
@@ -288,6 +347,15 @@ export function gateDecisionsRepository(pool: Pool) {
       });
     },
 
+    /** The latest decision taken at a gate of the thread: who acted, when, for the 409 of a decision come too late. */
+    async latestAt(threadId: string, gate: string): Promise<LastDecision | undefined> {
+      const { rows } = await pool.query<LastDecisionRow>(
+        `${LAST_DECISION} WHERE thread_id = $1 AND gate = $2 ORDER BY id DESC LIMIT 1`,
+        [threadId, gate],
+      );
+      return rows[0] && toLast(rows[0]);
+    },
+
     async listByRun(runId: string): Promise<GateDecisionRecord[]> {
       const { rows } = await pool.query<DecisionRow>(`${SELECT_DECISION} WHERE run_id = $1 ORDER BY id`, [runId]);
       return rows.map(toRecord);
@@ -321,7 +389,9 @@ export function gateDecisionsRepository(pool: Pool) {
                 COALESCE((SELECT json_agg(json_build_object('id', d.decided_by, 'name', d.decided_by_name,
                                                             'at', d.decided_at) ORDER BY d.id)
                             FROM svc_gate_decisions d
-                           WHERE d.run_id = r.id AND d.wait_seq = r.event_seq AND d.decision IN ('approve', 'edit')),
+                           WHERE d.run_id = r.id AND d.wait_seq = r.event_seq AND d.decision IN ('approve', 'edit')
+                             AND d.round = (SELECT COALESCE(max(x.round), 0) FROM svc_gate_decisions x
+                                             WHERE x.run_id = r.id AND x.wait_seq = r.event_seq)),
                          '[]'::json) AS approvals
            FROM svc_runs r
            JOIN svc_threads t ON t.id = r.thread_id

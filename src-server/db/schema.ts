@@ -246,8 +246,6 @@ const statements = [
      route_to text,
      decided_at timestamptz NOT NULL DEFAULT now()
    )`,
-  `CREATE UNIQUE INDEX IF NOT EXISTS svc_gate_decisions_once
-     ON svc_gate_decisions (run_id, wait_seq, decided_by) WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')`,
   `CREATE INDEX IF NOT EXISTS svc_gate_decisions_by_run ON svc_gate_decisions (run_id, id)`,
   // The record of a decision is kept as it was taken: a row may go with its thread, never change.
   `CREATE OR REPLACE FUNCTION svc_gate_decisions_immutable() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -396,6 +394,12 @@ const statements = [
    $fn$`,
   `CREATE OR REPLACE TRIGGER svc_gate_decisions_webhooks AFTER INSERT ON svc_gate_decisions
      FOR EACH ROW EXECUTE FUNCTION svc_webhook_gate_decision()`,
+  // An approval counts once per person and round of a stop at a gate: an edit opens a new round (docs/approvals.md).
+  `ALTER TABLE svc_gate_decisions ADD COLUMN IF NOT EXISTS round integer NOT NULL DEFAULT 0`,
+  `DROP INDEX IF EXISTS svc_gate_decisions_once`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS svc_gate_decisions_once_per_round
+     ON svc_gate_decisions (run_id, wait_seq, round, decided_by)
+     WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')`,
 ];
 
 /**

@@ -135,9 +135,26 @@ function nulFields(value: unknown, path: string[] = []): string[] {
   return [];
 }
 
+/**
+ * Where a JSON body has a key `__proto__`: zod drops such keys without a word (they would set a prototype), so an
+ * edit keyed so would pass as no edit at all. No field of the API is named so: refused, not ignored.
+ */
+function prototypeKeys(value: unknown, path: string[] = []): string[] {
+  if (Array.isArray(value)) return value.flatMap((item, i) => prototypeKeys(item, [...path, String(i)]));
+  if (!value || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) =>
+    key === '__proto__' ? [[...path, key].join('.')] : prototypeKeys(item, [...path, key]),
+  );
+}
+
 /** `details.fields` lets a form show each problem at its field; `message` says it all in one line. */
 function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where: string): z.infer<T> {
   if (!schema) return {} as z.infer<T>;
+  const reserved = prototypeKeys(value);
+  if (reserved.length) {
+    const fields = reserved.map((field) => ({ field, message: 'no field is named __proto__' }));
+    throw badRequest(`invalid ${where}: ${fields.map((f) => `${f.field}: ${f.message}`).join('; ')}`, { fields });
+  }
   const result = schema.safeParse(value);
   const fields = result.success
     ? nulFields(result.data).map((field) => ({ field, message: 'must not contain NUL characters' }))

@@ -11,7 +11,7 @@ import {
   type RunAccepted,
   type Thread,
 } from '../contracts/runs';
-import type { GateDecisionsRepository } from '../db/gate-decisions.repository';
+import type { GateDecisionsRepository, LastDecision } from '../db/gate-decisions.repository';
 import type { RunsRepository } from '../db/runs.repository';
 import { getLogger } from '../log';
 import { phaseBeforeGate } from './graph-builder';
@@ -32,6 +32,21 @@ export interface ApprovalsServiceDeps {
   gates: GateDecisionsRepository;
   manager: RunManager;
   defaultModel: string;
+}
+
+/** `: approved by Ann at 2026-…`: who came first, so that a script can tell whether its own decision landed. */
+function decidedEarlier(last: LastDecision | undefined): string {
+  if (!last) return '';
+  const verb = {
+    approve: 'approved',
+    edit: 'approved with edits',
+    respond: 'sent back',
+    reject: 'rejected',
+    expire: 'expired',
+  };
+  return last.decision === 'expire'
+    ? `: it expired at ${last.at}`
+    : `: ${verb[last.decision]} by ${last.by} at ${last.at}`;
 }
 
 /** A person's decision at a gate, as the API takes it. */
@@ -71,7 +86,11 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
         throw notFound(`gate "${gate}" not found: "${thread.agent}" has no gate of that name`);
       }
       const run = await runs.waitingInThread(thread.id);
-      if (!run || !run.pending_gate) throw conflict(`gate "${gate}" is not pending on thread ${thread.id}`);
+      if (!run || !run.pending_gate) {
+        throw conflict(
+          `gate "${gate}" is not pending on thread ${thread.id}${decidedEarlier(await gates.latestAt(thread.id, gate))}`,
+        );
+      }
       const pending = run.pending_gate;
       if (pending.node !== gate) {
         throw conflict(`gate "${gate}" is not pending on thread ${thread.id}; the pending gate is "${pending.node}"`);
@@ -123,7 +142,9 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
         manager.lease,
         run.event_seq + SEQ_BLOCK,
       );
-      if (result.outcome === 'stale') throw conflict(`gate "${gate}" on thread ${thread.id} was already decided`);
+      if (result.outcome === 'stale') {
+        throw conflict(`gate "${gate}" on thread ${thread.id} was already decided${decidedEarlier(result.last)}`);
+      }
       if (result.outcome === 'duplicate') {
         throw conflict(
           `you have already approved gate "${gate}" on thread ${thread.id}: ` +

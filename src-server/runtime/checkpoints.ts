@@ -1,9 +1,16 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import type { StateSnapshot } from '@langchain/langgraph';
+import { START, type StateSnapshot } from '@langchain/langgraph';
 import type { CatalogEntry } from '../assets/catalog';
+import type { GraphLayout } from '../contracts/assets';
 import type { Checkpoint, PendingGate } from '../contracts/runs';
 import type { ModelClient } from '../models/model-client';
-import { buildGraph, type CompiledRunGraph, type NodeHooks, type RunStateValue } from './graph-builder';
+import {
+  buildGraph,
+  phaseBeforeGate,
+  type CompiledRunGraph,
+  type NodeHooks,
+  type RunStateValue,
+} from './graph-builder';
 
 /**
  * A thread's checkpoint history, read from LangGraph's checkpointer, and the branch point a fork starts from.
@@ -148,11 +155,26 @@ export interface BranchEdits {
 }
 
 /**
+ * The gate a branch from this state must pass again before anything after it runs: the last gate the run went past,
+ * unless the branch is about to run that gate anyway. Checkpoints written before runs recorded the gate they passed
+ * name none: a decision in their state (approved or rejected) was taken at a gate they visited.
+ */
+function gateToReenter(values: Partial<RunStateValue>, next: readonly string[], layout: GraphLayout): string | null {
+  let gate = values.passed_gate;
+  if (gate === undefined && values.approved != null) {
+    gate = layout.nodes.filter((node) => node.kind === 'gate' && (values.visits?.[node.id] ?? 0) > 0).at(-1)?.id;
+  }
+  return gate && !next.includes(gate) ? gate : null;
+}
+
+/**
  * Writes the branch point: a new checkpoint, child of the one forked from, with the fork's run id and edits. The
- * graph then continues from it; the checkpoints of the run forked from are not changed. Returns its config.
+ * graph then continues from it; the checkpoints of the run forked from are not changed. A branch from past a gate
+ * goes back to that gate, with the branch's content: what the gate approved was other text. Returns its config.
  */
 export async function writeBranchPoint(
   graph: CompiledRunGraph,
+  layout: GraphLayout,
   threadId: string,
   checkpointId: string,
   edits: BranchEdits,
@@ -161,7 +183,22 @@ export async function writeBranchPoint(
   const state = await graph.getState(from);
   const values = state.values as Partial<RunStateValue>;
   const update: Partial<RunStateValue> = { run_id: edits.runId, message: edits.message };
-  if (Object.keys(edits.outputs).length) update.outputs = { ...values.outputs, ...edits.outputs };
-  const written = await graph.updateState(from, update);
+  const edited = Object.keys(edits.outputs);
+  if (edited.length) {
+    update.outputs = { ...values.outputs, ...edits.outputs };
+    update.edited = [...new Set([...(values.edited ?? []), ...edited])];
+  }
+  const gate = gateToReenter(values, state.next, layout);
+  if (!gate) return configOf(await graph.updateState(from, update), threadId);
+  // Written as the phase that leads into the gate, routed to it: the gate runs next and asks again.
+  const before = phaseBeforeGate(layout.edges, gate) ?? START;
+  const reentry = { ...update, route: gate, approved: null, decision_reason: null };
+  return configOf(await graph.updateState(from, reentry, before), threadId);
+}
+
+function configOf(
+  written: StateSnapshot['config'],
+  threadId: string,
+): { configurable: { thread_id: string; checkpoint_id: string } } {
   return { configurable: { thread_id: threadId, checkpoint_id: idOf(written)! } };
 }

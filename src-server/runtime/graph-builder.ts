@@ -44,6 +44,13 @@ export const RunState = Annotation.Root({
   last_node: Annotation<string | null>(),
   /** node id → a reviewer's feedback (a gate's respond) that the node reads when it runs again, once. */
   feedback: Annotation<Record<string, string>>(),
+  /**
+   * The last gate the run went past (approved, rejected, or by its expiry): what comes after it ran on text that gate
+   * was shown. A fork from a later checkpoint re-enters it, so that nothing past a gate runs on text it never saw.
+   */
+  passed_gate: Annotation<string | null>(),
+  /** Phases whose output a fork replaced since the last gate decision: the next gate shows them too. */
+  edited: Annotation<string[]>(),
 });
 export type RunStateValue = typeof RunState.State;
 
@@ -59,6 +66,8 @@ export function initialState(runId: string, message: string, projectContext: str
     decision_reason: null,
     last_node: null,
     feedback: {},
+    passed_gate: null,
+    edited: [],
   };
 }
 
@@ -156,6 +165,8 @@ export function gateContext(phase: Phase, state: RunStateValue): PendingGate {
   const context: Record<string, string> = {};
   for (const item of phase.required_approval_context) context[item] = outputs[item] ?? latest;
   if (phase.required_approval_context.length === 0 && state.last_node) context[state.last_node] = latest;
+  // Text a person put in through a fork is shown whatever the gate asks for: the approver decides on all of it.
+  for (const node of state.edited ?? []) if (Object.hasOwn(outputs, node)) context[node] ??= outputs[node]!;
   const policy = phase.gate ?? DEFAULT_GATE_POLICY;
   return {
     node: phase.id,
@@ -270,16 +281,18 @@ export function buildGraph(options: GraphOptions) {
         // Throws on the first pass (the run pauses, the checkpoint keeps it); returns the decision on resume.
         const decision = interrupt<PendingGate, GateDecision>(gateContext(phase, state));
         await hooks.gateDecided(node.id, decision);
-        const decided = { decision_reason: decision.reason, visits };
+        const decided = { decision_reason: decision.reason, visits, edited: [] };
         if (decision.approved === null) {
-          // Respond, or an expiry that routes: on at the phase named; the gate is reached again from there.
+          // Respond, or an expiry that routes: on at the phase named. A respond comes back to this gate; an expiry
+          // that routes goes past it.
           const to = decision.to ?? phaseBeforeGate(layout.edges, node.id)!;
           const feedback = decision.response ? { ...state.feedback, [to]: decision.response } : state.feedback;
-          return { ...decided, approved: null, route: to, feedback };
+          const passed = decision.kind === 'respond' ? (state.passed_gate ?? null) : node.id;
+          return { ...decided, approved: null, route: to, feedback, passed_gate: passed };
         }
         // An edit replaces the outputs of the phases the gate showed: what the next phases read.
         const outputs = decision.edits ? { ...state.outputs, ...decision.edits } : state.outputs;
-        return { ...decided, approved: decision.approved, route: null, outputs };
+        return { ...decided, approved: decision.approved, route: null, outputs, passed_gate: node.id };
       });
       graph.addConditionalEdges(
         node.id as never,

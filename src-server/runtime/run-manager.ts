@@ -176,7 +176,7 @@ export class RunManager {
     const edits = { runId: run.runId, message: run.message, outputs: run.outputs };
     this.track(
       this.execute(session, run.entry, run.projectId, async (_signal, graph) =>
-        branchStart(graph, run.threadId, run.checkpointId, edits),
+        branchStart(graph, run.entry, run.threadId, run.checkpointId, edits),
       ),
     );
     return session;
@@ -335,7 +335,7 @@ export class RunManager {
       if (fork) {
         // A branch run that died before its branch point was written: write it now.
         const edits = { runId: run.id, message: run.message ?? '', outputs: fork.outputs };
-        return branchStart(graph, run.thread_id, fork.checkpoint_id, edits);
+        return branchStart(graph, entry, run.thread_id, fork.checkpoint_id, edits);
       }
       if (!ofThisRun) {
         // The process died before the run's first checkpoint: start it again from its request.
@@ -487,9 +487,10 @@ export class RunManager {
 
 async function branchStart(
   graph: CompiledRunGraph,
+  entry: CatalogEntry,
   threadId: string,
   checkpointId: string,
   edits: BranchEdits,
 ): Promise<BranchStart> {
-  return new BranchStart(await writeBranchPoint(graph, threadId, checkpointId, edits));
+  return new BranchStart(await writeBranchPoint(graph, entry.layout, threadId, checkpointId, edits));
 }

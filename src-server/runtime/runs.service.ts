@@ -193,7 +193,7 @@ export function runsService(deps: RunsServiceDeps) {
         throw badRequest(`checkpoint ${checkpointId} is where a run ended: nothing runs after it; fork an earlier one`);
       }
       const outputs = request.outputs ?? {};
-      const unknown = Object.keys(outputs).filter((node) => !(node in checkpoint.state.outputs));
+      const unknown = Object.keys(outputs).filter((node) => !Object.hasOwn(checkpoint.state.outputs, node));
       if (unknown.length) {
         const done = Object.keys(checkpoint.state.outputs);
         throw badRequest(

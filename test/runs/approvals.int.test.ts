@@ -1,6 +1,12 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApprovalItem, GateDecisionRecord, RunAccepted, RunDetail } from '../../src-server/contracts/runs';
+import type {
+  ApprovalItem,
+  Checkpoint,
+  GateDecisionRecord,
+  RunAccepted,
+  RunDetail,
+} from '../../src-server/contracts/runs';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { gatedAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
@@ -27,6 +33,7 @@ beforeAll(async () => {
   generatedDir = await writeFixtureCatalog([
     gatedAgent('pair-review', { approvals: 2 }),
     gatedAgent('owner-review', { decide_role: 'owner' }),
+    gatedAgent('owner-pair', { decide_role: 'owner', approvals: 2 }),
     gatedAgent('lapsing-reject', { expiry: { after_s: 1, action: 'reject', target: null } }),
     gatedAgent('lapsing-approve', { expiry: { after_s: 1, action: 'approve', target: null } }),
     gatedAgent('lapsing-route', { expiry: { after_s: 1, action: 'route', target: 'output' } }),
@@ -272,6 +279,93 @@ describe('who may decide', () => {
     ).rejects.toThrow('a gate decision is a record: it cannot be changed');
     const decisions = (await (await server.request(`/threads/${threadId}/decisions`)).json()) as GateDecisionRecord[];
     expect(decisions.map((d) => d.reason)).toEqual(['kept as given']);
+  });
+});
+
+describe('a gate cannot be passed around', () => {
+  it('a fork from past an approved gate waits at that gate again, with its role and approvals; an edit restarts the count', async () => {
+    const mia = await person('Fork Mia', 'member');
+    const oona = await person('Fork Oona', 'owner');
+    const otto = await person('Fork Otto', 'owner');
+    const { threadId } = await toGate('owner-pair', ['The approved analysis.']);
+    expect((await decide(oona, threadId, 'approve')).status).toBe(202);
+    ctx.model.reply(['Published the approved analysis.']);
+    expect((await follow(await decide(otto, threadId, 'approve'))).at(-1)!.data.type).toBe('run_done');
+
+    // The member forks from the checkpoint after the gate's decision, with her own analysis and message.
+    const history = (await (await as(mia, `/threads/${threadId}/checkpoints`)).json()) as Checkpoint[];
+    const pastGate = history.find((c) => c.node === 'gate' && c.next.includes('output'))!;
+    expect(pastGate).toBeDefined();
+    const calls = ctx.model.requests.length;
+    const forked = await server.request(`/threads/${threadId}/checkpoints/${pastGate.checkpoint_id}/run`, {
+      method: 'POST',
+      json: { message: 'Publish mine instead', outputs: { analysis: 'An analysis nobody approved.' } },
+      headers: { authorization: `Bearer ${mia.token}`, accept: 'application/json' },
+    });
+    expect(forked.status).toBe(200);
+    const fork = (await forked.json()) as RunAccepted;
+    const events = await readEvents(await as(mia, fork.stream_url));
+    expect(eventOrder(events)).toEqual(['run_start', 'node_enter:gate', 'gate_waiting:gate']);
+    expect(events.at(-1)!.data).toMatchObject({
+      context: { analysis: 'An analysis nobody approved.' },
+      decide_role: 'owner',
+      approvals_needed: 2,
+    });
+    // Nothing after the gate ran, no model was called, and recording the fork decided nothing.
+    expect(ctx.model.requests.length).toBe(calls);
+    const waiting = await detail(fork.run_id);
+    expect(waiting).toMatchObject({ status: 'waiting_approval', decisions: [], approvals: { needed: 2, given: 0 } });
+    expect(waiting.nodes.map((n) => `${n.node_id}:${n.status}`)).toEqual(['gate:waiting_approval']);
+    expect((await decide(mia, threadId, 'approve')).status).toBe(403);
+
+    // An owner approves; an admin approves with an edit: the owner saw other text, so the gate reads 1 of 2 again.
+    expect(await (await decide(oona, threadId, 'approve')).json()).toMatchObject({ approvals: { given: 1 } });
+    const edited = await decide(null, threadId, 'approve', { edits: { analysis: 'The admin rewrote it.' } });
+    expect(edited.status).toBe(202);
+    const afterEdit = (await edited.json()) as RunAccepted;
+    expect(afterEdit).toMatchObject({ status: 'waiting_approval', approvals: { needed: 2, given: 1 } });
+    expect(afterEdit.approvals!.by.map((a) => a.name)).toEqual(['api-token']);
+    // The approvers to come see the edited text, and the first owner may approve that text.
+    expect((await detail(fork.run_id)).pending_gate!.context).toEqual({ analysis: 'The admin rewrote it.' });
+    const [item] = ((await (await as(oona, '/approvals')).json()) as ApprovalItem[]).filter(
+      (i) => i.run_id === fork.run_id,
+    );
+    expect(item).toMatchObject({ context: { analysis: 'The admin rewrote it.' }, approvals: { given: 1 } });
+
+    ctx.model.reply(['Published the rewritten analysis.']);
+    const resumed = await follow(await decide(oona, threadId, 'approve'));
+    expect(resumed[0]!.data).toMatchObject({ type: 'gate_edited', by: ['api-token', 'Fork Oona'] });
+    expect(resumed.at(-1)!.data.type).toBe('run_done');
+    expect(prompts().at(-1)).toContain('### analysis\nThe admin rewrote it.');
+    expect(prompts().at(-1)).not.toContain('nobody approved');
+    const done = await detail(fork.run_id);
+    expect(done.decisions.map((d) => `${d.decided_by.name}:${d.decision}`)).toEqual([
+      'Fork Oona:approve',
+      'api-token:edit',
+      'Fork Oona:approve',
+    ]);
+  });
+
+  it('a decision that comes too late says who decided, and when', async () => {
+    const { threadId } = await toGate();
+    await follow(await decide(null, threadId, 'reject', { reason: 'first' }));
+    const late = await decide(null, threadId, 'approve');
+    expect(late.status).toBe(409);
+    expect(((await late.json()) as { error: { message: string } }).error.message).toMatch(
+      /^gate "gate" is not pending on thread [0-9a-f-]+: rejected by api-token at \d{4}-\d\d-\d\dT/,
+    );
+  });
+
+  it('edits name phases: a key such as __proto__ is refused, not taken for a plain approval', async () => {
+    const { runId, threadId } = await toGate();
+    const res = await server.request(`/threads/${threadId}/gates/gate/approve`, {
+      method: 'POST',
+      body: '{"edits": {"__proto__": {"analysis": "smuggled"}}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(400);
+    expect(await detail(runId)).toMatchObject({ status: 'waiting_approval', decisions: [] });
+    await follow(await decide(null, threadId, 'reject'));
   });
 });
 

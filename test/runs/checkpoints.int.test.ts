@@ -266,6 +266,10 @@ describe('a run from a checkpoint (a branch on the same thread)', () => {
     const notYet = await fork(threadId, start.checkpoint_id, { outputs: { analysis: 'too early' } });
     expect(notYet.status).toBe(400);
     expect((await notYet.json()).error.message).toContain('"analysis" had no output at checkpoint');
+    // A name every object answers to is no phase that ran.
+    const inherited = await fork(threadId, start.checkpoint_id, { outputs: { constructor: 'not a phase' } });
+    expect(inherited.status).toBe(400);
+    expect((await inherited.json()).error.message).toContain('"constructor" had no output at checkpoint');
 
     // Forks at once: the thread's row is locked for the check, so one starts and the others are told why not.
     ctx.model.reply(['Raced']);

@@ -193,10 +193,14 @@ describe('a run to its approval gate', () => {
     await readEvents(await decide(threadId, 'approve'));
     const again = await decide(threadId, 'approve');
     expect(again.status).toBe(409);
-    expect((await again.json()).error).toEqual({
-      code: 'conflict',
-      message: `gate "gate" is not pending on thread ${threadId}`,
-    });
+    // Who decided first, and when: a script that retried can tell whether the decision was its own.
+    const { error } = await again.json();
+    expect(error.code).toBe('conflict');
+    expect(error.message).toMatch(
+      new RegExp(
+        `^gate "gate" is not pending on thread ${threadId}: approved by \\S+ at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`,
+      ),
+    );
   });
 
   it('resumes exactly once when two approvals race, even through two server processes', async () => {
