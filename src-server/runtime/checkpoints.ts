@@ -161,7 +161,7 @@ export interface BranchEdits {
  */
 function gateToReenter(values: Partial<RunStateValue>, next: readonly string[], layout: GraphLayout): string | null {
   let gate = values.passed_gate;
-  if (gate === undefined && values.approved != null) {
+  if (gate === undefined && values.approved !== null && values.approved !== undefined) {
     gate = layout.nodes.filter((node) => node.kind === 'gate' && (values.visits?.[node.id] ?? 0) > 0).at(-1)?.id;
   }
   return gate && !next.includes(gate) ? gate : null;
