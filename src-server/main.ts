@@ -257,7 +257,6 @@ export async function startServer({
       catalog,
       access,
       threads,
-      threadRows,
       runs,
       gates,
       manager,

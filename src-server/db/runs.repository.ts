@@ -8,7 +8,7 @@ import type {
   RunNode,
   RunStatus,
 } from '../contracts/runs';
-import { withTransaction, type Pool } from './pool';
+import type { Pool } from './pool';
 import { CANCEL_CHANNEL } from './run-notifications';
 import { storable, storableJson } from './text';
 
@@ -94,12 +94,27 @@ const SELECT_RUN = `
 export interface NewRun {
   id: string;
   threadId: string;
+  /** The thread to create with the run (its project); null: the run goes on an existing thread. */
+  newThread: { projectId: string } | null;
   agent: string;
   model: string;
   message: string;
   projectPath: string | null;
   createdBy: string;
+  /** A run on a branch: where it starts. */
+  forkedFrom: ForkedFrom | null;
+  /** Whether the model is the local runtime's (models/model-ref.ts parseModel). */
+  localRuntime: boolean;
+  /** The most local-runtime runs the user may have going at once, this one included; null: no limit. */
+  localCap: number | null;
 }
+
+export type StartOutcome =
+  | { outcome: 'started' }
+  /** The thread has this run running or waiting: nothing was written. */
+  | { outcome: 'active'; active: { id: string; status: RunStatus } }
+  /** The user has `going` local-runtime runs already: nothing was written. */
+  | { outcome: 'over_limit'; going: number };
 
 /** Who executes a run: a server process, until its lease lapses. */
 export interface Lease {
@@ -136,52 +151,43 @@ export interface ForkedFrom {
 export function runsRepository(pool: Pool) {
   return {
     /**
-     * A run on an existing thread (a branch when `forkedFrom` says where it starts), inserted as `insert()` does,
-     * unless the thread has an active run: then nothing is written and that run is returned. The thread's row is
-     * locked for the check, so two requests for a run on one thread (runs, forks, or one of each) never both start.
+     * Writes a run's row (and its thread's, for a new thread), leased to the process that executes it, with its first
+     * block of event ids reserved: one round trip (svc_start_run in schema.ts). Nothing is written when the thread has
+     * an active run (that run is answered) or when a run on the local runtime would take the user past `localCap`
+     * (the runs she has going are answered).
      */
-    async insertUnlessActive(
-      run: NewRun,
-      forkedFrom: ForkedFrom | null,
-      lease: Lease,
-      seqReserved: number,
-    ): Promise<{ id: string; status: RunStatus } | undefined> {
-      return withTransaction(pool, async (client) => {
-        await client.query('SELECT id FROM svc_threads WHERE id = $1 FOR UPDATE', [run.threadId]);
-        const { rows } = await client.query<{ id: string; status: RunStatus }>(
-          `SELECT id, status FROM svc_runs WHERE thread_id = $1 AND status IN ('running', 'waiting_approval')
-            ORDER BY started_at DESC LIMIT 1`,
-          [run.threadId],
-        );
-        // Nothing is written: the transaction ends with the thread's lock.
-        if (rows[0]) return rows[0];
-        // A run names the thread's path (the one it was given, else the thread's own); a branch keeps the thread's.
-        await client.query(
-          `UPDATE svc_threads SET last_message = $2, model = $3, project_path = COALESCE($4, project_path),
-                  updated_at = now()
-            WHERE id = $1`,
-          [run.threadId, run.message, run.model, forkedFrom ? null : run.projectPath],
-        );
-        await client.query(
-          `INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by,
-                                 owner_id, lease_until, seq_reserved, forked_from)
-           VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8, now() + make_interval(secs => $9), $10, $11::jsonb)`,
-          [
-            run.id,
-            run.threadId,
-            run.agent,
-            run.model,
-            run.message,
-            run.projectPath,
-            run.createdBy,
-            lease.owner,
-            lease.leaseS,
-            seqReserved,
-            forkedFrom ? storableJson(forkedFrom) : null,
-          ],
-        );
-        return undefined;
-      });
+    async start(run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome> {
+      const { rows } = await pool.query<{
+        outcome: 'started' | 'active' | 'over_limit';
+        active_id: string | null;
+        active_status: RunStatus | null;
+        going: number | null;
+      }>(
+        `SELECT outcome, active_id, active_status, going
+           FROM svc_start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15)`,
+        [
+          run.id,
+          run.threadId,
+          run.newThread !== null,
+          run.newThread?.projectId ?? null,
+          run.agent,
+          run.model,
+          run.message,
+          run.projectPath,
+          run.createdBy,
+          lease.owner,
+          lease.leaseS,
+          seqReserved,
+          run.forkedFrom ? storableJson(run.forkedFrom) : null,
+          run.localRuntime,
+          run.localCap,
+        ],
+      );
+      const row = rows[0]!;
+      if (row.outcome === 'active')
+        return { outcome: 'active', active: { id: row.active_id!, status: row.active_status! } };
+      if (row.outcome === 'over_limit') return { outcome: 'over_limit', going: row.going! };
+      return { outcome: 'started' };
     },
 
     /** Where a run on a branch starts (undefined for any other run). */
@@ -191,35 +197,6 @@ export function runsRepository(pool: Pool) {
         [runId],
       );
       return rows[0]?.forked_from ?? undefined;
-    },
-
-    /**
-     * The new run, leased to the process that executes it and with its first block of event ids reserved,
-     * and its thread moved to the top of the list with the message: one round trip.
-     */
-    async insert(run: NewRun, lease: Lease, seqReserved: number): Promise<void> {
-      await pool.query(
-        `WITH touched AS (
-           UPDATE svc_threads
-              SET last_message = $5, model = $4, project_path = COALESCE($6, project_path), updated_at = now()
-            WHERE id = $2
-         )
-         INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by,
-                               owner_id, lease_until, seq_reserved)
-         VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8, now() + make_interval(secs => $9), $10)`,
-        [
-          run.id,
-          run.threadId,
-          run.agent,
-          run.model,
-          run.message,
-          run.projectPath,
-          run.createdBy,
-          lease.owner,
-          lease.leaseS,
-          seqReserved,
-        ],
-      );
     },
 
     /**
@@ -263,16 +240,6 @@ export function runsRepository(pool: Pool) {
           resume_decision: row.resume_decision,
         }
       );
-    },
-
-    /** Runs of one user going on the local runtime (any model without a cloud provider's prefix). */
-    async runningLocalBy(userId: string): Promise<number> {
-      const { rows } = await pool.query<{ n: number }>(
-        `SELECT count(*)::integer AS n FROM svc_runs
-          WHERE created_by = $1 AND status = 'running' AND model !~ '^cloud_[a-z]+:'`,
-        [userId],
-      );
-      return rows[0]!.n;
     },
 
     /** Whether a process executes the run, or will once its lapsed lease is taken over. */

@@ -400,6 +400,55 @@ const statements = [
   `CREATE UNIQUE INDEX IF NOT EXISTS svc_gate_decisions_once_per_round
      ON svc_gate_decisions (run_id, wait_seq, round, decided_by)
      WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')`,
+  // Whether a run goes to the local runtime, decided when it starts by the parser that routes models (model-ref.ts):
+  // the per-user limit counts these, never a pattern of its own. Runs from before are judged once, by their prefix.
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS local_runtime boolean`,
+  `UPDATE svc_runs SET local_runtime = (model IS NULL OR model !~ '^cloud_(a|b|c):') WHERE local_runtime IS NULL`,
+  `CREATE INDEX IF NOT EXISTS svc_runs_local_by_user ON svc_runs (created_by) WHERE status = 'running' AND local_runtime`,
+  // A run's row, and its thread's for a new thread, written in one round trip and one transaction, with the two rules
+  // that must hold across processes: a thread has one active run (its row is locked for the check), and a user has at
+  // most p_local_cap runs going on the local runtime (a lock per user serialises the count and the insert, so a burst
+  // of starts spread over processes cannot all pass a count taken before any of them was written).
+  `CREATE OR REPLACE FUNCTION svc_start_run(
+     p_run uuid, p_thread uuid, p_new_thread boolean, p_project uuid, p_agent text, p_model text, p_message text,
+     p_project_path text, p_user uuid, p_owner text, p_lease_s double precision, p_seq_reserved integer,
+     p_forked_from jsonb, p_local boolean, p_local_cap integer)
+   RETURNS TABLE (outcome text, active_id uuid, active_status text, going integer) LANGUAGE plpgsql AS $fn$
+   DECLARE
+     n integer;
+     a record;
+   BEGIN
+     IF p_local AND p_local_cap IS NOT NULL THEN
+       PERFORM pg_advisory_xact_lock(7305114, hashtext(p_user::text));
+       SELECT count(*) INTO n FROM svc_runs WHERE created_by = p_user AND status = 'running' AND local_runtime;
+       IF n >= p_local_cap THEN
+         RETURN QUERY SELECT 'over_limit'::text, NULL::uuid, NULL::text, n;
+         RETURN;
+       END IF;
+     END IF;
+     IF p_new_thread THEN
+       INSERT INTO svc_threads (id, agent, model, last_message, project_path, project_id, created_by)
+       VALUES (p_thread, p_agent, p_model, p_message, p_project_path, p_project, p_user);
+     ELSE
+       PERFORM 1 FROM svc_threads WHERE id = p_thread FOR UPDATE;
+       SELECT id, status INTO a FROM svc_runs WHERE thread_id = p_thread AND status IN ('running', 'waiting_approval')
+        ORDER BY started_at DESC LIMIT 1;
+       IF FOUND THEN
+         RETURN QUERY SELECT 'active'::text, a.id, a.status, NULL::integer;
+         RETURN;
+       END IF;
+       -- A run names the thread's path (the one it was given, else the thread's own); a branch keeps the thread's.
+       UPDATE svc_threads SET last_message = p_message, model = p_model, updated_at = now(),
+              project_path = COALESCE(CASE WHEN p_forked_from IS NULL THEN p_project_path END, project_path)
+        WHERE id = p_thread;
+     END IF;
+     INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by, owner_id,
+                           lease_until, seq_reserved, forked_from, local_runtime)
+     VALUES (p_run, p_thread, p_agent, p_model, 'running', p_message, p_project_path, p_user, p_owner,
+             now() + make_interval(secs => p_lease_s), p_seq_reserved, p_forked_from, p_local);
+     RETURN QUERY SELECT 'started'::text, NULL::uuid, NULL::text, NULL::integer;
+   END
+   $fn$`,
 ];
 
 /**

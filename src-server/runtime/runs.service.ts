@@ -2,17 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Catalog, CatalogEntry } from '../assets/catalog';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
-import {
-  runAccepted,
-  type ForkRequest,
-  type RunAccepted,
-  type RunDetail,
-  type RunRequest,
-  type Thread,
-} from '../contracts/runs';
+import { runAccepted, type ForkRequest, type RunAccepted, type RunDetail, type RunRequest } from '../contracts/runs';
 import type { GateDecisionsRepository } from '../db/gate-decisions.repository';
-import type { RunsRepository, StoredRun } from '../db/runs.repository';
-import type { ThreadsRepository } from '../db/threads.repository';
+import type { NewRun, RunsRepository, StoredRun } from '../db/runs.repository';
 import { badRequest, conflict, notFound, tooManyRequests } from '../contracts/errors';
 import { getLogger } from '../log';
 import { parseModel } from '../models/model-ref';
@@ -36,7 +28,6 @@ export interface RunsServiceDeps {
   catalog: Catalog;
   access: Access;
   threads: ThreadsService;
-  threadRows: ThreadsRepository;
   runs: RunsRepository;
   gates: GateDecisionsRepository;
   manager: RunManager;
@@ -66,7 +57,7 @@ export interface FollowableRun {
  * repositories and the run manager. Every method receives the caller.
  */
 export function runsService(deps: RunsServiceDeps) {
-  const { access, threadRows, runs, manager, catalog } = deps;
+  const { access, runs, manager, catalog } = deps;
 
   function entryFor(name: string): CatalogEntry {
     const entry = catalog.get(name);
@@ -85,14 +76,23 @@ export function runsService(deps: RunsServiceDeps) {
     return run;
   }
 
-  /** The model's provider is configured, and a local model is within the caller's share of the runtime. */
-  async function checkModel(principal: Principal, model: string): Promise<void> {
-    deps.checkModel(model);
-    if (parseModel(model).provider !== 'local') return;
-    const going = await runs.runningLocalBy(principal.id);
-    if (going >= deps.maxLocalRunsPerUser) {
+  /**
+   * Writes the run's row (and a new thread's), answering why not when it cannot start: the thread has an active run
+   * (409), or a local model would take the caller past her share of the runtime (429). Both are checked where the row
+   * is written, under locks, so a burst of requests across processes cannot pass a check taken before the others.
+   */
+  async function admit(principal: Principal, run: Omit<NewRun, 'localRuntime' | 'localCap' | 'createdBy'>) {
+    deps.checkModel(run.model);
+    const localRuntime = parseModel(run.model).provider === 'local';
+    const started = await runs.start(
+      { ...run, createdBy: principal.id, localRuntime, localCap: deps.maxLocalRunsPerUser },
+      manager.lease,
+      SEQ_BLOCK,
+    );
+    if (started.outcome === 'active') throw activeRunConflict(run.threadId, started.active);
+    if (started.outcome === 'over_limit') {
       throw tooManyRequests(
-        `you have ${going} runs on the local runtime already (at most ${deps.maxLocalRunsPerUser} at once): ` +
+        `you have ${started.going} runs on the local runtime already (at most ${deps.maxLocalRunsPerUser} at once): ` +
           'wait for one to finish, or use a cloud model',
         await deps.localRetryAfterS(),
       );
@@ -109,11 +109,14 @@ export function runsService(deps: RunsServiceDeps) {
   return {
     async startRun(principal: Principal, agent: string, request: RunRequest): Promise<FollowableRun> {
       const entry = entryFor(agent);
-      let thread: Thread;
+      const runId = randomUUID();
+      let run: Parameters<typeof admit>[1];
+      let projectId: string;
       if (request.thread_id) {
-        thread = await deps.threads.visible(principal, request.thread_id, 'member');
+        const thread = await deps.threads.visible(principal, request.thread_id, 'member');
+        projectId = thread.project_id ?? (await access.defaultProjectId());
         // The thread's project rules; a project_id given as well must be that one.
-        if (request.project_id && request.project_id !== (thread.project_id ?? (await access.defaultProjectId()))) {
+        if (request.project_id && request.project_id !== projectId) {
           throw badRequest(
             `invalid request body: project_id: thread ${thread.id} belongs to another project; leave project_id out`,
           );
@@ -121,59 +124,53 @@ export function runsService(deps: RunsServiceDeps) {
         if (thread.agent !== entry.manifest.name) {
           throw conflict(`thread ${thread.id} belongs to "${thread.agent}", not "${entry.manifest.name}"`);
         }
+        // Most callers learn of an active run here; the row's insert checks again, under the thread's lock.
         const active = await runs.activeInThread(thread.id);
         if (active) throw activeRunConflict(thread.id, active);
         // The thread's own path too, with this caller's rights: a member cannot run in a folder an admin named.
-        const named = request.project_path ?? thread.project_path;
-        if (named) await deps.checkProjectPath(principal, named);
-        await checkModel(principal, request.model ?? thread.model ?? deps.defaultModel);
-      } else {
-        const projectId = await access.resolveProject(principal, request.project_id, 'member');
-        if (request.project_path) await deps.checkProjectPath(principal, request.project_path);
-        // Refused runs leave no empty thread behind: every check comes before the insert.
-        await checkModel(principal, request.model ?? deps.defaultModel);
-        thread = await threadRows.insert({
-          id: randomUUID(),
+        const projectPath = request.project_path ?? thread.project_path;
+        if (projectPath) await deps.checkProjectPath(principal, projectPath);
+        const model = request.model ?? thread.model ?? deps.defaultModel;
+        run = {
+          id: runId,
+          threadId: thread.id,
+          newThread: null,
+          forkedFrom: null,
           agent: entry.manifest.name,
-          model: null,
-          projectPath: request.project_path ?? null,
-          projectId,
-          createdBy: principal.id,
-        });
-      }
-      const model = request.model ?? thread.model ?? deps.defaultModel;
-      const projectPath = request.project_path ?? thread.project_path;
-      const runId = randomUUID();
-      const newRun = {
-        id: runId,
-        threadId: thread.id,
-        agent: entry.manifest.name,
-        model,
-        message: request.message,
-        projectPath,
-        createdBy: principal.id,
-      };
-      if (request.thread_id) {
-        // The check above answers most callers; this one, under the thread's lock, stops a request that raced it.
-        const active = await runs.insertUnlessActive(newRun, null, manager.lease, SEQ_BLOCK);
-        if (active) throw activeRunConflict(thread.id, active);
+          model,
+          message: request.message,
+          projectPath,
+        };
       } else {
-        // A thread created for this run has no other run to race with: one round trip.
-        await runs.insert(newRun, manager.lease, SEQ_BLOCK);
+        projectId = await access.resolveProject(principal, request.project_id, 'member');
+        if (request.project_path) await deps.checkProjectPath(principal, request.project_path);
+        const model = request.model ?? deps.defaultModel;
+        // A refused run leaves no empty thread behind: the thread is written with the run, or not at all.
+        run = {
+          id: runId,
+          threadId: randomUUID(),
+          newThread: { projectId },
+          forkedFrom: null,
+          agent: entry.manifest.name,
+          model,
+          message: request.message,
+          projectPath: request.project_path ?? null,
+        };
       }
+      await admit(principal, run);
       log.info(
-        `graph run start agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} user=${principal.name}`,
+        `graph run start agent=${entry.manifest.name} model=${run.model} thread=${run.threadId} run=${runId} user=${principal.name}`,
       );
       manager.start({
         entry,
         runId,
-        threadId: thread.id,
-        projectId: thread.project_id,
-        model,
+        threadId: run.threadId,
+        projectId,
+        model: run.model,
         message: request.message,
-        projectPath,
+        projectPath: run.projectPath,
       });
-      return followable(runId, thread.id, 0);
+      return followable(runId, run.threadId, 0);
     },
 
     /**
@@ -204,25 +201,19 @@ export function runsService(deps: RunsServiceDeps) {
       }
       const source = checkpoint.run_id ? await runs.get(checkpoint.run_id) : undefined;
       const model = request.model ?? source?.model ?? thread.model ?? deps.defaultModel;
-      await checkModel(principal, model);
       const message = request.message ?? checkpoint.state.message ?? source?.message ?? '';
       const projectPath = source?.project_path ?? thread.project_path;
       const runId = randomUUID();
-      const active = await runs.insertUnlessActive(
-        {
-          id: runId,
-          threadId: thread.id,
-          agent: entry.manifest.name,
-          model,
-          message,
-          projectPath,
-          createdBy: principal.id,
-        },
-        { checkpoint_id: checkpointId, run_id: checkpoint.run_id, outputs },
-        manager.lease,
-        SEQ_BLOCK,
-      );
-      if (active) throw activeRunConflict(thread.id, active);
+      await admit(principal, {
+        id: runId,
+        threadId: thread.id,
+        newThread: null,
+        forkedFrom: { checkpoint_id: checkpointId, run_id: checkpoint.run_id, outputs },
+        agent: entry.manifest.name,
+        model,
+        message,
+        projectPath,
+      });
       log.info(
         `graph run fork agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} ` +
           `checkpoint=${checkpointId} user=${principal.name}`,

@@ -204,6 +204,63 @@ describe('the local-runtime queue shared by tenants and processes', () => {
     }
   });
 
+  it('holds the per-user limit under a burst spread over two processes: exactly the limit starts', async () => {
+    const env = { LOCAL_LLM_MAX_CONCURRENT: '1', LOCAL_LLM_MAX_RUNS_PER_USER: '20', LOCAL_LLM_QUEUE_TIMEOUT_S: '120' };
+    const [b, c] = [await ctx.spawn(env), await ctx.spawn(env)];
+    const accepted: string[] = [];
+    try {
+      // Every run holds on: the one slot streams slowly, the others wait in the queue, all of them `running`.
+      ctx.model.reply(['held '], 60_000);
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          (i % 2 ? b : c).request('/graphs/summary/run', {
+            method: 'POST',
+            json: { message: `burst ${i}` },
+            headers: { accept: 'application/json' },
+          }),
+        ),
+      );
+      for (const answer of answers.filter((r) => r.status === 200)) {
+        accepted.push(((await answer.json()) as { run_id: string }).run_id);
+      }
+      expect(accepted).toHaveLength(20);
+      const refused = answers.filter((r) => r.status === 429);
+      expect(refused).toHaveLength(80);
+      for (const answer of refused) expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // Refused runs left no thread behind.
+      const threads = (await (await b.request('/threads?limit=200')).json()) as {
+        items: { last_message: string | null }[];
+      };
+      expect(threads.items.filter((t) => t.last_message?.startsWith('burst '))).toHaveLength(20);
+    } finally {
+      for (const runId of accepted) await b.request(`/runs/${runId}/cancel`, { method: 'POST', json: {} });
+      await Promise.all([b.stop(), c.stop()]);
+    }
+  });
+
+  it('counts a model with an unknown cloud_ prefix as the local runtime it runs on', async () => {
+    const server = await ctx.start({ LOCAL_LLM_MAX_CONCURRENT: '1', LOCAL_LLM_MAX_RUNS_PER_USER: '2' });
+    try {
+      ctx.model.reply(['x '], 300);
+      const holding = startHolding(server, 'holds the slot');
+      await holding.started;
+      // `cloud_x:` names no provider: the model is the local runtime's, and its run waits for the slot.
+      const queued = await server.request('/graphs/summary/run', {
+        method: 'POST',
+        json: { message: 'waits', model: 'cloud_x:held' },
+        headers: { accept: 'application/json' },
+      });
+      expect(queued.status).toBe(200);
+      const refused = await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'third' } });
+      expect(refused.status).toBe(429);
+      await holding.done;
+      const { run_id } = (await queued.json()) as { run_id: string };
+      await server.request(`/runs/${run_id}/cancel`, { method: 'POST', json: {} });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('bounds the calls in flight across processes, and gives back the slot of a process that dies', async () => {
     // A lease long enough that a process busy starting or streaming never looks dead to the other.
     const leaseS = 5;
