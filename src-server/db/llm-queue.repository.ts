@@ -24,6 +24,8 @@ export interface TicketState {
   position: number | null;
   waiting: number;
   active: number;
+  /** How long each call holding a slot has held it, in seconds. */
+  held_s: number[];
   /** The average time the last calls held a slot; null before any finished. */
   average_s: number | null;
 }
@@ -62,22 +64,31 @@ export function llmQueueRepository(pool: Pool) {
     /** The state of some tickets (those of one process's waiters); a ticket no longer queued is absent. */
     async states(tickets: readonly number[]): Promise<TicketState[]> {
       const { rows } = await pool.query<TicketState>(
-        `WITH waiting AS (
-           -- The order svc_llm_grant serves them in: each tenant's first, the one served longest ago first,
-           -- then each tenant's second, and so on.
-           SELECT ticket, row_number() OVER (ORDER BY turn, last_granted_at NULLS FIRST, ticket) AS position
-             FROM (SELECT q.ticket, t.last_granted_at,
-                          row_number() OVER (PARTITION BY q.tenant ORDER BY q.ticket) AS turn
-                     FROM svc_llm_queue q LEFT JOIN svc_llm_queue_tenants t ON t.tenant = q.tenant
-                    WHERE q.granted_at IS NULL) by_turn
+        `WITH by_project AS (
+           SELECT q.ticket, q.tenant, q.org, row_number() OVER (PARTITION BY q.tenant ORDER BY q.ticket) AS project_turn
+             FROM svc_llm_queue q WHERE q.granted_at IS NULL
+         ), by_org AS (
+           -- Within an organisation: each project's first, the project served longest ago first, then each one's
+           -- second, and so on.
+           SELECT p.ticket, p.org,
+                  row_number() OVER (PARTITION BY p.org ORDER BY p.project_turn, t.last_granted_at NULLS FIRST, p.ticket)
+                    AS org_turn
+             FROM by_project p LEFT JOIN svc_llm_queue_tenants t ON t.tenant = p.tenant
+         ), waiting AS (
+           -- The order svc_llm_grant serves them in: each organisation's first, the one served longest ago first,
+           -- then each one's second, and so on.
+           SELECT b.ticket, row_number() OVER (ORDER BY b.org_turn, o.last_granted_at NULLS FIRST, b.ticket) AS position
+             FROM by_org b LEFT JOIN svc_llm_queue_orgs o ON o.org = b.org
          ), counts AS (
            SELECT count(*) FILTER (WHERE granted_at IS NULL) AS waiting,
                   count(*) FILTER (WHERE granted_at IS NOT NULL) AS active,
+                  COALESCE(array_agg(extract(epoch FROM now() - granted_at)::double precision)
+                             FILTER (WHERE granted_at IS NOT NULL), '{}') AS held_s,
                   (SELECT avg(s) FROM svc_llm_queue_stats, unnest(recent_s) AS s WHERE id = 1) AS average_s
              FROM svc_llm_queue
          )
          SELECT q.ticket, q.granted_at IS NOT NULL AS granted, w.position::integer AS position,
-                c.waiting::integer AS waiting, c.active::integer AS active, c.average_s
+                c.waiting::integer AS waiting, c.active::integer AS active, c.held_s, c.average_s
            FROM svc_llm_queue q LEFT JOIN waiting w USING (ticket) CROSS JOIN counts c
           WHERE q.ticket = ANY($1::bigint[])`,
         [tickets],

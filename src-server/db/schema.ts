@@ -127,30 +127,36 @@ const statements = [
      tenant text PRIMARY KEY,
      last_granted_at timestamptz NOT NULL
    )`,
-  // Grants free slots to the waiters next in line: round robin across tenants (projects) — the tenant served
-  // longest ago goes first — and first come first served within one. Tickets whose process stopped renewing
-  // them (it died) are dropped first, which gives their slots back. One transaction-scoped lock serialises
-  // every grant in the cluster.
+  // Grants free slots to the waiters next in line: round robin across organisations — the one served longest ago goes
+  // first — then, within it, across its projects the same way, and first come first served within a project. So one
+  // tenant that spreads its runs over many projects still gets one turn in a round, as every other organisation does.
+  // Tickets whose process stopped renewing them (it died) are dropped first, which gives their slots back. One
+  // transaction-scoped lock serialises every grant in the cluster.
   `CREATE OR REPLACE FUNCTION svc_llm_grant(slots integer) RETURNS void LANGUAGE plpgsql AS $fn$
    DECLARE
      free integer;
      next_ticket bigint;
      next_tenant text;
+     next_org text;
      granted text := '';
    BEGIN
      PERFORM pg_advisory_xact_lock(7305113);
      DELETE FROM svc_llm_queue WHERE lease_until < now();
      SELECT slots - count(*) INTO free FROM svc_llm_queue WHERE granted_at IS NOT NULL;
      FOR i IN 1..free LOOP
-       SELECT q.ticket, q.tenant INTO next_ticket, next_tenant
-         FROM svc_llm_queue q LEFT JOIN svc_llm_queue_tenants t ON t.tenant = q.tenant
+       SELECT q.ticket, q.tenant, q.org INTO next_ticket, next_tenant, next_org
+         FROM svc_llm_queue q
+         LEFT JOIN svc_llm_queue_orgs o ON o.org = q.org
+         LEFT JOIN svc_llm_queue_tenants t ON t.tenant = q.tenant
         WHERE q.granted_at IS NULL
-        ORDER BY t.last_granted_at NULLS FIRST, q.ticket
+        ORDER BY o.last_granted_at NULLS FIRST, t.last_granted_at NULLS FIRST, q.ticket
         LIMIT 1;
        EXIT WHEN NOT FOUND;
        UPDATE svc_llm_queue SET granted_at = now() WHERE ticket = next_ticket;
        INSERT INTO svc_llm_queue_tenants (tenant, last_granted_at) VALUES (next_tenant, clock_timestamp())
        ON CONFLICT (tenant) DO UPDATE SET last_granted_at = excluded.last_granted_at;
+       INSERT INTO svc_llm_queue_orgs (org, last_granted_at) VALUES (next_org, clock_timestamp())
+       ON CONFLICT (org) DO UPDATE SET last_granted_at = excluded.last_granted_at;
        granted := granted || next_ticket || ',';
      END LOOP;
      -- The tickets granted now travel with the notice: their waiters start without reading the queue.
@@ -165,8 +171,13 @@ const statements = [
    BEGIN
      -- The queue's lock first, then its rows, in every function: two of them never wait on each other.
      PERFORM pg_advisory_xact_lock(7305113);
-     INSERT INTO svc_llm_queue (owner_id, tenant, label, lease_until)
-     VALUES (p_owner, p_tenant, p_label, now() + make_interval(secs => p_lease_s)) RETURNING svc_llm_queue.ticket INTO t;
+     -- A ticket's organisation is its project's (the tenant is a project id); a call outside any project is its own.
+     INSERT INTO svc_llm_queue (owner_id, tenant, org, label, lease_until)
+     VALUES (p_owner, p_tenant,
+             COALESCE((SELECT tm.org_id::text FROM svc_projects p JOIN svc_teams tm ON tm.id = p.team_id
+                        WHERE p.id::text = p_tenant), p_tenant),
+             p_label, now() + make_interval(secs => p_lease_s))
+     RETURNING svc_llm_queue.ticket INTO t;
      PERFORM svc_llm_grant(p_slots);
      RETURN QUERY SELECT t, EXISTS (SELECT 1 FROM svc_llm_queue q WHERE q.ticket = t AND q.granted_at IS NOT NULL);
    END
@@ -400,6 +411,12 @@ const statements = [
   `CREATE UNIQUE INDEX IF NOT EXISTS svc_gate_decisions_once_per_round
      ON svc_gate_decisions (run_id, wait_seq, round, decided_by)
      WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')`,
+  // The queue is fair between organisations first, then their projects (svc_llm_grant).
+  `ALTER TABLE svc_llm_queue ADD COLUMN IF NOT EXISTS org text NOT NULL DEFAULT ''`,
+  `CREATE TABLE IF NOT EXISTS svc_llm_queue_orgs (
+     org text PRIMARY KEY,
+     last_granted_at timestamptz NOT NULL
+   )`,
   // Whether a run goes to the local runtime, decided when it starts by the parser that routes models (model-ref.ts):
   // the per-user limit counts these, never a pattern of its own. Runs from before are judged once, by their prefix.
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS local_runtime boolean`,

@@ -2,6 +2,7 @@ import type { QueueStatus } from '../contracts/models';
 import type { LlmQueueRepository, TicketState } from '../db/llm-queue.repository';
 import { getLogger } from '../log';
 import type { QueueInfo } from './model-client';
+import { estimateWaits } from './queue-estimate';
 
 const log = getLogger('svc.models');
 
@@ -18,6 +19,8 @@ const POLL_MS = 1000;
 
 /** Positions are read at most this often: with hundreds waiting, every slot handed over would read them all. */
 const POSITIONS_MS = 250;
+/** A waiter's estimate is told again at most this often, when it has drifted from what was said. */
+const REANNOUNCE_MS = 2000;
 /** Tries at giving a slot back, half a second, then one, two… apart: about half a minute in all. */
 const RELEASE_ATTEMPTS = 6;
 
@@ -34,6 +37,8 @@ export interface LocalQueueOptions {
 interface Waiter {
   ticket: number;
   position: number;
+  /** The estimated wait last announced, and when: the banner is told again once it has drifted. */
+  announced?: { waitS: number; at: number };
   onQueued?: (info: QueueInfo) => void;
   /** Seconds the runtime will spend loading the call's model once it has its slot (a cold start). */
   loadS: number;
@@ -264,6 +269,10 @@ export class LocalQueue {
       return;
     }
     const found = new Map(states.map((s) => [s.ticket, s]));
+    const sample = states[0];
+    const furthest = Math.max(0, ...states.map((s) => s.position ?? 0));
+    const waits = sample ? estimateWaits(furthest, this.slots, sample.held_s, sample.average_s ?? ASSUMED_CALL_S) : [];
+    const now = Date.now();
     // Only the waiters asked about: one that joined during the query is not in the answer yet.
     for (const ticket of asked) {
       const waiter = this.waiters.get(ticket);
@@ -271,18 +280,30 @@ export class LocalQueue {
       const state = found.get(ticket);
       if (!state) waiter.lost();
       else if (state.granted) waiter.grant();
-      else if (state.position !== null && state.position !== waiter.position) {
+      else if (state.position !== null) {
+        const waitS = Number(((waits[state.position - 1] ?? 0) + waiter.loadS).toFixed(1));
+        if (state.position === waiter.position && !drifted(waiter.announced, waitS, now)) continue;
         waiter.position = state.position;
-        const perCall = state.average_s ?? ASSUMED_CALL_S;
+        waiter.announced = { waitS, at: now };
         waiter.onQueued?.({
           position: state.position,
           waiting: state.waiting,
           active: state.active,
-          estimated_wait_s: Number((perCall * Math.ceil(state.position / this.slots) + waiter.loadS).toFixed(1)),
+          estimated_wait_s: waitS,
         });
       }
     }
   }
+}
+
+/**
+ * Whether a waiter whose place did not change should hear its estimate again: the calls ahead ran longer than
+ * thought, or the time it announced has passed. Not more than every few seconds, and not for a second's drift.
+ */
+function drifted(announced: Waiter['announced'], waitS: number, now: number): boolean {
+  if (!announced || now - announced.at < REANNOUNCE_MS) return false;
+  const expected = Math.max(0, announced.waitS - (now - announced.at) / 1000);
+  return Math.abs(waitS - expected) >= Math.max(1, expected * 0.2);
 }
 
 function average(values: number[]): number | null {

@@ -193,9 +193,10 @@ describe('the local-runtime queue across processes', () => {
     const a = queue.acquire({ onQueued: (i) => warm.push(i) });
     const b = queue.acquire({ onQueued: (i) => cold.push(i), loadS: 12 });
     await until(async () => (warm.length && cold.length ? true : undefined));
-    // Whatever the place in line, the cold call's model must be loaded first: its estimate is 12 s longer.
-    const perPlace = warm.at(-1)!.estimated_wait_s / warm.at(-1)!.position;
-    expect(cold.at(-1)!.estimated_wait_s).toBeCloseTo(perPlace * cold.at(-1)!.position + 12, 1);
+    // Whatever the place in line, the cold call's model must be loaded first: its estimate is 12 s longer than its
+    // place alone gives. The two are one place apart, one call (20 s, assumed before any call has finished).
+    const [w, c] = [warm.at(-1)!, cold.at(-1)!];
+    expect(c.estimated_wait_s - 12 - w.estimated_wait_s).toBeCloseTo(20 * (c.position - w.position), 0);
     held();
     // Either may be first in line: each frees its slot once it has it.
     await Promise.all([a, b].map(async (slot) => (await slot)()));

@@ -163,6 +163,84 @@ describe('the local-runtime queue shared by tenants and processes', () => {
     return thread.id;
   }
 
+  /** An organisation with `projects` projects under one team, created by the (anonymous) instance admin. */
+  async function organisation(server: TestServer, name: string, projects: number): Promise<string[]> {
+    const created = async (path: string, json: unknown) =>
+      ((await (await server.request(path, { method: 'POST', json })).json()) as { id: string }).id;
+    const org = await created('/orgs', { name });
+    const team = await created('/teams', { name: `${name} team`, parent_id: org });
+    const ids: string[] = [];
+    for (let i = 0; i < projects; i++) ids.push(await created('/projects', { name: `${name} ${i}`, parent_id: team }));
+    return ids;
+  }
+
+  it('serves another organisation next while one tenant floods the queue from ten projects', async () => {
+    const server = await ctx.start({ LOCAL_LLM_MAX_CONCURRENT: '1', LOCAL_LLM_MAX_RUNS_PER_USER: '100' });
+    try {
+      const flooding = await organisation(server, 'Flood', 10);
+      const [other] = await organisation(server, 'Other', 1);
+      const run = (message: string, projectId: string, onEvent?: (e: ReceivedEvent) => boolean | void) =>
+        server
+          .request('/graphs/summary/run', { method: 'POST', json: { message, project_id: projectId } })
+          .then((res) => readEvents(res, onEvent));
+      // The other organisation has been served before: it is no newcomer that a round robin would put first.
+      ctx.model.reply(['a ']);
+      expect((await run('earlier', other!)).at(-1)!.data.type).toBe('run_done');
+
+      ctx.model.reply(['a ', 'b '], 40);
+      const flood = Array.from({ length: 20 }, (_, i) => run(`flood ${i}`, flooding[i % 10]!));
+      await until(async () => ((await status(server)).waiting >= 19 ? true : undefined));
+      const positions: number[] = [];
+      const events = await run(
+        'other',
+        other!,
+        (e) => void (e.data.type === 'queue' && positions.push(e.data.position)),
+      );
+      expect(events.at(-1)!.data.type).toBe('run_done');
+      // Each organisation has a turn in every round: at most the flood's next call is ahead of it.
+      expect(positions[0] ?? 1).toBeLessThanOrEqual(2);
+      expect((await status(server)).waiting).toBeGreaterThan(0);
+      await Promise.all(flood);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('tells a waiter again how long it waits when the call ahead runs longer than calls did', async () => {
+    const server = await ctx.start({ LOCAL_LLM_MAX_CONCURRENT: '1' });
+    try {
+      // Calls so far were short: the queue's average call is a fraction of a second (the counters of earlier tests
+      // forgotten first).
+      await server.request('/queue/reset', { method: 'POST', json: { reason: 'a fresh average' } });
+      ctx.model.reply(['quick ']);
+      await start(server, 'quick');
+      ctx.model.reply(
+        Array.from({ length: 30 }, (_, i) => `${i} `),
+        100,
+      );
+      const holder = startHolding(server, 'long');
+      await holder.started;
+      const estimates: number[] = [];
+      let behind = '';
+      let served!: () => void;
+      const slot = new Promise<void>((resolve) => (served = resolve));
+      const waiting = start(server, 'behind', (e) => {
+        if (e.data.type === 'run_start') behind = e.data.run_id;
+        if (e.data.type === 'queue') estimates.push(e.data.estimated_wait_s);
+        if (e.name === 'token') served();
+      });
+      await slot;
+      for (const runId of [behind, holder.id])
+        await server.request(`/runs/${runId}/cancel`, { method: 'POST', json: {} });
+      await Promise.all([waiting, holder.done]);
+      // The first estimate came from the short calls; as the call ahead ran on, the banner was told a longer wait.
+      expect(estimates.length).toBeGreaterThanOrEqual(2);
+      expect(Math.max(...estimates.slice(1))).toBeGreaterThan(estimates[0]! + 1);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('serves a quiet project next, not behind every run a busy project queued', async () => {
     const server = await ctx.start({ LOCAL_LLM_MAX_CONCURRENT: '1', LOCAL_LLM_MAX_RUNS_PER_USER: '100' });
     try {
