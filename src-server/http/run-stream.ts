@@ -2,12 +2,15 @@ import type { Request, Response } from 'express';
 import type { FollowableRun } from '../runtime/runs.service';
 import { openSse } from './sse';
 
+/** Event ids are PostgreSQL integers: a larger id says the client has seen everything there will be. */
+const MAX_EVENT_ID = 2 ** 31 - 1;
+
 /** The client's last seen event: the `Last-Event-ID` header (EventSource reconnects) or `?last_event_id=`. */
 export function lastEventId(req: Request): number {
   const raw =
     req.get('last-event-id') ?? (typeof req.query.last_event_id === 'string' ? req.query.last_event_id : undefined);
   const id = Number(raw);
-  return Number.isInteger(id) && id > 0 ? id : 0;
+  return Number.isInteger(id) && id > 0 ? Math.min(id, MAX_EVENT_ID) : 0;
 }
 
 /**

@@ -9,7 +9,8 @@ const HEARTBEAT_MS = 15_000;
 /**
  * A client that does not read its stream is dropped once more than this has waited in its send buffer for
  * STALL_MS: its memory would otherwise grow with the run. It loses nothing: it re-attaches with Last-Event-ID.
- * A client that reads, however slowly, drains it; catching up on stored events waits for it (`room()`).
+ * A client that reads, however slowly, drains it. Catching up on stored events waits for it (`room()`) while it
+ * reads, and drops it as the live stream does when it stops reading.
  */
 export const MAX_UNREAD_BYTES = 1024 * 1024;
 const STALL_MS = 5000;
@@ -17,7 +18,10 @@ const STALL_MS = 5000;
 export interface SseStream {
   /** Writes a frame made by formatSseFrame (contracts/events.ts). */
   send(frame: string): void;
-  /** Resolves once the client has read enough of what was sent to take more (at once when it has). */
+  /**
+   * Resolves once the client has read enough of what was sent to take more (at once when it has); a client that reads
+   * nothing for STALL_MS meanwhile is dropped, and it resolves then too (the stream is closed).
+   */
   room(): Promise<void>;
   end(): void;
   /** Resolves when the client goes away or the stream is ended. */
@@ -80,9 +84,14 @@ export function openSse(res: Response): SseStream {
       pending += frame;
     },
     room() {
-      if (ended || res.writableLength + pending.length <= MAX_UNREAD_BYTES / 2) return Promise.resolve();
+      if (ended || res.writableLength + pending.length < MAX_UNREAD_BYTES) return Promise.resolve();
       return new Promise<void>((resolve) => {
+        const stall = setTimeout(() => {
+          if (!ended) drop();
+          done();
+        }, STALL_MS);
         const done = () => {
+          clearTimeout(stall);
           res.off('drain', done);
           res.off('close', done);
           resolve();

@@ -4,9 +4,6 @@ import { getLogger } from '../log';
 
 const log = getLogger('svc.sse');
 
-/** Stored events handed to a catching-up client between two looks at whether it has room for more. */
-const CATCH_UP_SLICE = 100;
-
 /** How long a run's final event may take to be stored after its row says it ended (one flush, one round trip). */
 const FINAL_EVENT_GRACE_MS = 250;
 
@@ -121,7 +118,7 @@ class RemoteTail {
           const entry = LoggedEvent.stored(row);
           this.cursor = entry.id;
           const more = index < rows.length - 1;
-          for (const follower of this.followers) if (entry.id > follower.lastSeen()) follower.deliver(entry, more);
+          for (const follower of this.followers) follower.deliver(entry, more);
         }
         found ||= rows.length > 0;
         if (rows.length === EVENT_PAGE) this.again = true;
@@ -221,20 +218,24 @@ export class RunEventStream {
       subscriber.end();
     };
     const deliver = (entry: LoggedEvent, more = false) => {
-      if (closed || entry.id <= lastSeen) return;
-      lastSeen = entry.id;
-      subscriber.event(entry);
-      // A stream ends with the run, or at a gate the run waits at; a replay goes on past a gate decided since.
+      if (closed) return;
+      if (entry.id > lastSeen) {
+        lastSeen = entry.id;
+        subscriber.event(entry);
+      }
+      // A stream ends with the run, or at a gate the run waits at; a replay goes on past a gate decided since. It ends
+      // so also for a client that says it has seen that far already (a Last-Event-ID at or past the run's end).
       if (entry.terminal && !(more && entry.type === 'gate_waiting')) finish();
     };
 
     /**
-     * Hands a backlog to the client in slices at its pace, so a slow reader is not given a whole log at once.
-     * `moreAfterLast`: later events may follow the backlog's last one (a gate_waiting there is then no end).
+     * Hands a backlog to the client at its pace, so a slow reader is not given a whole log at once (and one that
+     * stops reading is dropped, as a live one is). `moreAfterLast`: later events may follow the backlog's last one
+     * (a gate_waiting there is then no end).
      */
     const paced = async (entries: readonly LoggedEvent[], moreAfterLast: boolean) => {
       for (let index = 0; index < entries.length && !closed; index++) {
-        if (index % CATCH_UP_SLICE === 0) await subscriber.room?.();
+        if (subscriber.room) await subscriber.room();
         if (!closed) deliver(entries[index]!, index < entries.length - 1 || moreAfterLast);
       }
     };

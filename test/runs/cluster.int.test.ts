@@ -208,6 +208,40 @@ describe('a run whose process dies', () => {
   });
 });
 
+describe('a Last-Event-ID at or past the end of a live run', () => {
+  it('ends with the run, on the executing process and on another', async () => {
+    const b = await spawn();
+    ctx.model.reply(tokens(30), 30);
+    let runId = '';
+    let lastSeen = 0;
+    let going!: () => void;
+    const started = new Promise<void>((resolve) => (going = resolve));
+    const own = readEvents(await run(ctx.server, { message: 'summarise' }), (e) => {
+      if (e.data.type === 'run_start') runId = e.data.run_id;
+      lastSeen = e.id;
+      if (e.name === 'token' && e.id > 5) going();
+    });
+    await started;
+    // Claims to have seen everything there will be (or more than an id can hold), or exactly what was sent so far.
+    const claims = ['1e308', '99999999999', String(lastSeen)];
+    const followers = claims.flatMap((claim) =>
+      [ctx.server, b].map(async (server) => {
+        const res = await server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': claim } });
+        return readEvents(res);
+      }),
+    );
+    const done = (await own).at(-1)!;
+    expect(done.data.type).toBe('run_done');
+    const ended = await Promise.all(followers);
+    // Every stream ended with the run; none handed out an event at or before the id it was given.
+    for (const [index, events] of ended.entries()) {
+      const claim = Number(claims[Math.floor(index / 2)]);
+      expect(events.every((e) => e.id > Math.min(claim, 2 ** 31 - 1))).toBe(true);
+    }
+    expect(ended.slice(4).map((events) => events.at(-1)?.data.type)).toEqual(['run_done', 'run_done']);
+  });
+});
+
 describe('a client that does not read its stream', () => {
   it('is dropped once its unread data passes a bound, and can re-attach after its last event', async () => {
     // 5,000 tokens of 2 KB: far more than the socket buffers hold for a reader that never reads.
@@ -241,5 +275,19 @@ describe('a client that does not read its stream', () => {
     const events = await readEvents(await attach(ctx.server, runId));
     expect(events.at(-1)!.data.type).toBe('run_done');
     expect(events.filter((e) => e.data.type === 'token')).toHaveLength(3 * big.length);
-  });
+
+    // A reader catching up that stops reading is dropped as a live one is: it does not hold the run's events in memory.
+    const drops = ctx.server.logs.filter((l) => l.includes('does not read its stream')).length;
+    const catchingUp = net.connect(Number(url.port), url.hostname);
+    catchingUp.pause();
+    catchingUp.on('error', () => undefined);
+    const hungUp = new Promise<void>((resolve) => catchingUp.on('close', () => resolve()));
+    catchingUp.write(`GET /runs/${runId}/stream HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
+    await until(async () =>
+      ctx.server.logs.filter((l) => l.includes('does not read its stream')).length > drops ? true : undefined,
+    );
+    catchingUp.resume();
+    await hungUp;
+    // 30 MB streamed, stored, read back whole and stalled on twice: more than a test's usual time on a busy machine.
+  }, 90_000);
 });
