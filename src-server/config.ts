@@ -118,6 +118,8 @@ const schema = z.object({
   WEBHOOK_RETRY_BASE_S: positive.default(10),
   /** Days a delivered or failed delivery is kept with its attempts; 0: forever. */
   WEBHOOK_RETENTION_DAYS: int(0).default(30),
+  /** Webhooks one project, or one organisation, may have of its own; one more is refused with 409. */
+  WEBHOOK_MAX_PER_SCOPE: int(1).default(20),
   BODY_LIMIT: z
     .string()
     .trim()

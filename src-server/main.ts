@@ -308,6 +308,7 @@ export async function startServer({
         access,
         webhooks: webhookRows,
         allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+        maxPerScope: config.WEBHOOK_MAX_PER_SCOPE,
       }),
       oidc,
     });

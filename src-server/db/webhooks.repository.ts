@@ -1,5 +1,5 @@
 import type { Delivery, DeliveryAttempt, Webhook, WebhookEventType, WebhookPayload } from '../contracts/webhooks';
-import type { Pool } from './pool';
+import { withTransaction, type Pool } from './pool';
 
 /**
  * The channel on which the outbox announces new deliveries. The triggers of db/schema.ts notify it in the transaction
@@ -40,6 +40,12 @@ export interface AttemptResult {
 
 const SCOPE_COLUMN = { project: 'project_id', org: 'org_id' } as const;
 
+/**
+ * Registrations on one scope take turns under this lock, with the scope's id as the second key (the two-key form, a
+ * key space apart from the single keys of the other locks), so that none slips past the scope's limit.
+ */
+const SCOPE_LOCK = 7_305_115;
+
 const toWebhook = (row: WebhookRow): Webhook => ({
   id: row.id,
   url: row.url,
@@ -59,21 +65,33 @@ const iso = (date: Date | null) => date?.toISOString() ?? null;
  */
 export function webhooksRepository(pool: Pool) {
   return {
-    async insert(webhook: {
-      id: string;
-      scope: WebhookScope;
-      url: string;
-      events: readonly WebhookEventType[];
-      secret: string;
-      createdBy: string;
-    }): Promise<Webhook> {
-      const { rows } = await pool.query<WebhookRow>(
-        `INSERT INTO svc_webhooks (id, ${SCOPE_COLUMN[webhook.scope.type]}, url, events, secret, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         RETURNING id, project_id, org_id, url, events, created_at`,
-        [webhook.id, webhook.scope.id, webhook.url, webhook.events, webhook.secret, webhook.createdBy],
-      );
-      return toWebhook(rows[0]!);
+    /**
+     * Registers a webhook unless its scope already has `max` of its own; undefined then. Registrations on one scope
+     * take turns, so concurrent ones cannot together pass the limit.
+     */
+    async insertWithin(
+      webhook: {
+        id: string;
+        scope: WebhookScope;
+        url: string;
+        events: readonly WebhookEventType[];
+        secret: string;
+        createdBy: string;
+      },
+      max: number,
+    ): Promise<Webhook | undefined> {
+      const column = SCOPE_COLUMN[webhook.scope.type];
+      return withTransaction(pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [SCOPE_LOCK, webhook.scope.id]);
+        const { rows } = await client.query<WebhookRow>(
+          `INSERT INTO svc_webhooks (id, ${column}, url, events, secret, created_by)
+           SELECT $1, $2, $3, $4, $5, $6
+            WHERE (SELECT count(*) FROM svc_webhooks WHERE ${column} = $2) < $7
+           RETURNING id, project_id, org_id, url, events, created_at`,
+          [webhook.id, webhook.scope.id, webhook.url, webhook.events, webhook.secret, webhook.createdBy, max],
+        );
+        return rows[0] && toWebhook(rows[0]);
+      });
     },
 
     async get(id: string): Promise<Webhook | undefined> {

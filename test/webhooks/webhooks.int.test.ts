@@ -77,13 +77,15 @@ async function startReceiver(answer: (n: number) => Answer = () => ({ status: 20
   return receiver;
 }
 
+async function create(server: Server, path: string, json: object): Promise<string> {
+  return ((await (await server.request(path, { method: 'POST', json })).json()) as { id: string }).id;
+}
+
 /** A new organisation, team and project, made by the instance administrator (authentication is off). */
-async function freshProject(server: Server): Promise<{ org: string; project: string }> {
-  const post = async (path: string, json: object) =>
-    ((await (await server.request(path, { method: 'POST', json })).json()) as { id: string }).id;
-  const org = await post('/orgs', { name: `webhooks ${randomUUID().slice(0, 8)}` });
-  const team = await post('/teams', { name: 'team', parent_id: org });
-  return { org, project: await post('/projects', { name: 'project', parent_id: team }) };
+async function freshProject(server: Server): Promise<{ org: string; team: string; project: string }> {
+  const org = await create(server, '/orgs', { name: `webhooks ${randomUUID().slice(0, 8)}` });
+  const team = await create(server, '/teams', { name: 'team', parent_id: org });
+  return { org, team, project: await create(server, '/projects', { name: 'project', parent_id: team }) };
 }
 
 async function register(
@@ -391,6 +393,38 @@ describe('deliveries', () => {
     const gone = await ctx.server.request(`/webhooks/${hook.id}/deliveries`);
     expect(gone.status).toBe(404);
     expect(await gone.json()).toEqual({ error: { code: 'not_found', message: `webhook ${hook.id} not found` } });
+  });
+
+  it('refuses a webhook beyond WEBHOOK_MAX_PER_SCOPE (20) on one project or organisation with 409', async () => {
+    const { org, project } = await freshProject(ctx.server);
+    const receiver = await startReceiver();
+    const registerOn = (scope: { project_id: string } | { org_id: string }) =>
+      ctx.server.request('/webhooks', {
+        method: 'POST',
+        json: { url: receiver.url, events: ['run.failed'], ...scope },
+      });
+    // All at once: concurrent registrations cannot slip past the limit between counting and inserting.
+    const answers = await Promise.all(Array.from({ length: 25 }, () => registerOn({ project_id: project })));
+    const statuses = answers.map((res) => res.status).sort();
+    expect(statuses).toEqual([...Array<number>(20).fill(201), ...Array<number>(5).fill(409)]);
+    const refused = answers.find((res) => res.status === 409)!;
+    expect(await refused.json()).toEqual({
+      error: {
+        code: 'conflict',
+        message:
+          `project ${project} already has 20 webhooks, the most one project or organisation may have ` +
+          '(WEBHOOK_MAX_PER_SCOPE): delete one to register another',
+      },
+    });
+    const listed = (await (await ctx.server.request(`/webhooks?project_id=${project}`)).json()) as { id: string }[];
+    expect(listed).toHaveLength(20);
+
+    // The organisation's own webhooks are counted apart from its projects'.
+    expect((await registerOn({ org_id: org })).status).toBe(201);
+    // A place freed is a place to register again.
+    expect((await ctx.server.request(`/webhooks/${listed[0]!.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await registerOn({ project_id: project })).status).toBe(201);
+    expect((await registerOn({ project_id: project })).status).toBe(409);
   });
 
   it('is shown on the portal page, with a curl example beside the others', async () => {
