@@ -396,6 +396,12 @@ const statements = [
    $fn$`,
   `CREATE OR REPLACE TRIGGER svc_gate_decisions_webhooks AFTER INSERT ON svc_gate_decisions
      FOR EACH ROW EXECUTE FUNCTION svc_webhook_gate_decision()`,
+  // Fair claims (db/webhooks.repository.ts) read each webhook's next due rows, and the attempts in flight (rows
+  // under a lease: a few), rather than every pending row: a slow tenant's backlog does not slow everyone's claims.
+  `CREATE INDEX IF NOT EXISTS svc_webhook_deliveries_pending_by_webhook
+     ON svc_webhook_deliveries (webhook_id, next_attempt_at, created_at) WHERE status = 'pending'`,
+  `CREATE INDEX IF NOT EXISTS svc_webhook_deliveries_leased ON svc_webhook_deliveries (lease_until)
+     WHERE status = 'pending' AND lease_until IS NOT NULL`,
 ];
 
 /**

@@ -36,6 +36,9 @@ interface Receiver {
   /** Set once the webhook is registered: the receiver verifies every request with it. */
   secret: string;
   received: Received[];
+  /** Requests it holds unanswered now, and the most it held at once: the sender's attempts in flight to it. */
+  open: number;
+  maxOpen: number;
   close(): Promise<void>;
 }
 
@@ -47,8 +50,11 @@ afterEach(async () => {
 /** A local HTTP server that verifies each delivery as a real receiver would, and answers as `answer` says. */
 async function startReceiver(answer: (n: number) => Answer = () => ({ status: 200 })): Promise<Receiver> {
   const received: Received[] = [];
-  const receiver: Receiver = { url: '', secret: '', received, close: async () => undefined };
+  const receiver: Receiver = { url: '', secret: '', received, open: 0, maxOpen: 0, close: async () => undefined };
   const server = http.createServer((req, res) => {
+    receiver.open += 1;
+    receiver.maxOpen = Math.max(receiver.maxOpen, receiver.open);
+    res.on('close', () => (receiver.open -= 1));
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (body += chunk));
@@ -501,6 +507,92 @@ describe("addresses on the server's own network", () => {
       },
     ]);
     expect(receiver.received).toEqual([]);
+  });
+});
+
+describe('fairness between tenants', () => {
+  // The defaults, but for receivers on loopback: an attempt to a receiver that never answers lasts 10 s.
+  const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+  const ctx = useIntegrationServer({ server: env });
+
+  const hanging: CreatedWebhook[] = [];
+  // Removed with their deliveries, so that no attempt of one test waits on in the next.
+  afterEach(async () => {
+    for (const hook of hanging.splice(0)) await ctx.server.request(`/webhooks/${hook.id}`, { method: 'DELETE' });
+  });
+
+  /** `count` webhooks on a scope, all to one receiver that never answers. */
+  async function hangingWebhooks(
+    receiver: Receiver,
+    count: number,
+    scope: { project_id: string } | { org_id: string },
+  ) {
+    for (let i = 0; i < count; i++) hanging.push(await register(ctx.server, receiver, ['gate.waiting'], scope));
+  }
+
+  /** Runs of the gated agent: each stops at its gate, which queues one gate.waiting per webhook that wants it. */
+  async function gates(server: Server, project: string, runs: number) {
+    for (let i = 0; i < runs; i++) {
+      ctx.model.reply(['fine']);
+      await run(server, 'review', project);
+    }
+  }
+
+  /** A receiver with one webhook for gate.waiting on `project`, and a run that reaches its gate there. */
+  async function watchedGate(server: Server, project: string): Promise<Receiver> {
+    const receiver = await startReceiver();
+    await register(server, receiver, ['gate.waiting'], { project_id: project });
+    await gates(server, project, 1);
+    return receiver;
+  }
+
+  /**
+   * How long after its gate was reached (the payload's timestamp) the receiver had the delivery; Infinity when it
+   * had none within 5 s.
+   */
+  async function delayMs(receiver: Receiver): Promise<number> {
+    const first = await until(async () => receiver.received[0], 5000).catch(() => undefined);
+    return first ? first.at - Date.parse(first.verified!.timestamp) : Infinity;
+  }
+
+  it("sends another organisation's gate.waiting, and another project's, within 2 s while 80 of one project hang", async () => {
+    const slow = await freshProject(ctx.server);
+    const receiver = await startReceiver(() => 'hang');
+    // The most webhooks one project may have, each told of four gates: 80 deliveries to a receiver that never answers.
+    await hangingWebhooks(receiver, 20, { project_id: slow.project });
+    await gates(ctx.server, slow.project, 4);
+    await until(async () => (receiver.open > 0 ? true : undefined));
+
+    const other = await freshProject(ctx.server);
+    const otherOrg = await watchedGate(ctx.server, other.project);
+    const sibling = await create(ctx.server, '/projects', { name: 'sibling', parent_id: slow.team });
+    const sameOrg = await watchedGate(ctx.server, sibling);
+    expect(await delayMs(otherOrg)).toBeLessThan(2000);
+    expect(await delayMs(sameOrg)).toBeLessThan(2000);
+    // The slow project never held more than WEBHOOK_PROJECT_CONCURRENCY attempts at once; the rest wait.
+    expect(receiver.maxOpen).toBe(2);
+  });
+
+  it('holds one organisation to WEBHOOK_ORG_CONCURRENCY attempts at once across the cluster', async () => {
+    const slow = await freshProject(ctx.server);
+    const receiver = await startReceiver(() => 'hang');
+    // Two scopes of one organisation, 40 deliveries each: the organisation's limit binds before either project's.
+    await hangingWebhooks(receiver, 10, { org_id: slow.org });
+    await hangingWebhooks(receiver, 10, { project_id: slow.project });
+    await gates(ctx.server, slow.project, 4);
+    await until(async () => (receiver.open >= 4 ? true : undefined));
+
+    // A second process reads the same outbox: the organisation's limit is the cluster's, not one process's.
+    const second = await ctx.start(env);
+    try {
+      const other = await freshProject(second);
+      expect(await delayMs(await watchedGate(second, other.project))).toBeLessThan(2000);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(receiver.maxOpen).toBe(4);
+      expect(receiver.open).toBe(4);
+    } finally {
+      await second.close();
+    }
   });
 });
 
