@@ -118,6 +118,18 @@ const schema = z.object({
   WEBHOOK_RETRY_BASE_S: positive.default(10),
   /** Days a delivered or failed delivery is kept with its attempts; 0: forever. */
   WEBHOOK_RETENTION_DAYS: int(0).default(30),
+  /** Webhooks one project, or one organisation, may have of its own; one more is refused with 409. */
+  WEBHOOK_MAX_PER_SCOPE: int(1).default(20),
+  /**
+   * Delivery attempts one organisation may have in flight at once across the cluster. Below the 8 a process sends
+   * at once, so that an organisation whose receivers hang always leaves the others room.
+   */
+  WEBHOOK_ORG_CONCURRENCY: int(1, 7).default(4),
+  /**
+   * The same for one project (an organisation's own webhooks count as one more project); below the organisation's,
+   * one project leaves its organisation's other projects room.
+   */
+  WEBHOOK_PROJECT_CONCURRENCY: int(1, 7).default(2),
   BODY_LIMIT: z
     .string()
     .trim()

@@ -208,6 +208,7 @@ export async function startServer({
       timeoutS: config.WEBHOOK_TIMEOUT_S,
       maxAttempts: config.WEBHOOK_MAX_ATTEMPTS,
       retryBaseS: config.WEBHOOK_RETRY_BASE_S,
+      tenantLimits: { perOrg: config.WEBHOOK_ORG_CONCURRENCY, perProject: config.WEBHOOK_PROJECT_CONCURRENCY },
       allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
       retentionDays: config.WEBHOOK_RETENTION_DAYS,
       userAgent: `agent-workflow-service/${version}`,
@@ -307,6 +308,7 @@ export async function startServer({
         access,
         webhooks: webhookRows,
         allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+        maxPerScope: config.WEBHOOK_MAX_PER_SCOPE,
       }),
       oidc,
     });

@@ -436,7 +436,7 @@ const statements = [
      a record;
    BEGIN
      IF p_local AND p_local_cap IS NOT NULL THEN
-       PERFORM pg_advisory_xact_lock(7305114, hashtext(p_user::text));
+       PERFORM pg_advisory_xact_lock(7305117, hashtext(p_user::text));
        SELECT count(*) INTO n FROM svc_runs WHERE created_by = p_user AND status = 'running' AND local_runtime;
        IF n >= p_local_cap THEN
          RETURN QUERY SELECT 'over_limit'::text, NULL::uuid, NULL::text, n;
@@ -466,6 +466,12 @@ const statements = [
      RETURN QUERY SELECT 'started'::text, NULL::uuid, NULL::text, NULL::integer;
    END
    $fn$`,
+  // Fair claims (db/webhooks.repository.ts) read each webhook's next due rows, and the attempts in flight (rows
+  // under a lease: a few), rather than every pending row: a slow tenant's backlog does not slow everyone's claims.
+  `CREATE INDEX IF NOT EXISTS svc_webhook_deliveries_pending_by_webhook
+     ON svc_webhook_deliveries (webhook_id, next_attempt_at, created_at) WHERE status = 'pending'`,
+  `CREATE INDEX IF NOT EXISTS svc_webhook_deliveries_leased ON svc_webhook_deliveries (lease_until)
+     WHERE status = 'pending' AND lease_until IS NOT NULL`,
 ];
 
 /**

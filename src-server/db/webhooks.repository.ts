@@ -1,5 +1,5 @@
 import type { Delivery, DeliveryAttempt, Webhook, WebhookEventType, WebhookPayload } from '../contracts/webhooks';
-import type { Pool } from './pool';
+import { withTransaction, type Pool } from './pool';
 
 /**
  * The channel on which the outbox announces new deliveries. The triggers of db/schema.ts notify it in the transaction
@@ -38,7 +38,48 @@ export interface AttemptResult {
   error: string | null;
 }
 
+/**
+ * How many deliveries of one tenant may be in flight at once across the cluster
+ * (docs/webhooks.md#fairness-between-tenants).
+ */
+export interface InFlightLimits {
+  perOrg: number;
+  perProject: number;
+}
+
 const SCOPE_COLUMN = { project: 'project_id', org: 'org_id' } as const;
+
+/**
+ * Registrations on one scope take turns under this lock, with the scope's id as the second key (the two-key form, a
+ * key space apart from the single keys of the other locks), so that none slips past the scope's limit.
+ */
+const SCOPE_LOCK = 7_305_115;
+/**
+ * Serialises the claims of every process: a claim counts the rows in flight and leases more in one step, so two
+ * claims never both see room under a tenant's limit. Its own key beside 7_305_112 to 7_305_114 (migrations, the
+ * local-runtime queue, the first sign-in). A claim waits on no row (SKIP LOCKED), so nothing waits on it for long.
+ */
+const CLAIM_LOCK = 7_305_116;
+
+/**
+ * Every webhook with the tenant it belongs to: its organisation, and its project (null for an organisation's own
+ * webhooks, which take their turns as one more project would); and the attempts in flight (rows under a live lease)
+ * of each tenant. A lapsed lease belongs to a process that died: its row is due again, not in flight. Both read
+ * through indexes (schema.ts), so their cost follows the number of webhooks and attempts in flight, not the backlog.
+ */
+const TENANTS = `hooks AS (
+  SELECT w.id, COALESCE(w.org_id, t.org_id) AS org_id, w.project_id
+    FROM svc_webhooks w
+    LEFT JOIN svc_projects p ON p.id = w.project_id
+    LEFT JOIN svc_teams t ON t.id = p.team_id
+), busy_project AS (
+  SELECT h.org_id, h.project_id, count(*) AS n
+    FROM svc_webhook_deliveries d JOIN hooks h ON h.id = d.webhook_id
+   WHERE d.status = 'pending' AND d.lease_until > now()
+   GROUP BY h.org_id, h.project_id
+), busy_org AS (
+  SELECT org_id, sum(n) AS n FROM busy_project GROUP BY org_id
+)`;
 
 const toWebhook = (row: WebhookRow): Webhook => ({
   id: row.id,
@@ -59,21 +100,33 @@ const iso = (date: Date | null) => date?.toISOString() ?? null;
  */
 export function webhooksRepository(pool: Pool) {
   return {
-    async insert(webhook: {
-      id: string;
-      scope: WebhookScope;
-      url: string;
-      events: readonly WebhookEventType[];
-      secret: string;
-      createdBy: string;
-    }): Promise<Webhook> {
-      const { rows } = await pool.query<WebhookRow>(
-        `INSERT INTO svc_webhooks (id, ${SCOPE_COLUMN[webhook.scope.type]}, url, events, secret, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         RETURNING id, project_id, org_id, url, events, created_at`,
-        [webhook.id, webhook.scope.id, webhook.url, webhook.events, webhook.secret, webhook.createdBy],
-      );
-      return toWebhook(rows[0]!);
+    /**
+     * Registers a webhook unless its scope already has `max` of its own; undefined then. Registrations on one scope
+     * take turns, so concurrent ones cannot together pass the limit.
+     */
+    async insertWithin(
+      webhook: {
+        id: string;
+        scope: WebhookScope;
+        url: string;
+        events: readonly WebhookEventType[];
+        secret: string;
+        createdBy: string;
+      },
+      max: number,
+    ): Promise<Webhook | undefined> {
+      const column = SCOPE_COLUMN[webhook.scope.type];
+      return withTransaction(pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [SCOPE_LOCK, webhook.scope.id]);
+        const { rows } = await client.query<WebhookRow>(
+          `INSERT INTO svc_webhooks (id, ${column}, url, events, secret, created_by)
+           SELECT $1, $2, $3, $4, $5, $6
+            WHERE (SELECT count(*) FROM svc_webhooks WHERE ${column} = $2) < $7
+           RETURNING id, project_id, org_id, url, events, created_at`,
+          [webhook.id, webhook.scope.id, webhook.url, webhook.events, webhook.secret, webhook.createdBy, max],
+        );
+        return rows[0] && toWebhook(rows[0]);
+      });
     },
 
     async get(id: string): Promise<Webhook | undefined> {
@@ -147,38 +200,73 @@ export function webhooksRepository(pool: Pool) {
     },
 
     /**
-     * Claims up to `limit` deliveries that are due, for `leaseS` seconds, skipping rows another process is claiming
-     * at this moment (SKIP LOCKED): each row goes to one process. A row whose lease lapsed was being sent by a
-     * process that died: that attempt is written down as cut off, and the row is claimed again, or given up when it
-     * has had `maxAttempts` already.
+     * Claims up to `limit` deliveries that are due, for `leaseS` seconds, fairly: no tenant beyond its limits of
+     * deliveries in flight across the cluster, and turn by turn, organisations first, then the projects within one.
+     * A tenant's turn counts its attempts already in flight, so the tenant with the fewest goes first, and one whose
+     * receivers hang waits behind everyone else's deliveries rather than in front of them.
+     *
+     * Each row goes to one process: the claims of every process take turns (CLAIM_LOCK), and a row that a record or
+     * a removal holds is skipped (SKIP LOCKED). A row whose lease lapsed was being sent by a process that died: that
+     * attempt is written down as cut off, and the row is claimed again, or given up when it has had `maxAttempts`.
      */
-    async claim(owner: string, leaseS: number, limit: number, maxAttempts: number): Promise<ClaimedDelivery[]> {
-      const { rows } = await pool.query<ClaimedDelivery>(
-        `WITH due AS (
-           SELECT id, attempts, claimed_at, lease_until FROM svc_webhook_deliveries
-            WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-            ORDER BY next_attempt_at, created_at
-            LIMIT $3
-            FOR UPDATE SKIP LOCKED
-         ), cut_off AS (
-           INSERT INTO svc_webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, http_status, error)
-           SELECT id, attempts, claimed_at, NULL, NULL, 'no answer recorded: the server process sending it stopped'
-             FROM due WHERE lease_until IS NOT NULL
-         ), given_up AS (
-           UPDATE svc_webhook_deliveries d SET status = 'failed', claimed_by = NULL, lease_until = NULL
-             FROM due WHERE d.id = due.id AND due.attempts >= $4
-         ), claimed AS (
-           UPDATE svc_webhook_deliveries d
-              SET attempts = d.attempts + 1, claimed_by = $1, claimed_at = now(),
-                  lease_until = now() + make_interval(secs => $2)
-             FROM due WHERE d.id = due.id AND due.attempts < $4
-           RETURNING d.id, d.webhook_id, d.event_type, d.attempts AS attempt, d.payload
-         )
-         SELECT c.id, c.webhook_id, c.event_type, c.attempt, c.payload, w.url, w.secret
-           FROM claimed c JOIN svc_webhooks w ON w.id = c.webhook_id`,
-        [owner, leaseS, limit, maxAttempts],
-      );
-      return rows;
+    async claim(
+      owner: string,
+      leaseS: number,
+      limit: number,
+      maxAttempts: number,
+      limits: InFlightLimits,
+    ): Promise<ClaimedDelivery[]> {
+      return withTransaction(pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
+        const { rows } = await client.query<ClaimedDelivery>(
+          `WITH ${TENANTS}, candidates AS (
+             -- A project takes at most $6 a claim, so each webhook's first $6 due rows are all that can be chosen.
+             SELECT d.id, h.org_id, h.project_id, d.next_attempt_at, d.created_at
+               FROM hooks h CROSS JOIN LATERAL (
+                 SELECT id, next_attempt_at, created_at FROM svc_webhook_deliveries
+                  WHERE webhook_id = h.id AND status = 'pending' AND next_attempt_at <= now()
+                    AND (lease_until IS NULL OR lease_until <= now())
+                  ORDER BY next_attempt_at, created_at LIMIT $6
+               ) d
+           ), in_project AS (
+             SELECT c.id, c.org_id, c.next_attempt_at, c.created_at,
+                    COALESCE(b.n, 0) + row_number() OVER (PARTITION BY c.org_id, c.project_id
+                                                          ORDER BY c.next_attempt_at, c.created_at, c.id) AS turn
+               FROM candidates c
+               LEFT JOIN busy_project b ON b.org_id = c.org_id AND b.project_id IS NOT DISTINCT FROM c.project_id
+           ), in_org AS (
+             SELECT i.id, i.next_attempt_at, i.created_at,
+                    COALESCE(b.n, 0) + row_number() OVER (PARTITION BY i.org_id
+                                                          ORDER BY i.turn, i.next_attempt_at, i.created_at, i.id) AS turn
+               FROM in_project i LEFT JOIN busy_org b ON b.org_id = i.org_id
+              WHERE i.turn <= $6
+           ), chosen AS (
+             SELECT id FROM in_org WHERE turn <= $5 ORDER BY turn, next_attempt_at, created_at, id LIMIT $3
+           ), due AS (
+             SELECT id, attempts, claimed_at, lease_until FROM svc_webhook_deliveries
+              WHERE id IN (SELECT id FROM chosen) AND status = 'pending'
+                AND (lease_until IS NULL OR lease_until <= now())
+              FOR UPDATE SKIP LOCKED
+           ), cut_off AS (
+             INSERT INTO svc_webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, http_status, error)
+             SELECT id, attempts, claimed_at, NULL, NULL, 'no answer recorded: the server process sending it stopped'
+               FROM due WHERE lease_until IS NOT NULL
+           ), given_up AS (
+             UPDATE svc_webhook_deliveries d SET status = 'failed', claimed_by = NULL, lease_until = NULL
+               FROM due WHERE d.id = due.id AND due.attempts >= $4
+           ), claimed AS (
+             UPDATE svc_webhook_deliveries d
+                SET attempts = d.attempts + 1, claimed_by = $1, claimed_at = now(),
+                    lease_until = now() + make_interval(secs => $2)
+               FROM due WHERE d.id = due.id AND due.attempts < $4
+             RETURNING d.id, d.webhook_id, d.event_type, d.attempts AS attempt, d.payload
+           )
+           SELECT c.id, c.webhook_id, c.event_type, c.attempt, c.payload, w.url, w.secret
+             FROM claimed c JOIN svc_webhooks w ON w.id = c.webhook_id`,
+          [owner, leaseS, limit, maxAttempts, limits.perOrg, limits.perProject],
+        );
+        return rows;
+      });
     },
 
     /**
@@ -232,14 +320,29 @@ export function webhooksRepository(pool: Pool) {
     },
 
     /**
-     * Seconds until the next delivery falls due (0 when one is due now, null when none is pending): a retry's time,
-     * or the end of the lease of a process that may have died with the row.
+     * Seconds until the next delivery this process could claim falls due (0 when one is due now, null when none is
+     * pending): a retry's time, or the end of a lease, which frees a place under its tenant's limits or gives back
+     * the row of a process that may have died. A tenant at its limit has nothing due until one of its attempts ends:
+     * the sender that made it reads again then, and the others at their next look.
      */
-    async nextDueInS(): Promise<number | null> {
+    async nextDueInS(limits: InFlightLimits): Promise<number | null> {
       const { rows } = await pool.query<{ wait_s: number | null }>(
-        `SELECT GREATEST(0, extract(epoch FROM min(GREATEST(next_attempt_at, COALESCE(lease_until, next_attempt_at)))
-                                          - now()))::float8 AS wait_s
-           FROM svc_webhook_deliveries WHERE status = 'pending'`,
+        `WITH ${TENANTS}
+         SELECT GREATEST(0, extract(epoch FROM LEAST(
+                  (SELECT min(lease_until) FROM svc_webhook_deliveries WHERE status = 'pending' AND lease_until > now()),
+                  (SELECT min(d.next_attempt_at)
+                     FROM hooks h
+                     LEFT JOIN busy_org bo ON bo.org_id = h.org_id
+                     LEFT JOIN busy_project bp ON bp.org_id = h.org_id
+                                              AND bp.project_id IS NOT DISTINCT FROM h.project_id
+                     CROSS JOIN LATERAL (
+                       SELECT next_attempt_at FROM svc_webhook_deliveries
+                        WHERE webhook_id = h.id AND status = 'pending' AND (lease_until IS NULL OR lease_until <= now())
+                        ORDER BY next_attempt_at LIMIT 1
+                     ) d
+                    WHERE COALESCE(bo.n, 0) < $1 AND COALESCE(bp.n, 0) < $2)
+                ) - now()))::float8 AS wait_s`,
+        [limits.perOrg, limits.perProject],
       );
       return rows[0]?.wait_s ?? null;
     },

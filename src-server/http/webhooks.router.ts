@@ -30,6 +30,7 @@ export function webhookRoutes(api: Api, { webhooks }: AppDeps): void {
         "a URL that is not http(s), carries credentials or leads to the server's own network",
       403: NEEDS_ADMIN,
       404: 'the project or organisation is not visible to the caller (not_found)',
+      409: 'the project or organisation already has WEBHOOK_MAX_PER_SCOPE webhooks of its own (conflict)',
     },
     responses: { 201: { description: 'registered; `secret` is not shown again', schema: CreatedWebhookSchema } },
     handler: async ({ body, ctx, res }) => {

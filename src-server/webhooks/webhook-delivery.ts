@@ -2,13 +2,16 @@ import http from 'node:http';
 import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { errorMessage } from '../contracts/errors';
-import type { ClaimedDelivery, WebhooksRepository } from '../db/webhooks.repository';
+import type { ClaimedDelivery, InFlightLimits, WebhooksRepository } from '../db/webhooks.repository';
 import { getLogger } from '../log';
 import { checkAddressLiteral, guardedLookup, webhookOrigin } from './webhook-url';
 
 const log = getLogger('svc.webhooks');
 
-/** Deliveries one process sends at once: a receiver that hangs until the time limit holds one of them, not all. */
+/**
+ * Deliveries one process sends at once. A tenant's limits of attempts in flight (at most 7, config.ts) keep some of
+ * them for the others, however many of its receivers hang until the time limit.
+ */
 const CONCURRENCY = 8;
 /** The safety net under NOTIFY: the outbox is read at least this often, whatever was heard. */
 const POLL_MS = 5000;
@@ -26,6 +29,8 @@ export interface WebhookDeliveryOptions {
   timeoutS: number;
   maxAttempts: number;
   retryBaseS: number;
+  /** Attempts one organisation, and one project, may have in flight at once across the cluster. */
+  tenantLimits: InFlightLimits;
   allowPrivateUrls: boolean;
   /** Days an ended delivery is kept; 0: forever. */
   retentionDays: number;
@@ -111,14 +116,14 @@ export class WebhookDelivery {
         this.readAgain = false;
         const free = CONCURRENCY - this.inFlight.size;
         if (free <= 0) break;
-        const { owner, timeoutS, maxAttempts } = this.options;
-        const claimed = await this.webhooks.claim(owner, timeoutS + LEASE_MARGIN_S, free, maxAttempts);
+        const { owner, timeoutS, maxAttempts, tenantLimits } = this.options;
+        const claimed = await this.webhooks.claim(owner, timeoutS + LEASE_MARGIN_S, free, maxAttempts, tenantLimits);
         for (const delivery of claimed) this.send(delivery);
         if (claimed.length === free) this.readAgain = true;
       } while (this.readAgain && !this.closed);
       // With every slot taken, a delivery that ends reads again; otherwise wait for the next one due.
       if (this.inFlight.size < CONCURRENCY) {
-        const dueS = await this.webhooks.nextDueInS();
+        const dueS = await this.webhooks.nextDueInS(this.options.tenantLimits);
         if (dueS !== null) waitMs = Math.min(POLL_MS, Math.max(MIN_WAIT_MS, dueS * 1000));
       }
     } catch (error) {

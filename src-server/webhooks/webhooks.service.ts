@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
-import { notFound } from '../contracts/errors';
+import { conflict, notFound } from '../contracts/errors';
 import {
   WEBHOOK_EVENTS,
   type CreatedWebhook,
@@ -25,8 +25,14 @@ function scopeOf(ids: { project_id?: string | null; org_id?: string | null }): W
  * Registering, listing and removing webhooks, and reading their deliveries (docs/webhooks.md). Each needs `admin`
  * on the webhook's project or organisation, held there or above it; a caller without any role there gets 404.
  */
-export function webhooksService(deps: { access: Access; webhooks: WebhooksRepository; allowPrivateUrls: boolean }) {
-  const { access, webhooks, allowPrivateUrls } = deps;
+export function webhooksService(deps: {
+  access: Access;
+  webhooks: WebhooksRepository;
+  allowPrivateUrls: boolean;
+  /** Webhooks one project or organisation may have of its own (WEBHOOK_MAX_PER_SCOPE). */
+  maxPerScope: number;
+}) {
+  const { access, webhooks, allowPrivateUrls, maxPerScope } = deps;
 
   /** The webhook, if the caller administers its scope: 404 for another tenant's, as for a missing one. */
   async function administered(principal: Principal, id: string): Promise<Webhook> {
@@ -47,7 +53,16 @@ export function webhooksService(deps: { access: Access; webhooks: WebhooksReposi
       // 32 random bytes, within the 24 to 64 Standard Webhooks asks of a secret.
       const secret = `whsec_${randomBytes(32).toString('base64')}`;
       const events = WEBHOOK_EVENTS.filter((event) => body.events.includes(event));
-      const webhook = await webhooks.insert({ id: randomUUID(), scope, url, events, secret, createdBy: principal.id });
+      const webhook = await webhooks.insertWithin(
+        { id: randomUUID(), scope, url, events, secret, createdBy: principal.id },
+        maxPerScope,
+      );
+      if (!webhook) {
+        throw conflict(
+          `${NAME[scope.type]} ${scope.id} already has ${maxPerScope} webhooks, the most one project or organisation ` +
+            'may have (WEBHOOK_MAX_PER_SCOPE): delete one to register another',
+        );
+      }
       log.info(
         `webhook ${webhook.id} registered on ${NAME[scope.type]} ${scope.id} by ${principal.name}: ` +
           `${events.join(', ')} to ${webhookOrigin(url)}`,

@@ -180,6 +180,11 @@ const mirroredOrg = async (server: TestServer, w: World, caller: Caller): Promis
  * report only failed runs, which the matrix has none of: nothing is sent.
  */
 const WEBHOOK = { url: 'https://192.0.2.10/matrix', events: ['run.failed'] };
+/**
+ * Two rows register a fresh webhook on the world's project for each of their callers, in both matrices on one
+ * database: more than the 20 a project may have by default, a limit the webhook tests check.
+ */
+const WEBHOOK_ROOM = { WEBHOOK_MAX_PER_SCOPE: '200' };
 const freshWebhook = async (server: TestServer, w: World): Promise<Fresh> => {
   const res = await server.request('/webhooks', { method: 'POST', json: { ...WEBHOOK, project_id: w.project } });
   return { webhook: ((await res.json()) as { id: string }).id };
@@ -405,7 +410,12 @@ describe('the role matrix with AUTH_ENABLED=true, roles held at each level, in t
   const callers: Record<World['name'], Caller[]> = { default: [], second: [] };
 
   beforeAll(async () => {
-    server = await ctx.start({ AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN });
+    server = await ctx.start({
+      AUTH_ENABLED: 'true',
+      SESSION_SECRET: SECRET,
+      SVC_API_TOKEN: API_TOKEN,
+      ...WEBHOOK_ROOM,
+    });
     const second = await freshOrg(server);
     for (const [name, ids] of [
       ['default', { org: DEFAULT_ORG_ID, team: DEFAULT_TEAM_ID, project: DEFAULT_PROJECT_ID }],
@@ -461,7 +471,7 @@ describe('the same matrix with AUTH_ENABLED=false: everyone is the anonymous adm
   let w: World;
   let admin: Caller;
   beforeAll(async () => {
-    server = await ctx.start({ AUTH_ENABLED: 'false' });
+    server = await ctx.start({ AUTH_ENABLED: 'false', ...WEBHOOK_ROOM });
     const id = await newUser(server, 'anonymous');
     admin = { label: 'anonymous', id, token: 'unused', world: 'default', level: 'org', role: 'admin' };
     const ids = { org: DEFAULT_ORG_ID, team: DEFAULT_TEAM_ID, project: DEFAULT_PROJECT_ID };

@@ -36,6 +36,9 @@ interface Receiver {
   /** Set once the webhook is registered: the receiver verifies every request with it. */
   secret: string;
   received: Received[];
+  /** Requests it holds unanswered now, and the most it held at once: the sender's attempts in flight to it. */
+  open: number;
+  maxOpen: number;
   close(): Promise<void>;
 }
 
@@ -47,8 +50,11 @@ afterEach(async () => {
 /** A local HTTP server that verifies each delivery as a real receiver would, and answers as `answer` says. */
 async function startReceiver(answer: (n: number) => Answer = () => ({ status: 200 })): Promise<Receiver> {
   const received: Received[] = [];
-  const receiver: Receiver = { url: '', secret: '', received, close: async () => undefined };
+  const receiver: Receiver = { url: '', secret: '', received, open: 0, maxOpen: 0, close: async () => undefined };
   const server = http.createServer((req, res) => {
+    receiver.open += 1;
+    receiver.maxOpen = Math.max(receiver.maxOpen, receiver.open);
+    res.on('close', () => (receiver.open -= 1));
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (body += chunk));
@@ -77,13 +83,15 @@ async function startReceiver(answer: (n: number) => Answer = () => ({ status: 20
   return receiver;
 }
 
+async function create(server: Server, path: string, json: object): Promise<string> {
+  return ((await (await server.request(path, { method: 'POST', json })).json()) as { id: string }).id;
+}
+
 /** A new organisation, team and project, made by the instance administrator (authentication is off). */
-async function freshProject(server: Server): Promise<{ org: string; project: string }> {
-  const post = async (path: string, json: object) =>
-    ((await (await server.request(path, { method: 'POST', json })).json()) as { id: string }).id;
-  const org = await post('/orgs', { name: `webhooks ${randomUUID().slice(0, 8)}` });
-  const team = await post('/teams', { name: 'team', parent_id: org });
-  return { org, project: await post('/projects', { name: 'project', parent_id: team }) };
+async function freshProject(server: Server): Promise<{ org: string; team: string; project: string }> {
+  const org = await create(server, '/orgs', { name: `webhooks ${randomUUID().slice(0, 8)}` });
+  const team = await create(server, '/teams', { name: 'team', parent_id: org });
+  return { org, team, project: await create(server, '/projects', { name: 'project', parent_id: team }) };
 }
 
 async function register(
@@ -393,6 +401,38 @@ describe('deliveries', () => {
     expect(await gone.json()).toEqual({ error: { code: 'not_found', message: `webhook ${hook.id} not found` } });
   });
 
+  it('refuses a webhook beyond WEBHOOK_MAX_PER_SCOPE (20) on one project or organisation with 409', async () => {
+    const { org, project } = await freshProject(ctx.server);
+    const receiver = await startReceiver();
+    const registerOn = (scope: { project_id: string } | { org_id: string }) =>
+      ctx.server.request('/webhooks', {
+        method: 'POST',
+        json: { url: receiver.url, events: ['run.failed'], ...scope },
+      });
+    // All at once: concurrent registrations cannot slip past the limit between counting and inserting.
+    const answers = await Promise.all(Array.from({ length: 25 }, () => registerOn({ project_id: project })));
+    const statuses = answers.map((res) => res.status).sort();
+    expect(statuses).toEqual([...Array<number>(20).fill(201), ...Array<number>(5).fill(409)]);
+    const refused = answers.find((res) => res.status === 409)!;
+    expect(await refused.json()).toEqual({
+      error: {
+        code: 'conflict',
+        message:
+          `project ${project} already has 20 webhooks, the most one project or organisation may have ` +
+          '(WEBHOOK_MAX_PER_SCOPE): delete one to register another',
+      },
+    });
+    const listed = (await (await ctx.server.request(`/webhooks?project_id=${project}`)).json()) as { id: string }[];
+    expect(listed).toHaveLength(20);
+
+    // The organisation's own webhooks are counted apart from its projects'.
+    expect((await registerOn({ org_id: org })).status).toBe(201);
+    // A place freed is a place to register again.
+    expect((await ctx.server.request(`/webhooks/${listed[0]!.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await registerOn({ project_id: project })).status).toBe(201);
+    expect((await registerOn({ project_id: project })).status).toBe(409);
+  });
+
   it('is shown on the portal page, with a curl example beside the others', async () => {
     const portal = await (await ctx.server.request('/')).text();
     expect(portal).toContain('<pre data-example="webhook">curl -X POST "$BASE/webhooks"');
@@ -467,6 +507,92 @@ describe("addresses on the server's own network", () => {
       },
     ]);
     expect(receiver.received).toEqual([]);
+  });
+});
+
+describe('fairness between tenants', () => {
+  // The defaults, but for receivers on loopback: an attempt to a receiver that never answers lasts 10 s.
+  const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+  const ctx = useIntegrationServer({ server: env });
+
+  const hanging: CreatedWebhook[] = [];
+  // Removed with their deliveries, so that no attempt of one test waits on in the next.
+  afterEach(async () => {
+    for (const hook of hanging.splice(0)) await ctx.server.request(`/webhooks/${hook.id}`, { method: 'DELETE' });
+  });
+
+  /** `count` webhooks on a scope, all to one receiver that never answers. */
+  async function hangingWebhooks(
+    receiver: Receiver,
+    count: number,
+    scope: { project_id: string } | { org_id: string },
+  ) {
+    for (let i = 0; i < count; i++) hanging.push(await register(ctx.server, receiver, ['gate.waiting'], scope));
+  }
+
+  /** Runs of the gated agent: each stops at its gate, which queues one gate.waiting per webhook that wants it. */
+  async function gates(server: Server, project: string, runs: number) {
+    for (let i = 0; i < runs; i++) {
+      ctx.model.reply(['fine']);
+      await run(server, 'review', project);
+    }
+  }
+
+  /** A receiver with one webhook for gate.waiting on `project`, and a run that reaches its gate there. */
+  async function watchedGate(server: Server, project: string): Promise<Receiver> {
+    const receiver = await startReceiver();
+    await register(server, receiver, ['gate.waiting'], { project_id: project });
+    await gates(server, project, 1);
+    return receiver;
+  }
+
+  /**
+   * How long after its gate was reached (the payload's timestamp) the receiver had the delivery; Infinity when it
+   * had none within 5 s.
+   */
+  async function delayMs(receiver: Receiver): Promise<number> {
+    const first = await until(async () => receiver.received[0], 5000).catch(() => undefined);
+    return first ? first.at - Date.parse(first.verified!.timestamp) : Infinity;
+  }
+
+  it("sends another organisation's gate.waiting, and another project's, within 2 s while 80 of one project hang", async () => {
+    const slow = await freshProject(ctx.server);
+    const receiver = await startReceiver(() => 'hang');
+    // The most webhooks one project may have, each told of four gates: 80 deliveries to a receiver that never answers.
+    await hangingWebhooks(receiver, 20, { project_id: slow.project });
+    await gates(ctx.server, slow.project, 4);
+    await until(async () => (receiver.open > 0 ? true : undefined));
+
+    const other = await freshProject(ctx.server);
+    const otherOrg = await watchedGate(ctx.server, other.project);
+    const sibling = await create(ctx.server, '/projects', { name: 'sibling', parent_id: slow.team });
+    const sameOrg = await watchedGate(ctx.server, sibling);
+    expect(await delayMs(otherOrg)).toBeLessThan(2000);
+    expect(await delayMs(sameOrg)).toBeLessThan(2000);
+    // The slow project never held more than WEBHOOK_PROJECT_CONCURRENCY attempts at once; the rest wait.
+    expect(receiver.maxOpen).toBe(2);
+  });
+
+  it('holds one organisation to WEBHOOK_ORG_CONCURRENCY attempts at once across the cluster', async () => {
+    const slow = await freshProject(ctx.server);
+    const receiver = await startReceiver(() => 'hang');
+    // Two scopes of one organisation, 40 deliveries each: the organisation's limit binds before either project's.
+    await hangingWebhooks(receiver, 10, { org_id: slow.org });
+    await hangingWebhooks(receiver, 10, { project_id: slow.project });
+    await gates(ctx.server, slow.project, 4);
+    await until(async () => (receiver.open >= 4 ? true : undefined));
+
+    // A second process reads the same outbox: the organisation's limit is the cluster's, not one process's.
+    const second = await ctx.start(env);
+    try {
+      const other = await freshProject(second);
+      expect(await delayMs(await watchedGate(second, other.project))).toBeLessThan(2000);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(receiver.maxOpen).toBe(4);
+      expect(receiver.open).toBe(4);
+    } finally {
+      await second.close();
+    }
   });
 });
 
