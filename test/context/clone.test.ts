@@ -58,6 +58,8 @@ describe('git URLs and the server’s own network', () => {
       `http://localhost:${p}/repo.git`,
       `http://[::1]:${p}/repo.git`,
       `http://[::ffff:127.0.0.1]:${p}/repo.git`,
+      `http://[::ffff:0:7f00:1]:${p}/repo.git`,
+      `http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]:${p}/repo.git`,
       `http://2130706433:${p}/repo.git`,
       `http://0x7f.1:${p}/repo.git`,
       `https://169.254.169.254/latest/meta-data`,
