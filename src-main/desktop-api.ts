@@ -36,6 +36,8 @@ export interface AppInfo {
   apiUrl: string | null;
   apiToken: string | null;
   serverError: string | null;
+  /** Saved settings the server could not use at its last start (their defaults were used instead), one line each. */
+  settingsProblems: string[];
   keychain: { available: boolean; reason: string | null };
 }
 

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Config } from '../src-server/config';
 import type { RunningServer } from '../src-server/main';
 import { createDesktop, errorPage } from './desktop';
 import type { Keychain } from './keychain';
@@ -15,9 +16,10 @@ const noKeychain: Keychain = {
 };
 
 describe('the desktop server lifecycle', () => {
-  it('reports a server that cannot start, with a page that says why', async () => {
+  it('reports a server that cannot start, with a page that says why and where the settings are', async () => {
+    const userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-desktop-'));
     const desktop = createDesktop({
-      userDataDir: await fs.mkdtemp(path.join(os.tmpdir(), 'svc-desktop-')),
+      userDataDir,
       version: '1.2.3',
       env: {},
       keychain: noKeychain,
@@ -32,7 +34,11 @@ describe('the desktop server lifecycle', () => {
       serverError: 'embedded PostgreSQL could not start on port 54329',
       keychain: { available: false },
     });
-    expect(decodeURIComponent(errorPage('port <54329> taken'))).toContain('port &lt;54329&gt; taken');
+    const page = decodeURIComponent(desktop.windowUrl());
+    expect(page).toMatch(/^data:text\/html/);
+    expect(page).toContain('embedded PostgreSQL could not start on port 54329');
+    expect(page).toContain(`<code>${path.join(userDataDir, 'settings.json')}</code>`);
+    expect(decodeURIComponent(errorPage('port <54329> taken', '/x'))).toContain('port &lt;54329&gt; taken');
   });
 
   it('starts the same startServer() with its data under user data, opens the studio with the token, and stops it', async () => {
@@ -54,6 +60,7 @@ describe('the desktop server lifecycle', () => {
     });
     const started = await desktop.start();
     expect('url' in started && started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui#token=[\w-]{24,}$/);
+    expect(desktop.windowUrl()).toBe('url' in started && started.url);
     expect(seenDataDir).toBe(path.join(userDataDir, 'data'));
     expect(desktop.info().apiToken).toMatch(/^[\w-]{24,}$/);
     // The window's studio is the one origin trusted with IPC, and only while the server runs.
@@ -61,6 +68,77 @@ describe('the desktop server lifecycle', () => {
     await desktop.stop();
     expect(closed).toBe(true);
     expect(desktop.studioOrigin()).toBeNull();
+  });
+});
+
+describe('settings that the server cannot use', () => {
+  /** A desktop whose startServer stands in for the real one and keeps the configurations it was given. */
+  async function desktopWithSettings(saved: unknown) {
+    const userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-desktop-'));
+    const settingsFile = path.join(userDataDir, 'settings.json');
+    await fs.writeFile(settingsFile, JSON.stringify(saved));
+    const configs: Config[] = [];
+    const desktop = createDesktop({
+      userDataDir,
+      version: '1.2.3',
+      env: {},
+      keychain: noKeychain,
+      startServer: async ({ config }) => {
+        configs.push(config);
+        return { url: `http://127.0.0.1:${config.PORT}`, close: async () => undefined } as unknown as RunningServer;
+      },
+    });
+    return { desktop, settingsFile, configs };
+  }
+
+  it('a runtime address saved without its scheme: the server starts with the default, the studio says why, and the person corrects it', async () => {
+    const { desktop, settingsFile, configs } = await desktopWithSettings({
+      database: { mode: 'embedded' },
+      localLlmBase: '192.168.1.5:11434',
+    });
+    expect(await desktop.start()).toMatchObject({ url: expect.stringContaining('/ui#token=') });
+    expect(configs[0]!.LOCAL_LLM_BASE).toBe('http://127.0.0.1:11434');
+    // The studio, and with it the settings, is reachable; it shows the saved value and what is wrong with it.
+    expect(desktop.studioOrigin()).not.toBeNull();
+    expect(desktop.info()).toMatchObject({
+      serverError: null,
+      settingsProblems: [
+        'the local model runtime address must be an http:// or https:// URL, such as http://127.0.0.1:11434',
+      ],
+    });
+    expect((await desktop.api.getSettings()).localLlmBase).toBe('192.168.1.5:11434');
+
+    // The same mistake is not saved again, and what was saved is left alone.
+    const saved = await fs.readFile(settingsFile, 'utf8');
+    for (const wrong of ['192.168.1.5:11434', 'localhost:11434', 'ftp://gpu-box/', 'http://gpu box:11434']) {
+      await expect(
+        desktop.api.setSettings({ database: { mode: 'embedded' }, localLlmBase: wrong }),
+        wrong,
+      ).rejects.toThrow(
+        'the local model runtime address must be an http:// or https:// URL, such as http://127.0.0.1:11434',
+      );
+    }
+    expect(await fs.readFile(settingsFile, 'utf8')).toBe(saved);
+
+    await desktop.api.setSettings({ database: { mode: 'embedded' }, localLlmBase: 'http://192.168.1.5:11434' });
+    const info = await desktop.api.restartServer();
+    expect(configs[1]!.LOCAL_LLM_BASE).toBe('http://192.168.1.5:11434');
+    expect(info).toMatchObject({ serverError: null, settingsProblems: [] });
+  });
+
+  it('a remote database URL saved wrong: the server starts on the embedded database and says why', async () => {
+    const { desktop, configs } = await desktopWithSettings({
+      database: { mode: 'remote', url: 'db.example:5432/svc' },
+      localLlmBase: null,
+    });
+    expect(await desktop.start()).toMatchObject({ url: expect.any(String) });
+    expect(configs[0]!.DATABASE_URL).toBeUndefined();
+    expect(desktop.info().settingsProblems).toEqual([
+      'the database must be embedded, or remote with a postgresql:// URL such as postgresql://user@host:5432/database',
+    ]);
+    await expect(
+      desktop.api.setSettings({ database: { mode: 'remote', url: 'http://db.example/svc' }, localLlmBase: null }),
+    ).rejects.toThrow('the database must be embedded, or remote with a postgresql:// URL');
   });
 });
 

@@ -15,7 +15,7 @@ import { SECRET_NAMES } from './desktop-api';
 import { assertSecretName, toNotification } from './guards';
 import type { Keychain } from './keychain';
 import { choosePort } from './ports';
-import { readSettings, resolveServerEnv, withPassword, writeSettings } from './settings';
+import { readSettings, resolveServerEnv, usableSettings, withPassword, writeSettings } from './settings';
 import { errorMessage } from '../src-server/contracts/errors';
 
 export interface DesktopDeps {
@@ -29,14 +29,19 @@ export interface DesktopDeps {
   showNotification?(notification: DesktopNotification): Promise<NotificationOutcome>;
 }
 
-/** A page for the window when the server cannot start: the reason and what to do, never a blank window. */
-export function errorPage(message: string): string {
-  const escaped = message.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+const escapeHtml = (text: string) => text.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+
+/**
+ * A page for the window when the server cannot start: the reason and what to do, never a blank window. The studio's
+ * settings are served by that server, so the page names the settings file, which can be corrected without it.
+ */
+export function errorPage(message: string, settingsFile: string): string {
   const html = `<!doctype html><html><head><meta charset="utf-8"><title>Agent workflow service</title></head>
 <body style="font-family:system-ui;max-width:640px;margin:60px auto;line-height:1.5">
-<h1>The service could not start</h1><pre style="white-space:pre-wrap;background:#fef2f2;padding:12px;border-radius:8px">${escaped}</pre>
+<h1>The service could not start</h1><pre style="white-space:pre-wrap;background:#fef2f2;padding:12px;border-radius:8px">${escapeHtml(message)}</pre>
 <p>Check the database settings (an embedded database needs a free port and a writable data folder; a remote one must be
-reachable), then restart the app. Logs are in the app's data folder.</p></body></html>`;
+reachable), then restart the app. The settings are in <code>${escapeHtml(settingsFile)}</code>: correct them there, or
+remove that file to start with the defaults (an embedded database). Logs are in the app's data folder.</p></body></html>`;
   return `data:text/html;charset=utf-8,${encodeURIComponent(html)}`;
 }
 
@@ -49,10 +54,12 @@ export function createDesktop(deps: DesktopDeps) {
   let server: RunningServer | undefined;
   let apiToken: string | null = null;
   let serverError: string | null = null;
+  let settingsProblems: string[] = [];
 
   async function start(): Promise<{ url: string } | { error: string }> {
     try {
-      const settings = await readSettings(settingsFile);
+      const { settings, problems } = usableSettings(await readSettings(settingsFile));
+      settingsProblems = problems;
       const token = randomBytes(24).toString('base64url');
       const env = await resolveServerEnv({
         env: deps.env,
@@ -84,6 +91,7 @@ export function createDesktop(deps: DesktopDeps) {
     apiUrl: server?.url ?? null,
     apiToken: server ? apiToken : null,
     serverError,
+    settingsProblems,
     keychain: { available: deps.keychain.available, reason: deps.keychain.reason },
   });
 
@@ -132,7 +140,16 @@ export function createDesktop(deps: DesktopDeps) {
   /** The origin the window's studio is served from, the only one trusted with IPC; null while no server runs. */
   const studioOrigin = (): string | null => (server ? new URL(server.url).origin : null);
 
-  return { start, stop, api, info, studioOrigin };
+  /**
+   * What the window shows: the studio with its token, or, when the server could not start (at launch or at a
+   * restart), the page that says why; a studio left on a stopped server could neither call it nor change a setting.
+   */
+  const windowUrl = (): string =>
+    server && apiToken
+      ? `${server.url}/ui#token=${encodeURIComponent(apiToken)}`
+      : errorPage(serverError ?? 'the server is not running', settingsFile);
+
+  return { start, stop, api, info, studioOrigin, windowUrl };
 }
 
 export type Desktop = ReturnType<typeof createDesktop>;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { app, BrowserWindow, ipcMain, Notification, shell } from 'electron';
 import type { DesktopNotification, NotificationOutcome } from './desktop-api';
 import { startServer } from '../src-server/main';
-import { createDesktop, errorPage } from './desktop';
+import { createDesktop } from './desktop';
 import { guardWindow } from './guards';
 import { openKeychain } from './keychain';
 import { registerIpc } from './ipc';
@@ -84,8 +84,7 @@ void app.whenReady().then(async () => {
       'notification:show': desktop.api.showNotification,
       'server:restart': async () => {
         const info = await desktop.api.restartServer();
-        if (info.apiUrl && window)
-          await window.loadURL(`${info.apiUrl}/ui#token=${encodeURIComponent(info.apiToken ?? '')}`);
+        await window?.loadURL(desktop.windowUrl());
         return info;
       },
     },
@@ -93,8 +92,8 @@ void app.whenReady().then(async () => {
   );
 
   window = createWindow(desktop.studioOrigin);
-  const started = await desktop.start();
-  await window.loadURL('url' in started ? started.url : errorPage(started.error));
+  await desktop.start();
+  await window.loadURL(desktop.windowUrl());
 
   let quitting = false;
   app.on('before-quit', (event) => {

@@ -2,9 +2,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { SecretName } from './desktop-api';
+import type { DesktopSettings, SecretName } from './desktop-api';
 import type { Keychain } from './keychain';
-import { readSettings, resolveServerEnv, writeSettings } from './settings';
+import { readSettings, resolveServerEnv, usableSettings, writeSettings } from './settings';
 
 function memoryKeychain(values: Partial<Record<SecretName, string>>): Keychain {
   return {
@@ -76,5 +76,31 @@ describe('settings resolution', () => {
       localLlmBase: null,
     });
     expect(await readSettings(`${file}.missing`)).toEqual({ database: { mode: 'embedded' }, localLlmBase: null });
+  });
+
+  it('tells the saved values the server cannot start with from the others, whatever the file holds', async () => {
+    const runtime =
+      'the local model runtime address must be an http:// or https:// URL, such as http://127.0.0.1:11434';
+    const database =
+      'the database must be embedded, or remote with a postgresql:// URL such as postgresql://user@host:5432/database';
+    const check = (saved: unknown) => usableSettings(saved as DesktopSettings);
+    expect(check({ database: { mode: 'embedded' }, localLlmBase: '  http://gpu-box:11434  ' })).toEqual({
+      settings: { database: { mode: 'embedded' }, localLlmBase: 'http://gpu-box:11434' },
+      problems: [],
+    });
+    expect(check({ database: { mode: 'embedded' }, localLlmBase: ' ' }).problems).toEqual([]);
+    expect(check({ database: { mode: 'embedded' }, localLlmBase: 11434 })).toEqual({
+      settings: { database: { mode: 'embedded' }, localLlmBase: null },
+      problems: [runtime],
+    });
+    expect(check({ database: { mode: 'remote' }, localLlmBase: 'gpu-box:11434' })).toEqual({
+      settings: { database: { mode: 'embedded' }, localLlmBase: null },
+      problems: [runtime, database],
+    });
+    expect(check({ database: 'remote', localLlmBase: null }).problems).toEqual([database]);
+
+    const file = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'svc-settings-')), 'settings.json');
+    await fs.writeFile(file, '"not an object"');
+    expect(await readSettings(file)).toEqual({ database: { mode: 'embedded' }, localLlmBase: null });
   });
 });

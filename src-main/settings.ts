@@ -5,22 +5,61 @@ import type { Keychain } from './keychain';
 
 export const DEFAULT_SETTINGS: DesktopSettings = { database: { mode: 'embedded' }, localLlmBase: null };
 
-/** Settings hold no secret: a remote database URL is stored without its password (that is in the keychain). */
+/**
+ * The settings as saved, even values that cannot be used (the studio shows them, so that they can be corrected):
+ * `usableSettings()` tells those apart. Settings hold no secret: a remote database URL is stored without its
+ * password (that is in the keychain).
+ */
 export async function readSettings(file: string): Promise<DesktopSettings> {
   try {
-    const saved = JSON.parse(await fs.readFile(file, 'utf8')) as Partial<DesktopSettings>;
-    return { ...DEFAULT_SETTINGS, ...saved };
+    const saved: unknown = JSON.parse(await fs.readFile(file, 'utf8'));
+    return saved && typeof saved === 'object' ? { ...DEFAULT_SETTINGS, ...saved } : DEFAULT_SETTINGS;
   } catch {
     return DEFAULT_SETTINGS;
   }
 }
 
+const hasProtocol = (url: unknown, protocols: string[]): boolean => {
+  try {
+    return typeof url === 'string' && protocols.includes(new URL(url.trim()).protocol);
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The settings the server can start with, and what is wrong with the others: each value that cannot work is
+ * replaced by its default and named in `problems`. A value saved by hand or by an older version must not keep the
+ * server from starting, since the studio that corrects it is served by that server. The rules are narrower than
+ * the server's own (any URL): the runtime speaks HTTP and the database PostgreSQL, whatever a URL could name.
+ */
+export function usableSettings(settings: DesktopSettings): { settings: DesktopSettings; problems: string[] } {
+  const problems: string[] = [];
+  let { database, localLlmBase } = settings;
+  if (typeof localLlmBase === 'string') localLlmBase = localLlmBase.trim() || null;
+  if (localLlmBase !== null && !hasProtocol(localLlmBase, ['http:', 'https:'])) {
+    problems.push('the local model runtime address must be an http:// or https:// URL, such as http://127.0.0.1:11434');
+    localLlmBase = null;
+  }
+  const remote = database?.mode === 'remote' && hasProtocol(database.url, ['postgres:', 'postgresql:']);
+  if (database?.mode !== 'embedded' && !remote) {
+    problems.push(
+      'the database must be embedded, or remote with a postgresql:// URL such as postgresql://user@host:5432/database',
+    );
+    database = DEFAULT_SETTINGS.database;
+  }
+  return { settings: { database, localLlmBase }, problems };
+}
+
+/** Saves settings that the server can start with; anything else is refused with what is wrong, and not saved. */
 export async function writeSettings(file: string, settings: DesktopSettings): Promise<DesktopSettings> {
+  const { settings: usable, problems } = usableSettings(settings);
+  if (problems.length > 0) throw new Error(problems.join('; '));
   const clean: DesktopSettings = {
-    localLlmBase: settings.localLlmBase?.trim() || null,
+    localLlmBase: usable.localLlmBase,
     database:
-      settings.database.mode === 'remote'
-        ? { mode: 'remote', url: withoutPassword(settings.database.url) }
+      usable.database.mode === 'remote'
+        ? { mode: 'remote', url: withoutPassword(usable.database.url) }
         : { mode: 'embedded' },
   };
   await fs.mkdir(path.dirname(file), { recursive: true });

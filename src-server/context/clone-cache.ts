@@ -14,9 +14,9 @@ export interface CloneLimits {
   /** Where clones are kept between runs (DATA_DIR/repositories). */
   cacheDir: string;
   timeoutMs: number;
-  /** One clone, its .git included; the clone is stopped as soon as it passes this. */
+  /** One clone, its .git included; the clone is stopped as soon as it passes this (or the whole cache's limit). */
   maxCloneBytes: number;
-  /** All clones together; the least recently used go first. */
+  /** All clones together, after every clone; the least recently used go first. */
   maxCacheBytes: number;
   /** Stops the clone: the run was cancelled. */
   signal?: AbortSignal;
@@ -35,12 +35,30 @@ export interface Pin {
 
 /** The size of a finished clone, kept inside it so that eviction need not walk every clone. */
 const SIZE_FILE = path.join('.git', 'svc-size');
+/** The size file's width: the size it holds counts the file itself, so that the cache's sum is exact. */
+const SIZE_DIGITS = 16;
 /** Staging folders older than this belong to a process that died mid-clone. */
 const STALE_STAGING_MS = 3600_000;
 const WATCH_MS = 200;
 
 /** Clones a run of this process is reading: eviction leaves them alone. */
 const inUse = new Map<string, number>();
+
+/**
+ * Clones enter each cache one at a time in this process, so that each makes room in the cache as the one before left
+ * it: two clones finishing together would otherwise both count on the same free room.
+ */
+const admissions = new Map<string, Promise<unknown>>();
+function oneAtATime<T>(cacheDir: string, admit: () => Promise<T>): Promise<T> {
+  const admitted = (admissions.get(cacheDir) ?? Promise.resolve()).then(admit);
+  admissions.set(
+    cacheDir,
+    admitted.catch(() => undefined),
+  );
+  return admitted;
+}
+
+const mib = (bytes: number) => Number((bytes / 1024 / 1024).toFixed(1));
 
 /** Holds a cached clone (or any folder) for the duration of `use`. */
 export async function holding<T>(folder: string, use: () => Promise<T>): Promise<T> {
@@ -75,9 +93,7 @@ export async function cloneIntoCache(source: string, shown: string, pin: Pin | u
   }
   await fs.mkdir(limits.cacheDir, { recursive: true, mode: 0o700 });
   const staging = await cloneToStaging(target, source, shown, pin, limits);
-  // Another run may have cloned the same source meanwhile: then its clone is the one kept.
-  await fs.rename(staging, target).catch(() => fs.rm(staging, { recursive: true, force: true }));
-  await evict(limits, target).catch((error) => log.warn(`clone cache eviction failed: ${String(error)}`));
+  await admit(staging, target, limits, shown, { replace: false });
   return target;
 }
 
@@ -91,8 +107,8 @@ async function stale(target: string, limits: CloneLimits): Promise<boolean> {
 /**
  * Fetches a stale clone again, with the same bounds as the first clone (size, time, pinned addresses, cancel),
  * into a staging folder that then takes the old one's place. A clone that a run of this process is reading is
- * left as it is, and so is the cached clone when the new fetch fails: the run reads what was fetched before
- * (the failure is logged), unless it was cancelled.
+ * left as it is, and so is the cached clone when the new fetch fails or does not fit in the cache: the run reads
+ * what was fetched before (the failure is logged), unless it was cancelled.
  */
 async function refresh(target: string, source: string, shown: string, pin: Pin | undefined, limits: CloneLimits) {
   if (inUse.has(target)) return target;
@@ -104,17 +120,48 @@ async function refresh(target: string, source: string, shown: string, pin: Pin |
     log.warn(`fetching ${shown} again failed, its clone of before is used: ${errorMessage(error)}`);
     return target;
   }
-  if (inUse.has(target)) {
-    await fs.rm(staging, { recursive: true, force: true });
-    return target;
+  try {
+    if (await admit(staging, target, limits, shown, { replace: true })) {
+      log.info(`fetched ${shown} again (its clone was older than ${Math.round(limits.refreshMs! / 1000)} s)`);
+    }
+  } catch (error) {
+    log.warn(`fetching ${shown} again failed, its clone of before is used: ${errorMessage(error)}`);
   }
-  const old = `${target}.tmp-old-${process.pid}-${Date.now()}`;
-  await fs.rename(target, old).catch(() => undefined);
-  await fs.rename(staging, target).catch(() => fs.rm(staging, { recursive: true, force: true }));
-  await fs.rm(old, { recursive: true, force: true });
-  log.info(`fetched ${shown} again (its clone was older than ${Math.round(limits.refreshMs! / 1000)} s)`);
-  await evict(limits, target).catch((error) => log.warn(`clone cache eviction failed: ${String(error)}`));
   return target;
+}
+
+/**
+ * Moves a finished clone from `staging` to its place in the cache, once room is made for it (see makeRoom), one
+ * admission at a time. A clone already in its place stays: another run's that was cloned meanwhile, or, when
+ * `replace` (a refresh), one that a run of this process is reading. Whatever does not enter is removed, inside the
+ * admission: once it resolves, no more disk work stands between the clone and the run that holds it.
+ */
+async function admit(
+  staging: string,
+  target: string,
+  limits: CloneLimits,
+  shown: string,
+  { replace }: { replace: boolean },
+): Promise<boolean> {
+  const drop = () => fs.rm(staging, { recursive: true, force: true });
+  return oneAtATime(limits.cacheDir, async () => {
+    try {
+      if ((await exists(target)) && (!replace || inUse.has(target))) {
+        await drop();
+        return false;
+      }
+      await makeRoom(limits, await recordedSize(staging), target, shown);
+      const old = `${target}.tmp-old-${process.pid}-${Date.now()}`;
+      await fs.rename(target, old).catch(() => undefined);
+      // Another process may have put its clone there meanwhile: then its clone is the one kept.
+      await fs.rename(staging, target).catch(drop);
+      await fs.rm(old, { recursive: true, force: true });
+      return true;
+    } catch (error) {
+      await drop();
+      throw error;
+    }
+  });
 }
 
 /** A bounded shallow clone of `source` in a staging folder next to `target`; removed again when it fails. */
@@ -126,9 +173,12 @@ async function cloneToStaging(
   limits: CloneLimits,
 ) {
   const staging = `${target}.tmp-${process.pid}-${Date.now()}`;
+  // A clone larger than the whole cache could only be kept by passing the cache's limit.
+  const maxBytes = Math.min(limits.maxCloneBytes, limits.maxCacheBytes);
   const tooLarge = () =>
     new ProjectPathError(
-      `${shown} is larger than the ${Math.round(limits.maxCloneBytes / 1024 / 1024)} MiB limit for project context`,
+      `${shown} is larger than the ${mib(maxBytes)} MiB limit for project context` +
+        (maxBytes < limits.maxCloneBytes ? ' (the whole clone cache, GIT_CACHE_MAX_MB)' : ''),
     );
   try {
     // The objects first, without a work tree, watched as they arrive; then the work tree, whose size the tree
@@ -138,13 +188,16 @@ async function cloneToStaging(
       args: ['--', pin?.url.href ?? source, staging],
       limits,
       shown,
-      watch: { folder: staging, tooLarge },
+      watch: { folder: staging, maxBytes, tooLarge },
     });
     const objects = await folderSize(staging);
     const files = await treeSize(staging, limits, shown);
-    if (objects + files > limits.maxCloneBytes) throw tooLarge();
+    if (objects + files > maxBytes) throw tooLarge();
     await git(['-C', staging, 'checkout', '-q'], { what: 'checkout', args: [], limits, shown });
-    await fs.writeFile(path.join(staging, SIZE_FILE), String(objects + files));
+    // Measured, not estimated: the checkout wrote git's index besides the files.
+    const size = (await folderSize(staging)) + SIZE_DIGITS;
+    if (size > maxBytes) throw tooLarge();
+    await fs.writeFile(path.join(staging, SIZE_FILE), String(size).padStart(SIZE_DIGITS, '0'));
   } catch (error) {
     await fs.rm(staging, { recursive: true, force: true });
     throw error;
@@ -171,8 +224,8 @@ interface GitCall {
   args: string[];
   limits: CloneLimits;
   shown: string;
-  /** Stops git once the folder passes the clone limit. */
-  watch?: { folder: string; tooLarge: () => Error };
+  /** Stops git once the folder passes `maxBytes`. */
+  watch?: { folder: string; maxBytes: number; tooLarge: () => Error };
   /** Collect stdout (at most this many bytes). */
   stdoutLimit?: number;
 }
@@ -229,7 +282,7 @@ function git(options: string[], call: GitCall): Promise<string> {
         if (measuring) return;
         measuring = true;
         void folderSize(call.watch!.folder)
-          .then((size) => size > limits.maxCloneBytes && stop(call.watch!.tooLarge()))
+          .then((size) => size > call.watch!.maxBytes && stop(call.watch!.tooLarge()))
           .finally(() => (measuring = false));
       }, WATCH_MS);
     child.on('error', (error) => stop(new ProjectPathError(`could not run git: ${error.message}`)));
@@ -282,12 +335,20 @@ export async function folderSize(dir: string): Promise<number> {
   return total;
 }
 
+/** A finished clone's size, as its size file says, or counted when it has none. */
+async function recordedSize(folder: string): Promise<number> {
+  const recorded = Number(await fs.readFile(path.join(folder, SIZE_FILE), 'utf8').catch(() => NaN));
+  return Number.isFinite(recorded) ? recorded : folderSize(folder);
+}
+
 /**
- * Keeps the cache under its total size: the least recently used clones go first (a clone's folder time is
- * touched at each use), never one a run of this process is reading nor the one just made. Staging folders of a
- * process that died mid-clone go too.
+ * Makes room for a clone of `incoming` bytes before it enters the cache, so that the cache stays within its limit
+ * after every clone: the least recently used clones go first (a clone's folder time is touched at each use), never
+ * one a run of this process is reading. `target` is where the clone goes; an older clone there is about to be
+ * replaced and does not count. When the clones being read leave no room, nothing is evicted and the clone is
+ * refused. Staging folders of a process that died mid-clone go too.
  */
-async function evict(limits: CloneLimits, keep: string): Promise<void> {
+async function makeRoom(limits: CloneLimits, incoming: number, target: string, shown: string): Promise<void> {
   const clones: { folder: string; used: number; size: number }[] = [];
   for (const entry of await fs.readdir(limits.cacheDir, { withFileTypes: true })) {
     if (!entry.isDirectory()) continue;
@@ -298,13 +359,19 @@ async function evict(limits: CloneLimits, keep: string): Promise<void> {
       if (Date.now() - stat.mtimeMs > STALE_STAGING_MS) await fs.rm(folder, { recursive: true, force: true });
       continue;
     }
-    const recorded = Number(await fs.readFile(path.join(folder, SIZE_FILE), 'utf8').catch(() => NaN));
-    clones.push({ folder, used: stat.mtimeMs, size: Number.isFinite(recorded) ? recorded : await folderSize(folder) });
+    if (folder !== target) clones.push({ folder, used: stat.mtimeMs, size: await recordedSize(folder) });
   }
-  let total = clones.reduce((sum, clone) => sum + clone.size, 0);
+  const held = clones.filter((clone) => inUse.has(clone.folder)).reduce((sum, clone) => sum + clone.size, 0);
+  if (held + incoming > limits.maxCacheBytes) {
+    throw new ProjectPathError(
+      `${shown} does not fit in the ${mib(limits.maxCacheBytes)} MiB clone cache (GIT_CACHE_MAX_MB) beside the ` +
+        'clones that runs are reading now: try again when they have finished',
+    );
+  }
+  let total = clones.reduce((sum, clone) => sum + clone.size, 0) + incoming;
   for (const clone of clones.sort((a, b) => a.used - b.used)) {
     if (total <= limits.maxCacheBytes) break;
-    if (clone.folder === keep || inUse.has(clone.folder)) continue;
+    if (inUse.has(clone.folder)) continue;
     await fs.rm(clone.folder, { recursive: true, force: true });
     total -= clone.size;
     log.info(

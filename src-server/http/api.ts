@@ -1,5 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { type z } from 'zod';
 import type { Authenticator } from '../auth/authenticator';
 import { PUBLIC_VISITOR, type RequestContext } from '../auth/principal';
@@ -13,6 +13,15 @@ import { jsonBodyParser } from './errors';
  * in the document's info.version. docs/http-api.md#versioning says what each part means.
  */
 export const API_VERSION = '1.1.0';
+
+/**
+ * Sends API_VERSION on every answer of the server, not only the routes': a guard that answers before any route (a
+ * path that does not decode, a Host that is not loopback) answers for an API path too.
+ */
+export const apiVersionHeader: RequestHandler = (_req, res, next) => {
+  res.setHeader('API-Version', API_VERSION);
+  next();
+};
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 type AnyObject = z.ZodType<Record<string, unknown>>;
@@ -189,10 +198,6 @@ export class Api {
         'for a few minutes; for a browser EventSource, which cannot send an Authorization header.',
     });
     this.parseBody = jsonBodyParser(bodyLimit);
-    this.router.use((_req, res, next) => {
-      res.setHeader('API-Version', API_VERSION);
-      next();
-    });
   }
 
   route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType = z.ZodUndefined>(

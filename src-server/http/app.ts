@@ -1,11 +1,11 @@
 import express, { type Express } from 'express';
-import { Api } from './api';
+import { Api, apiVersionHeader } from './api';
 import type { AppDeps } from './deps';
 import { docsRouter } from './docs.router';
 import { errorHandler, notFoundHandler } from './errors';
 import { assetRoutes, phaseConfigRoutes } from './assets.router';
 import { authRoutes } from './auth.router';
-import { cors, loopbackHostGuard } from './guards';
+import { cors, loopbackHostGuard, pathEncodingGuard } from './guards';
 import { tenancyRoutes } from './tenancy.router';
 import { healthRoutes } from './health.router';
 import { securityHeaders } from './security-headers';
@@ -70,11 +70,13 @@ export function openApiDocument(serviceVersion: string): object {
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.use(apiVersionHeader);
   app.use(securityHeaders());
   // X-Forwarded-* (the client's address, and whether it came over TLS) only from proxies TRUST_PROXY names.
   app.set('trust proxy', deps.config.TRUST_PROXY);
   app.use(loopbackHostGuard(deps.config));
   app.use(cors(deps.config));
+  app.use(pathEncodingGuard());
 
   const api = buildApi(deps);
   app.use(docsRouter(() => api.openApiDocument({ serviceVersion: deps.version })));

@@ -19,6 +19,30 @@ export function loopbackHostGuard(config: Config): RequestHandler {
 }
 
 /**
+ * A path whose percent-encoding does not decode (`%zz`, a lone `%`, a cut or overlong UTF-8 sequence) is answered
+ * 400 here, on every route: the routers would otherwise throw while decoding it into a path parameter, which is the
+ * client's mistake but reached the error handler as an unknown error (a 500 and a stack trace in the log).
+ */
+export function pathEncodingGuard(): RequestHandler {
+  return (req, res, next) => {
+    if (!req.path.includes('%')) return next();
+    const undecodable = req.path.split('/').find((segment) => !decodes(segment));
+    if (undecodable === undefined) return next();
+    const shown = undecodable.length > 80 ? `${undecodable.slice(0, 80)}…` : undecodable;
+    res.status(400).json(errorBody('invalid_request', `invalid path: "${shown}" is not valid percent-encoded UTF-8`));
+  };
+}
+
+function decodes(segment: string): boolean {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * No CORS unless CORS_ORIGINS lists origins; then exactly those, preflight included. Every answer then depends on
  * the Origin header (with or without the CORS headers), so every answer says `Vary: Origin`: a shared cache must
  * not hand one origin's answer to another.

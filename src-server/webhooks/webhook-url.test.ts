@@ -35,6 +35,8 @@ describe('webhook URLs at registration', () => {
       'http://api.localhost/hook',
       'http://[::1]/hook',
       'http://[::ffff:127.0.0.1]/hook',
+      'http://[::ffff:0:7f00:1]/hook',
+      'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook',
       'http://2130706433/hook',
       'http://0x7f.1/hook',
       'http://0.0.0.0/',

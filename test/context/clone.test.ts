@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cacheFolder, holding } from '../../src-server/context/clone-cache';
 import { buildProjectContext, type ProjectContextOptions } from '../../src-server/context/project-context';
 import { startGitHttpServer } from '../fixtures/git-http-server';
 import { startSilentServer, type SilentServer } from '../helpers/silent-server';
@@ -48,6 +49,17 @@ const options = (extra: Partial<ProjectContextOptions> = {}): ProjectContextOpti
   ...extra,
 });
 const cached = (opts: ProjectContextOptions) => (fs.existsSync(opts.cacheDir) ? fs.readdirSync(opts.cacheDir) : []);
+/** Bytes of every file in the clone cache, counted here rather than by the server. */
+const cacheBytes = (opts: ProjectContextOptions) =>
+  fs
+    .readdirSync(opts.cacheDir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .reduce((sum, entry) => sum + fs.statSync(path.join(entry.parentPath, entry.name)).size, 0);
+/** The README of each clone in the cache, sorted: which repositories it holds. */
+const cachedReadmes = (opts: ProjectContextOptions) =>
+  cached(opts)
+    .map((folder) => fs.readFileSync(path.join(opts.cacheDir, folder, 'README.md'), 'utf8'))
+    .sort();
 
 describe('git URLs and the server’s own network', () => {
   it('refuses loopback, private and link-local hosts after resolving them, without connecting', async () => {
@@ -58,6 +70,8 @@ describe('git URLs and the server’s own network', () => {
       `http://localhost:${p}/repo.git`,
       `http://[::1]:${p}/repo.git`,
       `http://[::ffff:127.0.0.1]:${p}/repo.git`,
+      `http://[::ffff:0:7f00:1]:${p}/repo.git`,
+      `http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]:${p}/repo.git`,
       `http://2130706433:${p}/repo.git`,
       `http://0x7f.1:${p}/repo.git`,
       `https://169.254.169.254/latest/meta-data`,
@@ -155,10 +169,55 @@ describe('the clone cache is bounded', () => {
     await buildProjectContext(a!, opts); // a is used again: b is now the least recently used
     await new Promise((resolve) => setTimeout(resolve, 20));
     await buildProjectContext(c!, opts);
-    const left = cached(opts);
-    expect(left).toHaveLength(2);
-    const readmes = left.map((folder) => fs.readFileSync(path.join(opts.cacheDir, folder, 'README.md'), 'utf8'));
-    expect(readmes.sort()).toEqual(['# a\n', '# c\n']);
+    expect(cachedReadmes(opts)).toEqual(['# a\n', '# c\n']);
+    expect(cacheBytes(opts)).toBeLessThanOrEqual(opts.maxCacheBytes!);
+  });
+
+  it('refuses a clone larger than the whole cache, even below the limit of one clone', async () => {
+    const root = mkdir();
+    // About 1.5 MiB: its 768 KiB file, and the same again in its pack.
+    const url = `file://${repository(root, 'wide', { 'blob.bin': randomBytes(768 * 1024) })}`;
+    const opts = options({ maxCacheBytes: 1024 * 1024 });
+    await expect(buildProjectContext(url, opts)).rejects.toThrow(
+      `${url} is larger than the 1 MiB limit for project context (the whole clone cache, GIT_CACHE_MAX_MB)`,
+    );
+    expect(cached(opts)).toEqual([]);
+  });
+
+  it('stays within its limit when the clones it holds are being read: the new clone is refused until they are done', async () => {
+    const root = mkdir();
+    const [a, b, c] = ['a', 'b', 'c'].map(
+      (name) => `file://${repository(root, name, { 'blob.bin': randomBytes(512 * 1024) })}`,
+    );
+    const opts = options({ maxCacheBytes: Math.round(2.5 * 1024 * 1024) });
+    await buildProjectContext(a!, opts);
+    await buildProjectContext(b!, opts);
+    let finishReading = () => {};
+    const reading = new Promise<void>((resolve) => (finishReading = resolve));
+    // Two runs read a and b: neither may be evicted, and c does not fit beside them.
+    const readers = [a!, b!].map((url) => holding(cacheFolder(opts.cacheDir, url), () => reading));
+    await expect(buildProjectContext(c!, opts)).rejects.toThrow(
+      `${c} does not fit in the 2.5 MiB clone cache (GIT_CACHE_MAX_MB) beside the clones that runs are reading now: try again when they have finished`,
+    );
+    expect(cachedReadmes(opts)).toEqual(['# a\n', '# b\n']);
+    expect(cacheBytes(opts)).toBeLessThanOrEqual(opts.maxCacheBytes!);
+
+    finishReading();
+    await Promise.all(readers);
+    expect(await buildProjectContext(c!, opts)).toContain('# c');
+    expect(cachedReadmes(opts)).toEqual(['# b\n', '# c\n']);
+    expect(cacheBytes(opts)).toBeLessThanOrEqual(opts.maxCacheBytes!);
+  });
+
+  it('stays within its limit when clones finish together, and every run reads its own', async () => {
+    const root = mkdir();
+    const names = ['p', 'q', 'r', 's', 't', 'u'];
+    const urls = names.map((name) => `file://${repository(root, name, { 'blob.bin': randomBytes(512 * 1024) })}`);
+    const opts = options({ maxCacheBytes: Math.round(2.5 * 1024 * 1024) });
+    const texts = await Promise.all(urls.map((url) => buildProjectContext(url, opts)));
+    texts.forEach((text, i) => expect(text).toContain(`# ${names[i]}`));
+    expect(cached(opts)).toHaveLength(2);
+    expect(cacheBytes(opts)).toBeLessThanOrEqual(opts.maxCacheBytes!);
   });
 });
 

@@ -15,3 +15,54 @@ test('Settings appear only inside the desktop app, which provides window.desktop
   await page.keyboard.press('Escape');
   await expect(page.getByRole('dialog', { name: 'Settings' })).toBeHidden();
 });
+
+test('Settings say which saved value the app could not use, and why a correction is refused', async ({ page }) => {
+  // A stand-in for the preload bridge, answering as the main process does for a runtime address saved without
+  // its scheme: the server started with the default, and saving the same mistake is refused.
+  await page.addInitScript(() => {
+    const problem =
+      'the local model runtime address must be an http:// or https:// URL, such as http://127.0.0.1:11434';
+    const saved: unknown[] = [];
+    Object.defineProperty(window, 'e2eSaved', { value: saved });
+    Object.defineProperty(window, 'desktop', {
+      value: {
+        getSettings: async () => ({ database: { mode: 'embedded' }, localLlmBase: '192.168.1.5:11434' }),
+        appInfo: async () => ({
+          version: '0.0.0',
+          apiUrl: location.origin,
+          apiToken: 'token',
+          serverError: null,
+          settingsProblems: [problem],
+          keychain: { available: true, reason: null },
+        }),
+        secretStatus: async () => ({}),
+        setSettings: async (settings: { localLlmBase: string | null }) => {
+          if (!settings.localLlmBase?.startsWith('http')) {
+            throw new Error(`Error invoking remote method 'settings:set': Error: ${problem}`);
+          }
+          saved.push(settings);
+          return settings;
+        },
+      },
+    });
+  });
+  await openStudio(page);
+  await page.getByTestId('settings-open').click();
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  await expect(dialog.getByTestId('settings-problems')).toContainText(
+    'the local model runtime address must be an http:// or https:// URL',
+  );
+  const runtime = dialog.getByPlaceholder('http://127.0.0.1:11434');
+  await expect(runtime).toHaveValue('192.168.1.5:11434');
+
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await expect(dialog.getByRole('alert')).toHaveText(
+    'Not saved: the local model runtime address must be an http:// or https:// URL, such as http://127.0.0.1:11434',
+  );
+  await runtime.fill('http://192.168.1.5:11434');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await expect(dialog.getByRole('alert')).toHaveCount(0);
+  expect(await page.evaluate(() => (window as unknown as { e2eSaved: unknown[] }).e2eSaved)).toEqual([
+    { database: { mode: 'embedded' }, localLlmBase: 'http://192.168.1.5:11434' },
+  ]);
+});

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src-server/db/embedded';
 import { startServer } from '../../src-server/main';
-import { createDesktop, errorPage } from '../../src-main/desktop';
+import { createDesktop } from '../../src-main/desktop';
 import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
 import { runServerToExit, spawnServer, type Launch, type ServerProcess } from '../helpers/process';
@@ -132,7 +132,7 @@ describe('one server per data folder', () => {
       expect(started).toEqual({ error: expect.stringContaining(`(pid ${terminal.child.pid}, ${terminal.url})`) });
       const line = (started as { error: string }).error;
       expect(line).not.toContain('\n');
-      expect(decodeURIComponent(errorPage(line))).toContain(line);
+      expect(decodeURIComponent(desktop.windowUrl())).toContain(line);
       expect((await terminal.request('/health')).status).toBe(200);
     } finally {
       await terminal.stop();

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { API_VERSION } from '../../src-server/http/api';
 import { useIntegrationServer } from '../helpers/integration';
 
 interface Operation {
@@ -191,5 +192,84 @@ describe('bad input on every endpoint of the OpenAPI document', () => {
     const res = await ctx.server.request('/threads', { method: 'POST', json: { agent: 'x'.repeat(200_000) } });
     expect(res.status).toBe(413);
     expect((await res.json()).error.code).toBe('payload_too_large');
+  });
+});
+
+describe('a path that is not valid percent-encoding', () => {
+  const TOKEN = 'bad-path-test-token-0123456789';
+  const badSegments = ['%zz', '%', 'a%2', '%E2%82', '%C0%AF'];
+
+  /** The answer and the log lines a request leaves, from a server whose log `logs` is. */
+  async function answer(url: string, method: string, token: string | null, logs: string[]) {
+    const before = logs.length;
+    const res = await fetch(url, { method, headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const text = await res.text();
+    return {
+      status: res.status,
+      version: res.headers.get('api-version'),
+      json: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : null,
+      lines: logs.slice(before),
+    };
+  }
+
+  it('answers 400 invalid_request on every route with path parameters, with a token or without, and logs no stack trace', async () => {
+    const secured = await ctx.start({ AUTH_ENABLED: 'true', SVC_API_TOKEN: TOKEN });
+    const withParams = operations.filter((op) => op.params.length > 0);
+    expect(withParams.length).toBeGreaterThan(10);
+    const servers = [
+      { name: 'authentication off', server: ctx.server, tokens: [null] },
+      { name: 'authentication on', server: secured, tokens: [TOKEN, null] },
+    ];
+    for (const { name, server, tokens } of servers) {
+      for (const op of withParams) {
+        for (const [i, param] of op.params.entries()) {
+          const bad = badSegments[i % badSegments.length]!;
+          const path = op.params.reduce((p, other, j) => p.replace(`{${other}}`, j === i ? bad : 'x'), op.path);
+          for (const token of tokens) {
+            const what = `${name}, ${token ? 'token' : 'no token'}: ${op.method} ${path} (${param})`;
+            const { status, version, json, lines } = await answer(
+              `${server.url}${path}`,
+              op.method,
+              token,
+              server.logs,
+            );
+            expect(status, what).toBe(400);
+            expect(version, what).toBe(API_VERSION);
+            expect(json, what).toEqual({
+              error: { code: 'invalid_request', message: `invalid path: "${bad}" is not valid percent-encoded UTF-8` },
+            });
+            expect(
+              lines.filter((line) => line.includes('\n') || line.includes(' ERROR ')),
+              what,
+            ).toEqual([]);
+          }
+        }
+      }
+    }
+  });
+
+  it('answers 400 on the studio, its files and any other page too', async () => {
+    for (const path of [
+      '/ui/%zz',
+      '/ui/threads/%E2%82',
+      '/ui/assets/%zz.js',
+      '/docs/assets/%zz',
+      '/%zz',
+      '/nowhere/%C0%AF',
+    ]) {
+      const { status, json, lines } = await answer(`${ctx.server.url}${path}`, 'GET', null, ctx.server.logs);
+      expect(status, path).toBe(400);
+      expect(json?.error, path).toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringMatching(/^invalid path: /),
+      });
+      expect(
+        lines.filter((line) => line.includes('\n') || line.includes(' ERROR ')),
+        path,
+      ).toEqual([]);
+    }
+    // Valid escapes still reach their routes.
+    expect((await fetch(`${ctx.server.url}/agents/%72eview/graph-definition`)).status).toBe(200);
+    expect((await fetch(`${ctx.server.url}/ui/threads/a%20b`)).status).not.toBe(400);
   });
 });
