@@ -21,3 +21,16 @@ export const MeSchema = z
   })
   .meta({ id: 'Me' });
 export type Me = z.infer<typeof MeSchema>;
+
+/**
+ * `GET /auth/login?handoff=…`: a random value the studio tab that starts the sign-in keeps (in its session storage).
+ * The callback hands it back beside the session token, `/ui#token=…&handoff=…`, and by it the tab knows the token
+ * comes from the sign-in it started; a token in any other link is taken only after the person agrees.
+ */
+export const LoginQuerySchema = z.object({
+  handoff: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{22,128}$/, '22 to 128 characters: letters, digits, - and _')
+    .optional()
+    .meta({ description: 'a random value of the studio tab, handed back with the token' }),
+});

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { MeSchema, type Me } from '../contracts/auth';
+import { LoginQuerySchema, MeSchema, type Me } from '../contracts/auth';
 import type { Oidc } from '../auth/oidc';
 import type { UsersRepository } from '../db/users.repository';
 import { getLogger } from '../log';
@@ -59,12 +59,13 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
     summary: 'Redirect to the identity provider (Authorization Code with PKCE)',
     public: true,
     pageErrors: true,
+    query: LoginQuerySchema,
     errors: {
-      400: 'the identity provider cannot be reached (login_failed)',
+      400: 'the identity provider cannot be reached (login_failed), or `handoff` is malformed (invalid_request)',
       404: 'OIDC is not configured on this server (login_failed)',
     },
     responses: { 302: { description: 'to the provider' } },
-    handler: async ({ req, res }) => {
+    handler: async ({ query, req, res }) => {
       if (!oidc) {
         loginFailed(
           req,
@@ -76,7 +77,8 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
       }
       try {
         const { url, pending } = await oidc.start();
-        res.cookie(LOGIN_COOKIE, await auth.sealLogin(pending), {
+        const sealed = await auth.sealLogin({ ...pending, ...(query.handoff ? { handoff: query.handoff } : {}) });
+        res.cookie(LOGIN_COOKIE, sealed, {
           httpOnly: true,
           sameSite: 'lax',
           path: '/auth',
@@ -107,7 +109,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
     errors: {
       400: 'the provider refused the sign-in, or its answer could not be verified, or the sign-in link expired (login_failed)',
     },
-    responses: { 302: { description: 'to /ui#token=…' } },
+    responses: { 302: { description: 'to /ui#token=…, with &handoff=… when the sign-in began with one' } },
     handler: async ({ req, res }) => {
       res.clearCookie(LOGIN_COOKIE, { path: '/auth', secure: req.secure });
       const error = typeof req.query.error === 'string' ? req.query.error : undefined;
@@ -138,7 +140,10 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
           log.info(`user=${user.id} is the first user of this installation: admin of the default organisation`);
         }
         log.info(`signed in user=${user.id}`);
-        res.redirect(302, `/ui#token=${encodeURIComponent(token)}`);
+        // The handoff goes back only to the browser that holds the login cookie: it is what tells the studio tab that
+        // began this sign-in that the token is its own (see contracts/auth.ts).
+        const handoff = pending.handoff ? `&handoff=${encodeURIComponent(pending.handoff)}` : '';
+        res.redirect(302, `/ui#token=${encodeURIComponent(token)}${handoff}`);
       } catch (e) {
         log.warn(`OIDC callback refused: ${errorMessage(e)}`);
         loginFailed(

@@ -23,7 +23,7 @@ function example(catalog: Pick<Catalog, 'list' | 'get'>): Example {
 
 /** The page's one stylesheet and one script, inline: its content policy allows exactly these two by their hashes. */
 const STYLE = `
-  :root { --accent: #4f46e5; --line: #e3e6ea; --muted: #6a737d; }
+  :root { --accent: #4f46e5; --line: #e3e6ea; --muted: #59636e; }
   body {
     font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif;
     max-width: 880px;

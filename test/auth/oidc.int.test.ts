@@ -40,8 +40,8 @@ afterAll(async () => {
 });
 
 /** Drives the provider's own login and consent forms in the browser, up to the callback's redirect to the studio. */
-async function signIn(login: string): Promise<{ token: string; landed: string }> {
-  const { context, page, landed } = await openProviderLogin(browser, server.url);
+async function signIn(login: string, query = ''): Promise<{ token: string; landed: string }> {
+  const { context, page, landed } = await openProviderLogin(browser, server.url, query);
   await expect.poll(() => page.url()).toContain(issuer);
   await page.fill('input[name=login]', login);
   await page.fill('input[name=password]', 'any password');
@@ -52,7 +52,7 @@ async function signIn(login: string): Promise<{ token: string; landed: string }>
   if (!landed()) await consent.click();
   await expect.poll(() => landed(), { timeout: 15_000 }).not.toBe('');
   await context.close();
-  const token = decodeURIComponent(/^\/ui#token=(.+)$/.exec(landed())?.[1] ?? '');
+  const token = decodeURIComponent(/^\/ui#token=([^&]+)/.exec(landed())?.[1] ?? '');
   return { token, landed: landed() };
 }
 
@@ -139,6 +139,32 @@ describe('OIDC login against a real OpenID provider', () => {
     expect(server.logs.some((l) => l.includes('graph run start agent=summary') && l.includes('user=User ada'))).toBe(
       true,
     );
+  });
+
+  it("hands the studio tab's handoff back beside the token, so the tab knows the sign-in is its own", async () => {
+    const handoff = 'a-studio-tab-value_0123456789abcdef';
+    const { token, landed } = await signIn('carol', `?handoff=${handoff}`);
+    expect(landed).toBe(`/ui#token=${token}&handoff=${handoff}`);
+    const me = await server.request('/auth/me', { headers: { authorization: `Bearer ${token}` } });
+    expect(me.status).toBe(200);
+
+    // Only a value of the studio's own form goes into the cookie and back into the studio's address.
+    for (const malformed of [
+      'short',
+      'has spaces in it, and more of them',
+      'x'.repeat(129),
+      'a"><script>-0123456789',
+    ]) {
+      const res = await fetch(`${server.url}/auth/login?handoff=${encodeURIComponent(malformed)}`, {
+        redirect: 'manual',
+      });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringContaining('handoff'),
+      });
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
   });
 
   it('a later user belongs nowhere until someone adds them', async () => {

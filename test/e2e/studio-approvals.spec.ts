@@ -11,6 +11,7 @@ import {
   prompts,
   screenshotPath,
   script,
+  signInByLink,
   sql,
   startRun,
   test,
@@ -165,7 +166,7 @@ async function member(page: Page, name: string, projectId: string): Promise<{ id
   const granted = await api(`/projects/${projectId}/members/${id}`, { method: 'PUT', json: { role: 'member' } });
   expect(granted.status).toBe(200);
   const token = await signSession(id, process.env.E2E_SESSION_SECRET!, '1h', name);
-  await page.goto(`${baseUrl()}/ui#token=${token}`);
+  await signInByLink(page, `${baseUrl()}/ui#token=${token}`, page.getByTestId('user-name'));
   await expect(page.getByTestId('user-name')).toHaveText(name);
   return { id, token };
 }

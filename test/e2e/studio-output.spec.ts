@@ -1,6 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './studio.fixtures';
-import { openStudio, phase, screenshotPath as shot, script, startRun } from './studio.fixtures';
+import { openStudio, phase, screenshotPath as shot, script, startRun, token } from './studio.fixtures';
 
 /** A text as the model streams it: pieces of a few characters, so markdown arrives cut anywhere. */
 const pieces = (text: string, size = 7) =>
@@ -330,8 +330,9 @@ test('in the desktop app the gate notification goes through the preload bridge, 
   context,
 }) => {
   // A stand-in for the preload's bridge: it records each notification and answers that it was clicked once the test
-  // says so. The browser's own Notification must not be used inside the app.
-  await page.addInitScript(() => {
+  // says so. The browser's own Notification must not be used inside the app. Like the app, it reports the per-launch
+  // token the window was opened on.
+  await page.addInitScript((apiToken) => {
     const shown: { title: string; body: string }[] = [];
     let click: (outcome: 'clicked') => void = () => undefined;
     const pending = () => new Promise(() => undefined);
@@ -340,11 +341,12 @@ test('in the desktop app the gate notification goes through the preload bridge, 
         shown.push(n);
         return new Promise((resolve) => (click = resolve));
       },
+      appInfo: async () => ({ version: 'test', apiUrl: location.origin, apiToken, serverError: null }),
     };
     Object.assign(window, { __shown: shown, __click: () => click('clicked') });
     Object.defineProperty(window, 'desktop', {
       value: new Proxy(desktop, {
-        get: (target, key) => (key in target ? target[key as 'showNotification'] : pending),
+        get: (target, key) => (key in target ? target[key as keyof typeof desktop] : pending),
       }),
     });
     window.Notification = class {
@@ -352,7 +354,7 @@ test('in the desktop app the gate notification goes through the preload bridge, 
         throw new Error('the browser notification was used inside the desktop app');
       }
     } as unknown as typeof Notification;
-  });
+  }, token());
   await openStudio(page);
   await script(
     Array.from({ length: 10 }, (_, i) => `d${i} `),

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { test as base, expect, type Page } from '@playwright/test';
+import { test as base, expect, type Locator, type Page } from '@playwright/test';
 import pg from 'pg';
 
 const env = (name: string) => {
@@ -58,10 +58,22 @@ export async function sql<T = Record<string, unknown>>(text: string, params: unk
   }
 }
 
+/**
+ * Opens a studio link (`/ui#token=…`) as a person does and waits for `ready`: a link the studio did not ask for
+ * (it asks for its own sign-in's only) shows who it signs in as, and the person agrees; a tab that already holds the
+ * link's token opens without a question.
+ */
+export async function signInByLink(page: Page, url: string, ready: Locator): Promise<void> {
+  await page.goto(url);
+  const agree = page.getByTestId('link-sign-in-switch');
+  await expect(agree.or(ready)).toBeVisible();
+  if (await agree.isVisible()) await agree.click();
+  await expect(ready).toBeVisible();
+}
+
 /** Opens the studio signed in with the token from the URL fragment, as the start-up link does. */
 export async function openStudio(page: Page, agent = 'change-review'): Promise<void> {
-  await page.goto(`${baseUrl()}/ui#token=${token()}`);
-  await expect(page.getByTestId(`asset-${agent}`)).toBeVisible();
+  await signInByLink(page, `${baseUrl()}/ui#token=${token()}`, page.getByTestId(`asset-${agent}`));
   await page.getByTestId(`asset-${agent}`).click();
   await expect(page.getByTestId('phase-intake').or(page.getByTestId('phase-dispatch'))).toBeVisible();
 }

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import {
   decideLinkToken,
   describeIdentity,
-  needsCheck,
+  readHandoff,
   readLinkToken,
-  sameIdentity,
+  signsSomeoneIn,
   type Identity,
 } from './link-token';
 
@@ -15,11 +15,11 @@ function me(id: string, name: string, kind: Me['user']['kind'], email: string | 
 const known = (m: Me): Identity => ({ state: 'known', me: m });
 const ADMIN = me('00000000-0000-0000-0000-000000000001', 'api-token', 'api_token', null, true);
 const ADA = me('7d9f3c2e-0000-4000-8000-000000000001', 'User ada', 'session', 'ada@example.com');
-const MALLORY = me('7d9f3c2e-0000-4000-8000-000000000002', 'User mallory', 'session', 'mallory@example.com');
+const NONE: Identity = { state: 'none' };
 const REJECTED: Identity = { state: 'rejected' };
 const UNKNOWN: Identity = { state: 'unknown', reason: 'Failed to fetch' };
 
-describe('readLinkToken', () => {
+describe('reading a studio link', () => {
   it('finds the token in the fragment, decoded', () => {
     expect(readLinkToken('#token=abc.def-ghi')).toBe('abc.def-ghi');
     expect(readLinkToken('#x=1&token=a%2Bb')).toBe('a+b');
@@ -31,48 +31,37 @@ describe('readLinkToken', () => {
     expect(readLinkToken('#mytoken=abc')).toBeNull();
     expect(readLinkToken('#token=')).toBeNull();
   });
+  it("finds the sign-in's handoff beside the token", () => {
+    expect(readHandoff('#token=abc&handoff=xyz_-1')).toBe('xyz_-1');
+    expect(readLinkToken('#token=abc&handoff=xyz_-1')).toBe('abc');
+    expect(readHandoff('#token=abc')).toBeNull();
+    expect(readHandoff('#token=abc&myhandoff=xyz')).toBeNull();
+  });
 });
 
 describe('the decision on a studio link', () => {
-  it('takes the link as it comes when nothing is stored, or the same token is', () => {
-    expect(needsCheck(null, 'link')).toBe(false);
-    expect(needsCheck('', 'link')).toBe(false);
-    expect(needsCheck('link', 'link')).toBe(false);
-    expect(needsCheck('stored', 'link')).toBe(true);
+  it("takes the token of this tab's own sign-in, and of the desktop window's own launch, without asking", () => {
+    for (const next of [known(ADA), known(ADMIN), UNKNOWN]) {
+      expect(decideLinkToken('own-sign-in', next)).toBe('take');
+      expect(decideLinkToken('desktop-launch', next)).toBe('take');
+    }
   });
 
-  it('asks before switching to another identity', () => {
-    expect(decideLinkToken(known(ADA), known(MALLORY))).toBe('ask');
-    expect(decideLinkToken(known(ADMIN), known(MALLORY))).toBe('ask');
-    expect(decideLinkToken(known(ADA), known(ADMIN))).toBe('ask');
+  it('asks about any other link, whoever its token signs in as', () => {
+    expect(decideLinkToken('other', known(ADA))).toBe('ask');
+    expect(decideLinkToken('other', known(ADMIN))).toBe('ask');
+    expect(decideLinkToken('other', UNKNOWN)).toBe('ask');
   });
 
-  it('switches silently to a refreshed token of the same identity', () => {
-    expect(sameIdentity(ADA, { ...ADA, memberships: [] })).toBe(true);
-    expect(decideLinkToken(known(ADA), known(ADA))).toBe('take');
-    expect(decideLinkToken(known(ADMIN), known(ADMIN))).toBe('take');
+  it('keeps things as they are when the server refuses the link of another source', () => {
+    expect(decideLinkToken('other', REJECTED)).toBe('keep');
   });
 
-  it('replaces a stored token the server no longer accepts (no stored identity)', () => {
-    expect(decideLinkToken(REJECTED, known(MALLORY))).toBe('take');
-    expect(decideLinkToken(REJECTED, REJECTED)).toBe('take');
-    expect(decideLinkToken(REJECTED, UNKNOWN)).toBe('take');
-  });
-
-  it('keeps the current identity when the link carries a token the server refuses', () => {
-    expect(decideLinkToken(known(ADA), REJECTED)).toBe('keep');
-    expect(decideLinkToken(UNKNOWN, REJECTED)).toBe('keep');
-  });
-
-  it('never switches silently when the server cannot say who is who', () => {
-    expect(decideLinkToken(known(ADA), UNKNOWN)).toBe('ask');
-    expect(decideLinkToken(UNKNOWN, known(ADA))).toBe('ask');
-    expect(decideLinkToken(UNKNOWN, UNKNOWN)).toBe('ask');
-  });
-
-  it('tells the two identities apart by kind and id, not by name', () => {
-    expect(sameIdentity(ADA, { ...MALLORY, user: { ...MALLORY.user, name: 'User ada' } })).toBe(false);
-    expect(sameIdentity(ADMIN, { ...ADMIN, user: { ...ADMIN.user, kind: 'anonymous' } })).toBe(false);
+  it('calls it a switch only when a stored token signs someone in (or might)', () => {
+    expect(signsSomeoneIn(known(ADA))).toBe(true);
+    expect(signsSomeoneIn(UNKNOWN)).toBe(true);
+    expect(signsSomeoneIn(NONE)).toBe(false);
+    expect(signsSomeoneIn(REJECTED)).toBe(false);
   });
 });
 
@@ -80,7 +69,8 @@ describe('describeIdentity', () => {
   it('names who a token signs in as', () => {
     expect(describeIdentity(known(ADA))).toBe('User ada (ada@example.com)');
     expect(describeIdentity(known(ADMIN))).toBe('api-token (API token, instance administrator)');
-    expect(describeIdentity(REJECTED)).toBe('nobody (the token is not valid)');
+    expect(describeIdentity(NONE)).toBe('nobody');
+    expect(describeIdentity(REJECTED)).toBe('nobody (the stored sign-in is no longer valid)');
     expect(describeIdentity(UNKNOWN)).toBe('unknown (the server could not say: Failed to fetch)');
   });
 });

@@ -1,26 +1,34 @@
 import type { Me } from '@contracts/auth';
 
 /**
- * A studio link carries a token in its fragment (`/ui#token=…`): the start-up link, the end of an OIDC
- * sign-in, or a link someone sent. Taken blindly, a link from someone else would sign the studio into their
- * account, and what the user types next would land in their threads. These rules decide, from who each
- * token signs in as, whether the link's token replaces the stored one.
+ * A studio link carries a token in its fragment (`/ui#token=…`): the start-up link, the end of an OIDC sign-in, or
+ * a link someone sent. Taken blindly, a link from someone else would sign the studio into their account, a fresh
+ * browser with no token stored as much as one signed in as another person, and what the user types next would land
+ * in their threads. So a link's token is taken at once only when the studio knows where it comes from: the end of
+ * the sign-in this tab started, or the desktop app's window opened on its own per-launch token. Any other is taken
+ * only after the person has seen who it signs in as and agreed.
  */
 
 /** Who a token signs in as, by the server's `/auth/me` answer for it. */
 export type Identity =
   | { state: 'known'; me: Me }
+  /** No token is stored: the studio signs no one in. */
+  | { state: 'none' }
   /** The server refused the token (401): it signs no one in, e.g. a per-launch token from an earlier start. */
   | { state: 'rejected' }
   /** The server could not say (unreachable, or an error other than 401). */
   | { state: 'unknown'; reason: string };
 
-/** take: store the link's token; keep: stay as is; ask: the user chooses, seeing both identities. */
-export type LinkDecision = 'take' | 'keep' | 'ask';
+/**
+ * own-sign-in: the fragment hands back the value this tab sent to `/auth/login` (see sign-in-handoff.ts);
+ * desktop-launch: the desktop app's window, and the token is the one its main process started the server with;
+ * other: anything else, a link typed, pasted, followed from a mail or opened by another page.
+ */
+export type LinkSource = 'own-sign-in' | 'desktop-launch' | 'other';
 
-/** The token in a location fragment such as `#token=abc` or `#x=1&token=abc`, or null. */
-export function readLinkToken(hash: string): string | null {
-  const match = /(?:^#|&)token=([^&]+)/.exec(hash);
+/** A value of a location fragment such as `#token=abc` or `#token=abc&handoff=xyz`, decoded, or null. */
+export function readFragmentValue(hash: string, name: string): string | null {
+  const match = new RegExp(`(?:^#|&)${name}=([^&]+)`).exec(hash);
   if (!match) return null;
   try {
     return decodeURIComponent(match[1]!) || null;
@@ -29,27 +37,24 @@ export function readLinkToken(hash: string): string | null {
   }
 }
 
-/** Whether the stored token needs looking at at all: no stored token, or the same one, is taken as it comes. */
-export function needsCheck(stored: string | null, link: string): boolean {
-  return stored !== null && stored !== '' && stored !== link;
-}
+export const readLinkToken = (hash: string) => readFragmentValue(hash, 'token');
+export const readHandoff = (hash: string) => readFragmentValue(hash, 'handoff');
 
-export function sameIdentity(a: Me, b: Me): boolean {
-  return a.user.kind === b.user.kind && a.user.id === b.user.id;
-}
+/** take: store the link's token; keep: stay as is (the person is told why); ask: the person chooses. */
+export type LinkDecision = 'take' | 'keep' | 'ask';
 
 /**
- * `current` is who the stored token signs in as, `next` who the link's token does. A stored token that
- * signs no one in any more is replaced, and so is one of the same identity (a refreshed token); a link whose
- * token the server refuses changes nothing; any other case, including one the server cannot answer, is the
- * user's choice, never a silent switch.
+ * `next` is who the link's token signs in as. A source the studio set going itself is taken; otherwise a token the
+ * server refuses changes nothing, and any other, whatever is stored (nothing, a token that no longer works, another
+ * one, even one of the same person), is the person's choice.
  */
-export function decideLinkToken(current: Identity, next: Identity): LinkDecision {
-  if (current.state === 'rejected') return 'take';
-  if (next.state === 'rejected') return 'keep';
-  if (current.state === 'known' && next.state === 'known' && sameIdentity(current.me, next.me)) return 'take';
-  return 'ask';
+export function decideLinkToken(source: LinkSource, next: Identity): LinkDecision {
+  if (source !== 'other') return 'take';
+  return next.state === 'rejected' ? 'keep' : 'ask';
 }
+
+/** Whether someone is signed in by this identity, so that the link would switch rather than sign in. */
+export const signsSomeoneIn = (identity: Identity) => identity.state === 'known' || identity.state === 'unknown';
 
 const KIND_LABELS: Record<Me['user']['kind'], string> = {
   api_token: 'API token',
@@ -60,7 +65,8 @@ const KIND_LABELS: Record<Me['user']['kind'], string> = {
 
 /** How the confirmation names an identity: name, then email or what kind of caller it is. */
 export function describeIdentity(identity: Identity): string {
-  if (identity.state === 'rejected') return 'nobody (the token is not valid)';
+  if (identity.state === 'none') return 'nobody';
+  if (identity.state === 'rejected') return 'nobody (the stored sign-in is no longer valid)';
   if (identity.state === 'unknown') return `unknown (the server could not say: ${identity.reason})`;
   const { user } = identity.me;
   const details = [

@@ -6,7 +6,16 @@ import { errorMessage } from '@contracts/errors';
 import { authApi } from '../api/auth.api';
 import { ApiError, getToken, onUnauthorized, setToken } from '../api/http';
 import { tenancyApi } from '../api/tenancy.api';
-import { decideLinkToken, describeIdentity, needsCheck, readLinkToken, type Identity } from './link-token';
+import {
+  decideLinkToken,
+  describeIdentity,
+  readHandoff,
+  readLinkToken,
+  signsSomeoneIn,
+  type Identity,
+  type LinkSource,
+} from './link-token';
+import { endHandoff } from './sign-in-handoff';
 
 /** The organisation and project chosen in the switcher; only the studio reads it. */
 const SCOPE_STORAGE_KEY = 'svc.scope';
@@ -25,8 +34,10 @@ function readScope(): ChosenScope {
   }
 }
 
-/** A studio link whose token would sign in as someone else: both identities, and the user's answer. */
+/** A studio link whose token the studio did not ask for: both identities, and the user's answer. */
 export interface LinkPrompt {
+  /** Whether the stored token signs someone in: the link would switch identities rather than sign in. */
+  signedIn: boolean;
   current: string;
   /** null when the server refused the link's token: the user is only told that nothing changed. */
   next: string | null;
@@ -42,7 +53,8 @@ function failure(what: string, error: unknown): string | null {
   return isStatus(error, 401) ? null : `${what} could not be loaded: ${errorMessage(error)}`;
 }
 
-async function identityOf(token: string): Promise<Identity> {
+async function identityOf(token: string | null): Promise<Identity> {
+  if (!token) return { state: 'none' };
   try {
     return { state: 'known', me: await authApi.meAs(token) };
   } catch (error) {
@@ -52,9 +64,24 @@ async function identityOf(token: string): Promise<Identity> {
 }
 
 /**
+ * Where a link's token comes from: the sign-in this tab started, or, in the desktop app's window, the per-launch token
+ * the app's main process started the server with (it opens the window on `/ui#token=…`); anything else is a link.
+ */
+async function sourceOf(link: string, handoff: string | null): Promise<LinkSource> {
+  if (endHandoff(handoff)) return 'own-sign-in';
+  if (!window.desktop) return 'other';
+  try {
+    return (await window.desktop.appInfo()).apiToken === link ? 'desktop-launch' : 'other';
+  } catch {
+    return 'other';
+  }
+}
+
+/**
  * Who the studio signs in as, and in which organisation and project it works. A token in the URL
  * fragment (`#token=…`, from the start-up link or an OIDC login) is removed from the address bar and
- * stored in local storage, after the user's consent when it would sign in as someone else (link-token.ts).
+ * stored in local storage: at once when the studio asked for it itself, after the user's consent otherwise
+ * (link-token.ts).
  */
 export const useSessionStore = defineStore('session', () => {
   const token = ref<string | null>(getToken());
@@ -86,11 +113,12 @@ export const useSessionStore = defineStore('session', () => {
   }
 
   /** Asks the user, and resolves with the answer once they give it; a newer link's question cancels an older one. */
-  function ask(current: string, next: string | null): Promise<boolean> {
+  function ask(current: Identity, next: string | null): Promise<boolean> {
     linkPrompt.value?.answer(false);
     return new Promise((resolve) => {
       linkPrompt.value = {
-        current,
+        signedIn: signsSomeoneIn(current),
+        current: describeIdentity(current),
         next,
         answer(switchIdentity) {
           linkPrompt.value = null;
@@ -101,28 +129,32 @@ export const useSessionStore = defineStore('session', () => {
   }
 
   /**
-   * Takes the token of a studio link (`#token=…`) and resolves once settled: at once without a stored token
-   * or with one of the same identity; after the user's answer when the link would switch identities.
-   * Resolves true when the stored token changed.
+   * Takes the token of a studio link (`#token=…`) and resolves once settled: at once when it ends this tab's own
+   * sign-in or opens the desktop app's window; otherwise after the user's answer, whatever is stored (nothing, a token
+   * that no longer works, another one). Resolves true when the stored token changed.
    */
   async function takeTokenFromFragment(): Promise<boolean> {
-    const link = readLinkToken(window.location.hash);
+    const hash = window.location.hash;
+    const link = readLinkToken(hash);
     if (link === null) return false;
     // Off the address bar before anything else: the token must not stay in history or be copied on.
     history.replaceState(null, '', window.location.pathname + window.location.search);
     const stored = getToken();
-    if (needsCheck(stored, link)) {
-      const [current, next] = await Promise.all([identityOf(stored!), identityOf(link)]);
-      const decision = decideLinkToken(current, next);
-      if (decision === 'keep') {
-        await ask(describeIdentity(current), null);
-        return false;
-      }
-      if (decision === 'ask' && !(await ask(describeIdentity(current), describeIdentity(next)))) return false;
+    if (stored === link) return false;
+    const [source, current, next] = await Promise.all([
+      sourceOf(link, readHandoff(hash)),
+      identityOf(stored),
+      identityOf(link),
+    ]);
+    const decision = decideLinkToken(source, next);
+    if (decision === 'keep') {
+      await ask(current, null);
+      return false;
     }
+    if (decision === 'ask' && !(await ask(current, describeIdentity(next)))) return false;
     setToken(link);
     token.value = getToken();
-    return stored !== link;
+    return true;
   }
 
   /** The user and the scopes they may see; a server without tenancy endpoints leaves the switcher out. */

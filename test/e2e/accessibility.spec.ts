@@ -1,0 +1,66 @@
+import AxeBuilder from '@axe-core/playwright';
+import type { Page } from '@playwright/test';
+import { baseUrl, expect, openStudio, screenshotPath, script, startRun, test, token, words } from './studio.fixtures';
+
+/**
+ * The studio and the portal against WCAG 2.1 A and AA, as axe-core checks them in Chromium, on the screens a person
+ * works in. Both have one colour scheme (light): neither styles `prefers-color-scheme: dark`.
+ */
+const WCAG_21_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+/** Each violation as one line (rule, element, axe's summary), so that a failure says what to fix and where. */
+async function violations(page: Page): Promise<string[]> {
+  const { violations: found } = await new AxeBuilder({ page }).withTags(WCAG_21_AA).analyze();
+  return found.flatMap((v) =>
+    v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${n.failureSummary?.replace(/\s+/g, ' ') ?? ''}`),
+  );
+}
+
+/** Checks the screen as it is now and keeps a picture of it; every screen is checked even when one fails. */
+async function check(page: Page, screen: string): Promise<void> {
+  expect.soft(await violations(page), `violations on ${screen}`).toEqual([]);
+  await page.screenshot({ path: screenshotPath(`a11y-${screen}`) });
+}
+
+test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inbox, the History tab, finished', async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 1600, height: 1000 });
+  await page.goto(`${baseUrl()}/ui#token=${token()}`);
+  await expect(page.getByTestId('link-sign-in')).toBeVisible();
+  await check(page, 'link-question');
+  await page.getByTestId('link-sign-in-switch').click();
+
+  await openStudio(page);
+  await check(page, 'empty');
+
+  await script(words('The rename is safe to ship; one nit in the loader.'));
+  await startRun(page, 'Review: the rename of the config loader');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await check(page, 'gate');
+
+  await page.getByTestId('inbox-open').click();
+  await expect(page.getByTestId('inbox-item').first()).toBeVisible();
+  await check(page, 'inbox');
+  await page.getByTestId('inbox-close').click();
+
+  await page.getByTestId('tab-history').click();
+  await expect(page.getByTestId('history-checkpoint').first()).toBeVisible();
+  await check(page, 'history');
+
+  // Approved and finished: the completed phases, the passed gate, the run's status and the decision on record.
+  await script(words('Published.'));
+  await page.getByTestId('tab-approval').click();
+  await page.getByTestId('gate-approve').click();
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await page.getByTestId('tab-history').click();
+  await expect(page.getByTestId('history-decision')).toBeVisible();
+  await check(page, 'finished');
+});
+
+test('the portal meets WCAG 2.1 AA', async ({ page }) => {
+  await page.goto(`${baseUrl()}/`);
+  await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
+  expect(await violations(page)).toEqual([]);
+  await page.screenshot({ path: screenshotPath('a11y-portal'), fullPage: true });
+});
