@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { Api } from './api';
+import { Api, API_VERSION } from './api';
 import type { AppDeps } from './deps';
 import { docsRouter } from './docs.router';
 import { errorHandler, notFoundHandler } from './errors';
@@ -22,7 +22,7 @@ import { studioRouter } from './studio.router';
  * Declaring reads no dependency (only handlers do), so the document can be built without a database.
  */
 export function buildApi(deps: AppDeps): Api {
-  const api = new Api(deps.auth, deps.config.BODY_LIMIT);
+  const api = new Api(deps.auth, deps.config.BODY_LIMIT, deps.idempotencyKeys);
   healthRoutes(api, deps);
   assetRoutes(api, deps);
   phaseConfigRoutes(api, deps);
@@ -70,6 +70,11 @@ export function openApiDocument(serviceVersion: string): object {
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Every answer, the pages' and the guards' included: a client can always tell which contract answered.
+  app.use((_req, res, next) => {
+    res.setHeader('API-Version', API_VERSION);
+    next();
+  });
   app.use(securityHeaders());
   // X-Forwarded-* (the client's address, and whether it came over TLS) only from proxies TRUST_PROXY names.
   app.set('trust proxy', deps.config.TRUST_PROXY);

@@ -20,6 +20,11 @@ function readCookie(req: Request, name: string): string | undefined {
   return undefined;
 }
 
+/** A redirect with no body: Express's res.redirect() adds a text or HTML one that the document does not declare. */
+function redirect(res: Response, location: string): void {
+  res.status(302).location(location).end();
+}
+
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The failure page's one inline stylesheet, which its content policy allows by hash. */
@@ -63,7 +68,12 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
       400: 'the identity provider cannot be reached (login_failed)',
       404: 'OIDC is not configured on this server (login_failed)',
     },
-    responses: { 302: { description: 'to the provider' } },
+    responses: {
+      302: {
+        description: "to the identity provider's authorization endpoint; no body",
+        headers: { Location: { description: "the provider's authorization URL", schema: { type: 'string' } } },
+      },
+    },
     handler: async ({ req, res }) => {
       if (!oidc) {
         loginFailed(
@@ -84,7 +94,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
           // Over TLS (the request's own, or a trusted proxy's X-Forwarded-Proto) the cookie never travels in clear.
           secure: req.secure,
         });
-        res.redirect(302, url);
+        redirect(res, url);
       } catch (error) {
         log.warn(`OIDC login could not start: ${errorMessage(error)}`);
         loginFailed(
@@ -107,7 +117,14 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
     errors: {
       400: 'the provider refused the sign-in, or its answer could not be verified, or the sign-in link expired (login_failed)',
     },
-    responses: { 302: { description: 'to /ui#token=…' } },
+    responses: {
+      302: {
+        description: 'to the studio with the session token in the URL fragment; no body',
+        headers: {
+          Location: { description: '/ui#token=<session token>', schema: { type: 'string', examples: ['/ui#token=…'] } },
+        },
+      },
+    },
     handler: async ({ req, res }) => {
       res.clearCookie(LOGIN_COOKIE, { path: '/auth', secure: req.secure });
       const error = typeof req.query.error === 'string' ? req.query.error : undefined;
@@ -138,7 +155,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
           log.info(`user=${user.id} is the first user of this installation: admin of the default organisation`);
         }
         log.info(`signed in user=${user.id}`);
-        res.redirect(302, `/ui#token=${encodeURIComponent(token)}`);
+        redirect(res, `/ui#token=${encodeURIComponent(token)}`);
       } catch (e) {
         log.warn(`OIDC callback refused: ${errorMessage(e)}`);
         loginFailed(

@@ -18,6 +18,9 @@ export function loopbackHostGuard(config: Config): RequestHandler {
   };
 }
 
+/** The answer headers the document declares, readable by a page on a listed origin. */
+const EXPOSED_HEADERS = 'Content-Type, API-Version, Retry-After, Location, Idempotent-Replayed';
+
 /**
  * No CORS unless CORS_ORIGINS lists origins; then exactly those, preflight included. Every answer then depends on
  * the Origin header (with or without the CORS headers), so every answer says `Vary: Origin`: a shared cache must
@@ -31,10 +34,13 @@ export function cors(config: Config): RequestHandler {
     const origin = req.headers.origin;
     if (!origin || !allowed.has(origin)) return next();
     res.setHeader('Access-Control-Allow-Origin', origin);
-    res.setHeader('Access-Control-Expose-Headers', 'Content-Type');
+    res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
     if (req.method === 'OPTIONS') {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE');
-      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Last-Event-ID, Accept');
+      res.setHeader(
+        'Access-Control-Allow-Headers',
+        'Authorization, Content-Type, Last-Event-ID, Accept, Idempotency-Key',
+      );
       res.setHeader('Access-Control-Max-Age', '600');
       res.status(204).end();
       return;

@@ -169,6 +169,7 @@ describe('a run to its approval gate', () => {
         status: 'running',
         last_event_id: gateId,
         stream_url: `/runs/${runId}/stream?last_event_id=${gateId}`,
+        run_url: `/runs/${runId}`,
       });
       const followed = await readEvents(await ctx.server.request(`/runs/${runId}/stream?last_event_id=${gateId}`));
       expect(followed[0]!.data.type).toBe('gate_approved');
