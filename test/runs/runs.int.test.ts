@@ -135,6 +135,7 @@ describe('a run to its approval gate', () => {
       type: 'gate_rejected',
       node: 'gate',
       reason: 'rejected in a test',
+      deciders: ['anonymous'],
       by: 'anonymous',
     });
     expect(resumed.at(-1)!.data).toEqual({ type: 'run_rejected', run_id: runId, reason: 'rejected in a test' });
