@@ -363,7 +363,7 @@ export class Api {
 
   /** `serviceVersion`: the package's version, which is not the API's (see API_VERSION). */
   openApiDocument(info: { serviceVersion: string }): object {
-    return withoutDiscriminators(this.generate(info));
+    return refusingNul(withoutDiscriminators(this.generate(info)));
   }
 
   private generate(info: { serviceVersion: string }) {
@@ -400,4 +400,41 @@ function withoutDiscriminators<T>(node: T): T {
     Object.values(node).forEach(withoutDiscriminators);
   }
   return node;
+}
+
+/** What `parse` refuses in any text field of a request (PostgreSQL's text cannot store it). */
+const NO_NUL = '^[^\\u0000]*$';
+
+/**
+ * Says in the document what `parse` checks of every request: no text field holds a NUL. Each free-text string a
+ * request body or parameter takes (following its references into the components) gets the pattern; one that has a
+ * format, an enum or a pattern of its own says enough already.
+ */
+function refusingNul<T extends object>(doc: T): T {
+  const { components, paths } = doc as unknown as {
+    components: { schemas: Record<string, object> };
+    paths: Record<string, Record<string, { parameters?: { schema?: object }[]; requestBody?: object }>>;
+  };
+  const seen = new Set<object>();
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object' || seen.has(node)) return;
+    seen.add(node);
+    if (Array.isArray(node)) return node.forEach(visit);
+    const schema = node as Record<string, unknown>;
+    if (typeof schema.$ref === 'string') visit(components.schemas[schema.$ref.split('/').at(-1)!]);
+    const freeText = !('format' in schema) && !('enum' in schema) && !('const' in schema) && !('pattern' in schema);
+    const text = schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string'));
+    if (text && freeText) schema.pattern = NO_NUL;
+    for (const key of ['properties', 'additionalProperties', 'items', 'anyOf', 'oneOf', 'allOf', 'prefixItems']) {
+      const inner = schema[key];
+      if (key === 'properties' && inner && typeof inner === 'object') Object.values(inner).forEach(visit);
+      else visit(inner);
+    }
+  };
+  for (const operation of Object.values(paths).flatMap((methods) => Object.values(methods))) {
+    operation.parameters?.forEach((parameter) => visit(parameter.schema));
+    const content = (operation.requestBody as { content?: Record<string, { schema?: object }> } | undefined)?.content;
+    Object.values(content ?? {}).forEach((media) => visit(media.schema));
+  }
+  return doc;
 }

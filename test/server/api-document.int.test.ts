@@ -1,3 +1,5 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src-server/contracts/common';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
@@ -133,6 +135,30 @@ describe('the OpenAPI document', () => {
     }
     const code = doc.components.schemas.ErrorCode as { enum: string[] };
     expect(code.enum).toEqual([...ERROR_CODES]);
+  });
+  it('says in its schemas what the server refuses by rule: NUL in text, a webhook without http(s), two scopes', async () => {
+    const doc = await loadDocument();
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    ajv.addSchema({ ...doc, $id: 'https://document.test/openapi.json' });
+    const valid = (name: string, value: unknown) =>
+      ajv.getSchema(`https://document.test/openapi.json#/components/schemas/${name}`)!(value);
+    expect(valid('RunRequest', { message: 'hello' })).toBe(true);
+    expect(valid('RunRequest', { message: 'hello\u0000world' })).toBe(false);
+    expect(valid('ReasonBody', { reason: 'stale\u0000' })).toBe(false);
+    expect(valid('NodeConfig', { notes: 'see\u0000this' })).toBe(false);
+    const webhook = { url: 'https://hooks.example/in', events: ['run.failed'] };
+    expect(valid('CreateWebhook', { ...webhook, project_id: DEFAULT_PROJECT_ID })).toBe(true);
+    expect(valid('CreateWebhook', { ...webhook, url: 'ftp://hooks.example/in', project_id: DEFAULT_PROJECT_ID })).toBe(
+      false,
+    );
+    expect(valid('CreateWebhook', webhook)).toBe(false);
+    expect(valid('CreateWebhook', { ...webhook, project_id: DEFAULT_PROJECT_ID, org_id: DEFAULT_PROJECT_ID })).toBe(
+      false,
+    );
+    expect(
+      valid('CreateWebhook', { ...webhook, events: ['run.failed', 'run.failed'], project_id: DEFAULT_PROJECT_ID }),
+    ).toBe(false);
   });
 });
 
