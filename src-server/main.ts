@@ -32,6 +32,7 @@ import { llmQueueRepository } from './db/llm-queue.repository';
 import { runEventsRepository } from './db/run-events.repository';
 import { listenForRunNotifications } from './db/run-notifications';
 import { webhooksRepository } from './db/webhooks.repository';
+import { idempotencyKeysRepository } from './db/idempotency-keys.repository';
 import { WebhookDelivery } from './webhooks/webhook-delivery';
 import { webhooksService } from './webhooks/webhooks.service';
 import { phaseConfigService } from './runtime/phase-config.service';
@@ -181,6 +182,7 @@ export async function startServer({
     const checkPath = (principal: Principal, projectPath: string) =>
       checkProjectPath(projectPath, projectContextOptions, principal);
     const runEvents = runEventsRepository(pool);
+    const idempotencyKeys = idempotencyKeysRepository(pool);
     const events = new RunEventStream(runEvents, {
       flushMs: EVENT_FLUSH_MS,
       pollMs: 1000,
@@ -226,6 +228,9 @@ export async function startServer({
     manager.supervise();
     delivery.start();
     const pruneEvents = setInterval(() => {
+      idempotencyKeys
+        .prune()
+        .catch((error) => log.warn(`pruning Idempotency-Key answers failed: ${errorMessage(error)}`));
       if (config.RUN_EVENTS_RETENTION_DAYS === 0) return;
       runEvents
         .prune(config.RUN_EVENTS_RETENTION_DAYS)
@@ -310,6 +315,7 @@ export async function startServer({
         allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
         maxPerScope: config.WEBHOOK_MAX_PER_SCOPE,
       }),
+      idempotencyKeys,
       oidc,
     });
 

@@ -24,8 +24,9 @@ export interface Authenticator {
   /** The token generated at start when auth is on and nothing else is configured; shown in the studio link. */
   readonly generatedToken?: string;
   /**
-   * The caller of a request: its bearer token. With `streamOf` (the run a stream route serves), a stream token in
-   * `?access_token=` is accepted too, for that run only (see issueStreamToken).
+   * The caller of a request: its bearer token. With `streamOf` (the run a stream route serves), a request without an
+   * Authorization header may instead carry a stream token in `?access_token=`, for that run only (see
+   * issueStreamToken).
    */
   authenticate(req: Request, options?: { streamOf?: string }): Promise<Principal>;
   /**
@@ -128,17 +129,12 @@ export function createAuthenticator(config: Config, users: Pick<UsersRepository,
     generatedToken,
     async authenticate(req, options) {
       if (!config.AUTH_ENABLED) return ANONYMOUS_ADMIN;
+      // The Authorization header decides when there is one: a client that sends its token both ways (a generated
+      // client fills every scheme it knows) is its bearer, whatever the query holds, and never acts as the caller
+      // a stream token in the query names. A stream token is for the request that has no header.
       const streamToken = options?.streamOf ? req.query.access_token : undefined;
-      if (streamToken !== undefined) {
-        const streamer = await streamPrincipal(streamToken, options!.streamOf!);
-        // A request that also names a caller must name the same one: a token is never lent to someone else.
-        if (req.headers.authorization !== undefined) {
-          const caller = await bearer(req);
-          if (caller.id !== streamer.id || caller.kind !== streamer.kind) {
-            throw unauthorized('this stream token was issued to someone else');
-          }
-        }
-        return streamer;
+      if (streamToken !== undefined && req.headers.authorization === undefined) {
+        return streamPrincipal(streamToken, options!.streamOf!);
       }
       return bearer(req);
     },

@@ -23,6 +23,7 @@ export const ERROR_CODES = [
   'internal_error',
   'unavailable',
   'database_unavailable',
+  'idempotency_key_reused',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

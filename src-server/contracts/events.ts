@@ -9,6 +9,17 @@ import { NodeStatusSchema, PendingGateSchema } from './runs';
  * gate_approved or gate_rejected and keeps the run's sequence numbers; a run taken over by another
  * process goes on with run_resumed, under ids above every one its clients may have seen.
  */
+/** Who took a decision, by name, the same list on every decision event (events stored before 1.2.0 lack it). */
+const DECIDERS = z
+  .array(z.string())
+  .optional()
+  .meta({ description: 'who decided, by name: the approvers whose approvals resumed the run, or the one who decided' });
+/** The name `by` had before `deciders`: a list on approvals, a string on rejections and responses. */
+const DEPRECATED_BY = {
+  deprecated: true,
+  description: 'deprecated since API 1.2.0, to be removed in 2.0.0: read `deciders`',
+};
+
 const RUN_EVENTS = [
   z.object({
     type: z.literal('run_start'),
@@ -73,12 +84,13 @@ const RUN_EVENTS = [
   }),
   z.object({ type: z.literal('route_matched'), from: z.string(), to: z.string(), rule: RoutingRuleSchema }),
   z.object({ type: z.literal('gate_waiting'), ...PendingGateSchema.shape }),
-  /** `by`: the people whose approvals resumed the run (several when the gate needs several). */
+  /** `deciders`: the people whose approvals resumed the run (several when the gate needs several). */
   z.object({
     type: z.literal('gate_approved'),
     node: z.string(),
     reason: z.string().nullable(),
-    by: z.array(z.string()).optional(),
+    deciders: DECIDERS,
+    by: z.array(z.string()).optional().meta(DEPRECATED_BY),
   }),
   /** Approved with the gated content changed: `edits` replaced those phases' outputs, and the run goes on. */
   z.object({
@@ -86,7 +98,8 @@ const RUN_EVENTS = [
     node: z.string(),
     reason: z.string().nullable(),
     edits: z.record(z.string(), z.string()),
-    by: z.array(z.string()).optional(),
+    deciders: DECIDERS,
+    by: z.array(z.string()).optional().meta(DEPRECATED_BY),
   }),
   /** Sent back: phase `to` runs again with `response` as feedback, and the gate is reached again. */
   z.object({
@@ -95,13 +108,15 @@ const RUN_EVENTS = [
     to: z.string(),
     response: z.string(),
     reason: z.string().nullable(),
-    by: z.string().optional(),
+    deciders: DECIDERS,
+    by: z.string().optional().meta(DEPRECATED_BY),
   }),
   z.object({
     type: z.literal('gate_rejected'),
     node: z.string(),
     reason: z.string().nullable(),
-    by: z.string().optional(),
+    deciders: DECIDERS,
+    by: z.string().optional().meta(DEPRECATED_BY),
   }),
   /** Nobody decided in time: the gate's expiry approved, rejected, or continued at phase `to`. */
   z.object({

@@ -273,6 +273,7 @@ export const RunAcceptedSchema = z
     stream_url: z.string().meta({
       description: 'where to follow the run from here: `/runs/{run_id}/stream?last_event_id=<last_event_id>`',
     }),
+    run_url: z.string().meta({ description: 'where to read the run: `/runs/{run_id}`' }),
     approvals: GateApprovalsSchema.optional().meta({
       description: 'an approval at a gate that needs several: the approvals so far (status stays waiting_approval)',
     }),
@@ -305,6 +306,7 @@ export function runAccepted(
     status,
     last_event_id: lastEventId,
     stream_url: `/runs/${run.runId}/stream?last_event_id=${lastEventId}`,
+    run_url: `/runs/${run.runId}`,
   };
 }
 
@@ -399,6 +401,7 @@ export const ForkRequestSchema = z
         'node id → new text for the output of a phase completed before this checkpoint: the input the next phases read',
     }),
   })
+  .default({})
   .meta({ id: 'ForkRequest' });
 export type ForkRequest = z.infer<typeof ForkRequestSchema>;
 

@@ -52,18 +52,28 @@ export const CreateWebhookSchema = z
         description:
           "where deliveries are POSTed: http or https, without credentials; an address on the server's own network " +
           '(loopback, link-local, private) only with WEBHOOK_ALLOW_PRIVATE_URLS',
+        // The scheme, for a client that checks a request before sending it; the server checks the rest.
+        pattern: '^\\s*[Hh][Tt][Tt][Pp][Ss]?://',
       }),
     events: z
       .array(WebhookEventTypeSchema)
       .min(1, 'name at least one event')
-      .refine((events) => new Set(events).size === events.length, 'name each event once'),
+      .refine((events) => new Set(events).size === events.length, 'name each event once')
+      .meta({ uniqueItems: true }),
     project_id: UuidSchema.optional().meta({ description: 'the project whose runs it reports (admin there)' }),
     org_id: UuidSchema.optional().meta({
       description: "the organisation whose projects' runs it reports (admin on the organisation)",
     }),
   })
   .refine(oneScope, ONE_SCOPE)
-  .meta({ id: 'CreateWebhook', description: 'Give exactly one of project_id and org_id.' });
+  .meta({
+    id: 'CreateWebhook',
+    description: 'Give exactly one of project_id and org_id.',
+    oneOf: (['project_id', 'org_id'] as const).map((scope) => ({
+      properties: { [scope]: { type: 'string' } },
+      required: [scope],
+    })),
+  });
 export type CreateWebhook = z.infer<typeof CreateWebhookSchema>;
 
 /** GET /webhooks: one of the two, as for registering. */

@@ -472,6 +472,19 @@ const statements = [
      ON svc_webhook_deliveries (webhook_id, next_attempt_at, created_at) WHERE status = 'pending'`,
   `CREATE INDEX IF NOT EXISTS svc_webhook_deliveries_leased ON svc_webhook_deliveries (lease_until)
      WHERE status = 'pending' AND lease_until IS NOT NULL`,
+  // Idempotency-Key: the first answer to a caller's key, replayed to a retry of the same request for 24 hours
+  // (http/idempotency.ts). `status` is null while the first request is in flight; `body` is json, not jsonb, so the
+  // answer comes back with its keys in the order they were sent.
+  `CREATE TABLE IF NOT EXISTS svc_idempotency_keys (
+     caller text NOT NULL,
+     key text NOT NULL,
+     fingerprint text NOT NULL,
+     status integer,
+     body json,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (caller, key)
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_idempotency_keys_created ON svc_idempotency_keys (created_at)`,
 ];
 
 /**

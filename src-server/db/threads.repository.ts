@@ -45,11 +45,32 @@ export interface NewThread {
   createdBy: string;
 }
 
-/** Keyset cursor: the last item's updated_at and id, so pages stay stable while threads are added. */
-export interface ThreadCursor {
-  updatedAt: string;
+/** A thread's place in the list: its updated_at to the microsecond (ISO 8601, `…T09:31:12.123456Z`) and its id. */
+export interface ThreadKey {
+  at: string;
   id: string;
 }
+
+/** A listed thread with its place, and the database's clock when it was read. */
+export interface ListedThread {
+  thread: Thread;
+  key: ThreadKey;
+  listedAt: string;
+}
+
+/** To the microsecond, as PostgreSQL keeps it: a key cut to milliseconds would skip threads of the same millisecond. */
+const MICROS = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+const KEYED = `${SELECT_THREAD.replace(
+  'SELECT t.id,',
+  `SELECT to_char(t.updated_at AT TIME ZONE 'UTC', ${MICROS}) AS key_at,
+          to_char(now() AT TIME ZONE 'UTC', ${MICROS}) AS listed_at, t.id,`,
+)}`;
+
+const listed = (row: ThreadRow & { key_at: string; listed_at: string }): ListedThread => ({
+  thread: toThread(row),
+  key: { at: row.key_at, id: row.id },
+  listedAt: row.listed_at,
+});
 
 export function threadsRepository(pool: Pool) {
   return {
@@ -68,17 +89,45 @@ export function threadsRepository(pool: Pool) {
       return rows[0] && toThread(rows[0]);
     },
 
-    /** Most recent first; `projectIds` null means every project. */
-    async list(projectIds: string[] | null, limit: number, after?: ThreadCursor): Promise<Thread[]> {
-      const { rows } = await pool.query<ThreadRow>(
-        `${SELECT_THREAD}
+    /**
+     * Threads last updated at or before `until`, most recent first, after `after` (keyset); `projectIds` null means
+     * every project.
+     */
+    async older(
+      projectIds: string[] | null,
+      limit: number,
+      until: string | null,
+      after: ThreadKey | null,
+    ): Promise<ListedThread[]> {
+      const { rows } = await pool.query<ThreadRow & { key_at: string; listed_at: string }>(
+        `${KEYED}
           WHERE ($1::uuid[] IS NULL OR t.project_id = ANY($1))
-            AND ($2::timestamptz IS NULL OR (t.updated_at, t.id) < ($2, $3::uuid))
+            AND ($2::timestamptz IS NULL OR t.updated_at <= $2)
+            AND ($3::timestamptz IS NULL OR (t.updated_at, t.id) < ($3, $4::uuid))
           ORDER BY t.updated_at DESC, t.id DESC
-          LIMIT $4`,
-        [projectIds, after?.updatedAt ?? null, after?.id ?? null, limit],
+          LIMIT $5`,
+        [projectIds, until, after?.at ?? null, after?.id ?? null, limit],
       );
-      return rows.map(toThread);
+      return rows.map(listed);
+    },
+
+    /** Threads updated after `from`, least recently updated first, after `after` (keyset). */
+    async updatedAfter(
+      projectIds: string[] | null,
+      limit: number,
+      from: string,
+      after: ThreadKey | null,
+    ): Promise<ListedThread[]> {
+      const { rows } = await pool.query<ThreadRow & { key_at: string; listed_at: string }>(
+        `${KEYED}
+          WHERE ($1::uuid[] IS NULL OR t.project_id = ANY($1))
+            AND t.updated_at > $2::timestamptz
+            AND ($3::timestamptz IS NULL OR (t.updated_at, t.id) > ($3, $4::uuid))
+          ORDER BY t.updated_at, t.id
+          LIMIT $5`,
+        [projectIds, from, after?.at ?? null, after?.id ?? null, limit],
+      );
+      return rows.map(listed);
     },
 
     async delete(id: string): Promise<boolean> {

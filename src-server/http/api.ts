@@ -5,7 +5,10 @@ import type { Authenticator } from '../auth/authenticator';
 import { PUBLIC_VISITOR, type RequestContext } from '../auth/principal';
 import { ErrorBodySchema } from '../contracts/common';
 import { badRequest, unsupportedMediaType } from '../contracts/errors';
+import type { IdempotencyKeysRepository } from '../db/idempotency-keys.repository';
 import { jsonBodyParser } from './errors';
+import { answerOnce, IDEMPOTENCY_HEADER, IdempotencyKeyHeader, REPLAYED_HEADER } from './idempotency';
+import { wantsJson } from './run-stream';
 
 /**
  * The API's own semantic version, apart from the package's: it changes with the contract (paths, operations,
@@ -38,10 +41,15 @@ interface ResponseSpec {
    */
   alternatives?: Record<string, z.ZodType>;
   /** Response headers worth declaring (an event stream's Cache-Control, X-Accel-Buffering, …). */
-  headers?: Record<string, { description: string; schema: { type: 'string'; example?: string } }>;
+  headers?: Record<string, HeaderSpec>;
 }
 
-export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodType> {
+interface HeaderSpec {
+  description: string;
+  schema: { type: 'string'; examples?: string[] };
+}
+
+export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, R = unknown> {
   method: Method;
   /** OpenAPI form, `/threads/{id}`; Express's `:id` form is derived from it. */
   path: string;
@@ -57,7 +65,18 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
    */
   streamTokenFor?: string;
   /** Request headers the route reads, for the document (the handler reads them itself). */
-  headers?: AnyObject;
+  headers?: z.ZodObject;
+  /**
+   * The route takes an `Idempotency-Key` (http/idempotency.ts): a retry with the same key and request answers the
+   * first answer again instead of acting twice. For decisions, cancels and run starts.
+   */
+  idempotent?: boolean;
+  /**
+   * The answer is also offered as an event stream: unless the request asks for JSON, the handler's JSON answer (a
+   * run's RunAccepted) is followed by this instead of being sent. A retry under the same Idempotency-Key comes here
+   * with the first answer, so it follows the same run.
+   */
+  streamAnswer?: (answer: Awaited<R>, input: { ctx: RequestContext; res: Response }) => Promise<void>;
   /**
    * Errors this route answers beyond those its declaration implies (see `errorStatuses`): a role check's 403, the
    * 404 of something named in the query or body, 409, 429. Each is declared with the error envelope.
@@ -76,37 +95,80 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
     ctx: RequestContext;
     req: Request;
     res: Response;
-  }) => unknown;
+  }) => R;
 }
 
-type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 503;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503;
+
+const HOST_GUARD = 'the server listens on a loopback address and the request named another host (forbidden_host)';
 
 const implied: Partial<Record<ErrorStatus, string>> = {
-  400: 'invalid request: a path parameter, query parameter or body field is wrong (invalid_request), or the body is not JSON (malformed_json)',
+  400: 'invalid request: a path parameter, query parameter, header or body field is wrong (invalid_request), or the body is not JSON (malformed_json)',
   401: 'missing or invalid token (unauthorized)',
+  403: HOST_GUARD,
   404: 'not found (not_found)',
+  409: 'the first request with this Idempotency-Key is still being answered (conflict)',
   413: 'the body is larger than BODY_LIMIT (payload_too_large)',
   415: 'the body is not application/json (unsupported_media_type), or its encoding or charset is not supported',
+  422: 'the Idempotency-Key was used for another request, another path or body, in the last 24 hours (idempotency_key_reused)',
   503: 'the database is unreachable (database_unavailable): try again after Retry-After',
 };
 
 /**
- * The errors a route can answer: 400 where there is input to validate, 401 unless it is public, 404 where a path
- * names an object, 413 and 415 where it takes a body, 503 unless it is public (a session's token is checked against
- * the database); then the route's own.
+ * The errors a route can answer: 400 where there is input to validate, 401 unless it is public, 403 from the Host
+ * guard on any route, 404 where a path names an object, 409 and 422 where it takes an Idempotency-Key, 413 and 415
+ * where it takes a body, 503 unless it is public (a session's token is checked against the database); then the
+ * route's own, which say what else their status means.
  */
 export function errorStatuses(spec: RouteSpec<AnyObject, AnyObject, z.ZodType>): Map<number, string> {
   const statuses = new Map<number, string>();
   const add = (status: ErrorStatus, when: unknown) => when && statuses.set(status, implied[status]!);
-  add(400, spec.params || spec.query || spec.body);
+  add(400, spec.params || spec.query || spec.body || spec.idempotent);
   add(401, !spec.public);
+  add(403, true);
   add(404, spec.params);
+  add(409, spec.idempotent);
   add(413, spec.body);
   add(415, spec.body);
+  add(422, spec.idempotent);
   add(503, !spec.public);
-  for (const [status, description] of Object.entries(spec.errors ?? {})) statuses.set(Number(status), description);
+  for (const [status, description] of Object.entries(spec.errors ?? {})) {
+    const alsoImplied = statuses.get(Number(status));
+    // A route's own 403 and 409 are other situations than the implied ones; its 400 and 404 say all of theirs.
+    const both = alsoImplied && (Number(status) === 403 || Number(status) === 409);
+    statuses.set(Number(status), both ? `${description}; or ${alsoImplied}` : description);
+  }
   return new Map([...statuses].sort(([a], [b]) => a - b));
 }
+
+/** Where a client is told when to come back. */
+const RETRY_AFTER: Record<string, HeaderSpec> = {
+  'Retry-After': {
+    description: 'seconds after which the request may be sent again',
+    schema: { type: 'string', examples: ['5'] },
+  },
+};
+
+const REPLAYED: Record<string, HeaderSpec> = {
+  [REPLAYED_HEADER]: {
+    description: `true when this answer repeats the first answer to the request's ${IDEMPOTENCY_HEADER}: the request was not acted on again`,
+    schema: { type: 'string', examples: ['true'] },
+  },
+};
+
+/** The envelope for anything an operation does not list: an unexpected failure is 500 internal_error. */
+const otherAnswers = (content: object) => ({
+  description: 'Any other status, such as an unexpected failure (500 internal_error): the error envelope',
+  headers: VERSION_HEADER,
+  content,
+});
+
+/**
+ * A request without a body: none at all, or an empty one (`Content-Length: 0`, what Node's fetch and Python's
+ * requests send for a POST without data), whatever its Content-Type.
+ */
+const bodyless = (req: Request) =>
+  req.headers['transfer-encoding'] === undefined && Number(req.headers['content-length'] ?? 0) === 0;
 
 /** Tags in the order the document lists them, each with what its operations are about. */
 const TAGS = [
@@ -130,7 +192,7 @@ const TAGS = [
 const VERSION_HEADER = {
   'API-Version': {
     description: 'The API version that answered (semantic versioning; see info.version)',
-    schema: { type: 'string' as const, example: API_VERSION },
+    schema: { type: 'string' as const, examples: [API_VERSION] },
   },
 };
 
@@ -183,29 +245,26 @@ export class Api {
 
   private readonly parseBody: ReturnType<typeof jsonBodyParser>;
 
-  /** `bodyLimit`: the largest JSON body a route that takes one reads (BODY_LIMIT). */
+  /**
+   * `bodyLimit`: the largest JSON body a route that takes one reads (BODY_LIMIT). `idempotencyKeys`: where the
+   * answers to Idempotency-Keys are kept; read by the handlers only, so a document can be built without it.
+   */
   constructor(
     private readonly auth: Authenticator,
     bodyLimit = '1mb',
+    private readonly idempotencyKeys?: IdempotencyKeysRepository,
   ) {
     this.registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
-    this.registry.registerComponent('securitySchemes', 'streamToken', {
-      type: 'apiKey',
-      in: 'query',
-      name: 'access_token',
-      description:
-        "A stream token from POST /runs/{id}/stream-token: follows that one run's stream, for the user it was issued to, " +
-        'for a few minutes; for a browser EventSource, which cannot send an Authorization header.',
-    });
     this.parseBody = jsonBodyParser(bodyLimit);
   }
 
-  route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType = z.ZodUndefined>(
-    spec: RouteSpec<P, Q, B>,
+  route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType = z.ZodUndefined, R = unknown>(
+    spec: RouteSpec<P, Q, B, R>,
   ): void {
     const responses: Record<string, object> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
-      const headers = { ...VERSION_HEADER, ...r.headers };
+      const success = Number(status) < 300;
+      const headers = { ...VERSION_HEADER, ...(spec.idempotent && success ? REPLAYED : {}), ...r.headers };
       responses[status] = r.schema
         ? {
             description: r.description,
@@ -223,20 +282,29 @@ export class Api {
       ...(spec.pageErrors ? { 'text/html': { schema: { type: 'string' as const } } } : {}),
     };
     for (const [status, description] of errorStatuses(spec as never)) {
-      responses[status] ??= { description, headers: VERSION_HEADER, content: errorContent };
+      const headers = { ...VERSION_HEADER, ...(status === 429 || status === 503 ? RETRY_AFTER : {}) };
+      responses[status] ??= { description, headers, content: errorContent };
     }
+    responses.default = otherAnswers(errorContent);
+    // A body every field of which may be left out may be left out whole (the schema takes undefined).
+    const bodyOptional = spec.body ? spec.body.safeParse(undefined).success : false;
+    const headers = spec.idempotent
+      ? (spec.headers ?? IdempotencyKeyHeader).extend(IdempotencyKeyHeader.shape)
+      : spec.headers;
     this.registry.registerPath({
       method: spec.method,
       path: spec.path,
       operationId: spec.operationId,
       summary: spec.summary,
       tags: [spec.tag],
-      security: spec.public ? [] : [{ bearer: [] }, ...(spec.streamTokenFor ? [{ streamToken: [] }] : [])],
+      security: spec.public ? [] : [{ bearer: [] }],
       request: {
-        ...(spec.headers ? { headers: spec.headers as never } : {}),
+        ...(headers ? { headers: headers as never } : {}),
         ...(spec.params ? { params: spec.params as never } : {}),
         ...(spec.query ? { query: spec.query as never } : {}),
-        ...(spec.body ? { body: { required: true, content: { 'application/json': { schema: spec.body } } } } : {}),
+        ...(spec.body
+          ? { body: { required: !bodyOptional, content: { 'application/json': { schema: spec.body } } } }
+          : {}),
       },
       responses,
     });
@@ -244,30 +312,46 @@ export class Api {
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     // Only a route that takes a body reads one: another ignores whatever a client sends along.
     const bodyParsers = spec.body ? [this.parseBody] : [];
+    const successStatus =
+      Object.keys(spec.responses)
+        .map(Number)
+        .find((s) => s >= 200 && s < 300) ?? 200;
     this.router[spec.method](expressPath, ...bodyParsers, async (req, res) => {
       const streamOf = spec.streamTokenFor ? String(req.params[spec.streamTokenFor]) : undefined;
       const principal = spec.public
         ? await this.auth.authenticate(req).catch(() => PUBLIC_VISITOR)
         : await this.auth.authenticate(req, streamOf ? { streamOf } : undefined);
+      // No body at all is not a body of another media type: the schema says whether it may be left out (400 if not).
+      const noBody = spec.body && bodyless(req);
       // express.json() leaves a body of another media type unread; say so rather than "expected object".
-      if (spec.body && req.is('application/json') === false) {
+      if (spec.body && !noBody && req.is('application/json') === false) {
         throw unsupportedMediaType('request body must be application/json');
       }
+      const key = spec.idempotent
+        ? parse(IdempotencyKeyHeader, { [IDEMPOTENCY_HEADER]: req.get(IDEMPOTENCY_HEADER) }, 'request headers')[
+            IDEMPOTENCY_HEADER
+          ]
+        : undefined;
       const params = parse(spec.params, req.params, 'path parameters');
       const query = parse(spec.query, req.query, 'query parameters');
-      const body = parse(spec.body, req.body, 'request body');
-      const result = await spec.handler({ params, query, body, ctx: { principal }, req, res });
+      const body = parse(spec.body, noBody ? undefined : req.body, 'request body');
+      const ctx = { principal };
+      const act = async () => {
+        const result = await spec.handler({ params, query, body, ctx, req, res });
+        // A handler that sets another status (GET /health's 503) answers with it.
+        const status = result === undefined ? 204 : res.statusCode !== 200 ? res.statusCode : successStatus;
+        return { status, body: result as unknown };
+      };
+      const answer = key
+        ? await answerOnce(this.idempotencyKeys!, principal.id, key, req, body, act)
+        : { ...(await act()), replayed: false };
+      // The handler answered itself (an event stream).
       if (res.headersSent || res.writableEnded) return;
-      if (result === undefined) res.status(204).end();
-      else if (res.statusCode !== 200) res.json(result);
-      else
-        res
-          .status(
-            Object.keys(spec.responses)
-              .map(Number)
-              .find((s) => s >= 200 && s < 300) ?? 200,
-          )
-          .json(result);
+      if (answer.replayed) res.setHeader(REPLAYED_HEADER, 'true');
+      if (spec.streamAnswer && answer.status < 300 && !wantsJson(req)) {
+        await spec.streamAnswer(answer.body as Awaited<R>, { ctx, res });
+      } else if (answer.status === 204) res.status(204).end();
+      else res.status(answer.status).json(answer.body);
     });
   }
 
@@ -286,18 +370,29 @@ export class Api {
       responses: {
         200: {
           description: spec.description,
+          headers: VERSION_HEADER,
           content: {
             [spec.contentType]: {
               schema: spec.contentType === 'application/json' ? { type: 'object' } : { type: 'string' },
             },
           },
         },
+        403: {
+          description: HOST_GUARD,
+          headers: VERSION_HEADER,
+          content: { 'application/json': { schema: ErrorBodySchema } },
+        },
+        default: otherAnswers({ 'application/json': { schema: ErrorBodySchema } }),
       },
     });
   }
 
   /** `serviceVersion`: the package's version, which is not the API's (see API_VERSION). */
   openApiDocument(info: { serviceVersion: string }): object {
+    return refusingNul(withoutDiscriminators(this.generate(info)));
+  }
+
+  private generate(info: { serviceVersion: string }) {
     return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
       openapi: '3.1.0',
       info: {
@@ -308,11 +403,64 @@ export class Api {
           `info.version is the version of this API (semantic versioning), sent as the API-Version header of every answer; the service itself is ${info.serviceVersion}. ` +
           'Each operation declares every error it can answer, with the error envelope; an error `code` is one of the `Error` schema. ' +
           'A typed client can be generated from this document, e.g. `npx openapi-typescript http://127.0.0.1:8000/openapi.json -o api.d.ts`.',
-        // The package is private (UNLICENSED): no public licence is granted.
-        license: { name: 'Proprietary' },
+        // The package is private (UNLICENSED): no public licence is granted. SPDX has no identifier for that, so a
+        // LicenseRef- of its own says so (an SPDX expression, as OpenAPI 3.1 asks).
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
       servers: [{ url: '/', description: 'the server that serves this document' }],
       tags: TAGS,
     });
   }
+}
+
+/**
+ * A union's members are told apart by their `type`, a constant each of them requires, which every JSON Schema tool
+ * and generator reads. The `discriminator` zod-to-openapi adds says no more, and it cannot be written so that all
+ * tools take it: Ajv refuses its `mapping`, and without one the generators read the schema names as the values.
+ */
+function withoutDiscriminators<T>(node: T): T {
+  if (Array.isArray(node)) node.forEach(withoutDiscriminators);
+  else if (node && typeof node === 'object') {
+    const schema = node as { discriminator?: unknown; oneOf?: unknown };
+    if (schema.oneOf) delete schema.discriminator;
+    Object.values(node).forEach(withoutDiscriminators);
+  }
+  return node;
+}
+
+/** What `parse` refuses in any text field of a request (PostgreSQL's text cannot store it). */
+const NO_NUL = '^[^\\u0000]*$';
+
+/**
+ * Says in the document what `parse` checks of every request: no text field holds a NUL. Each free-text string a
+ * request body or parameter takes (following its references into the components) gets the pattern; one that has a
+ * format, an enum or a pattern of its own says enough already.
+ */
+function refusingNul<T extends object>(doc: T): T {
+  const { components, paths } = doc as unknown as {
+    components: { schemas: Record<string, object> };
+    paths: Record<string, Record<string, { parameters?: { schema?: object }[]; requestBody?: object }>>;
+  };
+  const seen = new Set<object>();
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object' || seen.has(node)) return;
+    seen.add(node);
+    if (Array.isArray(node)) return node.forEach(visit);
+    const schema = node as Record<string, unknown>;
+    if (typeof schema.$ref === 'string') visit(components.schemas[schema.$ref.split('/').at(-1)!]);
+    const freeText = !('format' in schema) && !('enum' in schema) && !('const' in schema) && !('pattern' in schema);
+    const text = schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string'));
+    if (text && freeText) schema.pattern = NO_NUL;
+    for (const key of ['properties', 'additionalProperties', 'items', 'anyOf', 'oneOf', 'allOf', 'prefixItems']) {
+      const inner = schema[key];
+      if (key === 'properties' && inner && typeof inner === 'object') Object.values(inner).forEach(visit);
+      else visit(inner);
+    }
+  };
+  for (const operation of Object.values(paths).flatMap((methods) => Object.values(methods))) {
+    operation.parameters?.forEach((parameter) => visit(parameter.schema));
+    const content = (operation.requestBody as { content?: Record<string, { schema?: object }> } | undefined)?.content;
+    Object.values(content ?? {}).forEach((media) => visit(media.schema));
+  }
+  return doc;
 }

@@ -22,7 +22,7 @@ import { studioRouter } from './studio.router';
  * Declaring reads no dependency (only handlers do), so the document can be built without a database.
  */
 export function buildApi(deps: AppDeps): Api {
-  const api = new Api(deps.auth, deps.config.BODY_LIMIT);
+  const api = new Api(deps.auth, deps.config.BODY_LIMIT, deps.idempotencyKeys);
   healthRoutes(api, deps);
   assetRoutes(api, deps);
   phaseConfigRoutes(api, deps);

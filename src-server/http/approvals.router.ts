@@ -42,6 +42,7 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
       'Approve a pending gate, or edit it (approve with `edits`): once it has its approvals the run resumes from its checkpoint',
     params: GateParams,
     body: ApproveBodySchema,
+    idempotent: true,
     errors: {
       ...DECISION_ERRORS,
       400: 'invalid request, or `edits` names a phase the gate does not show (invalid_request)',
@@ -63,6 +64,7 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
     summary: 'Reject a pending gate: the run ends without running downstream nodes',
     params: GateParams,
     body: ReasonBodySchema,
+    idempotent: true,
     errors: DECISION_ERRORS,
     responses: { 202: DECIDED },
     handler: ({ params, body, ctx }) =>
@@ -78,6 +80,7 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
       'Send a pending gate back: the phase before it runs again with `response` as feedback, and the gate is reached again',
     params: GateParams,
     body: RespondBodySchema,
+    idempotent: true,
     errors: { ...DECISION_ERRORS, 400: 'invalid request, or the gate has no phase before it (invalid_request)' },
     responses: { 202: DECIDED },
     handler: ({ params, body, ctx }) => {

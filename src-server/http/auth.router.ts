@@ -20,6 +20,11 @@ function readCookie(req: Request, name: string): string | undefined {
   return undefined;
 }
 
+/** A redirect with no body: Express's res.redirect() adds a text or HTML one that the document does not declare. */
+function redirect(res: Response, location: string): void {
+  res.status(302).location(location).end();
+}
+
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The failure page's one inline stylesheet, which its content policy allows by hash. */
@@ -64,7 +69,12 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
       400: 'the identity provider cannot be reached (login_failed), or `handoff` is malformed (invalid_request)',
       404: 'OIDC is not configured on this server (login_failed)',
     },
-    responses: { 302: { description: 'to the provider' } },
+    responses: {
+      302: {
+        description: "to the identity provider's authorization endpoint; no body",
+        headers: { Location: { description: "the provider's authorization URL", schema: { type: 'string' } } },
+      },
+    },
     handler: async ({ query, req, res }) => {
       if (!oidc) {
         loginFailed(
@@ -86,7 +96,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
           // Over TLS (the request's own, or a trusted proxy's X-Forwarded-Proto) the cookie never travels in clear.
           secure: req.secure,
         });
-        res.redirect(302, url);
+        redirect(res, url);
       } catch (error) {
         log.warn(`OIDC login could not start: ${errorMessage(error)}`);
         loginFailed(
@@ -109,7 +119,15 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
     errors: {
       400: 'the provider refused the sign-in, or its answer could not be verified, or the sign-in link expired (login_failed)',
     },
-    responses: { 302: { description: 'to /ui#token=…, with &handoff=… when the sign-in began with one' } },
+    responses: {
+      302: {
+        description:
+          'to the studio with the session token in the URL fragment, and `&handoff=…` when the sign-in began with one; no body',
+        headers: {
+          Location: { description: '/ui#token=<session token>', schema: { type: 'string', examples: ['/ui#token=…'] } },
+        },
+      },
+    },
     handler: async ({ req, res }) => {
       res.clearCookie(LOGIN_COOKIE, { path: '/auth', secure: req.secure });
       const error = typeof req.query.error === 'string' ? req.query.error : undefined;
@@ -143,7 +161,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
         // The handoff goes back only to the browser that holds the login cookie: it is what tells the studio tab that
         // began this sign-in that the token is its own (see contracts/auth.ts).
         const handoff = pending.handoff ? `&handoff=${encodeURIComponent(pending.handoff)}` : '';
-        res.redirect(302, `/ui#token=${encodeURIComponent(token)}${handoff}`);
+        redirect(res, `/ui#token=${encodeURIComponent(token)}${handoff}`);
       } catch (e) {
         log.warn(`OIDC callback refused: ${errorMessage(e)}`);
         loginFailed(

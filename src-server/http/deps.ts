@@ -4,6 +4,7 @@ import type { Config } from '../config';
 import type { Access } from '../auth/access';
 import type { Oidc } from '../auth/oidc';
 import type { TenancyService } from '../auth/tenancy.service';
+import type { IdempotencyKeysRepository } from '../db/idempotency-keys.repository';
 import type { UsersRepository } from '../db/users.repository';
 import type { Pool } from '../db/pool';
 import type { LocalQueue } from '../models/local-queue';
@@ -29,5 +30,6 @@ export interface AppDeps {
   tenancy: TenancyService;
   users: UsersRepository;
   webhooks: WebhooksService;
+  idempotencyKeys: IdempotencyKeysRepository;
   oidc?: Oidc;
 }

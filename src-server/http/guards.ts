@@ -18,6 +18,9 @@ export function loopbackHostGuard(config: Config): RequestHandler {
   };
 }
 
+/** The answer headers the document declares, readable by a page on a listed origin. */
+const EXPOSED_HEADERS = 'Content-Type, API-Version, Retry-After, Location, Idempotent-Replayed';
+
 /**
  * A path whose percent-encoding does not decode (`%zz`, a lone `%`, a cut or overlong UTF-8 sequence) is answered
  * 400 here, on every route: the routers would otherwise throw while decoding it into a path parameter, which is the
@@ -55,10 +58,13 @@ export function cors(config: Config): RequestHandler {
     const origin = req.headers.origin;
     if (!origin || !allowed.has(origin)) return next();
     res.setHeader('Access-Control-Allow-Origin', origin);
-    res.setHeader('Access-Control-Expose-Headers', 'Content-Type');
+    res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
     if (req.method === 'OPTIONS') {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE');
-      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Last-Event-ID, Accept');
+      res.setHeader(
+        'Access-Control-Allow-Headers',
+        'Authorization, Content-Type, Last-Event-ID, Accept, Idempotency-Key',
+      );
       res.setHeader('Access-Control-Max-Age', '600');
       res.status(204).end();
       return;

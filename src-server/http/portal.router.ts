@@ -125,12 +125,24 @@ export TOKEN='paste-your-token-here'</pre></div>
   <code>node_enter</code>, <code>token</code> and <code>node_exit</code>; at the approval gate it ends with
   <code>gate_waiting</code>.</p>
 
+<h2>From a script: start a run as JSON</h2>
+<div class="example"><pre data-example="start">curl -X POST "$BASE/agents/${a}/runs" \\
+  -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
+  -H "Idempotency-Key: rename-review-1" \\
+  -d '{"message": "Review: rename the config loader"}'</pre></div>
+<p>The answer comes at once, as JSON: the run's <code>run_id</code>, <code>thread_id</code>, and the
+  <code>stream_url</code> to follow it (<code>curl -N "$BASE$STREAM_URL"</code>). This is the call for a script and
+  for a generated client (<code>startRun</code>), which sets no <code>Accept</code> header: the stream above is for
+  reading at once. The <code>Idempotency-Key</code> is yours, one per request (a UUID is best): sent again with it
+  (a lost answer, a cut connection), the request
+  answers the same run instead of starting a second; decisions and cancels take one too.</p>
+
 <h2>Approve the gate and follow the resumed run</h2>
 <div class="example"><pre data-example="approve">curl -X POST "$BASE/threads/$THREAD_ID/gates/${g}/approve" \\
   -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
   -d '{"reason": "looks good"}'</pre></div>
-<p>Use the <code>thread_id</code> from <code>run_start</code>. The answer is JSON whose <code>stream_url</code> is
-  the resumed run, from the gate on; follow it:</p>
+<p>Use the <code>thread_id</code> from <code>run_start</code> (or from the JSON start). The body may be left out. The
+  answer is JSON whose <code>stream_url</code> is the resumed run, from the gate on; follow it:</p>
 <div class="example"><pre data-example="follow">curl -N "$BASE$STREAM_URL" -H "Authorization: Bearer $TOKEN"</pre></div>
 <p>To stop the run instead, call <code>…/gates/${g}/reject</code> the same way.</p>
 
@@ -169,9 +181,10 @@ curl "$BASE/threads/$THREAD_ID/decisions" -H "Authorization: Bearer $TOKEN"</pre
 <div class="example"><pre data-example="client">npx openapi-typescript "$BASE/openapi.json" -o api.d.ts</pre></div>
 <p>Types for every operation, request and answer of <a href="/openapi.json">the OpenAPI document</a>, for use
   with <code>openapi-fetch</code>; <code>npx @hey-api/openapi-ts -i "$BASE/openapi.json" -o client</code> makes a
-  whole client instead, one function per <code>operationId</code> (<code>runAgent</code>,
-  <code>approveGate</code>, <code>listThreads</code>, …). Every error is typed: each operation lists the ones it
-  can answer, with the error envelope.</p>
+  whole client instead, one function per <code>operationId</code> (<code>startRun</code>,
+  <code>approveGate</code>, <code>listThreads</code>, …). Start runs with <code>startRun</code>, which answers
+  JSON, and follow them with <code>streamRun</code>. Every error is typed: each operation lists the ones it can
+  answer, with the error envelope.</p>
 
 <script>${SCRIPT}</script>
 </body>

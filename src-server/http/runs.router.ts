@@ -1,9 +1,12 @@
 import { z } from 'zod';
 import { ReasonBodySchema, UuidSchema } from '../contracts/common';
 import { RunEventSchema, SSE_RETRY_MS } from '../contracts/events';
+import type { Response } from 'express';
+import type { RequestContext } from '../auth/principal';
 import {
   ForkRequestSchema,
   runAccepted,
+  type RunAccepted,
   RunAcceptedSchema,
   RunDetailSchema,
   RunRequestSchema,
@@ -12,7 +15,7 @@ import {
 } from '../contracts/runs';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
-import { lastEventId, pipeRunStream, wantsJson } from './run-stream';
+import { lastEventId, pipeRunStream } from './run-stream';
 
 const RunIdParams = z.object({ id: UuidSchema });
 /** The event names a stream carries, for the document: a client listening by name finds them all here. */
@@ -30,11 +33,11 @@ const eventStream = {
   headers: {
     'Cache-Control': {
       description: 'no-cache, no-transform: the stream is never cached or rewritten',
-      schema: { type: 'string' as const, example: 'no-cache, no-transform' },
+      schema: { type: 'string' as const, examples: ['no-cache, no-transform'] },
     },
     'X-Accel-Buffering': {
       description: 'no: a reverse proxy (nginx) passes each event on at once',
-      schema: { type: 'string' as const, example: 'no' },
+      schema: { type: 'string' as const, examples: ['no'] },
     },
   },
 };
@@ -52,35 +55,64 @@ const ResumeHeaders = z.object({
 });
 
 export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDeps): void {
+  const RUN_ERRORS = {
+    403: 'needs the member role on the project or on the thread (forbidden)',
+    404: 'no such agent or command, thread or project (not_found)',
+    409: 'the thread already has an active run, or belongs to another agent (conflict)',
+    429: 'the caller has LOCAL_LLM_MAX_RUNS_PER_USER runs on the local runtime already; see Retry-After (too_many_requests)',
+  } as const;
+  const AgentParams = z.object({ agent: z.string().min(1).max(200) });
+  /** The run's stream from its first event: the answer to a run start that did not ask for JSON, and its retries. */
+  const followFromStart = async (answer: RunAccepted, { ctx, res }: { ctx: RequestContext; res: Response }) =>
+    pipeRunStream(await runsService.stream(ctx.principal, answer.run_id, 0), 0, res);
+
   api.route({
     method: 'post',
     path: '/graphs/{agent}/run',
     operationId: 'runAgent',
     tag: 'runs',
-    summary: 'Run an agent or a command; the response is its event stream',
-    params: z.object({ agent: z.string().min(1).max(200) }),
+    summary:
+      'Run an agent or a command; the response is its event stream (from a generated client, use startRun, which answers JSON)',
+    params: AgentParams,
     body: RunRequestSchema,
-    errors: {
-      403: 'needs the member role on the project or on the thread (forbidden)',
-      404: 'no such agent or command, thread or project (not_found)',
-      409: 'the thread already has an active run, or belongs to another agent (conflict)',
-      429: 'the caller has LOCAL_LLM_MAX_RUNS_PER_USER runs on the local runtime already; see Retry-After (too_many_requests)',
-    },
+    idempotent: true,
+    errors: RUN_ERRORS,
     responses: {
       200: {
         ...eventStream,
         description:
           'The run. By default its event stream, to its end or its gate. With `Accept: application/json`, a RunAccepted ' +
-          'at once instead, whose `stream_url` follows it.\n\n' +
+          'at once instead, whose `stream_url` follows it. A generated client that does not set Accept gets the ' +
+          'stream: call startRun (POST /agents/{agent}/runs) instead, which always answers JSON.\n\n' +
           eventStream.description,
         alternatives: { 'application/json': RunAcceptedSchema },
       },
     },
-    handler: async ({ params, body, ctx, req, res }) => {
-      const run = await runsService.startRun(ctx.principal, params.agent, body);
-      if (wantsJson(req)) return runAccepted(run, 'running', 0);
-      await pipeRunStream(run, 0, res);
+    handler: async ({ params, body, ctx }) =>
+      runAccepted(await runsService.startRun(ctx.principal, params.agent, body), 'running', 0),
+    streamAnswer: followFromStart,
+  });
+
+  api.route({
+    method: 'post',
+    path: '/agents/{agent}/runs',
+    operationId: 'startRun',
+    tag: 'runs',
+    summary: 'Start a run of an agent or a command without streaming: answers its ids and where to follow it, as JSON',
+    params: AgentParams,
+    body: RunRequestSchema,
+    idempotent: true,
+    errors: RUN_ERRORS,
+    responses: {
+      202: {
+        description:
+          'The run started and goes on in the background: follow its events at `stream_url` (GET /runs/{id}/stream), ' +
+          'read it at `run_url` (GET /runs/{id}). The answer is JSON whatever the Accept header says.',
+        schema: RunAcceptedSchema,
+      },
     },
+    handler: async ({ params, body, ctx }) =>
+      runAccepted(await runsService.startRun(ctx.principal, params.agent, body), 'running', 0),
   });
 
   api.route({
@@ -91,13 +123,17 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
     summary:
       "Re-attach to a run's event stream, on any server: all events, or those after Last-Event-ID, live to the end",
     params: RunIdParams,
-    // `access_token` (a stream token) is declared as the streamToken security scheme.
     query: z.object({
       last_event_id: z
         .string()
         .max(20)
         .optional()
         .meta({ description: 'the same as the Last-Event-ID header, for a client that cannot set headers' }),
+      // A parameter, not a security scheme: generated clients send a token to every scheme an operation lists.
+      access_token: z.string().max(4000).optional().meta({
+        description:
+          "A stream token from POST /runs/{id}/stream-token, for a client that cannot send an Authorization header (a browser's EventSource): it follows this run only. Ignored when the request has an Authorization header.",
+      }),
     }),
     headers: ResumeHeaders,
     streamTokenFor: 'id',
@@ -158,6 +194,7 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
     summary: 'Cancel a running or approval-waiting run; its in-flight model call is aborted',
     params: RunIdParams,
     body: ReasonBodySchema,
+    idempotent: true,
     errors: {
       403: "needs the member role on the run's project (forbidden)",
       409: 'the run has already finished (conflict)',
@@ -166,40 +203,66 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
     handler: ({ params, body, ctx }) => runsService.cancelRun(ctx.principal, params.id, body.reason ?? null),
   });
 
+  const CheckpointParams = z.object({
+    id: UuidSchema,
+    checkpoint_id: z.string().min(1).max(100),
+  });
+  const FORK_ERRORS = {
+    400: 'invalid request, the checkpoint is where a run ended, or `outputs` names a phase that had not run there (invalid_request)',
+    403: "needs the member role on the thread's project (forbidden)",
+    404: 'no such thread or checkpoint, or its agent is not loaded (not_found)',
+    409: 'the thread already has an active run (conflict)',
+    429: 'the caller has LOCAL_LLM_MAX_RUNS_PER_USER runs on the local runtime already; see Retry-After (too_many_requests)',
+  } as const;
+
   api.route({
     method: 'post',
     path: '/threads/{id}/checkpoints/{checkpoint_id}/run',
     operationId: 'runFromCheckpoint',
     tag: 'runs',
     summary:
-      "Fork: start a new run on the thread that continues from one of its checkpoints, with the message, the model or earlier phases' outputs edited",
-    params: z.object({
-      id: UuidSchema,
-      checkpoint_id: z.string().min(1).max(100),
-    }),
+      "Fork: start a new run on the thread that continues from one of its checkpoints, with the message, the model or earlier phases' outputs edited; the response is its event stream (from a generated client, use startRunFromCheckpoint)",
+    params: CheckpointParams,
     body: ForkRequestSchema,
-    errors: {
-      400: 'invalid request, the checkpoint is where a run ended, or `outputs` names a phase that had not run there (invalid_request)',
-      403: "needs the member role on the thread's project (forbidden)",
-      404: 'no such thread or checkpoint, or its agent is not loaded (not_found)',
-      409: 'the thread already has an active run (conflict)',
-      429: 'the caller has LOCAL_LLM_MAX_RUNS_PER_USER runs on the local runtime already; see Retry-After (too_many_requests)',
-    },
+    idempotent: true,
+    errors: FORK_ERRORS,
     responses: {
       200: {
         ...eventStream,
         description:
           'The new run, as POST /graphs/{agent}/run answers: by default its event stream, to its end or its gate. With ' +
-          '`Accept: application/json`, a RunAccepted at once instead, whose `stream_url` follows it.\n\n' +
+          '`Accept: application/json`, a RunAccepted at once instead, whose `stream_url` follows it. A generated ' +
+          'client that does not set Accept gets the stream: call startRunFromCheckpoint instead, which answers JSON.\n\n' +
           eventStream.description,
         alternatives: { 'application/json': RunAcceptedSchema },
       },
     },
-    handler: async ({ params, body, ctx, req, res }) => {
-      const run = await runsService.forkRun(ctx.principal, params.id, params.checkpoint_id, body);
-      if (wantsJson(req)) return runAccepted(run, 'running', 0);
-      await pipeRunStream(run, 0, res);
+    handler: async ({ params, body, ctx }) =>
+      runAccepted(await runsService.forkRun(ctx.principal, params.id, params.checkpoint_id, body), 'running', 0),
+    streamAnswer: followFromStart,
+  });
+
+  api.route({
+    method: 'post',
+    path: '/threads/{id}/checkpoints/{checkpoint_id}/runs',
+    operationId: 'startRunFromCheckpoint',
+    tag: 'runs',
+    summary:
+      'Fork without streaming: start a new run on the thread from one of its checkpoints; answers its ids and where to follow it, as JSON',
+    params: CheckpointParams,
+    body: ForkRequestSchema,
+    idempotent: true,
+    errors: FORK_ERRORS,
+    responses: {
+      202: {
+        description:
+          'The new run started and goes on in the background: follow its events at `stream_url`, read it at ' +
+          '`run_url`. The answer is JSON whatever the Accept header says.',
+        schema: RunAcceptedSchema,
+      },
     },
+    handler: async ({ params, body, ctx }) =>
+      runAccepted(await runsService.forkRun(ctx.principal, params.id, params.checkpoint_id, body), 'running', 0),
   });
 
   api.route({

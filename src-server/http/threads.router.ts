@@ -12,10 +12,14 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
     path: '/threads',
     operationId: 'listThreads',
     tag: 'threads',
-    summary: 'Threads the caller may see, most recent first',
+    summary:
+      'Threads the caller may see, most recent first; paging through them returns every thread that existed when the listing began',
     query: z.object({
       limit: z.coerce.number().int().min(1).max(200).default(50),
-      cursor: z.string().max(500).optional(),
+      cursor: z.string().max(500).optional().meta({
+        description:
+          "the previous page's next_cursor. A listing remembers when it began: the threads updated until then come first, most recent first, then those updated since (a run started in them meanwhile), least recently updated first, so a thread that moves while a script pages is still returned; one may come twice",
+      }),
       project_id: UuidSchema.optional(),
     }),
     errors: { 404: 'the project named by project_id is not visible to the caller (not_found)' },

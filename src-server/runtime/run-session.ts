@@ -189,6 +189,8 @@ export class RunSession {
 function decisionEvent(node: string, decision: GateDecision): RunEvent {
   const { reason, by } = decision;
   const kind = decision.kind ?? (decision.approved ? 'approve' : 'reject');
+  // `by` stays beside `deciders` for the clients of API 1.1 (a list on approvals, one name on the others).
+  const deciders = by ? { deciders: by } : {};
   switch (kind) {
     case 'expire':
       return { type: 'gate_expired', node, outcome: decision.outcome ?? 'reject', to: decision.to ?? null };
@@ -199,13 +201,14 @@ function decisionEvent(node: string, decision: GateDecision): RunEvent {
         to: decision.to ?? '',
         response: decision.response ?? '',
         reason,
+        ...deciders,
         ...(by?.[0] ? { by: by[0] } : {}),
       };
     case 'edit':
-      return { type: 'gate_edited', node, reason, edits: decision.edits ?? {}, ...(by ? { by } : {}) };
+      return { type: 'gate_edited', node, reason, edits: decision.edits ?? {}, ...deciders, ...(by ? { by } : {}) };
     case 'reject':
-      return { type: 'gate_rejected', node, reason, ...(by?.[0] ? { by: by[0] } : {}) };
+      return { type: 'gate_rejected', node, reason, ...deciders, ...(by?.[0] ? { by: by[0] } : {}) };
     default:
-      return { type: 'gate_approved', node, reason, ...(by ? { by } : {}) };
+      return { type: 'gate_approved', node, reason, ...deciders, ...(by ? { by } : {}) };
   }
 }

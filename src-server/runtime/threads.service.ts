@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Catalog, CatalogEntry } from '../assets/catalog';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
-import { badRequest, notFound } from '../contracts/errors';
+import { notFound } from '../contracts/errors';
 import type { Checkpoint, CreateThread, Thread, ThreadPage } from '../contracts/runs';
 import type { RunsRepository } from '../db/runs.repository';
 import type { ThreadsRepository } from '../db/threads.repository';
 import { getLogger } from '../log';
 import type { RunManager } from './run-manager';
+import { listThreads } from './thread-pages';
+import { decodeCursor } from './thread-cursor';
 
 const log = getLogger('svc.api');
 
@@ -88,14 +90,7 @@ export function threadsService(deps: ThreadsServiceDeps) {
     async list(principal: Principal, limit: number, cursor?: string, projectId?: string): Promise<ThreadPage> {
       if (projectId) await access.requireProjectRole(principal, projectId, 'viewer', `project ${projectId}`);
       const projects = projectId ? [projectId] : await access.visibleProjectIds(principal);
-      const after = cursor ? decodeCursor(cursor) : undefined;
-      const items = await threads.list(projects, limit + 1, after);
-      const page = items.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        items: page,
-        next_cursor: items.length > limit && last ? encodeCursor(last.updated_at, last.id) : null,
-      };
+      return listThreads(threads, projects, limit, cursor ? decodeCursor(cursor) : undefined);
     },
 
     async create(principal: Principal, body: CreateThread): Promise<Thread> {
@@ -130,28 +125,3 @@ export function threadsService(deps: ThreadsServiceDeps) {
 }
 
 export type ThreadsService = ReturnType<typeof threadsService>;
-
-function encodeCursor(updatedAt: string, id: string): string {
-  return Buffer.from(JSON.stringify([updatedAt, id])).toString('base64url');
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/**
- * Exactly what encodeCursor writes: a timestamp as `toISOString()` gives it, in years 1 to 9999 (so no `"0"`, no
- * 30 February, no year 0, which JavaScript takes and PostgreSQL refuses) and a UUID. Anything else is the client's
- * mistake: 400.
- */
-function decodeCursor(cursor: string): { updatedAt: string; id: string } {
-  try {
-    const [updatedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof updatedAt !== 'string' || typeof id !== 'string' || !UUID.test(id)) throw new Error();
-    const time = new Date(updatedAt);
-    // toISOString() throws on an invalid date; the round trip refuses what Date quietly moves (30 February).
-    if (!ISO_TIME.test(updatedAt) || time.toISOString() !== updatedAt || time.getUTCFullYear() < 1) throw new Error();
-    return { updatedAt, id };
-  } catch {
-    throw badRequest('invalid cursor');
-  }
-}

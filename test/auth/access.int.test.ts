@@ -255,6 +255,13 @@ const MATRIX: Row[] = [
     role('project', 'member', 200),
     { body: () => ({ message: 'from here' }), fresh: forkable },
   ),
+  row(
+    'POST',
+    'start a run from a checkpoint as JSON',
+    (_w, f) => `/threads/${f.gated!.thread_id}/checkpoints/${f.checkpoint}/runs`,
+    role('project', 'member', 202),
+    { body: () => ({ message: 'from here' }), fresh: forkable },
+  ),
   row('POST', 'a stream token', (w) => `/runs/${w.finished.run_id}/stream-token`, role('project', 'viewer', 200)),
   row(
     'GET',
@@ -310,6 +317,9 @@ const MATRIX: Row[] = [
     return row('DELETE', `remove ${what}'s node config`, path, rule, { fresh });
   }),
   row('POST', 'run an agent', () => '/graphs/summary/run', role('project', 'member', 200), {
+    body: (w) => ({ message: 'matrix run', project_id: w.project }),
+  }),
+  row('POST', 'start a run as JSON', () => '/agents/summary/runs', role('project', 'member', 202), {
     body: (w) => ({ message: 'matrix run', project_id: w.project }),
   }),
   row('POST', 'create a thread', () => '/threads', role('project', 'member', 201), {
@@ -690,6 +700,11 @@ describe('transport guards', () => {
       });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get('access-control-allow-headers')).toContain('Authorization');
+      // A page may retry a decision or a run start under its key, and read the headers the document declares.
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('Idempotency-Key');
+      expect(allowed.headers.get('access-control-expose-headers')?.split(/,\s*/)).toEqual(
+        expect.arrayContaining(['Content-Type', 'API-Version', 'Retry-After', 'Location', 'Idempotent-Replayed']),
+      );
       const other = await fetch(`${server.url}/agents`, { headers: { origin: 'http://evil.example' } });
       expect(other.headers.get('access-control-allow-origin')).toBeNull();
       // The answer depends on Origin whichever it is, so a shared cache must key on it every time.

@@ -282,6 +282,7 @@ test('the portal page links the studio and the docs with copy-ready examples at 
   await expect(page.getByRole('link', { name: /API docs/i }).first()).toHaveAttribute('href', '/docs');
   await expect(page.locator('pre').first()).toContainText(`export BASE=${base}`);
   await expect(page.locator('pre[data-example=run]')).toContainText('curl -N -X POST "$BASE/graphs/change-review/run"');
+  await expect(page.locator('pre[data-example=start]')).toContainText('curl -X POST "$BASE/agents/change-review/runs"');
   await expect(page.locator('pre[data-example=approve]')).toContainText('/gates/gate/approve');
   await expect(page.locator('pre[data-example=edit]')).toContainText('"edits": {"analysis"');
   await expect(page.locator('pre[data-example=respond]')).toContainText('/gates/gate/respond');

@@ -3,9 +3,10 @@ import addFormats from 'ajv-formats';
 
 /**
  * Every answer a test receives from a server under test is checked against the OpenAPI document that server serves:
- * its status must be declared for the operation, its media type among those declared for that status, and a JSON
- * body must validate against the declared schema (OpenAPI 3.1 schemas are JSON Schema 2020-12). A drift rejects the
- * test's fetch with a ContractError, so `npm test` fails where the server and its document disagree.
+ * its status must be declared for the operation, its media type among those declared for that status (a redirect's
+ * too, which must also carry a Location it declares), and a JSON body must validate against the declared schema
+ * (OpenAPI 3.1 schemas are JSON Schema 2020-12). A drift rejects the test's fetch with a ContractError, so
+ * `npm test` fails where the server and its document disagree.
  *
  * The check wraps the global fetch once, and applies only to the origins of the servers the fixtures start
  * (startTestServer, spawnServer), which register themselves here. Answers outside the API (the studio, the docs
@@ -22,7 +23,7 @@ interface Operation {
   pattern: RegExp;
   /** How specific the path is (literal segments): `/runs/x` matches `/runs/{id}` before `/{a}/{b}`. */
   literals: number;
-  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+  responses: Record<string, { content?: Record<string, { schema?: unknown }>; headers?: Record<string, unknown> }>;
   pointer: string;
   /** Where the JSON request body's schema is, when the operation takes one. */
   requestPointer?: string;
@@ -176,7 +177,9 @@ async function check(method: string, url: URL, res: Response, sent?: string): Pr
     );
   }
   if (sent !== undefined) checkRequest(contract, op, where, sent, res);
-  if (res.status >= 300 && res.status < 400) return;
+  if (res.status >= 300 && res.status < 400 && 'Location' in (declared.headers ?? {}) && !res.headers.get('location')) {
+    throw new ContractError(`${where} ${res.status} declares a Location header but sent none`);
+  }
   const mediaType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const content = declared.content ?? {};
   if (Object.keys(content).length === 0) {

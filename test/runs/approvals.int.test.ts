@@ -120,6 +120,7 @@ describe('the four decisions', () => {
       node: 'gate',
       reason: 'tone it down',
       edits: { analysis: 'Edited analysis: low risk, one nit.' },
+      deciders: ['api-token'],
       by: ['api-token'],
     });
     // The stand-in answered every phase alike: the output phase's prompt shows the edited analysis, not the first.
@@ -172,6 +173,7 @@ describe('the four decisions', () => {
       to: 'analysis',
       response: 'Please check the tests too.',
       reason: 'incomplete',
+      deciders: ['api-token'],
       by: 'api-token',
     });
     // Only the analysis ran again, and its prompt carried its earlier answer and the feedback.
@@ -228,7 +230,7 @@ describe('who may decide', () => {
 
     ctx.model.reply(['Published.']);
     const events = await follow(await decide(bob, threadId, 'approve'));
-    expect(events[0]!.data).toMatchObject({ type: 'gate_approved', by: ['Ann', 'Bob'] });
+    expect(events[0]!.data).toMatchObject({ type: 'gate_approved', deciders: ['Ann', 'Bob'], by: ['Ann', 'Bob'] });
     expect(events.at(-1)!.data.type).toBe('run_done');
     const done = await detail(runId);
     expect(done.decisions.map((d) => `${d.decided_by.name}:${d.decision}:${d.role}`)).toEqual([

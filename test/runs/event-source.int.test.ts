@@ -311,10 +311,21 @@ describe('an EventSource with authentication on', () => {
       expect(await refusedWith(`/runs/${other.run_id}/stream?access_token=${token}`)).toBe(
         'this stream token is for another run',
       );
-      // Another user: bob's own session together with alice's token.
-      expect(await refusedWith(`/runs/${run.run_id}/stream?access_token=${token}`, await as(bob))).toBe(
-        'this stream token was issued to someone else',
-      );
+      // A request with an Authorization header is its bearer's, whatever the query holds (a generated client sends
+      // its token both ways): bob, who may read the run, follows it as himself; an outsider with alice's token
+      // beside his own session is still an outsider; a header that does not verify is not made good by the token.
+      const asBob = await fetch(`${server.url}/runs/${run.run_id}/stream?access_token=${token}`, {
+        headers: await as(bob),
+      });
+      expect((await readEvents(asBob)).at(-1)!.data).toMatchObject({ type: 'run_done', run_id: run.run_id });
+      const asOutsider = await fetch(`${server.url}/runs/${run.run_id}/stream?access_token=${token}`, {
+        headers: await as(outsider),
+      });
+      expect(asOutsider.status).toBe(404);
+      await asOutsider.body?.cancel();
+      expect(
+        await refusedWith(`/runs/${run.run_id}/stream?access_token=${token}`, { authorization: 'Bearer not-a-token' }),
+      ).toBe('invalid or expired token');
       // Not a session: the token opens nothing but the stream.
       expect(await refusedWith(`/runs/${run.run_id}`, { authorization: `Bearer ${token}` })).toBe(
         'invalid or expired token',

@@ -135,6 +135,7 @@ describe('a run to its approval gate', () => {
       type: 'gate_rejected',
       node: 'gate',
       reason: 'rejected in a test',
+      deciders: ['anonymous'],
       by: 'anonymous',
     });
     expect(resumed.at(-1)!.data).toEqual({ type: 'run_rejected', run_id: runId, reason: 'rejected in a test' });
@@ -169,6 +170,7 @@ describe('a run to its approval gate', () => {
         status: 'running',
         last_event_id: gateId,
         stream_url: `/runs/${runId}/stream?last_event_id=${gateId}`,
+        run_url: `/runs/${runId}`,
       });
       const followed = await readEvents(await ctx.server.request(`/runs/${runId}/stream?last_event_id=${gateId}`));
       expect(followed[0]!.data.type).toBe('gate_approved');
@@ -363,6 +365,87 @@ describe('threads and runs', () => {
     const filtered = await (await ctx.server.request(`/threads?project_id=${project.id}`)).json();
     expect(filtered.items.map((t: { id: string }) => t.id)).toEqual([elsewhere.id]);
     expect((await ctx.server.request(`/threads?project_id=${crypto.randomUUID()}`)).status).toBe(404);
+  });
+
+  it('returns every thread that existed when a listing began, one that gets a run while a script pages included', async () => {
+    const project = await (
+      await ctx.server.request('/projects', {
+        method: 'POST',
+        json: { name: 'Paged', parent_id: '00000000-0000-4000-8000-000000000002' },
+      })
+    ).json();
+    const create = async () =>
+      (
+        await (
+          await ctx.server.request('/threads', { method: 'POST', json: { agent: 'summary', project_id: project.id } })
+        ).json()
+      ).id as string;
+    const created: string[] = [];
+    for (let i = 0; i < 5; i++) created.push(await create());
+    // Threads of the last hour, a minute apart, not of the second the listing begins in (those may come twice).
+    for (const [i, id] of created.entries()) {
+      await ctx.server.pool.query(
+        `UPDATE svc_threads SET updated_at = now() - make_interval(mins => 10 - $2) WHERE id = $1`,
+        [id, i],
+      );
+    }
+    const pageOf = async (cursor: string | null) =>
+      (await (
+        await ctx.server.request(`/threads?project_id=${project.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`)
+      ).json()) as { items: { id: string }[]; next_cursor: string | null };
+
+    const first = await pageOf(null);
+    expect(first.items.map((t) => t.id)).toEqual([created[4], created[3]]);
+    // While the script reads page one, the oldest thread gets a run (it moves to the top) and a new thread appears.
+    ctx.model.reply(['A summary.']);
+    const run = await ctx.server.request('/agents/summary/runs', {
+      method: 'POST',
+      json: { message: 'again', thread_id: created[0] },
+    });
+    await readEvents(await ctx.server.request(((await run.json()) as { stream_url: string }).stream_url));
+    const added = await create();
+
+    const listed: string[] = first.items.map((t) => t.id);
+    let cursor = first.next_cursor;
+    for (let pages = 0; cursor && pages < 10; pages++) {
+      const page = await pageOf(cursor);
+      listed.push(...page.items.map((t) => t.id));
+      cursor = page.next_cursor;
+    }
+    expect(cursor).toBeNull();
+    expect(new Set(listed)).toEqual(new Set([...created, added]));
+    // The older threads first, most recent first; then those updated since the listing began, the moved one first.
+    expect(listed.slice(0, 4)).toEqual([created[4], created[3], created[2], created[1]]);
+    expect(listed.slice(4)).toEqual([created[0], added]);
+  });
+
+  it('pages threads updated within the same millisecond without skipping any', async () => {
+    const project = await (
+      await ctx.server.request('/projects', {
+        method: 'POST',
+        json: { name: 'Same millisecond', parent_id: '00000000-0000-4000-8000-000000000002' },
+      })
+    ).json();
+    const ids: string[] = [];
+    for (const at of ['2026-01-05T09:31:12.123900Z', '2026-01-05T09:31:12.123400Z', '2026-01-05T09:31:12.123100Z']) {
+      const id = (
+        await (
+          await ctx.server.request('/threads', { method: 'POST', json: { agent: 'summary', project_id: project.id } })
+        ).json()
+      ).id as string;
+      await ctx.server.pool.query('UPDATE svc_threads SET updated_at = $2 WHERE id = $1', [id, at]);
+      ids.push(id);
+    }
+    const listed: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = (await (
+        await ctx.server.request(`/threads?project_id=${project.id}&limit=1${cursor ? `&cursor=${cursor}` : ''}`)
+      ).json()) as { items: { id: string }[]; next_cursor: string | null };
+      listed.push(...page.items.map((t) => t.id));
+      cursor = page.next_cursor;
+    } while (cursor && listed.length < 10);
+    expect(listed).toEqual(ids);
   });
 
   it('deletes a thread with its runs, nodes and checkpoints', async () => {

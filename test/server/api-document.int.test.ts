@@ -1,3 +1,7 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src-server/contracts/common';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
@@ -10,6 +14,7 @@ import { useIntegrationServer } from '../helpers/integration';
  * the contract: the server takes what the document says it takes.
  */
 const TOKEN = 'api-document-test-token';
+const run = promisify(execFile);
 const ctx = useIntegrationServer({ model: false, server: { AUTH_ENABLED: 'true', SVC_API_TOKEN: TOKEN } });
 
 interface Operation {
@@ -31,7 +36,10 @@ const operations = (doc: Doc) =>
   Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, path, ...op })),
   );
-const statuses = (op: Operation) => Object.keys(op.responses).map(Number);
+const statuses = (op: Operation) =>
+  Object.keys(op.responses)
+    .filter((status) => status !== 'default')
+    .map(Number);
 
 describe('the OpenAPI document', () => {
   it('names every operation with a unique verb, and the agent parameter {agent} everywhere', async () => {
@@ -68,6 +76,23 @@ describe('the OpenAPI document', () => {
     expect(portal).toContain('npx openapi-typescript "$BASE/openapi.json" -o api.d.ts');
   });
 
+  it('points script authors to the JSON start on the portal, whose example runs as it is shown', async () => {
+    const portal = await (await ctx.server.request('/')).text();
+    const shown = /<pre data-example="start">([^<]*)<\/pre>/.exec(portal)?.[1];
+    expect(shown).toContain('curl -X POST "$BASE/agents/');
+    const command = shown!.replace(
+      /&(quot|#39|amp|lt|gt);/g,
+      (_, e: string) => ({ quot: '"', '#39': "'", amp: '&', lt: '<', gt: '>' })[e]!,
+    );
+    const { stdout } = await run('bash', ['-c', command], { env: { ...process.env, BASE: ctx.server.url, TOKEN } });
+    const started = JSON.parse(stdout) as { run_id: string; stream_url: string };
+    expect(started.stream_url).toBe(`/runs/${started.run_id}/stream?last_event_id=0`);
+    // Shown twice, it is sent twice: the same run.
+    expect(
+      JSON.parse((await run('bash', ['-c', command], { env: { ...process.env, BASE: ctx.server.url, TOKEN } })).stdout),
+    ).toEqual(started);
+  });
+
   it('gives the API its own version, in the document and on every API answer', async () => {
     const doc = await loadDocument();
     expect(doc.info.version).toBe(API_VERSION);
@@ -76,17 +101,28 @@ describe('the OpenAPI document', () => {
     expect((await ctx.server.request('/threads/not-a-uuid')).headers.get('api-version')).toBe(API_VERSION);
   });
 
-  it('has one RunEvent, discriminated on type, that every stream refers to', async () => {
+  it('has one RunEvent, whose members each require their own `type`, that every stream refers to', async () => {
     const doc = await loadDocument();
-    const runEvent = doc.components.schemas.RunEvent as {
-      oneOf: { $ref: string }[];
-      discriminator: { propertyName: string; mapping: Record<string, string> };
-    };
-    expect(runEvent.discriminator.propertyName).toBe('type');
+    const runEvent = doc.components.schemas.RunEvent as { oneOf: { $ref: string }[]; discriminator?: unknown };
     expect(runEvent.oneOf.length).toBeGreaterThan(10);
-    expect(runEvent.discriminator.mapping.run_start).toBe('#/components/schemas/RunStartEvent');
-    expect(runEvent.discriminator.mapping.gate_waiting).toBe('#/components/schemas/GateWaitingEvent');
-    expect(Object.keys(runEvent.discriminator.mapping)).toHaveLength(runEvent.oneOf.length);
+    // No discriminator: Ajv refuses its mapping, and without one generators read schema names as its values.
+    expect(runEvent.discriminator).toBeUndefined();
+    const members = runEvent.oneOf.map((ref) => {
+      const name = ref.$ref.split('/').at(-1)!;
+      const schema = doc.components.schemas[name] as {
+        required: string[];
+        properties: { type: { enum: string[] } };
+      };
+      expect(schema.required, name).toContain('type');
+      expect(schema.properties.type.enum, name).toHaveLength(1);
+      return [schema.properties.type.enum[0]!, name];
+    });
+    expect(Object.fromEntries(members)).toMatchObject({
+      run_start: 'RunStartEvent',
+      gate_waiting: 'GateWaitingEvent',
+      gate_approved: 'GateApprovedEvent',
+    });
+    expect(new Set(members.map(([type]) => type)).size).toBe(members.length);
     const streams = operations(doc).flatMap((op) =>
       Object.values(op.responses).flatMap((r) =>
         r.content?.['text/event-stream'] ? [r.content['text/event-stream']] : [],
@@ -99,26 +135,50 @@ describe('the OpenAPI document', () => {
   it('declares on each operation exactly the errors it can answer, each with the error envelope', async () => {
     const doc = await loadDocument();
     const ops = Object.fromEntries(operations(doc).map((op) => [op.key, op]));
-    expect(statuses(ops['GET /health']!)).toEqual([200, 503]);
-    expect(statuses(ops['GET /agents']!)).toEqual([200, 401, 503]);
-    expect(statuses(ops['GET /auth/login']!)).toEqual([302, 400, 404]);
-    expect(statuses(ops['POST /graphs/{agent}/run']!)).toEqual(
-      expect.arrayContaining([200, 400, 401, 403, 404, 409, 413, 415, 429, 503]),
-    );
+    expect(statuses(ops['GET /health']!)).toEqual([200, 403, 503]);
+    expect(statuses(ops['GET /agents']!)).toEqual([200, 401, 403, 503]);
+    expect(statuses(ops['GET /auth/login']!)).toEqual([302, 400, 403, 404]);
+    expect(statuses(ops['POST /graphs/{agent}/run']!)).toEqual([200, 400, 401, 403, 404, 409, 413, 415, 422, 429, 503]);
     expect(statuses(ops['POST /threads/{id}/gates/{gate}/approve']!)).toEqual([
-      202, 400, 401, 403, 404, 409, 413, 415, 503,
+      202, 400, 401, 403, 404, 409, 413, 415, 422, 503,
     ]);
     expect(statuses(ops['DELETE /orgs/{id}']!)).toEqual([204, 400, 401, 403, 404, 409, 503]);
     const envelope = { $ref: '#/components/schemas/Error' };
     for (const op of Object.values(ops)) {
+      // Anything else (an unexpected 500) is the envelope too.
+      expect(op.responses.default?.content?.['application/json']?.schema, `${op.key} default`).toEqual(envelope);
       for (const [status, response] of Object.entries(op.responses)) {
-        if (Number(status) < 400 || op.key === 'GET /health') continue;
+        if (status === 'default' || Number(status) < 400 || (op.key === 'GET /health' && status === '503')) continue;
         expect(response.content?.['application/json']?.schema, `${op.key} ${status}`).toEqual(envelope);
         if (op.requestBody) expect(statuses(op), op.key).toEqual(expect.arrayContaining([413, 415]));
       }
     }
     const code = doc.components.schemas.ErrorCode as { enum: string[] };
     expect(code.enum).toEqual([...ERROR_CODES]);
+  });
+  it('says in its schemas what the server refuses by rule: NUL in text, a webhook without http(s), two scopes', async () => {
+    const doc = await loadDocument();
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    ajv.addSchema({ ...doc, $id: 'https://document.test/openapi.json' });
+    const valid = (name: string, value: unknown) =>
+      ajv.getSchema(`https://document.test/openapi.json#/components/schemas/${name}`)!(value);
+    expect(valid('RunRequest', { message: 'hello' })).toBe(true);
+    expect(valid('RunRequest', { message: 'hello\u0000world' })).toBe(false);
+    expect(valid('ReasonBody', { reason: 'stale\u0000' })).toBe(false);
+    expect(valid('NodeConfig', { notes: 'see\u0000this' })).toBe(false);
+    const webhook = { url: 'https://hooks.example/in', events: ['run.failed'] };
+    expect(valid('CreateWebhook', { ...webhook, project_id: DEFAULT_PROJECT_ID })).toBe(true);
+    expect(valid('CreateWebhook', { ...webhook, url: 'ftp://hooks.example/in', project_id: DEFAULT_PROJECT_ID })).toBe(
+      false,
+    );
+    expect(valid('CreateWebhook', webhook)).toBe(false);
+    expect(valid('CreateWebhook', { ...webhook, project_id: DEFAULT_PROJECT_ID, org_id: DEFAULT_PROJECT_ID })).toBe(
+      false,
+    );
+    expect(
+      valid('CreateWebhook', { ...webhook, events: ['run.failed', 'run.failed'], project_id: DEFAULT_PROJECT_ID }),
+    ).toBe(false);
   });
 });
 

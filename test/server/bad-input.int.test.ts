@@ -169,23 +169,27 @@ describe('bad input on every endpoint of the OpenAPI document', () => {
   it('answers cursors that JavaScript takes and PostgreSQL refuses with 400 invalid cursor', async () => {
     const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
     const id = '0b6f5a54-2f43-4c57-9a57-8f1f2f0c7a10';
-    const time = '2026-01-05T09:31:12.000Z';
+    const time = '2026-01-05T09:31:12.000000Z';
     for (const wrong of [
-      ['0', id],
-      ['2026-02-30T00:00:00.000Z', id],
-      ['0000-01-01T00:00:00.000Z', id],
-      ['Mon, 05 Jan 2026 09:31:12 GMT', id],
-      [time, '-'.repeat(36)],
-      [time, 'gggggggg-gggg-gggg-gggg-gggggggggggg'],
-      [time, `${id}0`],
-      [time],
+      ['older', time, '0', id],
+      ['older', time, '2026-02-30T00:00:00.000000Z', id],
+      ['older', time, '0000-01-01T00:00:00.000000Z', id],
+      ['older', time, 'Mon, 05 Jan 2026 09:31:12 GMT', id],
+      ['older', '2026-01-05T09:31:12.000Z', time, id],
+      ['older', time, time, '-'.repeat(36)],
+      ['older', time, time, 'gggggggg-gggg-gggg-gggg-gggggggggggg'],
+      ['older', time, time, `${id}0`],
+      ['older', time, null, null],
+      ['sideways', time, time, id],
+      [time, id],
       { updated_at: time, id },
     ]) {
       const res = await ctx.server.request(`/threads?cursor=${cursor(wrong)}`);
       expect(res.status, JSON.stringify(wrong)).toBe(400);
       expect(await res.json()).toEqual({ error: { code: 'invalid_request', message: 'invalid cursor' } });
     }
-    expect((await ctx.server.request(`/threads?cursor=${cursor([time, id])}`)).status).toBe(200);
+    expect((await ctx.server.request(`/threads?cursor=${cursor(['older', time, time, id])}`)).status).toBe(200);
+    expect((await ctx.server.request(`/threads?cursor=${cursor(['newer', time, null, null])}`)).status).toBe(200);
   });
 
   it('answers an oversized body with 413 and the envelope', async () => {

@@ -10,7 +10,7 @@ import { registerServer } from '../helpers/contract';
  * test scripts it, wrong on purpose.
  */
 const document = JSON.stringify(openApiDocument('0.0.0-test'));
-const answers = new Map<string, { status: number; type?: string; body?: string }>();
+const answers = new Map<string, { status: number; type?: string; body?: string; headers?: Record<string, string> }>();
 let server: http.Server;
 let url: string;
 let contract: { stop(): void };
@@ -22,7 +22,9 @@ beforeAll(async () => {
       return;
     }
     const answer = answers.get(`${req.method} ${req.url}`) ?? { status: 500 };
-    res.writeHead(answer.status, answer.type ? { 'content-type': answer.type } : {}).end(answer.body);
+    res
+      .writeHead(answer.status, { ...answer.headers, ...(answer.type ? { 'content-type': answer.type } : {}) })
+      .end(answer.body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -54,6 +56,22 @@ describe('the contract check of the integration tests', () => {
     expect((await fetch(`${url}/threads?limit=1`)).status).toBe(200);
     answer('DELETE /threads/6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b', 204, undefined, '');
     expect((await fetch(`${url}/threads/${thread.id}`, { method: 'DELETE' })).status).toBe(204);
+  });
+
+  it('fails a redirect with a body or without the Location the document declares', async () => {
+    answers.set('GET /auth/login', { status: 302, type: 'text/plain', body: 'Found. Redirecting to x' });
+    await expect(fetch(`${url}/auth/login`, { redirect: 'manual' })).rejects.toThrow(
+      /startLogin\) 302 declares a Location header but sent none/,
+    );
+    answers.set('GET /auth/login', {
+      status: 302,
+      type: 'text/plain',
+      body: 'Found. Redirecting to x',
+      headers: { location: 'https://idp.example/authorize' },
+    });
+    await expect(fetch(`${url}/auth/login`, { redirect: 'manual' })).rejects.toThrow(
+      /startLogin\) 302 declares no body but sent Found/,
+    );
   });
 
   it('fails a status the operation does not declare', async () => {

@@ -9,7 +9,8 @@ import { useIntegrationServer } from '../helpers/integration';
 /**
  * A script author's path, with tools nobody here wrote: generate typed clients from the live server's /openapi.json
  * (openapi-typescript with openapi-fetch, and @hey-api/openapi-ts), type-check a script written against them with
- * `tsc --strict`, and run it against that server. The document is only as good as what these tools make of it.
+ * `tsc --strict`, and run it against that server. The document is only as good as what these tools make of it, at
+ * their default settings: no Accept header set by hand, hey-api's documented `auth` option, its SSE client as it is.
  */
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -22,7 +23,7 @@ afterAll(async () => {
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 
-it('generates typed clients from /openapi.json, and a strict script written with them runs against the server', async () => {
+it('generates typed clients from /openapi.json, and a strict script written with them runs a whole session', async () => {
   // Inside the repository, so the script resolves openapi-fetch from its node_modules.
   await fs.mkdir(path.join(ROOT, 'test-results'), { recursive: true });
   dir = await fs.mkdtemp(path.join(ROOT, 'test-results', 'generated-client-'));
@@ -32,7 +33,7 @@ it('generates typed clients from /openapi.json, and a strict script written with
     run(bin('openapi-ts'), ['-i', document, '-o', path.join(dir, 'hey')], { cwd: dir }),
   ]);
   const sdk = await fs.readFile(path.join(dir, 'hey', 'sdk.gen.ts'), 'utf8');
-  for (const name of ['runAgent', 'streamRun', 'approveGate', 'rejectGate', 'cancelRun', 'listThreads']) {
+  for (const name of ['startRun', 'streamRun', 'approveGate', 'rejectGate', 'cancelRun', 'listThreads']) {
     expect(sdk).toContain(`export const ${name} =`);
   }
   await fs.writeFile(path.join(dir, 'script.ts'), SCRIPT);
@@ -58,39 +59,40 @@ it('generates typed clients from /openapi.json, and a strict script written with
   };
   for (const client of [script.withOpenapiFetch, script.withHeyApi]) {
     expect(await client(ctx.server.url, TOKEN)).toEqual([
+      'started: running, the same run again under its key',
       'gate gate: Publish this review?',
-      'approved: running',
-      'done: ok',
+      'approved without a body: running',
+      'approved again under its key: 202, replayed, the same answer',
+      'done: ok, approved once by api-token',
       'threads: listed',
-      'approve again: 409 conflict',
+      'approve without a key after the end: 409 conflict',
     ]);
   }
-}, 120_000);
+}, 180_000);
 
-/** The script, as a script author would write it next to the generated files. */
+/** The script, as a script author would write it next to the generated files, reading only the document. */
 const SCRIPT = `/**
- * What a script author writes with clients generated from /openapi.json: start a run, follow it to its gate,
- * approve, follow it to the end, list threads, and handle a 409 as a typed error; once with openapi-typescript and
- * openapi-fetch, once with @hey-api/openapi-ts.
+ * What a script author writes with clients generated from /openapi.json, at their default settings: start a run
+ * without streaming (retried under its Idempotency-Key), follow its stream to the gate, approve without a body,
+ * send the approval again under the same key (as after a lost answer), follow the run to its end, list threads,
+ * and read a 409 as a typed error; once with openapi-typescript and openapi-fetch, once with @hey-api/openapi-ts.
  */
+import { randomUUID } from 'node:crypto';
 import createClient from 'openapi-fetch';
 import type { components, paths } from './schema';
 import { createClient as createHeyClient, createConfig } from './hey/client';
-import { approveGate, listThreads, runAgent } from './hey/sdk.gen';
+import { approveGate, listThreads, startRun, streamRun } from './hey/sdk.gen';
 import type { Error as HeyError, RunEvent as HeyRunEvent } from './hey/types.gen';
 
 type RunEvent = components['schemas']['RunEvent'];
 type ErrorCode = components['schemas']['ErrorCode'];
 
-/** An event stream read to its end (a run's stream ends at its gate or its last event). */
-async function follow(baseUrl: string, streamUrl: string, token: string): Promise<RunEvent[]> {
-  const res = await fetch(new URL(streamUrl, baseUrl), {
-    headers: { authorization: \`Bearer \${token}\`, accept: 'text/event-stream' },
-  });
-  if (res.status === 204) return [];
-  if (res.status !== 200) throw new Error(\`stream answered \${res.status}\`);
+/** The events of a text/event-stream body, read to its end (a run's stream ends at its gate or its last event). */
+async function readEvents(body: ReadableStream<Uint8Array> | null): Promise<RunEvent[]> {
   const events: RunEvent[] = [];
-  for (const frame of (await res.text()).split('\\n\\n')) {
+  if (!body) return events;
+  const text = await new Response(body).text();
+  for (const frame of text.split('\\n\\n')) {
     const data = frame.split('\\n').find((line) => line.startsWith('data:'));
     if (data) events.push(JSON.parse(data.slice('data:'.length)) as RunEvent);
   }
@@ -101,37 +103,57 @@ const last = (events: { type: string }[]) => events.at(-1)?.type ?? 'nothing';
 
 export async function withOpenapiFetch(baseUrl: string, token: string): Promise<string[]> {
   const steps: string[] = [];
-  // JSON answers only: runAgent answers its event stream unless asked for JSON (see follow() for streams).
-  const api = createClient<paths, 'application/json'>({ baseUrl, headers: { authorization: \`Bearer \${token}\` } });
-  const started = await api.POST('/graphs/{agent}/run', {
-    params: { path: { agent: 'review' } },
+  const api = createClient<paths>({ baseUrl, headers: { authorization: \`Bearer \${token}\` } });
+  const follow = async (id: string, after: number) => {
+    const { response } = await api.GET('/runs/{id}/stream', {
+      params: { path: { id }, query: { last_event_id: String(after) } },
+      parseAs: 'stream',
+    });
+    if (response.status !== 200) throw new Error(\`streamRun answered \${response.status}\`);
+    return readEvents(response.body);
+  };
+
+  const start = {
+    params: { path: { agent: 'review' }, header: { 'Idempotency-Key': randomUUID() } },
     body: { message: 'Review this change' },
-    headers: { accept: 'application/json' },
-  });
-  if (!started.data) throw new Error(\`runAgent answered \${started.response?.status}\`);
-  const { thread_id: threadId, stream_url: streamUrl } = started.data;
-  const toGate = await follow(baseUrl, streamUrl, token);
+  };
+  const started = await api.POST('/agents/{agent}/runs', start);
+  if (!started.data) throw new Error(\`startRun answered \${started.response.status}\`);
+  const startedAgain = await api.POST('/agents/{agent}/runs', start);
+  const sameRun = startedAgain.data?.run_id === started.data.run_id;
+  steps.push(\`started: \${started.data.status}\${sameRun ? ', the same run again under its key' : ', a second run'}\`);
+
+  const toGate = await follow(started.data.run_id, started.data.last_event_id);
   const waiting = toGate.at(-1);
   if (waiting?.type !== 'gate_waiting') throw new Error(\`the run stopped at \${last(toGate)}\`);
   steps.push(\`gate \${waiting.node}: \${waiting.question}\`);
 
-  const decision = { params: { path: { id: threadId, gate: waiting.node } }, body: { reason: 'looks right' } };
+  const path = { id: started.data.thread_id, gate: waiting.node };
+  const decision = { params: { path, header: { 'Idempotency-Key': randomUUID() } } };
   const approved = await api.POST('/threads/{id}/gates/{gate}/approve', decision);
-  if (!approved.data) throw new Error(\`approveGate answered \${approved.response?.status}\`);
-  steps.push(\`approved: \${approved.data.status}\`);
-  const toEnd = await follow(baseUrl, approved.data.stream_url, token);
+  if (!approved.data) throw new Error(\`approveGate answered \${approved.response.status}\`);
+  steps.push(\`approved without a body: \${approved.data.status}\`);
+  const again = await api.POST('/threads/{id}/gates/{gate}/approve', decision);
+  const replayed = again.response.headers.get('Idempotent-Replayed') === 'true';
+  const same = JSON.stringify(again.data) === JSON.stringify(approved.data);
+  steps.push(
+    \`approved again under its key: \${again.response.status}\${replayed ? ', replayed' : ''}\${same ? ', the same answer' : ''}\`,
+  );
+
+  const toEnd = await follow(started.data.run_id, approved.data.last_event_id);
   const done = toEnd.at(-1);
   if (done?.type !== 'run_done') throw new Error(\`the run ended with \${last(toEnd)}\`);
-  steps.push(\`done: \${done.output}\`);
+  const approvals = toEnd.flatMap((event) => (event.type === 'gate_approved' ? [event] : []));
+  steps.push(\`done: \${done.output}, approved \${approvals.length === 1 ? 'once' : \`\${approvals.length} times\`} by \${approvals[0]?.deciders?.join(', ')}\`);
 
   const threads = await api.GET('/threads', { params: { query: { limit: 20 } } });
-  if (!threads.data) throw new Error(\`listThreads answered \${threads.response?.status}\`);
-  steps.push(\`threads: \${threads.data.items.some((t) => t.id === threadId) ? 'listed' : 'missing'}\`);
+  if (!threads.data) throw new Error(\`listThreads answered \${threads.response.status}\`);
+  steps.push(\`threads: \${threads.data.items.some((t) => t.id === started.data.thread_id) ? 'listed' : 'missing'}\`);
 
-  const again = await api.POST('/threads/{id}/gates/{gate}/approve', decision);
-  if (again.error) {
-    const code: ErrorCode = again.error.error.code;
-    steps.push(\`approve again: \${again.response?.status} \${code}\`);
+  const late = await api.POST('/threads/{id}/gates/{gate}/approve', { params: { path } });
+  if (late.error) {
+    const code: ErrorCode = late.error.error.code;
+    steps.push(\`approve without a key after the end: \${late.response.status} \${code}\`);
   }
   return steps;
 }
@@ -139,35 +161,56 @@ export async function withOpenapiFetch(baseUrl: string, token: string): Promise<
 export async function withHeyApi(baseUrl: string, token: string): Promise<string[]> {
   const steps: string[] = [];
   const client = createHeyClient(createConfig({ baseUrl, auth: () => token }));
-  const started = await runAgent({
+  const follow = async (id: string, after: number) => {
+    const { stream } = await streamRun({ client, path: { id }, query: { last_event_id: String(after) } });
+    const events: HeyRunEvent[] = [];
+    for await (const event of stream) if (event) events.push(event);
+    return events;
+  };
+
+  const start = {
     client,
     path: { agent: 'review' },
+    headers: { 'Idempotency-Key': randomUUID() },
     body: { message: 'Review this change' },
-    headers: { accept: 'application/json' },
-  });
-  if (!started.data) throw new Error(\`runAgent answered \${started.response?.status}\`);
-  const toGate = await follow(baseUrl, started.data.stream_url, token);
-  const waiting: HeyRunEvent | undefined = toGate.at(-1);
+  };
+  const started = await startRun(start);
+  if (!started.data) throw new Error(\`startRun answered \${started.response?.status}\`);
+  const startedAgain = await startRun(start);
+  const sameRun = startedAgain.data?.run_id === started.data.run_id;
+  steps.push(\`started: \${started.data.status}\${sameRun ? ', the same run again under its key' : ', a second run'}\`);
+
+  const toGate = await follow(started.data.run_id, started.data.last_event_id);
+  const waiting = toGate.at(-1);
   if (waiting?.type !== 'gate_waiting') throw new Error(\`the run stopped at \${last(toGate)}\`);
   steps.push(\`gate \${waiting.node}: \${waiting.question}\`);
 
-  const decision = { client, path: { id: started.data.thread_id, gate: waiting.node }, body: {} };
+  const path = { id: started.data.thread_id, gate: waiting.node };
+  const decision = { client, path, headers: { 'Idempotency-Key': randomUUID() } };
   const approved = await approveGate(decision);
   if (!approved.data) throw new Error(\`approveGate answered \${approved.response?.status}\`);
-  steps.push(\`approved: \${approved.data.status}\`);
-  const toEnd = await follow(baseUrl, approved.data.stream_url, token);
+  steps.push(\`approved without a body: \${approved.data.status}\`);
+  const again = await approveGate(decision);
+  const replayed = again.response?.headers.get('Idempotent-Replayed') === 'true';
+  const same = JSON.stringify(again.data) === JSON.stringify(approved.data);
+  steps.push(
+    \`approved again under its key: \${again.response?.status}\${replayed ? ', replayed' : ''}\${same ? ', the same answer' : ''}\`,
+  );
+
+  const toEnd = await follow(started.data.run_id, approved.data.last_event_id);
   const done = toEnd.at(-1);
   if (done?.type !== 'run_done') throw new Error(\`the run ended with \${last(toEnd)}\`);
-  steps.push(\`done: \${done.output}\`);
+  const approvals = toEnd.flatMap((event) => (event.type === 'gate_approved' ? [event] : []));
+  steps.push(\`done: \${done.output}, approved \${approvals.length === 1 ? 'once' : \`\${approvals.length} times\`} by \${approvals[0]?.deciders?.join(', ')}\`);
 
   const threads = await listThreads({ client, query: { limit: 20 } });
   if (!threads.data) throw new Error(\`listThreads answered \${threads.response?.status}\`);
   steps.push(\`threads: \${threads.data.items.some((t) => t.id === started.data.thread_id) ? 'listed' : 'missing'}\`);
 
-  const again = await approveGate(decision);
-  if (again.error) {
-    const error: HeyError = again.error;
-    steps.push(\`approve again: \${again.response?.status} \${error.error.code}\`);
+  const late = await approveGate({ client, path });
+  if (late.error) {
+    const error: HeyError = late.error;
+    steps.push(\`approve without a key after the end: \${late.response?.status} \${error.error.code}\`);
   }
   return steps;
 }

@@ -1,5 +1,12 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { API_VERSION } from '../../src-server/http/api';
 import { useIntegrationServer } from '../helpers/integration';
 
 // The fixture catalog (one agent, one command: test/helpers/fixture-assets.ts), so that /health has known counts.
@@ -100,5 +107,58 @@ describe('the HTTP surface', () => {
     expect(await docs.text()).toContain('/openapi.json');
     const bundle = await fetch(`${ctx.server.url}/docs/assets/swagger-ui-bundle.js`);
     expect(bundle.status).toBe(200);
+  });
+
+  it("passes swagger-parser's validation", async () => {
+    const doc = await (await fetch(`${ctx.server.url}/openapi.json`)).json();
+    await expect(SwaggerParser.validate(doc)).resolves.toMatchObject({ openapi: '3.1.0' });
+  });
+
+  it('has schemas that Ajv compiles in strict mode, with its discriminator option on', async () => {
+    const doc = (await (await fetch(`${ctx.server.url}/openapi.json`)).json()) as {
+      components: { schemas: Record<string, unknown> };
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const ajv = new Ajv2020({ strict: true, discriminator: true });
+    addFormats(ajv);
+    // The document's own keywords around the schemas, which are not JSON Schema's.
+    ajv.addVocabulary(['openapi', 'info', 'servers', 'paths', 'webhooks', 'components', 'tags', 'security']);
+    const id = 'https://agent-workflow.test/openapi.json';
+    ajv.addSchema({ ...doc, $id: id });
+    const pointers = Object.keys(doc.components.schemas).map((name) => `#/components/schemas/${name}`);
+    // Every schema inline in an operation: parameters, request bodies, responses.
+    const escape = (part: string) => part.replace(/~/g, '~0').replace(/\//g, '~1');
+    const walk = (node: unknown, pointer: string): void => {
+      if (!node || typeof node !== 'object') return;
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'schema') pointers.push(`${pointer}/schema`);
+        else walk(value, `${pointer}/${escape(key)}`);
+      }
+    };
+    walk(doc.paths, '#/paths');
+    expect(pointers.length).toBeGreaterThan(200);
+    const failures = pointers.flatMap((pointer) => {
+      try {
+        return ajv.getSchema(`${id}${pointer}`) ? [] : [`${pointer}: not found`];
+      } catch (error) {
+        return [`${pointer}: ${(error as Error).message}`];
+      }
+    });
+    expect(failures).toEqual([]);
+  });
+
+  it("is linted with all of Redocly's recommended rules: redocly.yaml turns none off", async () => {
+    const config = parseYaml(await fs.readFile(path.resolve(import.meta.dirname, '../../redocly.yaml'), 'utf8')) as {
+      extends: string[];
+      rules?: Record<string, unknown>;
+    };
+    expect(config.extends).toEqual(['recommended-strict']);
+    expect(Object.entries(config.rules ?? {}).filter(([, level]) => level === 'off')).toEqual([]);
+  });
+
+  it('sends API-Version on the pages and the document too, as it declares', async () => {
+    for (const page of ['/', '/docs', '/openapi.json']) {
+      expect((await fetch(`${ctx.server.url}${page}`)).headers.get('api-version'), page).toBe(API_VERSION);
+    }
   });
 });

@@ -114,6 +114,7 @@ describe('a decision in words', () => {
       status: 'running',
       last_event_id: 9,
       stream_url: `/runs/${RUN}/stream?last_event_id=9`,
+      run_url: `/runs/${RUN}`,
       ...extra,
     });
     expect(outcomeText({ kind: 'approve' }, accepted({ status: 'waiting_approval', approvals: oneOfTwo }))).toBe(

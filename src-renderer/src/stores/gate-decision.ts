@@ -29,7 +29,9 @@ export interface DecisionNote {
 
 type DecisionEvent = RunEventOf<'gate_approved' | 'gate_edited' | 'gate_responded' | 'gate_rejected' | 'gate_expired'>;
 
-const names = (by: string | string[] | undefined) => (by === undefined ? [] : Array.isArray(by) ? by : [by]);
+/** Who decided: `deciders`, or, in an event stored before API 1.2.0, the deprecated `by` (a name or a list). */
+const deciders = (event: { deciders?: string[]; by?: string | string[] }) =>
+  event.deciders ?? (event.by === undefined ? [] : Array.isArray(event.by) ? event.by : [event.by]);
 
 /** A decision event of a run stream as a note. */
 export function noteFromEvent(event: DecisionEvent): DecisionNote {
@@ -47,20 +49,20 @@ export function noteFromEvent(event: DecisionEvent): DecisionNote {
   };
   switch (event.type) {
     case 'gate_approved':
-      return { ...note, by: names(event.by), reason: event.reason };
+      return { ...note, by: deciders(event), reason: event.reason };
     case 'gate_edited':
-      return { ...note, kind: 'edit', by: names(event.by), reason: event.reason, edits: event.edits };
+      return { ...note, kind: 'edit', by: deciders(event), reason: event.reason, edits: event.edits };
     case 'gate_responded':
       return {
         ...note,
         kind: 'respond',
-        by: names(event.by),
+        by: deciders(event),
         reason: event.reason,
         response: event.response,
         to: event.to,
       };
     case 'gate_rejected':
-      return { ...note, kind: 'reject', by: names(event.by), reason: event.reason };
+      return { ...note, kind: 'reject', by: deciders(event), reason: event.reason };
     case 'gate_expired':
       return { ...note, kind: 'expire', outcome: event.outcome, to: event.to };
   }

@@ -310,6 +310,27 @@ describe('decisions at a gate in the run view', () => {
     expect(fold([{ type: 'gate_approved', node: 'gate', reason: null }]).transcript[0]!.decision!.by).toEqual([]);
   });
 
+  it('reads who decided from `deciders`, a list on every decision, before the deprecated `by`', () => {
+    const decided = (event: RunEvent) => fold([...toTheGate, event]).transcript.at(-1)!.decision!.by;
+    expect(decided({ type: 'gate_rejected', node: 'gate', reason: null, deciders: ['Ben'], by: 'Ben' })).toEqual([
+      'Ben',
+    ]);
+    expect(
+      decided({
+        type: 'gate_responded',
+        node: 'gate',
+        to: 'analysis',
+        response: 'More.',
+        reason: null,
+        deciders: ['Cy'],
+      }),
+    ).toEqual(['Cy']);
+    expect(decided({ type: 'gate_approved', node: 'gate', reason: null, deciders: ['Ada', 'Ben'] })).toEqual([
+      'Ada',
+      'Ben',
+    ]);
+  });
+
   it('an expired gate is marked with what its deadline did; a route continues at its target', () => {
     const rejected = fold([...toTheGate, { type: 'gate_expired', node: 'gate', outcome: 'reject', to: null }]);
     expect(rejected.phases.gate).toBe('gate_expired');
