@@ -1,10 +1,12 @@
 /**
  * The layers of the code, checked by `npm run lint:layers` (dependency-cruiser). Imports point down:
  *
- *   contracts → config, log → db → assets, models, context, auth, net, webhooks → runtime → http → main.ts, cli.ts
+ *   contracts → config, log → storage → db → assets, models, context, auth, net, webhooks → engine → services → http
+ *     → main.ts, cli.ts
  *
- * and the entry points (src-main, build scripts, the studio) reach the server only where named below.
- * docs/architecture.md draws the same picture.
+ * and the entry points (src-main, build scripts, the studio) reach the server only where named below. Outside
+ * engine/, only its index is imported. docs/architecture.md draws the same picture, and test/server/layer-rules.test.ts
+ * checks that every rule matches modules (a rule that matches nothing passes for nothing).
  */
 const layer = (name) => `^src-server/${name}`;
 const LOWER_SERVICES = '(assets|models|context|auth|net|webhooks)/';
@@ -32,19 +34,30 @@ module.exports = {
       to: { path: '^src-server/', pathNot: ['^src-server/contracts/', '^src-server/(config|log)\\.ts$'] },
     },
     {
-      name: 'db-below-services',
-      severity: 'error',
-      comment: 'Repositories hold SQL only; rules live in the services above them.',
-      from: { path: layer('db/') },
-      to: { path: '^src-server/', pathNot: ['^src-server/(contracts|db)/', '^src-server/(config|log)\\.ts$'] },
-    },
-    {
-      name: 'lower-services-below-runtime',
+      name: 'storage-is-interfaces-and-twins',
       severity: 'error',
       comment:
-        'assets, models, context, auth, net and webhooks serve the run engine and http; they never reach up into either.',
+        'storage/ says what the run engine stores (interfaces) and keeps it in memory for unit tests: no database.',
+      from: { path: layer('storage/') },
+      to: { path: '^src-server/', pathNot: ['^src-server/(contracts|storage)/', '^src-server/(config|log)\\.ts$'] },
+    },
+    {
+      name: 'db-below-services',
+      severity: 'error',
+      comment: 'Repositories hold SQL only; rules live in the engine and the services above them.',
+      from: { path: layer('db/') },
+      to: {
+        path: '^src-server/',
+        pathNot: ['^src-server/(contracts|storage|db)/', '^src-server/(config|log)\\.ts$'],
+      },
+    },
+    {
+      name: 'lower-services-below-the-engine',
+      severity: 'error',
+      comment:
+        'assets, models, context, auth, net and webhooks serve the run engine, the services and http; they never reach up.',
       from: { path: layer(LOWER_SERVICES) },
-      to: { path: '^src-server/(runtime|http)/|^src-server/(main|cli)\\.ts$' },
+      to: { path: '^src-server/(engine|services|http)/|^src-server/(main|cli)\\.ts$' },
     },
     {
       name: 'net-stands-alone',
@@ -54,9 +67,27 @@ module.exports = {
       to: { path: '^src-server/', pathNot: layer('net/') },
     },
     {
-      name: 'runtime-below-http',
+      name: 'engine-on-interfaces',
       severity: 'error',
-      from: { path: layer('runtime/') },
+      comment:
+        'The run engine stores through the interfaces of storage/ (PostgreSQL or the in-memory twins), never db/, and ' +
+        'is reached from above only.',
+      from: { path: layer('engine/') },
+      to: { path: '^src-server/(db|services|http)/|^src-server/(main|cli)\\.ts$' },
+    },
+    {
+      name: 'only-the-engine-index',
+      severity: 'error',
+      comment:
+        'Outside engine/, only its index is imported: leases, event ids, the graph and the event log stay inside.',
+      from: { pathNot: layer('engine/') },
+      to: { path: layer('engine/'), pathNot: layer('engine/index\\.ts$') },
+    },
+    {
+      name: 'services-below-http',
+      severity: 'error',
+      comment: 'Request services hold the rules; the routers above them hold the HTTP.',
+      from: { path: layer('services/') },
       to: { path: '^src-server/http/|^src-server/(main|cli)\\.ts$' },
     },
     {

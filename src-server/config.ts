@@ -95,6 +95,16 @@ const schema = z.object({
   RUN_LEASE_S: positive.default(20),
   /** A run whose process died this many times is given up as an error instead of being taken over again. */
   RUN_MAX_ATTEMPTS: int(1, 100).default(3),
+  /**
+   * Legs of runs one process executes at once; more wait for a place, in order, and their streams say so
+   * (`server_queue`). A bound on the process's memory and CPU, never a reason for a run to fail.
+   */
+  RUN_MAX_ACTIVE: int(1).default(1000),
+  /**
+   * Connections this process keeps to PostgreSQL for its work (one more listens for notifications). Each process of
+   * a cluster has its own: keep processes × (this + 1) under the server's max_connections (docs/configuration.md).
+   */
+  DATABASE_POOL_MAX: int(2, 1000).default(20),
   /** Days the stored events of a finished run are kept for re-attaching; its run and node rows stay. 0: forever. */
   RUN_EVENTS_RETENTION_DAYS: int(0).default(30),
   /** The folders under which a run's local project path may lie, for every caller; see docs/security.md. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
-import { createAccess, ensureDefaultTenancy } from './auth/access';
+import { createAccess } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
 import type { Principal } from './auth/principal';
 import { createOidc } from './auth/oidc';
@@ -14,12 +14,13 @@ import { usersRepository } from './db/users.repository';
 import { baseUrl, type Config } from './config';
 import { dataDirMode, ensureFolderMode } from './db/data-dir';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
-import { createPool, withAdvisoryLock, type Pool } from './db/pool';
+import { connectionShortfall, createPool, isDatabaseUnavailable, withAdvisoryLock, type Pool } from './db/pool';
 import { sweepOrphanedRuns } from './db/runs.repository';
 import { CheckpointSaver } from './db/checkpointer';
 import { initDb, MIGRATION_LOCK_KEY } from './db/schema';
 import { threadsRepository } from './db/threads.repository';
 import { runsRepository } from './db/runs.repository';
+import { runNodesRepository } from './db/run-nodes.repository';
 import { gateDecisionsRepository } from './db/gate-decisions.repository';
 import { nodeConfigsRepository } from './db/node-configs.repository';
 import { createApp } from './http/app';
@@ -35,13 +36,11 @@ import { webhooksRepository } from './db/webhooks.repository';
 import { idempotencyKeysRepository } from './db/idempotency-keys.repository';
 import { WebhookDelivery } from './webhooks/webhook-delivery';
 import { webhooksService } from './webhooks/webhooks.service';
-import { phaseConfigService } from './runtime/phase-config.service';
-import { RunEventStream } from './runtime/event-stream';
-import { RunManager } from './runtime/run-manager';
-import { checkpointAt, readerGraph, threadCheckpoints } from './runtime/checkpoints';
-import { runsService } from './runtime/runs.service';
-import { approvalsService } from './runtime/approvals.service';
-import { threadsService } from './runtime/threads.service';
+import { Engine } from './engine';
+import { phaseConfigService } from './services/phase-config.service';
+import { runsService } from './services/runs.service';
+import { approvalsService } from './services/approvals.service';
+import { threadsService } from './services/threads.service';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
 import { errorMessage } from './contracts/errors';
 
@@ -49,9 +48,6 @@ const log = getLogger('svc.api');
 
 /** The LangGraph checkpointer's tables live in their own schema, graph_checkpoints. */
 export const CHECKPOINT_SCHEMA = 'graph_checkpoints';
-
-/** Events wait this long to be stored together: the lag of a follower on another process, at most. */
-const EVENT_FLUSH_MS = 15;
 
 export class StartupError extends Error {
   override name = 'StartupError';
@@ -137,10 +133,10 @@ export async function startServer({
     await ensureFolderMode(config.DATA_DIR, dataDirMode(), { create: false });
     await ensureFolderMode(path.join(config.DATA_DIR, 'repositories'), 0o700, { create: false });
     registerSecret(safePassword(databaseUrl));
-    pool = createPool(databaseUrl);
+    pool = createPool(databaseUrl, config.DATABASE_POOL_MAX);
 
     // 1. connect and set up the checkpointer
-    const checkpointer = new CheckpointSaver(pool, undefined, { schema: CHECKPOINT_SCHEMA });
+    const checkpointer = new CheckpointSaver(pool, { schema: CHECKPOINT_SCHEMA });
     try {
       await withAdvisoryLock(pool, MIGRATION_LOCK_KEY, () => checkpointer.setup());
     } catch (error) {
@@ -148,8 +144,9 @@ export async function startServer({
     }
     // 2. init_db()
     await initDb(pool);
+    const shortfall = await connectionShortfall(pool, config.DATABASE_POOL_MAX + 1);
+    if (shortfall) log.warn(shortfall);
     const tenancyRows = tenancyRepository(pool);
-    await ensureDefaultTenancy(tenancyRows);
     // 3. orphan sweep
     const swept = await sweepOrphanedRuns(pool);
     if (swept > 0) log.warn(`closed ${swept} orphaned run(s) older than 1 hour as error`);
@@ -183,25 +180,24 @@ export async function startServer({
       checkProjectPath(projectPath, projectContextOptions, principal);
     const runEvents = runEventsRepository(pool);
     const idempotencyKeys = idempotencyKeysRepository(pool);
-    const events = new RunEventStream(runEvents, {
-      flushMs: EVENT_FLUSH_MS,
-      pollMs: 1000,
-      isExecuted: (runId) => runs.isExecuted(runId),
-    });
-    const manager = new RunManager({
+    const engine = new Engine({
       owner,
       runs,
-      gates,
-      runEvents,
-      events,
+      events: runEvents,
+      nodes: runNodesRepository(pool),
       checkpointer,
       models: createModelProviders(config, queue),
       catalogEntry: (agent) => catalog.get(agent),
       projectContext: (projectPath, signal) => buildProjectContext(projectPath, { ...projectContextOptions, signal }),
       nodeConfigs: (agent, projectId) => phaseConfig.forRun(agent, projectId),
+      isTransient: isDatabaseUnavailable,
       runTimeoutS: config.RUN_TIMEOUT_S,
       leaseS: config.RUN_LEASE_S,
       maxAttempts: config.RUN_MAX_ATTEMPTS,
+      maxActive: config.RUN_MAX_ACTIVE,
+      pollMs: 1000,
+      log: getLogger('svc.engine'),
+      failures: getLogger('svc.sse'),
     });
     // The sender of the webhook outbox, which the database's triggers fill (docs/webhooks.md).
     const webhookRows = webhooksRepository(pool);
@@ -216,16 +212,16 @@ export async function startServer({
       userAgent: `agent-workflow-service/${version}`,
     });
     const notifications = await listenForRunNotifications(databaseUrl, {
-      cancelled: (runId) => manager.abort(runId),
-      eventsStored: (runId, seq) => events.stored(runId, seq),
+      cancelled: (runId) => engine.cancelled(runId),
+      eventsStored: (runId, seq) => engine.events.stored(runId, seq),
       queueChanged: (granted) => queue.changed(granted),
       webhooksQueued: () => delivery.wake(),
       reconnected: () => {
-        events.catchUp();
+        engine.events.catchUp();
         delivery.wake();
       },
     });
-    manager.supervise();
+    engine.supervise();
     delivery.start();
     const pruneEvents = setInterval(() => {
       idempotencyKeys
@@ -240,8 +236,7 @@ export async function startServer({
     pruneEvents.unref();
     stopRuns = async () => {
       clearInterval(pruneEvents);
-      await manager.shutdown();
-      await events.close();
+      await engine.shutdown();
       await delivery.close();
       await notifications.close();
       await queue.close();
@@ -252,11 +247,8 @@ export async function startServer({
       access,
       threads: threadRows,
       runs,
-      manager,
+      engine,
       deleteCheckpoints: (threadId) => checkpointer.deleteThread(threadId),
-      checkpoints: (entry, threadId, limit) => threadCheckpoints(readerGraph(entry, checkpointer), threadId, limit),
-      checkpoint: (entry, threadId, checkpointId) =>
-        checkpointAt(readerGraph(entry, checkpointer), threadId, checkpointId),
       checkProjectPath: checkPath,
     });
     const service = runsService({
@@ -265,8 +257,7 @@ export async function startServer({
       threads,
       runs,
       gates,
-      manager,
-      events,
+      engine,
       defaultModel: config.DEFAULT_MODEL,
       checkModel: (model) => assertModelConfigured(config, model),
       maxLocalRunsPerUser: config.LOCAL_LLM_MAX_RUNS_PER_USER,
@@ -301,8 +292,7 @@ export async function startServer({
         threads,
         runs,
         gates,
-        manager,
-        defaultModel: config.DEFAULT_MODEL,
+        engine,
       }),
       phaseConfig,
       access,

@@ -1,6 +1,6 @@
 import type { TenancyRepository } from '../db/tenancy.repository';
 import { badRequest, forbidden, notFound } from '../contracts/errors';
-import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID, type Role, type ScopeType } from '../contracts/tenancy';
+import { DEFAULT_PROJECT_ID, type Role, type ScopeType } from '../contracts/tenancy';
 import type { Principal } from './principal';
 
 /**
@@ -47,10 +47,6 @@ const RANK: Record<Role, number> = { admin: 4, owner: 3, member: 2, viewer: 1 };
 
 export function atLeast(role: Role | null, needed: Role): boolean {
   return role !== null && RANK[role] >= RANK[needed];
-}
-
-export function ensureDefaultTenancy(tenancy: TenancyRepository): Promise<void> {
-  return tenancy.ensureDefaults(DEFAULT_ORG_ID, DEFAULT_TEAM_ID, DEFAULT_PROJECT_ID);
 }
 
 function highest(roles: Role[]): Role | null {

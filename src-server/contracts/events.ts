@@ -72,6 +72,16 @@ const RUN_EVENTS = [
     active: z.number().int(),
     estimated_wait_s: z.number(),
   }),
+  /**
+   * The run waits for the server, not for the model: this process executes as many runs as it takes at once
+   * (RUN_MAX_ACTIVE), and the run is `position` in line for a place (1 = next). It starts by itself.
+   */
+  z.object({
+    type: z.literal('server_queue'),
+    position: z.number().int(),
+    /** Runs this process executes now. */
+    running: z.number().int(),
+  }),
   z.object({
     type: z.literal('context_trimmed'),
     node: z.string(),

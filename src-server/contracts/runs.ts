@@ -41,7 +41,7 @@ export const ThreadSchema = z
     model: z.string().nullable(),
     last_message: z.string().nullable(),
     project_path: z.string().nullable(),
-    project_id: z.uuid().nullable(),
+    project_id: z.uuid(),
     created_at: z.string(),
     updated_at: z.string(),
     last_run: z.object({ id: z.uuid(), status: RunStatusSchema }).nullable(),
@@ -188,24 +188,40 @@ export const GateDecisionRecordSchema = z
 export type GateDecisionRecord = z.infer<typeof GateDecisionRecordSchema>;
 
 /**
- * What resumes a run at its gate: the decision as the graph reads it, kept in the run's row until the resumed
- * execution ends (a takeover resumes the same one). Rows written before decisions had kinds hold only
- * `approved` and `reason`.
+ * A decision at a gate, in the one shape the graph resumes with, the run row keeps while the resumed execution goes on
+ * (a takeover resumes the same one), and the studio reads: who decided and what it does to the run.
  */
-export interface GateResume {
-  kind?: GateDecisionKind;
-  /** true: on along the approved edge; false: the rejected one; null: to the phase `to` (respond, expiry route). */
-  approved: boolean | null;
-  reason: string | null;
-  /** edit: node id → the text that replaces its output. */
-  edits?: Record<string, string>;
-  /** respond: the feedback the phase `to` runs again with. */
-  response?: string;
-  to?: string | null;
-  /** Who decided: the approvers whose approvals resumed the run, or the one who responded or rejected. */
-  by?: string[];
-  /** expire: what the expiry did. */
-  outcome?: 'approve' | 'reject' | 'route';
+export const GateDecisionSchema = z
+  .object({
+    kind: GateDecisionKindSchema,
+    reason: z.string().nullable(),
+    /** The approvers of the last round, the one who responded or rejected; `expiry` for an expiry. */
+    deciders: z.array(z.string()),
+    /** edit: node id → the text that replaces its output (every edit at the stop, a later one's over an earlier). */
+    edits: z.record(z.string(), z.string()).optional(),
+    /** respond: the feedback the phase `to` runs again with. */
+    response: z.string().optional(),
+    /** respond: the phase sent back to; an expiry that routes: the phase it continues at. */
+    to: z.string().nullable().optional(),
+    /** expire: what the expiry did. */
+    outcome: z.enum(['approve', 'reject', 'route']).optional(),
+  })
+  .meta({ id: 'GateDecision' });
+export type GateDecision = z.infer<typeof GateDecisionSchema>;
+
+/** Where a decision sends the run: on along the gate's approved edge, along its rejected edge, or to a phase. */
+export function decisionPath(decision: GateDecision): 'approve' | 'reject' | 'route' {
+  switch (decision.kind) {
+    case 'approve':
+    case 'edit':
+      return 'approve';
+    case 'reject':
+      return 'reject';
+    case 'respond':
+      return 'route';
+    case 'expire':
+      return decision.outcome ?? 'reject';
+  }
 }
 
 /** A gate's approvals so far: with `approvals_needed` above one, the run waits until enough people approved. */

@@ -1,20 +1,119 @@
+import type { RunnableConfig } from '@langchain/core/runnables';
+import {
+  WRITES_IDX_MAP,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type PendingWrite,
+} from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type pg from 'pg';
+import { nextChannelVersion } from '../storage/channel-versions';
+import { whileUnavailable } from './retry';
 
 /**
- * LangGraph's PostgreSQL checkpointer, with channel versions that stay unique when a thread branches.
+ * LangGraph's PostgreSQL checkpointer (schema `graph_checkpoints`), as the run engine needs it:
  *
- * The saver stores each channel's value once per (thread, channel, version), first write wins. Its stock versions
- * count 1, 2, 3… per channel, so a run that continues from an older checkpoint (a fork) gives its new values
- * version numbers the thread's later checkpoints already used: their old values would be read back instead. Each
- * new version here is the next whole number plus a random fraction: still increasing, still a plain number (so
- * versions written before compare as they did), and unique on the thread.
+ * - channel versions that stay unique when a thread branches (storage/channel-versions.ts);
+ * - a checkpoint, with its channel values, written in one statement, and a task's writes in one: the stock saver
+ *   sends a statement per value inside a transaction, a dozen round trips per step of every run;
+ * - reads and writes tried again while the database restarts or its connections are all busy: each is idempotent on
+ *   its keys (first write of a value wins, a checkpoint is replaced by the same one), so a run waits, not fails.
  */
 export class CheckpointSaver extends PostgresSaver {
+  private readonly tables: { checkpoints: string; blobs: string; writes: string };
+
+  constructor(
+    private readonly db: pg.Pool,
+    options: { schema: string },
+  ) {
+    super(db, undefined, options);
+    const schema = `"${options.schema}"`;
+    this.tables = {
+      checkpoints: `${schema}.checkpoints`,
+      blobs: `${schema}.checkpoint_blobs`,
+      writes: `${schema}.checkpoint_writes`,
+    };
+  }
+
   override getNextVersion(current: number | undefined): number {
-    const next = (typeof current === 'number' ? Math.floor(current) : 0) + 1;
-    // A fraction of at most nine decimals, never zero (a whole number could be a version the stock saver wrote): the
-    // number prints as exactly those decimals, in JavaScript (the blob's key) and from PostgreSQL's JSON (the lookup).
-    const fraction = String(1 + Math.floor(Math.random() * (1e9 - 1))).padStart(9, '0');
-    return Number(`${next}.${fraction}`);
+    return nextChannelVersion(current);
+  }
+
+  override getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    return whileUnavailable('reading a checkpoint', () => super.getTuple(config));
+  }
+
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    if (config.configurable === undefined) throw new Error('Missing "configurable" field in "config" param');
+    const { thread_id: threadId, checkpoint_ns: ns = '', checkpoint_id: parentId } = config.configurable;
+    const [blobs, serializedMetadata] = await Promise.all([
+      this._dumpBlobs(threadId, ns, checkpoint.channel_values, newVersions),
+      this._dumpMetadata(metadata),
+    ]);
+    const column = (i: number) => blobs.map((blob) => blob[i]);
+    await whileUnavailable('writing a checkpoint', () =>
+      this.db.query(
+        `WITH blobs AS (
+           INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[])
+           ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+         )
+         INSERT INTO ${this.tables.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                                                 checkpoint, metadata)
+         VALUES ($7, $8, $9, $10, $11, $12)
+         ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+         DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`,
+        [
+          column(0),
+          column(1),
+          column(2),
+          column(3),
+          column(4),
+          column(5).map((blob) => (blob ? Buffer.from(blob as Uint8Array) : null)),
+          threadId,
+          ns,
+          checkpoint.id,
+          parentId,
+          this._dumpCheckpoint(checkpoint),
+          serializedMetadata,
+        ],
+      ),
+    );
+    return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  }
+
+  override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
+    const { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId } = config.configurable ?? {};
+    const rows = await this._dumpWrites(threadId, ns, checkpointId, taskId, writes);
+    if (rows.length === 0) return;
+    // Writes to the special channels (an error, an interrupt…) replace the ones before; others keep the first.
+    const upsert = writes.every(([channel]) => channel in WRITES_IDX_MAP);
+    const column = (i: number) => rows.map((row) => row[i]);
+    await whileUnavailable('writing a checkpoint’s writes', () =>
+      this.db.query(
+        `INSERT INTO ${this.tables.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[],
+                              $8::bytea[])
+         ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+         ${upsert ? 'DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob' : 'DO NOTHING'}`,
+        [
+          column(0),
+          column(1),
+          column(2),
+          column(3),
+          column(4),
+          column(5),
+          column(6),
+          column(7).map((blob) => Buffer.from(blob as Uint8Array)),
+        ],
+      ),
+    );
   }
 }

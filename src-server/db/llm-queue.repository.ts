@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { withTransaction, type Pool } from './pool';
+import { whileUnavailable } from './retry';
 
 /** The queue's transaction-scoped advisory lock: the one the SQL functions of schema.ts take (svc_llm_grant, …). */
 const QUEUE_LOCK = 7_305_113;
@@ -47,16 +48,20 @@ export interface QueueCounts {
  */
 export function llmQueueRepository(pool: Pool) {
   return {
+    /** A call joins the queue, once under its `key` however often it asks (a retry after a lost answer). */
     async enqueue(call: {
+      key: string;
       owner: string;
       tenant: string;
       label: string;
       leaseS: number;
       slots: number;
     }): Promise<{ ticket: number; granted: boolean }> {
-      const { rows } = await pool.query<{ ticket: string; granted: boolean }>(
-        `SELECT ticket, granted FROM svc_llm_enqueue($1, $2, $3, $4, $5)`,
-        [call.owner, call.tenant, call.label, call.leaseS, call.slots],
+      const { rows } = await whileUnavailable('joining the local-runtime queue', () =>
+        pool.query<{ ticket: string; granted: boolean }>(
+          `SELECT ticket, granted FROM svc_llm_enqueue($1, $2, $3, $4, $5, $6)`,
+          [call.key, call.owner, call.tenant, call.label, call.leaseS, call.slots],
+        ),
       );
       return { ticket: Number(rows[0]!.ticket), granted: rows[0]!.granted };
     },
@@ -105,9 +110,13 @@ export function llmQueueRepository(pool: Pool) {
       slots: number,
       outcome: { servedS?: number; timedOut?: boolean },
     ): Promise<{ waiting: number; active: number }> {
-      const { rows } = await pool.query<{ waiting: number; active: number }>(
-        `SELECT waiting, active FROM svc_llm_leave($1, $2, $3, $4)`,
-        [ticket, slots, outcome.servedS ?? null, outcome.timedOut ?? false],
+      const { rows } = await whileUnavailable('leaving the local-runtime queue', () =>
+        pool.query<{ waiting: number; active: number }>(`SELECT waiting, active FROM svc_llm_leave($1, $2, $3, $4)`, [
+          ticket,
+          slots,
+          outcome.servedS ?? null,
+          outcome.timedOut ?? false,
+        ]),
       );
       return rows[0]!;
     },

@@ -9,8 +9,21 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export type Pool = pg.Pool;
 
-export function createPool(connectionString: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30000 });
+/** How the service's connections name themselves to PostgreSQL (pg_stat_activity). */
+export const APPLICATION_NAME = 'agent-workflow-service';
+
+/** The processes of one cluster the documentation plans for (docs/configuration.md#the-database). */
+export const PLANNED_PROCESSES = 3;
+
+export function createPool(connectionString: string, max = 20): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    application_name: APPLICATION_NAME,
+    // A request that waits this long for a connection answers 503; the run engine's writes wait and try again.
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30000,
+  });
   // An idle client whose server went away emits 'error'; unhandled, that would kill the process.
   pool.on('error', (error) => log.warn(`idle database connection lost: ${error.message}`));
   // So does a checked-out one between two statements (PostgreSQL killed or restarted), and the pool listens only to
@@ -66,6 +79,25 @@ export async function pingDatabase(pool: pg.Pool): Promise<{ ok: boolean; error?
   } catch (error) {
     return { ok: false, error: errorMessage(error) };
   }
+}
+
+/**
+ * Whether the database has room for the connections of a cluster of this service: each process keeps up to
+ * `perProcess` (its pool and its notification listener). Returns what to say when PLANNED_PROCESSES would not fit.
+ */
+export async function connectionShortfall(pool: pg.Pool, perProcess: number): Promise<string | undefined> {
+  const { rows } = await pool.query<{ max: number; reserved: number }>(
+    `SELECT current_setting('max_connections')::integer AS max,
+            current_setting('superuser_reserved_connections')::integer AS reserved`,
+  );
+  const { max, reserved } = rows[0]!;
+  const fit = Math.floor((max - reserved) / perProcess);
+  if (fit >= PLANNED_PROCESSES) return undefined;
+  return (
+    `PostgreSQL allows ${max} connections (${reserved} of them reserved), and each process of this service keeps up ` +
+    `to ${perProcess} (DATABASE_POOL_MAX and one that listens): ${fit} process(es) fit, fewer than the ` +
+    `${PLANNED_PROCESSES} of a cluster. Lower DATABASE_POOL_MAX, or raise max_connections`
+  );
 }
 
 /** Runs `work` on one connection of the pool, then gives it back (createPool makes a lost connection harmless). */

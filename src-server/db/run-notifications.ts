@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { errorMessage } from '../contracts/errors';
 import { getLogger } from '../log';
+import { APPLICATION_NAME } from './pool';
 import { RUN_EVENTS_CHANNEL } from './run-events.repository';
 import { WEBHOOK_CHANNEL } from './webhooks.repository';
 
@@ -56,7 +57,7 @@ export async function listenForRunNotifications(
   };
 
   const connect = async () => {
-    const next = new pg.Client({ connectionString: databaseUrl });
+    const next = new pg.Client({ connectionString: databaseUrl, application_name: APPLICATION_NAME });
     next.on('notification', dispatch);
     next.on('error', (error) => {
       log.warn(`run notification listener lost its connection: ${error.message}`);

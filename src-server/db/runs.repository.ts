@@ -1,15 +1,24 @@
+import type pg from 'pg';
+import { statusGuard } from '../contracts/run-transitions';
+import type { GateDecisionKind, PendingGate, RouteMatch, Run, RunNode, RunStatus } from '../contracts/runs';
 import type {
-  GateResume,
-  NodeStatus,
-  NodeWarning,
-  PendingGate,
-  RouteMatch,
-  Run,
-  RunNode,
-  RunStatus,
-} from '../contracts/runs';
-import type { Pool } from './pool';
+  Lease,
+  NewEvent,
+  NewRun,
+  NewStopDecision,
+  PauseAtGate,
+  PendingResume,
+  RunEnd,
+  RunProgress,
+  RunRecord,
+  RunStore,
+  StartOutcome,
+  StopDecision,
+  StopTx,
+} from '../storage/types';
+import { withTransaction, type Pool } from './pool';
 import { CANCEL_CHANNEL } from './run-notifications';
+import { RUN_EVENTS_CHANNEL } from './run-events.repository';
 import { storable, storableJson } from './text';
 
 export const ORPHAN_AGE_S = 3600;
@@ -20,23 +29,37 @@ export const ORPHAN_AGE_S = 3600;
  * `error`. Returns how many runs were closed.
  */
 export async function sweepOrphanedRuns(pool: Pool, olderThanS = ORPHAN_AGE_S): Promise<number> {
+  // Its run_error is stored with the change, as every end of a run is: a reader of its events finds where it ended.
   const result = await pool.query<{ id: string }>(
     `WITH swept AS (
        UPDATE svc_runs
           SET status = 'error',
               error_detail = COALESCE(error_detail, 'OrphanedRunError: the server stopped while this run was running'),
-              finished_at = now()
-        WHERE status = 'running' AND owner_id IS NULL AND started_at < now() - make_interval(secs => $1)
-        RETURNING id
+              finished_at = now(), event_seq = GREATEST(seq_reserved, event_seq) + 1
+        WHERE ${statusGuard('sweep')} AND owner_id IS NULL AND started_at < now() - make_interval(secs => $1)
+        RETURNING id, event_seq, error_detail
      ), closed AS (
        UPDATE svc_run_nodes
           SET status = 'error', exited_at = extract(epoch FROM now())
         WHERE exited_at IS NULL AND run_id IN (SELECT id FROM swept)
+     ), stored AS (
+       INSERT INTO svc_run_events (run_id, seq, type, data)
+       SELECT id, event_seq, 'run_error',
+              json_build_object('type', 'run_error', 'run_id', id, 'error_detail', error_detail)::text
+         FROM swept
      )
      SELECT id FROM swept`,
     [olderThanS],
   );
   return result.rowCount ?? 0;
+}
+
+/** A run as the API shows it, with what its detail adds. */
+export interface StoredRun extends Run {
+  routes: RouteMatch[];
+  event_seq: number;
+  pending_gate: PendingGate | null;
+  project_id: string;
 }
 
 interface RunRow {
@@ -55,17 +78,21 @@ interface RunRow {
   routes: RouteMatch[];
   event_seq: number;
   pending_gate: PendingGate | null;
-  project_id: string | null;
+  project_id: string;
+  attempts: number;
+  seq_reserved: number;
+  forked_from: RunRecord['forkedFrom'];
+  resume_decision: PendingResume | null;
+  gate_checkpoint_id: string | null;
 }
 
-export interface StoredRun extends Run {
-  routes: RouteMatch[];
-  event_seq: number;
-  pending_gate: PendingGate | null;
-  project_id: string | null;
-}
+const COLUMNS = `r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
+  r.end_reason, r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id, r.attempts,
+  r.seq_reserved, r.forked_from, r.resume_decision, r.gate_checkpoint_id`;
 
-function toRun(row: RunRow): StoredRun {
+const SELECT_RUN = `SELECT ${COLUMNS} FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id`;
+
+function toStored(row: RunRow): StoredRun {
   return {
     id: row.id,
     thread_id: row.thread_id,
@@ -86,76 +113,142 @@ function toRun(row: RunRow): StoredRun {
   };
 }
 
-const SELECT_RUN = `
-  SELECT r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
-         r.end_reason, r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id
-    FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id`;
-
-export interface NewRun {
-  id: string;
-  threadId: string;
-  /** The thread to create with the run (its project); null: the run goes on an existing thread. */
-  newThread: { projectId: string } | null;
-  agent: string;
-  model: string;
-  message: string;
-  projectPath: string | null;
-  createdBy: string;
-  /** A run on a branch: where it starts. */
-  forkedFrom: ForkedFrom | null;
-  /** Whether the model is the local runtime's (models/model-ref.ts parseModel). */
-  localRuntime: boolean;
-  /** The most local-runtime runs the user may have going at once, this one included; null: no limit. */
-  localCap: number | null;
-}
-
-export type StartOutcome =
-  | { outcome: 'started' }
-  /** The thread has this run running or waiting: nothing was written. */
-  | { outcome: 'active'; active: { id: string; status: RunStatus } }
-  /** The user has `going` local-runtime runs already: nothing was written. */
-  | { outcome: 'over_limit'; going: number };
-
-/** Who executes a run: a server process, until its lease lapses. */
-export interface Lease {
-  owner: string;
-  leaseS: number;
-}
-
-/** A running run whose lease had lapsed, now claimed by this process. */
-export interface ClaimedRun extends StoredRun {
-  /** The how-many-th execution this is (1 for the first). */
-  attempts: number;
-  /** Ids up to here may have reached clients; the new execution continues after it. */
-  seq_reserved: number;
-  /** The decision being resumed when the previous execution died, if it died right after a gate. */
-  resume_decision: GateResume | null;
-}
-
-const now = () => Date.now() / 1000;
-
-/** What a node row keeps of its model calls besides the output. */
-export type NodeFigures = Pick<RunNode, 'queue_wait_ms' | 'prompt_tokens' | 'output_tokens' | 'thinking'> & {
-  warnings: NodeWarning[];
-};
-
-/** Where a run on a branch starts: a checkpoint of its thread, with the phase outputs it replaced. */
-export interface ForkedFrom {
-  checkpoint_id: string;
-  /** The run that wrote the checkpoint. */
-  run_id: string | null;
-  outputs: Record<string, string>;
-}
-
-/** Runs and their nodes. Every status change is guarded by the status it expects, so two processes never both win. */
-export function runsRepository(pool: Pool) {
+function toRecord(row: RunRow): RunRecord {
   return {
-    /**
-     * Writes a run's row (and its thread's, for a new thread), leased to the process that executes it, with its first
-     * block of event ids reserved: one round trip (svc_start_run in schema.ts). Nothing is written when the thread has
-     * an active run (that run is answered) or when a run on the local runtime would take the user past `localCap`
-     * (the runs she has going are answered).
-     */
+    id: row.id,
+    threadId: row.thread_id,
+    projectId: row.project_id,
+    agent: row.agent,
+    model: row.model ?? '',
+    message: row.message ?? '',
+    projectPath: row.project_path,
+    status: row.status,
+    attempts: row.attempts,
+    seqReserved: row.seq_reserved,
+    eventSeq: row.event_seq,
+    forkedFrom: row.forked_from,
+    resume: row.resume_decision,
+    endReason: row.end_reason,
+  };
+}
+
+/** The events a statement that ends a leg stores with it, and announces as `svc_run_events` does. */
+const STORE_FINAL_EVENTS = `
+  stored AS (
+    INSERT INTO svc_run_events (run_id, seq, type, data)
+    SELECT e.run_id, e.seq, e.type, e.data
+      FROM unnest($EV_RUN::uuid[], $EV_SEQ::integer[], $EV_TYPE::text[], $EV_DATA::text[]) AS e(run_id, seq, type, data)
+     WHERE EXISTS (SELECT 1 FROM changed)
+    ON CONFLICT (run_id, seq) DO NOTHING
+    RETURNING run_id, seq
+  ), announced AS (
+    SELECT pg_notify('${RUN_EVENTS_CHANNEL}', run_id::text || ':' || max(seq)) FROM stored GROUP BY run_id
+  )`;
+
+/** The answer of a statement that ends a leg: whether it did; naming `announced` makes its NOTIFY run. */
+const ENDED = `SELECT (SELECT count(*) FROM changed)::integer AS n, (SELECT count(*) FROM announced)::integer AS notified`;
+
+/** `$EV_*` placeholders of STORE_FINAL_EVENTS, numbered after a statement's own parameters. */
+function withEvents(sql: string, params: unknown[], events: NewEvent[]): [string, unknown[]] {
+  const at = params.length;
+  const text = sql
+    .replace('$EV_RUN', `$${at + 1}`)
+    .replace('$EV_SEQ', `$${at + 2}`)
+    .replace('$EV_TYPE', `$${at + 3}`)
+    .replace('$EV_DATA', `$${at + 4}`);
+  return [
+    text,
+    [
+      ...params,
+      events.map((e) => e.runId),
+      events.map((e) => e.seq),
+      events.map((e) => e.type),
+      events.map((e) => e.data),
+    ],
+  ];
+}
+
+interface DecisionRow {
+  decision: GateDecisionKind;
+  decided_by: string | null;
+  decided_by_name: string;
+  round: number;
+  edits: Record<string, string> | null;
+  decided_at: Date;
+}
+
+/** A run waiting at a gate, locked in `client`'s transaction (runsRepository's atStop and atExpiredStop). */
+function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
+  const run = { ...toRecord(row), pendingGate: row.pending_gate!, gateCheckpointId: row.gate_checkpoint_id };
+  return {
+    run,
+    async decisions(): Promise<StopDecision[]> {
+      const { rows } = await client.query<DecisionRow>(
+        `SELECT decision, decided_by, decided_by_name, round, edits, decided_at FROM svc_gate_decisions
+          WHERE run_id = $1 AND wait_seq = $2 ORDER BY id`,
+        [run.id, run.eventSeq],
+      );
+      return rows.map((r) => ({
+        kind: r.decision,
+        decidedBy: { id: r.decided_by, name: r.decided_by_name },
+        round: r.round,
+        edits: r.edits,
+        decidedAt: r.decided_at,
+      }));
+    },
+    async record(decision: NewStopDecision): Promise<boolean> {
+      const { rowCount } = await client.query(
+        `INSERT INTO svc_gate_decisions (run_id, thread_id, gate, wait_seq, round, decision, decided_by,
+                                         decided_by_name, role, reason, edits, response, outcome, route_to)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14)
+         ON CONFLICT (run_id, wait_seq, round, decided_by)
+           WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')
+         DO NOTHING`,
+        [
+          run.id,
+          run.threadId,
+          run.pendingGate.node,
+          run.eventSeq,
+          decision.round,
+          decision.kind,
+          decision.decidedBy.id,
+          decision.decidedBy.name,
+          decision.role,
+          storable(decision.reason),
+          decision.edits ? storableJson(decision.edits) : null,
+          storable(decision.response),
+          decision.outcome,
+          decision.routeTo,
+        ],
+      );
+      return (rowCount ?? 0) > 0;
+    },
+    async showEdits(edits: Record<string, string>): Promise<void> {
+      await client.query(
+        `UPDATE svc_runs SET pending_gate = jsonb_set(pending_gate, '{context}', (pending_gate->'context') || $2::jsonb)
+          WHERE id = $1`,
+        [run.id, storableJson(edits)],
+      );
+    },
+    async claim(resume: PendingResume, lease: Lease, seqReserved: number): Promise<void> {
+      await client.query(
+        `UPDATE svc_runs SET status = 'running', pending_gate = NULL, owner_id = $2,
+                lease_until = now() + make_interval(secs => $3), resume_decision = $4, attempts = 1,
+                seq_reserved = GREATEST(seq_reserved, $5), gate_expires_at = NULL, gate_checkpoint_id = NULL
+          WHERE id = $1 AND ${statusGuard('resume')}`,
+        [run.id, lease.owner, lease.leaseS, storableJson(resume), seqReserved],
+      );
+    },
+  };
+}
+
+/**
+ * Runs: the engine's store of their rows (RunStore, storage/types.ts) and what the API reads of them. Every status
+ * change is one statement guarded by the status it expects (contracts/run-transitions.ts), so two processes never
+ * both make it; a leg's end stores its last events in the same statement.
+ */
+export function runsRepository(pool: Pool) {
+  const store = {
     async start(run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome> {
       const { rows } = await pool.query<{
         outcome: 'started' | 'active' | 'over_limit';
@@ -172,7 +265,7 @@ export function runsRepository(pool: Pool) {
           run.newThread?.projectId ?? null,
           run.agent,
           run.model,
-          run.message,
+          storable(run.message),
           run.projectPath,
           run.createdBy,
           lease.owner,
@@ -184,25 +277,42 @@ export function runsRepository(pool: Pool) {
         ],
       );
       const row = rows[0]!;
-      if (row.outcome === 'active')
+      if (row.outcome === 'active') {
         return { outcome: 'active', active: { id: row.active_id!, status: row.active_status! } };
+      }
       if (row.outcome === 'over_limit') return { outcome: 'over_limit', going: row.going! };
       return { outcome: 'started' };
     },
 
-    /** Where a run on a branch starts (undefined for any other run). */
-    async forkOf(runId: string): Promise<ForkedFrom | undefined> {
-      const { rows } = await pool.query<{ forked_from: ForkedFrom | null }>(
-        'SELECT forked_from FROM svc_runs WHERE id = $1',
-        [runId],
-      );
-      return rows[0]?.forked_from ?? undefined;
+    async get(runId: string): Promise<RunRecord | undefined> {
+      const { rows } = await pool.query<RunRow>(`${SELECT_RUN} WHERE r.id = $1`, [runId]);
+      return rows[0] && toRecord(rows[0]);
     },
 
-    /**
-     * Renews the lease of every run this process executes, in one statement; returns the ids still ours
-     * (a run missing from the answer was cancelled, finished, or taken over after a stall).
-     */
+    async progress(runId: string): Promise<RunProgress | undefined> {
+      const { rows } = await pool.query<{ status: RunStatus; event_seq: number; executing: boolean }>(
+        `SELECT status, event_seq, owner_id IS NOT NULL AS executing FROM svc_runs WHERE id = $1`,
+        [runId],
+      );
+      const row = rows[0];
+      return row && { status: row.status, eventSeq: row.event_seq, executing: row.status === 'running' };
+    },
+
+    async claimLapsed(lease: Lease): Promise<RunRecord | undefined> {
+      const { rows } = await pool.query<RunRow>(
+        `WITH claimed AS (
+           UPDATE svc_runs SET owner_id = $1, lease_until = now() + make_interval(secs => $2), attempts = attempts + 1
+            WHERE id = (SELECT id FROM svc_runs WHERE status = 'running' AND lease_until < now()
+                         ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED)
+              AND status = 'running' AND lease_until < now()
+            RETURNING *
+         )
+         SELECT ${COLUMNS} FROM claimed r JOIN svc_threads t ON t.id = r.thread_id`,
+        [lease.owner, lease.leaseS],
+      );
+      return rows[0] && toRecord(rows[0]);
+    },
+
     async renewLeases(lease: Lease): Promise<string[]> {
       const { rows } = await pool.query<{ id: string }>(
         `UPDATE svc_runs SET lease_until = now() + make_interval(secs => $2)
@@ -212,70 +322,141 @@ export function runsRepository(pool: Pool) {
       return rows.map((r) => r.id);
     },
 
-    /**
-     * Claims one running run whose lease has lapsed (its process died): one conditional UPDATE, so when
-     * several processes race for it exactly one gets it.
-     */
-    async claimLapsed(lease: Lease): Promise<ClaimedRun | undefined> {
-      const { rows } = await pool.query<RunRow & Pick<ClaimedRun, 'attempts' | 'seq_reserved' | 'resume_decision'>>(
-        `WITH claimed AS (
-           UPDATE svc_runs SET owner_id = $1, lease_until = now() + make_interval(secs => $2), attempts = attempts + 1
-            WHERE id = (SELECT id FROM svc_runs WHERE status = 'running' AND lease_until < now()
-                         ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED)
-              AND status = 'running' AND lease_until < now()
-            RETURNING *
-         )
-         SELECT r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
-                r.end_reason, r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id,
-                r.attempts, r.seq_reserved, r.resume_decision
-           FROM claimed r JOIN svc_threads t ON t.id = r.thread_id`,
-        [lease.owner, lease.leaseS],
-      );
-      const row = rows[0];
-      return (
-        row && {
-          ...toRun(row),
-          attempts: row.attempts,
-          seq_reserved: row.seq_reserved,
-          resume_decision: row.resume_decision,
-        }
-      );
-    },
-
-    /** Whether a process executes the run, or will once its lapsed lease is taken over. */
-    async isExecuted(id: string): Promise<boolean> {
-      const { rowCount } = await pool.query(
-        `SELECT 1 FROM svc_runs WHERE id = $1 AND status = 'running' AND owner_id IS NOT NULL`,
-        [id],
-      );
-      return (rowCount ?? 0) > 0;
-    },
-
-    /** A process that stops lets the runs it executed be taken over at once. */
     async releaseLeases(owner: string): Promise<void> {
       await pool.query(`UPDATE svc_runs SET lease_until = now() WHERE owner_id = $1 AND status = 'running'`, [owner]);
     },
 
-    /** Ids up to `upTo` may be handed out to clients by `owner`: a takeover continues after them. */
-    async reserveSeq(id: string, owner: string, upTo: number): Promise<void> {
+    async reserveSeq(runId: string, owner: string, upTo: number): Promise<void> {
       await pool.query(
         `UPDATE svc_runs SET seq_reserved = GREATEST(seq_reserved, $3) WHERE id = $1 AND owner_id = $2`,
-        [id, owner, upTo],
+        [runId, owner, upTo],
       );
     },
 
-    /** The node rows an execution left open when its process died; their partial output is replaced by a rerun. */
-    async dropOpenNodes(runId: string): Promise<string[]> {
-      const { rows } = await pool.query<{ node_id: string }>(
-        `DELETE FROM svc_run_nodes WHERE run_id = $1 AND exited_at IS NULL AND status = 'running' RETURNING node_id`,
-        [runId],
+    async pause(runId: string, owner: string, pause: PauseAtGate, events: NewEvent[]): Promise<boolean> {
+      const last = events.at(-1)!;
+      const [sql, params] = withEvents(
+        `WITH changed AS (
+           UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $3, event_seq = $4,
+                  owner_id = NULL, lease_until = NULL, resume_decision = NULL,
+                  gate_waiting_since = $5, gate_expires_at = $6, gate_checkpoint_id = $7
+            WHERE id = $1 AND owner_id = $2 AND ${statusGuard('pause')}
+            RETURNING id
+         ), ${STORE_FINAL_EVENTS}
+         ${ENDED}`,
+        [
+          runId,
+          owner,
+          storableJson(pause.gate),
+          last.seq,
+          pause.gate.waiting_since ? new Date(pause.gate.waiting_since) : new Date(),
+          pause.expiresAt,
+          pause.checkpointId,
+        ],
+        events,
       );
-      return rows.map((r) => r.node_id);
+      const { rows } = await pool.query<{ n: number }>(sql, params);
+      return rows[0]!.n > 0;
     },
 
-    async get(id: string): Promise<StoredRun | undefined> {
-      const { rows } = await pool.query<RunRow>(`${SELECT_RUN} WHERE r.id = $1`, [id]);
-      return rows[0] && toRun(rows[0]);
+    async finish(runId: string, owner: string, end: RunEnd, events: NewEvent[]): Promise<boolean> {
+      const last = events.at(-1)!;
+      const transition = end.status === 'completed' ? 'complete' : end.status === 'rejected' ? 'reject' : 'fail';
+      const [sql, params] = withEvents(
+        `WITH changed AS (
+           UPDATE svc_runs SET status = $3, output = COALESCE($4, output), error_detail = $5, event_seq = $6,
+                  end_reason = $7, finished_at = now(), owner_id = NULL, lease_until = NULL, resume_decision = NULL
+            WHERE id = $1 AND owner_id = $2 AND ${statusGuard(transition)}
+            RETURNING id
+         ), closed AS (
+           -- A failed run leaves no node open.
+           UPDATE svc_run_nodes SET status = 'error', exited_at = extract(epoch FROM now())
+            WHERE run_id = $1 AND exited_at IS NULL AND $3 = 'error' AND EXISTS (SELECT 1 FROM changed)
+         ), ${STORE_FINAL_EVENTS}
+         ${ENDED}`,
+        [
+          runId,
+          owner,
+          end.status,
+          storable(end.output ?? null),
+          storable(end.errorDetail ?? null),
+          last.seq,
+          storable(end.endReason ?? null),
+        ],
+        events,
+      );
+      const { rows } = await pool.query<{ n: number }>(sql, params);
+      return rows[0]!.n > 0;
+    },
+
+    async cancel(runId: string, reason: string | null): Promise<boolean> {
+      // The run's run_cancelled is stored with the change, after every id its executing process may hand out, so a
+      // reader finds the run's end wherever it reads; that process hands the stored event to its own readers.
+      const result = await pool.query(
+        `WITH cancelled AS (
+           UPDATE svc_runs SET status = 'cancelled', finished_at = now(), pending_gate = NULL, owner_id = NULL,
+                  lease_until = NULL, resume_decision = NULL, end_reason = COALESCE($2, end_reason),
+                  event_seq = GREATEST(seq_reserved, event_seq) + 1
+            WHERE id = $1 AND ${statusGuard('cancel')}
+            RETURNING id, event_seq, end_reason
+         ), closed AS (
+           UPDATE svc_run_nodes SET status = 'cancelled', exited_at = extract(epoch FROM now())
+            WHERE exited_at IS NULL AND run_id IN (SELECT id FROM cancelled)
+         ), stored AS (
+           INSERT INTO svc_run_events (run_id, seq, type, data)
+           SELECT id, event_seq, 'run_cancelled',
+                  json_build_object('type', 'run_cancelled', 'run_id', id, 'reason', end_reason)::text
+             FROM cancelled
+           RETURNING run_id, seq
+         )
+         SELECT id, pg_notify($3, id::text),
+                (SELECT pg_notify($4, run_id::text || ':' || seq) FROM stored) AS announced
+           FROM cancelled`,
+        [runId, storable(reason), CANCEL_CHANNEL, RUN_EVENTS_CHANNEL],
+      );
+      return (result.rowCount ?? 0) > 0;
+    },
+
+    async addRoute(runId: string, route: RouteMatch): Promise<void> {
+      // Once, however often it is written: a write tried again after a lost answer finds it there.
+      await pool.query(`UPDATE svc_runs SET routes = routes || $2::jsonb WHERE id = $1 AND NOT routes @> $2::jsonb`, [
+        runId,
+        storableJson([route]),
+      ]);
+    },
+
+    atStop<T>(runId: string, work: (stop: StopTx | undefined) => Promise<T>): Promise<T> {
+      return withTransaction(pool, async (client) => {
+        const { rows } = await client.query<RunRow>(
+          `SELECT ${COLUMNS} FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id WHERE r.id = $1 FOR UPDATE OF r`,
+          [runId],
+        );
+        const row = rows[0];
+        const waiting = row?.status === 'waiting_approval' && row.pending_gate !== null;
+        return work(waiting ? stopTx(client, row) : undefined);
+      });
+    },
+
+    atExpiredStop<T>(work: (stop: StopTx) => Promise<T>): Promise<T | undefined> {
+      return withTransaction(pool, async (client) => {
+        const { rows } = await client.query<RunRow>(
+          `SELECT ${COLUMNS} FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id
+            WHERE r.status = 'waiting_approval' AND r.gate_expires_at <= now() AND r.pending_gate IS NOT NULL
+            ORDER BY r.gate_expires_at LIMIT 1
+            FOR UPDATE OF r SKIP LOCKED`,
+        );
+        return rows[0] ? work(stopTx(client, rows[0])) : undefined;
+      });
+    },
+  } satisfies RunStore;
+
+  return {
+    ...store,
+
+    /** The run as the API shows it. */
+    async detail(runId: string): Promise<StoredRun | undefined> {
+      const { rows } = await pool.query<RunRow>(`${SELECT_RUN} WHERE r.id = $1`, [runId]);
+      return rows[0] && toStored(rows[0]);
     },
 
     async listByThread(threadId: string): Promise<StoredRun[]> {
@@ -283,7 +464,7 @@ export function runsRepository(pool: Pool) {
         `${SELECT_RUN} WHERE r.thread_id = $1 ORDER BY r.started_at DESC, r.id`,
         [threadId],
       );
-      return rows.map(toRun);
+      return rows.map(toStored);
     },
 
     async waitingInThread(threadId: string): Promise<StoredRun | undefined> {
@@ -291,161 +472,26 @@ export function runsRepository(pool: Pool) {
         `${SELECT_RUN} WHERE r.thread_id = $1 AND r.status = 'waiting_approval' ORDER BY r.started_at DESC LIMIT 1`,
         [threadId],
       );
-      return rows[0] && toRun(rows[0]);
+      return rows[0] && toStored(rows[0]);
     },
 
     async activeInThread(threadId: string): Promise<StoredRun | undefined> {
       const { rows } = await pool.query<RunRow>(
-        `${SELECT_RUN} WHERE r.thread_id = $1 AND r.status IN ('running', 'waiting_approval') ORDER BY r.started_at DESC LIMIT 1`,
+        `${SELECT_RUN} WHERE r.thread_id = $1 AND r.status IN ('running', 'waiting_approval')
+          ORDER BY r.started_at DESC LIMIT 1`,
         [threadId],
       );
-      return rows[0] && toRun(rows[0]);
+      return rows[0] && toStored(rows[0]);
     },
 
     async nodes(runId: string): Promise<RunNode[]> {
       const { rows } = await pool.query<RunNode>(
-        `SELECT node_id, status, output, entered_at, exited_at, queue_wait_ms, prompt_tokens, output_tokens, warnings, thinking
+        `SELECT node_id, status, output, entered_at, exited_at, queue_wait_ms, prompt_tokens, output_tokens, warnings,
+                thinking
            FROM svc_run_nodes WHERE run_id = $1 ORDER BY id`,
         [runId],
       );
       return rows;
-    },
-
-    /**
-     * Ends a running run that `owner` executes; false when it was no longer running (cancelled meanwhile)
-     * or no longer ours (taken over after this process stalled past its lease).
-     */
-    async finish(
-      id: string,
-      owner: string,
-      status: RunStatus,
-      fields: { output?: string | null; errorDetail?: string | null; endReason?: string | null; eventSeq: number },
-    ): Promise<boolean> {
-      const result = await pool.query(
-        `UPDATE svc_runs SET status = $3, output = COALESCE($4, output), error_detail = $5, event_seq = $6,
-                end_reason = $7, finished_at = now(), owner_id = NULL, lease_until = NULL, resume_decision = NULL
-          WHERE id = $1 AND status = 'running' AND owner_id = $2`,
-        [
-          id,
-          owner,
-          status,
-          storable(fields.output ?? null),
-          storable(fields.errorDetail ?? null),
-          fields.eventSeq,
-          storable(fields.endReason ?? null),
-        ],
-      );
-      return (result.rowCount ?? 0) > 0;
-    },
-
-    /**
-     * A run that `owner` executes stops at a gate, from now until `expiresAt` (null: until someone decides); false
-     * when it was cancelled or taken over meanwhile.
-     */
-    async pause(
-      id: string,
-      owner: string,
-      gate: PendingGate,
-      eventSeq: number,
-      waitingSince: Date,
-      expiresAt: Date | null,
-    ): Promise<boolean> {
-      const result = await pool.query(
-        `UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $3, event_seq = $4,
-                owner_id = NULL, lease_until = NULL, resume_decision = NULL, gate_waiting_since = $5,
-                gate_expires_at = $6
-          WHERE id = $1 AND status = 'running' AND owner_id = $2`,
-        [id, owner, storableJson(gate), eventSeq, waitingSince, expiresAt],
-      );
-      return (result.rowCount ?? 0) > 0;
-    },
-
-    /**
-     * Cancels a running or waiting run and closes its open nodes; false when it had already finished.
-     * The same statement announces it on CANCEL_CHANNEL, so whichever process executes the run aborts it, and
-     * keeps the reason, which that process reads back for its run_cancelled event.
-     */
-    async cancel(id: string, eventSeq?: number, reason?: string | null): Promise<boolean> {
-      const result = await pool.query(
-        `WITH cancelled AS (
-           UPDATE svc_runs SET status = 'cancelled', finished_at = now(), pending_gate = NULL,
-                  event_seq = GREATEST(event_seq, COALESCE($2, 0)), owner_id = NULL, lease_until = NULL,
-                  resume_decision = NULL, end_reason = COALESCE($5, end_reason)
-            WHERE id = $1 AND status IN ('running', 'waiting_approval')
-            RETURNING id
-         ), closed AS (
-           UPDATE svc_run_nodes SET status = 'cancelled', exited_at = $3
-            WHERE exited_at IS NULL AND run_id IN (SELECT id FROM cancelled)
-         )
-         SELECT id, pg_notify($4, id::text) FROM cancelled`,
-        [id, eventSeq ?? null, now(), CANCEL_CHANNEL, storable(reason ?? null)],
-      );
-      return (result.rowCount ?? 0) > 0;
-    },
-
-    async addRoute(runId: string, route: RouteMatch): Promise<void> {
-      await pool.query(`UPDATE svc_runs SET routes = routes || $2::jsonb WHERE id = $1`, [
-        runId,
-        storableJson([route]),
-      ]);
-    },
-
-    async enterNode(runId: string, nodeId: string, status: NodeStatus): Promise<number> {
-      const { rows } = await pool.query<{ id: number }>(
-        `INSERT INTO svc_run_nodes (run_id, node_id, status, entered_at) VALUES ($1, $2, $3, $4) RETURNING id`,
-        [runId, nodeId, status, now()],
-      );
-      return rows[0]!.id;
-    },
-
-    async saveNodeOutput(rowId: number, output: string): Promise<void> {
-      await pool.query(`UPDATE svc_run_nodes SET output = $2 WHERE id = $1 AND exited_at IS NULL`, [
-        rowId,
-        storable(output),
-      ]);
-    },
-
-    /** A model phase's figures from the runtime (or provider), written as they are known and when the node ends. */
-    async saveNodeFigures(rowId: number, figures: NodeFigures): Promise<void> {
-      await pool.query(
-        `UPDATE svc_run_nodes SET queue_wait_ms = $2, prompt_tokens = $3, output_tokens = $4, warnings = $5::jsonb,
-                thinking = $6 WHERE id = $1`,
-        [
-          rowId,
-          figures.queue_wait_ms,
-          figures.prompt_tokens,
-          figures.output_tokens,
-          storableJson(figures.warnings),
-          storable(figures.thinking),
-        ],
-      );
-    },
-
-    /** Closes a node; `exited` false keeps it open (a gate that waits). */
-    async setNodeStatus(rowId: number, status: NodeStatus, output: string | null, exited: boolean): Promise<void> {
-      await pool.query(
-        `UPDATE svc_run_nodes SET status = $2, output = COALESCE($3, output), exited_at = CASE WHEN $4 THEN $5::double precision ELSE NULL END
-          WHERE id = $1`,
-        [rowId, status, storable(output), exited, now()],
-      );
-    },
-
-    /** Closes every row of the run still open (a failed or cancelled run leaves none `running`). */
-    async closeOpenNodes(runId: string, status: NodeStatus): Promise<void> {
-      await pool.query(`UPDATE svc_run_nodes SET status = $2, exited_at = $3 WHERE run_id = $1 AND exited_at IS NULL`, [
-        runId,
-        status,
-        now(),
-      ]);
-    },
-
-    /** The open row of a node (a waiting gate), so a resume continues the same row. */
-    async openNodeRow(runId: string, nodeId: string): Promise<number | undefined> {
-      const { rows } = await pool.query<{ id: number }>(
-        `SELECT id FROM svc_run_nodes WHERE run_id = $1 AND node_id = $2 AND exited_at IS NULL ORDER BY id DESC LIMIT 1`,
-        [runId, nodeId],
-      );
-      return rows[0]?.id;
     },
   };
 }

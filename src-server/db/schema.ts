@@ -1,3 +1,4 @@
+import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID } from '../contracts/tenancy';
 import type { Pool } from './pool';
 import { withAdvisoryLock } from './pool';
 
@@ -163,22 +164,28 @@ const statements = [
      PERFORM pg_notify('svc_llm_queue', rtrim(granted, ','));
    END
    $fn$`,
-  `CREATE OR REPLACE FUNCTION svc_llm_enqueue(p_owner text, p_tenant text, p_label text, p_lease_s double precision,
-                                              p_slots integer)
+  // A ticket joins the queue under a key its caller chose, once: a call tried again after its answer was lost (the
+  // database went away between the commit and the reply) finds its ticket rather than queueing twice.
+  `DROP FUNCTION IF EXISTS svc_llm_enqueue(text, text, text, double precision, integer)`,
+  `CREATE OR REPLACE FUNCTION svc_llm_enqueue(p_key text, p_owner text, p_tenant text, p_label text,
+                                              p_lease_s double precision, p_slots integer)
    RETURNS TABLE (ticket bigint, granted boolean) LANGUAGE plpgsql AS $fn$
    DECLARE
      t bigint;
    BEGIN
      -- The queue's lock first, then its rows, in every function: two of them never wait on each other.
      PERFORM pg_advisory_xact_lock(7305113);
-     -- A ticket's organisation is its project's (the tenant is a project id); a call outside any project is its own.
-     INSERT INTO svc_llm_queue (owner_id, tenant, org, label, lease_until)
-     VALUES (p_owner, p_tenant,
-             COALESCE((SELECT tm.org_id::text FROM svc_projects p JOIN svc_teams tm ON tm.id = p.team_id
-                        WHERE p.id::text = p_tenant), p_tenant),
-             p_label, now() + make_interval(secs => p_lease_s))
-     RETURNING svc_llm_queue.ticket INTO t;
-     PERFORM svc_llm_grant(p_slots);
+     SELECT q.ticket INTO t FROM svc_llm_queue q WHERE q.key = p_key;
+     IF NOT FOUND THEN
+       -- A ticket's organisation is its project's (the tenant is a project id); a call outside any project is its own.
+       INSERT INTO svc_llm_queue (key, owner_id, tenant, org, label, lease_until)
+       VALUES (p_key, p_owner, p_tenant,
+               COALESCE((SELECT tm.org_id::text FROM svc_projects p JOIN svc_teams tm ON tm.id = p.team_id
+                          WHERE p.id::text = p_tenant), p_tenant),
+               p_label, now() + make_interval(secs => p_lease_s))
+       RETURNING svc_llm_queue.ticket INTO t;
+       PERFORM svc_llm_grant(p_slots);
+     END IF;
      RETURN QUERY SELECT t, EXISTS (SELECT 1 FROM svc_llm_queue q WHERE q.ticket = t AND q.granted_at IS NOT NULL);
    END
    $fn$`,
@@ -335,13 +342,11 @@ const statements = [
      END IF;
    END
    $fn$`,
-  // What a run's data says in every payload. A thread from before projects belongs to the default project
-  // (DEFAULT_PROJECT_ID of contracts/tenancy.ts), as everywhere else.
+  // What a run's data says in every payload.
   `CREATE OR REPLACE FUNCTION svc_webhook_run_data(p_run uuid, OUT project uuid, OUT data jsonb)
    LANGUAGE sql STABLE AS $fn$
-     SELECT COALESCE(t.project_id, '00000000-0000-4000-8000-000000000003'::uuid),
-            jsonb_build_object('run_id', r.id, 'thread_id', r.thread_id,
-                               'project_id', COALESCE(t.project_id, '00000000-0000-4000-8000-000000000003'::uuid),
+     SELECT t.project_id,
+            jsonb_build_object('run_id', r.id, 'thread_id', r.thread_id, 'project_id', t.project_id,
                                'agent', r.agent, 'model', r.model)
        FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id
       WHERE r.id = p_run
@@ -413,6 +418,8 @@ const statements = [
      WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')`,
   // The queue is fair between organisations first, then their projects (svc_llm_grant).
   `ALTER TABLE svc_llm_queue ADD COLUMN IF NOT EXISTS org text NOT NULL DEFAULT ''`,
+  `ALTER TABLE svc_llm_queue ADD COLUMN IF NOT EXISTS key text`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS svc_llm_queue_by_key ON svc_llm_queue (key)`,
   `CREATE TABLE IF NOT EXISTS svc_llm_queue_orgs (
      org text PRIMARY KEY,
      last_granted_at timestamptz NOT NULL
@@ -485,6 +492,43 @@ const statements = [
      PRIMARY KEY (caller, key)
    )`,
   `CREATE INDEX IF NOT EXISTS svc_idempotency_keys_created ON svc_idempotency_keys (created_at)`,
+  // The run engine (src-server/engine/): node rows are written whole under a key of their run (`<node>#<visit>`), so
+  // a write tried again, or made again by a process that takes the run over, lands on the same row. Rows from before
+  // get theirs once, numbered as their nodes were entered.
+  `ALTER TABLE svc_run_nodes ADD COLUMN IF NOT EXISTS key text`,
+  `UPDATE svc_run_nodes n SET key = k.key
+     FROM (SELECT id, node_id || '#' || row_number() OVER (PARTITION BY run_id, node_id ORDER BY id) AS key
+             FROM svc_run_nodes WHERE run_id IN (SELECT run_id FROM svc_run_nodes WHERE key IS NULL)) k
+    WHERE n.id = k.id AND n.key IS NULL`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS svc_run_nodes_by_key ON svc_run_nodes (run_id, key)`,
+  // The checkpoint a run paused at: the one a decision answers (a run that went on from it is not answered by it).
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS gate_checkpoint_id text`,
+  // Decisions a run resumes with, from before they had one shape (contracts/runs.ts GateDecision): upgraded once.
+  `UPDATE svc_runs SET resume_decision = jsonb_build_object(
+       'decision', (resume_decision - 'approved' - 'by') || jsonb_build_object(
+         'kind', COALESCE(resume_decision->>'kind',
+                          CASE WHEN resume_decision->'approved' = 'true'::jsonb THEN 'approve' ELSE 'reject' END),
+         'deciders', COALESCE(resume_decision->'by', '[]'::jsonb)),
+       'checkpointId', NULL)
+    WHERE resume_decision IS NOT NULL AND NOT resume_decision ? 'decision'`,
+  // Gates paused before gates had options carry the ones they were decided under: the default ones.
+  `UPDATE svc_runs SET pending_gate = jsonb_build_object('decide_role', 'member', 'approvals_needed', 1,
+                                                         'on_expiry', NULL) || pending_gate
+    WHERE pending_gate IS NOT NULL AND NOT pending_gate ? 'decide_role'`,
+  // Every thread belongs to a project: threads from before projects go to the default one, once (the check makes
+  // the statement nothing at all once the column is NOT NULL, as every process runs init_db).
+  `INSERT INTO svc_orgs (id, name) VALUES ('${DEFAULT_ORG_ID}', 'Default organisation') ON CONFLICT (id) DO NOTHING`,
+  `INSERT INTO svc_teams (id, org_id, name) VALUES ('${DEFAULT_TEAM_ID}', '${DEFAULT_ORG_ID}', 'Default team')
+     ON CONFLICT (id) DO NOTHING`,
+  `INSERT INTO svc_projects (id, team_id, name) VALUES ('${DEFAULT_PROJECT_ID}', '${DEFAULT_TEAM_ID}', 'Default project')
+     ON CONFLICT (id) DO NOTHING`,
+  `DO $$ BEGIN
+     IF EXISTS (SELECT 1 FROM pg_attribute
+                 WHERE attrelid = 'svc_threads'::regclass AND attname = 'project_id' AND NOT attnotnull) THEN
+       UPDATE svc_threads SET project_id = '${DEFAULT_PROJECT_ID}' WHERE project_id IS NULL;
+       ALTER TABLE svc_threads ALTER COLUMN project_id SET NOT NULL;
+     END IF;
+   END $$`,
 ];
 
 /**

@@ -70,16 +70,6 @@ export function tenancyRepository(pool: Pool) {
       await pool.query(`DELETE FROM svc_memberships WHERE scope_type = $1 AND scope_id = $2`, [type, id]);
     },
 
-    /** Creates the default organisation, team and project when missing (fixed ids: safe from any process). */
-    async ensureDefaults(orgId: string, teamId: string, projectId: string): Promise<void> {
-      await pool.query(
-        `WITH o AS (INSERT INTO svc_orgs (id, name) VALUES ($1, 'Default organisation') ON CONFLICT (id) DO NOTHING),
-              t AS (INSERT INTO svc_teams (id, org_id, name) VALUES ($2, $1, 'Default team') ON CONFLICT (id) DO NOTHING)
-         INSERT INTO svc_projects (id, team_id, name) VALUES ($3, $2, 'Default project') ON CONFLICT (id) DO NOTHING`,
-        [orgId, teamId, projectId],
-      );
-    },
-
     /** The user's roles on a scope and on the scopes above it; `exists` false when there is no such scope. */
     async rolesOn(userId: string | null, type: ScopeType, id: string): Promise<{ exists: boolean; roles: string[] }> {
       const { rows } = await pool.query<{ role: string | null }>(

@@ -7,7 +7,7 @@ interface ThreadRow {
   model: string | null;
   last_message: string | null;
   project_path: string | null;
-  project_id: string | null;
+  project_id: string;
   created_at: Date;
   updated_at: Date;
   last_run_id: string | null;

@@ -7,7 +7,7 @@ import {
   RespondBodySchema,
   RunAcceptedSchema,
 } from '../contracts/runs';
-import type { DecisionRequest } from '../runtime/approvals.service';
+import type { DecisionRequest } from '../services/approvals.service';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
 

@@ -8,10 +8,10 @@ import type { IdempotencyKeysRepository } from '../db/idempotency-keys.repositor
 import type { UsersRepository } from '../db/users.repository';
 import type { Pool } from '../db/pool';
 import type { LocalQueue } from '../models/local-queue';
-import type { PhaseConfigService } from '../runtime/phase-config.service';
-import type { ApprovalsService } from '../runtime/approvals.service';
-import type { RunsService } from '../runtime/runs.service';
-import type { ThreadsService } from '../runtime/threads.service';
+import type { PhaseConfigService } from '../services/phase-config.service';
+import type { ApprovalsService } from '../services/approvals.service';
+import type { RunsService } from '../services/runs.service';
+import type { ThreadsService } from '../services/threads.service';
 import type { WebhooksService } from '../webhooks/webhooks.service';
 
 /** What the routers are built from: the services and settings main.ts composes. */

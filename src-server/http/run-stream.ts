@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { FollowableRun } from '../runtime/runs.service';
+import type { FollowableRun } from '../services/runs.service';
 import { openSse } from './sse';
 
 /** Event ids are PostgreSQL integers: a larger id says the client has seen everything there will be. */
@@ -22,14 +22,21 @@ export function wantsJson(req: Request): boolean {
   return req.accepts(['text/event-stream', 'application/json']) === 'application/json';
 }
 
-/** Sends a run's events as SSE until it ends or the client leaves; leaving never stops the run. */
+/**
+ * Sends a run's events as SSE until it ends or the client leaves; leaving never stops the run. One loop over the run's
+ * events: each batch is written, then the loop waits until the client has room for more (a client that stops
+ * reading is dropped after the stall limit, http/sse.ts), so a slow reader is never handed a whole run at once.
+ */
 export async function pipeRunStream(run: FollowableRun, afterId: number, res: Response): Promise<void> {
   const sse = openSse(res);
-  const unsubscribe = run.follow(afterId, {
-    event: (entry) => sse.send(entry.frame),
-    end: () => sse.end(),
-    room: () => sse.room(),
-  });
-  await sse.closed;
-  unsubscribe();
+  const gone = new AbortController();
+  void sse.closed.then(() => gone.abort());
+  try {
+    for await (const batch of run.events(afterId, gone.signal)) {
+      sse.send(batch.map((event) => event.frame).join(''));
+      await sse.room();
+    }
+  } finally {
+    sse.end();
+  }
 }

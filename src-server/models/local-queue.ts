@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { QueueStatus } from '../contracts/models';
 import type { LlmQueueRepository, TicketState } from '../db/llm-queue.repository';
 import { getLogger } from '../log';
@@ -109,6 +110,7 @@ export class LocalQueue {
     const label = options.label ?? 'a call';
     const queuedAt = performance.now();
     const { ticket, granted } = await this.tickets.enqueue({
+      key: randomUUID(),
       owner: this.options.owner,
       tenant: options.tenant ?? '',
       label,

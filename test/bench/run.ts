@@ -12,7 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { loadCatalog } from '../../src-server/assets/catalog';
-import { buildGraph, initialState, type NodeHooks } from '../../src-server/runtime/graph-builder';
+import { compileGraph, executionConfig, initialState, type NodeHooks } from '../../src-server/engine';
 import { loadConfig } from '../../src-server/config';
 import { createModelProviders } from '../../src-server/models/model-providers';
 import { DataDirInUseError, lockDataDir } from '../../src-server/db/instance-lock';
@@ -500,22 +500,15 @@ async function inProcessRunner(databaseUrl: string, modelUrl: string, generated:
     takeResume: () => false,
     gateDecided: async () => undefined,
   };
-  /** One run of the summary graph, built and ready: calling it streams the run to its end. */
+  // Compiled once, as an application that uses LangGraph in process would (and as the service does).
+  const graph = compileGraph(entry, checkpointer);
+  const execution = { runId: 'in-process', tenant: '', model: 'fake-model', models, nodeConfigs: new Map(), hooks };
+  /** One run of the summary graph, ready: calling it streams the run to its end. */
   const prepareRun = (message: string) => {
-    const graph = buildGraph({
-      entry,
-      runId: 'in-process',
-      tenant: '',
-      model: 'fake-model',
-      models,
-      nodeConfigs: new Map(),
-      hooks,
-      checkpointer,
-    });
     const threadId = crypto.randomUUID();
     return async () => {
       for await (const _ of await graph.stream(initialState(threadId, message, ''), {
-        configurable: { thread_id: threadId },
+        ...executionConfig(threadId, execution),
         streamMode: 'updates',
       })) {
         // drain

@@ -44,7 +44,7 @@ const thread = {
   model: null,
   last_message: null,
   project_path: null,
-  project_id: null,
+  project_id: '00000000-0000-4000-8000-000000000003',
   created_at: '2026-01-01T00:00:00.000Z',
   updated_at: '2026-01-01T00:00:00.000Z',
   last_run: null,

@@ -10,6 +10,8 @@ import { initDb } from '../../src-server/db/schema';
 import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
 import { startTestServer } from '../helpers/server';
+import { readEvents } from '../helpers/sse';
+import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 
@@ -55,6 +57,62 @@ describe('init_db', () => {
   });
 });
 
+describe('rows written by older versions', () => {
+  const ctx = useIntegrationServer({ server: false, model: false, catalog: false });
+
+  it('are upgraded once by init_db: threads get a project, decisions and gates their shape, node rows their keys', async () => {
+    const pool = createPool(ctx.db.url);
+    try {
+      await initDb(pool);
+      // The state an older version left: a thread of no project, a run resuming a decision of the old shape, a gate
+      // paused before gates had options, node rows without keys.
+      await pool.query(`ALTER TABLE svc_threads ALTER COLUMN project_id DROP NOT NULL`);
+      const [thread, resuming, waiting] = [randomUUID(), randomUUID(), randomUUID()];
+      await pool.query(`INSERT INTO svc_threads (id, agent) VALUES ($1, 'review')`, [thread]);
+      await pool.query(
+        `INSERT INTO svc_runs (id, thread_id, agent, status, resume_decision, pending_gate) VALUES
+           ($1, $3, 'review', 'running', '{"approved": true, "reason": "fine", "by": ["Ann"]}', NULL),
+           ($2, $3, 'review', 'waiting_approval', NULL,
+            '{"node": "gate", "question": "Publish?", "required_context": [], "context": {}}')`,
+        [resuming, waiting, thread],
+      );
+      await pool.query(
+        `INSERT INTO svc_run_nodes (run_id, node_id, status, entered_at) VALUES
+           ($1, 'analysis', 'completed', 1), ($1, 'gate', 'completed', 2), ($1, 'analysis', 'completed', 3),
+           ($1, 'gate', 'waiting_approval', 4)`,
+        [waiting],
+      );
+      await pool.query(`UPDATE svc_run_nodes SET key = NULL`);
+
+      await initDb(pool);
+      const threads = await pool.query(`SELECT project_id FROM svc_threads WHERE id = $1`, [thread]);
+      expect(threads.rows).toEqual([{ project_id: DEFAULT_PROJECT_ID }]);
+      await expect(pool.query(`INSERT INTO svc_threads (id, agent) VALUES ($1, 'x')`, [randomUUID()])).rejects.toThrow(
+        /not-null/,
+      );
+      const runs = await pool.query(`SELECT id, resume_decision, pending_gate FROM svc_runs ORDER BY id = $1 DESC`, [
+        resuming,
+      ]);
+      expect(runs.rows[0].resume_decision).toEqual({
+        decision: { kind: 'approve', reason: 'fine', deciders: ['Ann'] },
+        checkpointId: null,
+      });
+      expect(runs.rows[1].pending_gate).toMatchObject({ decide_role: 'member', approvals_needed: 1, on_expiry: null });
+      const keys = await pool.query(`SELECT key FROM svc_run_nodes WHERE run_id = $1 ORDER BY id`, [waiting]);
+      expect(keys.rows.map((r) => r.key)).toEqual(['analysis#1', 'gate#1', 'analysis#2', 'gate#2']);
+
+      // Once: upgraded rows are left as they are.
+      const before = await pool.query(`SELECT resume_decision, pending_gate FROM svc_runs ORDER BY id`);
+      await initDb(pool);
+      expect((await pool.query(`SELECT resume_decision, pending_gate FROM svc_runs ORDER BY id`)).rows).toEqual(
+        before.rows,
+      );
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
 describe('startup', () => {
   const ctx = useIntegrationServer({ server: false, model: false, catalog: false });
 
@@ -75,7 +133,10 @@ describe('startup', () => {
     const thread = randomUUID();
     const old = randomUUID();
     const young = randomUUID();
-    await server.pool.query(`INSERT INTO svc_threads (id, agent) VALUES ($1, 'demo')`, [thread]);
+    await server.pool.query(`INSERT INTO svc_threads (id, agent, project_id) VALUES ($1, 'demo', $2)`, [
+      thread,
+      DEFAULT_PROJECT_ID,
+    ]);
     await server.pool.query(
       `INSERT INTO svc_runs (id, thread_id, agent, status, started_at) VALUES
          ($1, $3, 'demo', 'running', now() - interval '2 hours'),
@@ -98,6 +159,11 @@ describe('startup', () => {
     expect(nodes.rows[0].status).toBe('error');
     expect(nodes.rows[0].exited_at).toBeGreaterThan(0);
     expect(server.logs.some((l) => l.includes('closed 1 orphaned run(s)'))).toBe(true);
+    // Its stream ends where it ended: the sweep stores its run_error with the status.
+    const stream = await readEvents(await server.request(`/runs/${old}/stream`));
+    expect(stream.map((e) => e.data)).toEqual([
+      { type: 'run_error', run_id: old, error_detail: expect.stringMatching(/^OrphanedRunError: /) },
+    ]);
     await server.close();
   });
 
@@ -207,7 +273,10 @@ describe('the headless process', () => {
       // Data written through one start is there at the next.
       const thread = randomUUID();
       let server = await startTestServer('', env);
-      await server.pool.query(`INSERT INTO svc_threads (id, agent) VALUES ($1, 'kept')`, [thread]);
+      await server.pool.query(`INSERT INTO svc_threads (id, agent, project_id) VALUES ($1, 'kept', $2)`, [
+        thread,
+        DEFAULT_PROJECT_ID,
+      ]);
       await server.close();
       server = await startTestServer('', env);
       const kept = await server.pool.query(`SELECT agent FROM svc_threads WHERE id = $1`, [thread]);

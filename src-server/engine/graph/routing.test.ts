@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { RoutingRule } from '../contracts/assets';
-import { compilePattern, MAX_PATTERN_LENGTH } from '../assets/route-pattern';
+import type { RoutingRule } from '../../contracts/assets';
+import { compilePattern, MAX_PATTERN_LENGTH } from '../../assets/route-pattern';
 import { firstMatchingRule } from './routing';
 
 const rule = (condition: RoutingRule['condition'], match: string, target: string, priority: number): RoutingRule => ({

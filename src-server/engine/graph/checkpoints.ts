@@ -1,16 +1,7 @@
-import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { START, type StateSnapshot } from '@langchain/langgraph';
-import type { CatalogEntry } from '../assets/catalog';
-import type { GraphLayout } from '../contracts/assets';
-import type { Checkpoint, PendingGate } from '../contracts/runs';
-import type { ModelClient } from '../models/model-client';
-import {
-  buildGraph,
-  phaseBeforeGate,
-  type CompiledRunGraph,
-  type NodeHooks,
-  type RunStateValue,
-} from './graph-builder';
+import type { GraphLayout } from '../../contracts/assets';
+import type { Checkpoint, PendingGate } from '../../contracts/runs';
+import { phaseBeforeGate, type CompiledRunGraph, type RunStateValue } from './graph-builder';
 
 /**
  * A thread's checkpoint history, read from LangGraph's checkpointer, and the branch point a fork starts from.
@@ -20,34 +11,6 @@ import {
  * with the state. LangGraph's `input` checkpoints are not listed: written before a run's first step, they hold
  * the previous run's state plus the request not yet applied, which the next checkpoint shows applied.
  */
-
-/** Reading history runs no node: the graph built for it has hooks that must never fire. */
-const NO_HOOKS = new Proxy({} as NodeHooks, {
-  get: (_target, key) =>
-    key === 'signal'
-      ? new AbortController().signal
-      : () => {
-          throw new Error(`a graph built to read checkpoints ran a node (hook ${String(key)})`);
-        },
-});
-
-const NO_MODELS: ModelClient = {
-  stream: () => Promise.reject(new Error('a graph built to read checkpoints called a model')),
-};
-
-/** The agent's graph, for reading a thread's checkpoints (it runs nothing). */
-export function readerGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSaver): CompiledRunGraph {
-  return buildGraph({
-    entry,
-    runId: 'history',
-    tenant: '',
-    model: '',
-    models: NO_MODELS,
-    nodeConfigs: new Map(),
-    hooks: NO_HOOKS,
-    checkpointer,
-  });
-}
 
 const idOf = (config: StateSnapshot['config'] | undefined): string | null =>
   (config?.configurable?.checkpoint_id as string | undefined) ?? null;

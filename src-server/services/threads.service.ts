@@ -6,8 +6,8 @@ import { notFound } from '../contracts/errors';
 import type { Checkpoint, CreateThread, Thread, ThreadPage } from '../contracts/runs';
 import type { RunsRepository } from '../db/runs.repository';
 import type { ThreadsRepository } from '../db/threads.repository';
+import type { Engine } from '../engine';
 import { getLogger } from '../log';
-import type { RunManager } from './run-manager';
 import { listThreads } from './thread-pages';
 import { decodeCursor } from './thread-cursor';
 
@@ -18,19 +18,15 @@ export interface ThreadsServiceDeps {
   access: Access;
   threads: ThreadsRepository;
   runs: RunsRepository;
-  manager: RunManager;
+  engine: Engine;
   deleteCheckpoints(threadId: string): Promise<void>;
-  /** The newest `limit` checkpoints of a thread, oldest first (checkpoints.ts). */
-  checkpoints(entry: CatalogEntry, threadId: string, limit?: number): Promise<Checkpoint[]>;
-  /** One checkpoint of a thread, or undefined. */
-  checkpoint(entry: CatalogEntry, threadId: string, checkpointId: string): Promise<Checkpoint | undefined>;
   /** Throws (400) when the caller may not give a thread this project path. */
   checkProjectPath(principal: Principal, projectPath: string): Promise<void>;
 }
 
 /** Threads: listing, creating, reading and deleting them, with the caller's role checked on the thread's project. */
 export function threadsService(deps: ThreadsServiceDeps) {
-  const { access, threads, runs, manager, catalog } = deps;
+  const { access, threads, runs, engine, catalog } = deps;
 
   /** A thread the caller may see at `role`; another tenant's thread is 404, so it does not leak. */
   async function visibleThread(
@@ -40,23 +36,11 @@ export function threadsService(deps: ThreadsServiceDeps) {
   ): Promise<Thread> {
     const thread = await threads.get(id);
     if (!thread) throw notFound(`thread ${id} not found`);
-    await access.requireProjectRole(
-      principal,
-      thread.project_id ?? (await access.defaultProjectId()),
-      role,
-      `thread ${id}`,
-    );
+    await access.requireProjectRole(principal, thread.project_id, role, `thread ${id}`);
     return thread;
   }
 
-  /** Cancels in the database, here, and in whichever other process executes the run. */
-  async function cancelEverywhere(runId: string, reason: string | null = null): Promise<boolean> {
-    if (!(await runs.cancel(runId, undefined, reason))) return false;
-    manager.abort(runId);
-    return true;
-  }
-
-  function entryOf(thread: Thread) {
+  function entryOf(thread: Thread): CatalogEntry {
     const entry = catalog.get(thread.agent);
     if (!entry) throw notFound(`no agent or command named "${thread.agent}" is loaded to read thread ${thread.id}`);
     return entry;
@@ -64,20 +48,19 @@ export function threadsService(deps: ThreadsServiceDeps) {
 
   /** One checkpoint of a thread the caller may already see; 404 when the thread has none with that id. */
   async function checkpointOf(thread: Thread, checkpointId: string): Promise<Checkpoint> {
-    const checkpoint = await deps.checkpoint(entryOf(thread), thread.id, checkpointId);
+    const checkpoint = await engine.checkpoint(entryOf(thread), thread.id, checkpointId);
     if (!checkpoint) throw notFound(`checkpoint ${checkpointId} not found on thread ${thread.id}`);
     return checkpoint;
   }
 
   return {
     visible: visibleThread,
-    cancelEverywhere,
     checkpointOf,
 
     /** The thread's history: the checkpoints of its runs and branches, oldest first (the newest `limit`). */
     async checkpoints(principal: Principal, threadId: string, limit?: number): Promise<Checkpoint[]> {
       const thread = await visibleThread(principal, threadId);
-      return deps.checkpoints(entryOf(thread), thread.id, limit);
+      return engine.history(entryOf(thread), thread.id, limit);
     },
 
     async runs(principal: Principal, threadId: string) {
@@ -115,7 +98,7 @@ export function threadsService(deps: ThreadsServiceDeps) {
     async delete(principal: Principal, id: string): Promise<void> {
       const thread = await visibleThread(principal, id, 'member');
       for (const run of await runs.listByThread(thread.id)) {
-        if (run.status === 'running' || run.status === 'waiting_approval') await cancelEverywhere(run.id);
+        if (run.status === 'running' || run.status === 'waiting_approval') await engine.cancel(run.id, null);
       }
       await deps.deleteCheckpoints(thread.id);
       await threads.delete(thread.id);

@@ -1,4 +1,4 @@
-import type { Catalog, CatalogEntry } from '../assets/catalog';
+import type { Catalog } from '../assets/catalog';
 import { atLeast, type Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { DEFAULT_GATE_POLICY, type GatePolicy } from '../contracts/assets';
@@ -9,14 +9,11 @@ import {
   type GateDecisionRecord,
   type PendingGate,
   type RunAccepted,
-  type Thread,
 } from '../contracts/runs';
 import type { GateDecisionsRepository, LastDecision } from '../db/gate-decisions.repository';
 import type { RunsRepository } from '../db/runs.repository';
+import { phaseBeforeGate, type Engine } from '../engine';
 import { getLogger } from '../log';
-import { phaseBeforeGate } from './graph-builder';
-import type { RunManager } from './run-manager';
-import { SEQ_BLOCK } from './run-session';
 import type { ThreadsService } from './threads.service';
 
 const log = getLogger('svc.api');
@@ -30,8 +27,7 @@ export interface ApprovalsServiceDeps {
   threads: ThreadsService;
   runs: RunsRepository;
   gates: GateDecisionsRepository;
-  manager: RunManager;
-  defaultModel: string;
+  engine: Engine;
 }
 
 /** `: approved by Ann at 2026-…`: who came first, so that a script can tell whether its own decision landed. */
@@ -58,23 +54,20 @@ export type DecisionRequest =
 /**
  * Decisions at approval gates (docs/approvals.md): approve, edit, respond and reject, by people holding the gate's
  * role on the run's project, counted until the gate has its approvals; the record of every decision; and the inbox of
- * gates waiting for the caller. Expiry is the run manager's (it acts on a deadline in whichever process sees it).
+ * gates waiting for the caller. Whether a decision settles the gate, and expiry, are the run engine's
+ * (engine/gates.ts).
  */
 export function approvalsService(deps: ApprovalsServiceDeps) {
-  const { access, catalog, runs, gates, manager } = deps;
+  const { access, catalog, runs, gates, engine } = deps;
 
-  /** The gate's options as the run was started with them; a gate paused before gates had options has the asset's. */
-  function policyOf(entry: CatalogEntry | undefined, gate: PendingGate): GatePolicy {
-    // Gates paused before they had options carry none: the asset's, or the default, apply.
-    const declared = entry?.manifest.phases.find((p) => p.id === gate.node)?.gate ?? DEFAULT_GATE_POLICY;
+  /** The gate's options as the run stopped there with them (copied into its pending gate). */
+  function policyOf(gate: PendingGate): GatePolicy {
     return {
-      decide_role: gate.decide_role ?? declared.decide_role,
-      approvals: gate.approvals_needed ?? declared.approvals,
-      expiry: gate.on_expiry ?? declared.expiry,
+      decide_role: gate.decide_role ?? DEFAULT_GATE_POLICY.decide_role,
+      approvals: gate.approvals_needed ?? DEFAULT_GATE_POLICY.approvals,
+      expiry: gate.on_expiry ?? DEFAULT_GATE_POLICY.expiry,
     };
   }
-
-  const projectOf = async (thread: Thread) => thread.project_id ?? (await access.defaultProjectId());
 
   return {
     async decide(principal: Principal, threadId: string, gate: string, request: DecisionRequest): Promise<RunAccepted> {
@@ -95,8 +88,8 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
       if (pending.node !== gate) {
         throw conflict(`gate "${gate}" is not pending on thread ${thread.id}; the pending gate is "${pending.node}"`);
       }
-      const policy = policyOf(entry, pending);
-      const projectId = await projectOf(thread);
+      const policy = policyOf(pending);
+      const projectId = thread.project_id;
       // Below the gate's role: 403, and nothing about the gate changes.
       await access.requireProjectRole(principal, projectId, policy.decide_role, `thread ${thread.id}`);
 
@@ -120,30 +113,29 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
           throw badRequest(`gate "${gate}" has no phase before it to send the run back to; approve or reject it`);
         }
       }
-      if (!(await manager.hasPendingInterrupt(thread.id))) {
+      if (!(await engine.hasPendingInterrupt(thread.id))) {
         throw conflict(`run ${run.id} cannot be resumed: its graph checkpoint is gone; rerun it as a new thread`);
       }
 
       const kind = request.decision === 'approve' && edits ? 'edit' : request.decision;
-      const result = await gates.decide(
-        {
-          runId: run.id,
-          gate,
-          waitSeq: run.event_seq,
-          decision: kind,
-          decidedBy: { id: principal.id, name: principal.name },
+      const result = await engine.decide({
+        runId: run.id,
+        gate,
+        waitSeq: run.event_seq,
+        decision: {
+          kind,
+          by: { id: principal.id, name: principal.name },
           role: await access.scopeRole(principal, 'project', projectId),
           reason: request.reason,
           edits,
           response: request.decision === 'respond' ? request.response : null,
           routeTo,
-          approvalsNeeded: policy.approvals,
         },
-        manager.lease,
-        run.event_seq + SEQ_BLOCK,
-      );
+        approvalsNeeded: policy.approvals,
+      });
       if (result.outcome === 'stale') {
-        throw conflict(`gate "${gate}" on thread ${thread.id} was already decided${decidedEarlier(result.last)}`);
+        const last = await gates.latestAt(thread.id, gate);
+        throw conflict(`gate "${gate}" on thread ${thread.id} was already decided${decidedEarlier(last)}`);
       }
       if (result.outcome === 'duplicate') {
         throw conflict(
@@ -160,21 +152,6 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
           ...runAccepted({ runId: run.id, threadId: thread.id }, 'waiting_approval', run.event_seq),
           approvals: result.approvals,
         };
-      }
-      try {
-        manager.resume({
-          entry,
-          runId: run.id,
-          threadId: thread.id,
-          projectId: run.project_id,
-          model: run.model ?? deps.defaultModel,
-          gate: pending,
-          decision: result.resume,
-          eventSeq: run.event_seq,
-        });
-      } catch (error) {
-        await gates.unclaim(run.id, pending, result.decisionId);
-        throw error;
       }
       return {
         ...runAccepted({ runId: run.id, threadId: thread.id }, 'running', run.event_seq),
@@ -198,7 +175,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
       const waiting = await gates.waiting(roles ? [...roles.keys()] : null);
       const items: ApprovalItem[] = [];
       for (const gate of waiting) {
-        const policy = policyOf(catalog.get(gate.agent), gate.pending_gate);
+        const policy = policyOf(gate.pending_gate);
         const role = roles ? (roles.get(gate.project_id) ?? null) : 'admin';
         if (!atLeast(role, policy.decide_role)) continue;
         if (gate.approvals.some((a) => a.id === principal.id)) continue;

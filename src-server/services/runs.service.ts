@@ -4,13 +4,11 @@ import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { runAccepted, type ForkRequest, type RunAccepted, type RunDetail, type RunRequest } from '../contracts/runs';
 import type { GateDecisionsRepository } from '../db/gate-decisions.repository';
-import type { NewRun, RunsRepository, StoredRun } from '../db/runs.repository';
+import type { RunsRepository, StoredRun } from '../db/runs.repository';
 import { badRequest, conflict, notFound, tooManyRequests } from '../contracts/errors';
+import type { Engine, LoggedEvent, RunStart } from '../engine';
 import { getLogger } from '../log';
 import { parseModel } from '../models/model-ref';
-import type { RunEventStream, Subscriber } from './event-stream';
-import type { RunManager } from './run-manager';
-import { SEQ_BLOCK } from './run-session';
 import type { ThreadsService } from './threads.service';
 
 const log = getLogger('svc.api');
@@ -30,8 +28,7 @@ export interface RunsServiceDeps {
   threads: ThreadsService;
   runs: RunsRepository;
   gates: GateDecisionsRepository;
-  manager: RunManager;
-  events: RunEventStream;
+  engine: Engine;
   defaultModel: string;
   /** Throws when the model's provider is not configured, before any run is created. */
   checkModel(model: string): void;
@@ -49,15 +46,16 @@ export interface FollowableRun {
   threadId: string;
   /** The last event before this request's part of the run (0 for a new run; the gate's for a decision). */
   since: number;
-  follow(afterId: number, subscriber: Subscriber): () => void;
+  /** The run's events after `afterId`, in batches, to its end or the gate it waits at. */
+  events(afterId: number, signal: AbortSignal): AsyncIterable<LoggedEvent[]>;
 }
 
 /**
- * Runs and gates: the rules (who may do what, which moves are allowed) on top of the
- * repositories and the run manager. Every method receives the caller.
+ * Runs: the rules (who may do what, which moves are allowed) on top of the run engine, which executes them, and the
+ * repositories, which show them. Every method receives the caller.
  */
 export function runsService(deps: RunsServiceDeps) {
-  const { access, runs, manager, catalog } = deps;
+  const { access, runs, engine, catalog } = deps;
 
   function entryFor(name: string): CatalogEntry {
     const entry = catalog.get(name);
@@ -70,9 +68,9 @@ export function runsService(deps: RunsServiceDeps) {
     id: string,
     role: 'viewer' | 'member' = 'viewer',
   ): Promise<StoredRun> {
-    const run = await runs.get(id);
+    const run = await runs.detail(id);
     if (!run) throw notFound(`run ${id} not found`);
-    await access.requireProjectRole(principal, run.project_id ?? (await access.defaultProjectId()), role, `run ${id}`);
+    await access.requireProjectRole(principal, run.project_id, role, `run ${id}`);
     return run;
   }
 
@@ -81,14 +79,15 @@ export function runsService(deps: RunsServiceDeps) {
    * (409), or a local model would take the caller past her share of the runtime (429). Both are checked where the row
    * is written, under locks, so a burst of requests across processes cannot pass a check taken before the others.
    */
-  async function admit(principal: Principal, run: Omit<NewRun, 'localRuntime' | 'localCap' | 'createdBy'>) {
+  async function admit(principal: Principal, run: Omit<RunStart, 'localRuntime' | 'localCap' | 'createdBy'>) {
     deps.checkModel(run.model);
     const localRuntime = parseModel(run.model).provider === 'local';
-    const started = await runs.start(
-      { ...run, createdBy: principal.id, localRuntime, localCap: deps.maxLocalRunsPerUser },
-      manager.lease,
-      SEQ_BLOCK,
-    );
+    const started = await engine.start({
+      ...run,
+      createdBy: principal.id,
+      localRuntime,
+      localCap: deps.maxLocalRunsPerUser,
+    });
     if (started.outcome === 'active') throw activeRunConflict(run.threadId, started.active);
     if (started.outcome === 'over_limit') {
       throw tooManyRequests(
@@ -103,7 +102,7 @@ export function runsService(deps: RunsServiceDeps) {
     runId,
     threadId,
     since,
-    follow: (afterId, subscriber) => deps.events.follow(runId, afterId, subscriber),
+    events: (afterId, signal) => engine.join(runId, afterId, signal),
   });
 
   return {
@@ -114,7 +113,7 @@ export function runsService(deps: RunsServiceDeps) {
       let projectId: string;
       if (request.thread_id) {
         const thread = await deps.threads.visible(principal, request.thread_id, 'member');
-        projectId = thread.project_id ?? (await access.defaultProjectId());
+        projectId = thread.project_id;
         // The thread's project rules; a project_id given as well must be that one.
         if (request.project_id && request.project_id !== projectId) {
           throw badRequest(
@@ -134,6 +133,7 @@ export function runsService(deps: RunsServiceDeps) {
         run = {
           id: runId,
           threadId: thread.id,
+          projectId,
           newThread: null,
           forkedFrom: null,
           agent: entry.manifest.name,
@@ -149,6 +149,7 @@ export function runsService(deps: RunsServiceDeps) {
         run = {
           id: runId,
           threadId: randomUUID(),
+          projectId,
           newThread: { projectId },
           forkedFrom: null,
           agent: entry.manifest.name,
@@ -157,19 +158,11 @@ export function runsService(deps: RunsServiceDeps) {
           projectPath: request.project_path ?? null,
         };
       }
-      await admit(principal, run);
+      // The start line first: the run may log its first steps as soon as it is admitted.
       log.info(
         `graph run start agent=${entry.manifest.name} model=${run.model} thread=${run.threadId} run=${runId} user=${principal.name}`,
       );
-      manager.start({
-        entry,
-        runId,
-        threadId: run.threadId,
-        projectId,
-        model: run.model,
-        message: request.message,
-        projectPath: run.projectPath,
-      });
+      await admit(principal, run);
       return followable(runId, run.threadId, 0);
     },
 
@@ -199,14 +192,19 @@ export function runsService(deps: RunsServiceDeps) {
           { fields: unknown.map((node) => ({ field: `outputs.${node}`, message: 'no output at this checkpoint' })) },
         );
       }
-      const source = checkpoint.run_id ? await runs.get(checkpoint.run_id) : undefined;
+      const source = checkpoint.run_id ? await runs.detail(checkpoint.run_id) : undefined;
       const model = request.model ?? source?.model ?? thread.model ?? deps.defaultModel;
       const message = request.message ?? checkpoint.state.message ?? source?.message ?? '';
       const projectPath = source?.project_path ?? thread.project_path;
       const runId = randomUUID();
+      log.info(
+        `graph run fork agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} ` +
+          `checkpoint=${checkpointId} user=${principal.name}`,
+      );
       await admit(principal, {
         id: runId,
         threadId: thread.id,
+        projectId: thread.project_id,
         newThread: null,
         forkedFrom: { checkpoint_id: checkpointId, run_id: checkpoint.run_id, outputs },
         agent: entry.manifest.name,
@@ -214,28 +212,13 @@ export function runsService(deps: RunsServiceDeps) {
         message,
         projectPath,
       });
-      log.info(
-        `graph run fork agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} ` +
-          `checkpoint=${checkpointId} user=${principal.name}`,
-      );
-      manager.fork({
-        entry,
-        runId,
-        threadId: thread.id,
-        projectId: thread.project_id,
-        model,
-        message,
-        projectPath,
-        checkpointId,
-        outputs,
-      });
       return followable(runId, thread.id, 0);
     },
 
     async cancelRun(principal: Principal, runId: string, reason: string | null): Promise<RunAccepted> {
       const run = await visibleRun(principal, runId, 'member');
-      const seen = await deps.events.lastId(run.id);
-      if (!(await deps.threads.cancelEverywhere(run.id, reason)))
+      const seen = await engine.lastEventId(run.id);
+      if (!(await engine.cancel(run.id, reason)))
         throw conflict(`run ${run.id} is ${run.status}: only a running or waiting run can be cancelled`);
       log.info(`run ${run.id} cancelled by ${principal.name}${reason ? `: ${reason}` : ''}`);
       return runAccepted({ runId: run.id, threadId: run.thread_id }, 'cancelled', seen);
@@ -247,10 +230,7 @@ export function runsService(deps: RunsServiceDeps) {
      */
     async stream(principal: Principal, runId: string, afterId = 0): Promise<FollowableRun & { over: boolean }> {
       const run = await visibleRun(principal, runId);
-      const over = await deps.events.nothingAfter(run.id, afterId, {
-        status: run.status,
-        finishedAt: run.finished_at,
-      });
+      const over = await engine.nothingAfter(run.id, afterId);
       return { ...followable(run.id, run.thread_id, 0), over };
     },
 
@@ -264,7 +244,7 @@ export function runsService(deps: RunsServiceDeps) {
       const nodes = await runs.nodes(run.id);
       const waiting = run.status === 'waiting_approval' && run.pending_gate !== null;
       const [resumable, decisions, approvals] = await Promise.all([
-        waiting ? manager.hasPendingInterrupt(run.thread_id) : false,
+        waiting ? engine.hasPendingInterrupt(run.thread_id) : false,
         deps.gates.listByRun(run.id),
         waiting ? deps.gates.approvalsOf(run.id, run.event_seq, run.pending_gate!.approvals_needed ?? 1) : null,
       ]);

@@ -1,5 +1,5 @@
-import { compilePattern, MAX_SUBJECT_LENGTH } from '../assets/route-pattern';
-import type { RoutingRule } from '../contracts/assets';
+import { compilePattern, MAX_SUBJECT_LENGTH } from '../../assets/route-pattern';
+import type { RoutingRule } from '../../contracts/assets';
 
 function matches(rule: RoutingRule, output: string): boolean {
   switch (rule.condition) {

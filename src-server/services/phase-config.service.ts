@@ -187,8 +187,8 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
     },
 
     /** What a run applies, node by node: its project's own overrides, else its organisation's. */
-    async forRun(agent: string, projectId: string | null): Promise<ReadonlyMap<string, NodeConfig>> {
-      const effective = await configs.effective(projectId ?? (await access.defaultProjectId()), agent);
+    async forRun(agent: string, projectId: string): Promise<ReadonlyMap<string, NodeConfig>> {
+      const effective = await configs.effective(projectId, agent);
       return new Map([...effective].map(([node, { config }]) => [node, config]));
     },
   };

@@ -1,8 +1,15 @@
-import { Annotation, END, interrupt, START, StateGraph } from '@langchain/langgraph';
+import { Annotation, END, interrupt, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import { DEFAULT_GATE_POLICY, type Edge, type Phase, type RoutingRule } from '../contracts/assets';
-import type { GateResume, NodeConfig, NodeStatus, PendingGate } from '../contracts/runs';
-import type { CatalogEntry } from '../assets/catalog';
+import { DEFAULT_GATE_POLICY, type Edge, type Phase, type RoutingRule } from '../../contracts/assets';
+import {
+  decisionPath,
+  type GateDecision,
+  type NodeConfig,
+  type NodeStatus,
+  type NodeWarning,
+  type PendingGate,
+} from '../../contracts/runs';
+import type { CatalogEntry } from '../../assets/catalog';
 import type {
   CallUsage,
   ChatMessage,
@@ -11,8 +18,7 @@ import type {
   ModelClient,
   QueueInfo,
   TrimReport,
-} from '../models/model-client';
-import type { NodeWarning } from '../contracts/runs';
+} from '../../models/model-client';
 import { firstMatchingRule } from './routing';
 
 /** A node entered more often than this in one run means routing rules loop. */
@@ -21,9 +27,6 @@ export const MAX_NODE_VISITS = 8;
 export class RoutingLoopError extends Error {
   override name = 'RoutingLoopError';
 }
-
-/** What a gate resumes with: approve, edit, respond, reject or expire (contracts/runs.ts GateResume). */
-export type GateDecision = GateResume;
 
 /**
  * The graph state, checkpointed per thread. `history` accumulates across the runs of a thread
@@ -74,8 +77,10 @@ export function initialState(runId: string, message: string, projectContext: str
 /** What the graph reports to the run that executes it: events, persistence, cancellation. */
 export interface NodeHooks {
   readonly signal: AbortSignal;
-  enter(node: string): Promise<void>;
+  /** `visit`: the how-many-th time the run enters this node (a phase sent back to runs again). */
+  enter(node: string, visit: number): Promise<void>;
   token(node: string, text: string): void;
+  /** The node entered last ends (a node never runs twice at once in one run). */
   exit(node: string, status: NodeStatus, output: string): Promise<void>;
   queued(node: string, info: QueueInfo): void;
   trimmed(node: string, report: TrimReport): void;
@@ -86,20 +91,42 @@ export interface NodeHooks {
   routeMatched(from: string, to: string, rule: RoutingRule): Promise<void>;
   /** True exactly once, when this execution resumes the given gate after a decision. */
   takeResume(gate: string): boolean;
-  gateDecided(gate: string, decision: GateDecision): Promise<void>;
+  gateDecided(gate: string, visit: number, decision: GateDecision): Promise<void>;
 }
 
-export interface GraphOptions {
-  entry: CatalogEntry;
+/**
+ * What one execution of a run gives its graph's nodes: the graph is compiled once per agent, and each execution
+ * passes this in its config (see `executionConfig`).
+ */
+export interface Execution {
   /** Names this run in the model layer's debug logs. */
   runId: string;
-  /** The run's project: the local-runtime queue is fair between projects. */
+  /** The run's project: the local-runtime queue is fair between organisations and their projects. */
   tenant: string;
   model: string;
   models: ModelClient;
   nodeConfigs: ReadonlyMap<string, NodeConfig>;
   hooks: NodeHooks;
-  checkpointer: BaseCheckpointSaver;
+}
+
+const EXECUTION = 'svc_execution';
+
+/** The config that runs the thread's graph for one execution (beside LangGraph's own keys). */
+export function executionConfig(threadId: string, execution: Execution, checkpointId?: string) {
+  return {
+    configurable: {
+      thread_id: threadId,
+      ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
+      [EXECUTION]: execution,
+    },
+  };
+}
+
+function executionOf(config: LangGraphRunnableConfig): Execution {
+  const execution = config.configurable?.[EXECUTION] as Execution | undefined;
+  // Reading a thread's history builds no execution: a node that runs without one is a bug, not a run.
+  if (!execution) throw new Error('a node of the graph ran outside an execution of a run');
+  return execution;
 }
 
 function labels(phase: Phase, config: NodeConfig | undefined): string[] {
@@ -192,12 +219,11 @@ function staticTarget(edges: Edge[], from: string, condition?: string): string {
 }
 
 /**
- * Builds the LangGraph StateGraph for one execution of an agent or command. It is rebuilt for every
- * start and every resume (possibly in another process), so everything it needs comes in through
- * `options`; the checkpoint carries the state.
+ * Compiles the LangGraph StateGraph of an agent or command, once: every execution of its runs (a first start, a
+ * resume, a takeover in another process) passes what is its own in the config (`executionConfig`), and the checkpoint
+ * carries the state.
  */
-export function buildGraph(options: GraphOptions) {
-  const { entry, hooks, models, nodeConfigs } = options;
+export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSaver) {
   const { manifest, layout } = entry;
   const phases = new Map(manifest.phases.map((p) => [p.id, p]));
   const isFinal = (node: string) => !layout.edges.some((e) => e.from === node && e.to !== END);
@@ -227,12 +253,13 @@ export function buildGraph(options: GraphOptions) {
   for (const node of layout.nodes) {
     const phase = phases.get(node.id);
     if (!phase) throw new Error(`graph ${layout.name} has node ${node.id} but ${manifest.name} has no phase for it`);
-    const config = nodeConfigs.get(node.id);
 
     if (node.kind === 'llm') {
-      graph.addNode(node.id, async (state: RunStateValue) => {
+      graph.addNode(node.id, async (state: RunStateValue, runConfig: LangGraphRunnableConfig) => {
+        const { hooks, models, ...options } = executionOf(runConfig);
+        const config = options.nodeConfigs.get(node.id);
         const visits = countVisit(state, node.id);
-        await hooks.enter(node.id);
+        await hooks.enter(node.id, visits[node.id]!);
         const messages: ChatMessage[] = [
           { role: 'system', content: systemPrompt(manifest.instructions, phase, config) },
           ...(state.history ?? []),
@@ -274,15 +301,18 @@ export function buildGraph(options: GraphOptions) {
         (state: RunStateValue) => state.route ?? staticTarget(layout.edges, node.id),
       );
     } else if (node.kind === 'gate') {
-      graph.addNode(node.id, async (state: RunStateValue) => {
-        const resuming = hooks.takeResume(node.id);
-        const visits = resuming ? state.visits : countVisit(state, node.id);
-        if (!resuming) await hooks.enter(node.id);
+      graph.addNode(node.id, async (state: RunStateValue, runConfig: LangGraphRunnableConfig) => {
+        const { hooks } = executionOf(runConfig);
+        // The first pass ends in interrupt(), which throws: its count of the visit is not kept, so the pass that
+        // resumes counts the same visit again, and both name the same node row.
+        const visits = countVisit(state, node.id);
+        if (!hooks.takeResume(node.id)) await hooks.enter(node.id, visits[node.id]!);
         // Throws on the first pass (the run pauses, the checkpoint keeps it); returns the decision on resume.
         const decision = interrupt<PendingGate, GateDecision>(gateContext(phase, state));
-        await hooks.gateDecided(node.id, decision);
+        await hooks.gateDecided(node.id, visits[node.id]!, decision);
         const decided = { decision_reason: decision.reason, visits, edited: [] };
-        if (decision.approved === null) {
+        const path = decisionPath(decision);
+        if (path === 'route') {
           // Respond, or an expiry that routes: on at the phase named. A respond comes back to this gate; an expiry
           // that routes goes past it.
           const to = decision.to ?? phaseBeforeGate(layout.edges, node.id)!;
@@ -292,7 +322,7 @@ export function buildGraph(options: GraphOptions) {
         }
         // An edit replaces the outputs of the phases the gate showed: what the next phases read.
         const outputs = decision.edits ? { ...state.outputs, ...decision.edits } : state.outputs;
-        return { ...decided, approved: decision.approved, route: null, outputs, passed_gate: node.id };
+        return { ...decided, approved: path === 'approve', route: null, outputs, passed_gate: node.id };
       });
       graph.addConditionalEdges(
         node.id as never,
@@ -310,7 +340,7 @@ export function buildGraph(options: GraphOptions) {
     }
   }
   graph.addEdge(START, layout.entry as never);
-  return graph.compile({ checkpointer: options.checkpointer });
+  return graph.compile({ checkpointer });
 }
 
-export type CompiledRunGraph = ReturnType<typeof buildGraph>;
+export type CompiledRunGraph = ReturnType<typeof compileGraph>;

@@ -1,0 +1,134 @@
+import { errorMessage } from '../contracts/errors';
+import type { Logger } from '../log';
+import { sleep, type IsTransient } from './retry';
+
+export interface BatchWriterOptions<T> {
+  /** Writes a batch in one statement; must be safe to repeat (idempotent on the items' keys). */
+  write(items: T[]): Promise<void>;
+  isTransient: IsTransient;
+  log: Logger;
+  /** What the items are, for log lines ("run events", "node rows"). */
+  what: string;
+  /** The most items one statement takes. */
+  maxBatch: number;
+  /** Folds pending items before a write (keeps the last state of each key, say); identity by default. */
+  fold?(items: T[]): T[];
+  /** Told of the items of each batch once they are stored (or dropped). */
+  onWritten?(items: T[]): void;
+}
+
+const BACKOFF_MS = [50, 100, 200, 500, 1000, 2000];
+
+/**
+ * Writes the items of every run of this process in shared statements, as PostgreSQL commits groups: when nothing is
+ * being written, what arrived in this turn of the event loop goes at once (no delay at low load); while a write is
+ * under way, arrivals wait and go together in the next. So the number of statements follows the database's pace, not
+ * the number of runs, and no run holds a connection of its own.
+ *
+ * A write that fails for a transient reason (the database restarting, every connection busy) is tried again, and
+ * whatever arrived meanwhile waits behind it: nothing is lost while the process lives. An error that is not transient
+ * (an item the database refuses) is narrowed down to the one item, which alone is dropped, with its reason logged.
+ */
+export class BatchWriter<T> {
+  private pending: T[] = [];
+  private writing?: Promise<void>;
+  private scheduled = false;
+  private closed = false;
+  /** Resolves the flush() callers waiting for the items before them. */
+  private waiters: { upTo: number; resolve(): void }[] = [];
+  private pushed = 0;
+  private written = 0;
+  private failures = 0;
+
+  constructor(private readonly options: BatchWriterOptions<T>) {}
+
+  /** Items pushed and not yet stored: the back-pressure a caller may wait on. */
+  get backlog(): number {
+    return this.pushed - this.written;
+  }
+
+  push(item: T): void {
+    this.pending.push(item);
+    this.pushed++;
+    this.schedule();
+  }
+
+  /** Resolves once every item pushed so far is stored (at once when none waits). */
+  flush(): Promise<void> {
+    if (this.written >= this.pushed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiters.push({ upTo: this.pushed, resolve });
+      this.schedule();
+    });
+  }
+
+  /** Stores what is pending, then takes no more writes (later pushes stay unwritten). */
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.writing || this.closed) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    if (this.writing || this.pending.length === 0) return;
+    this.writing = (async () => {
+      while (this.pending.length > 0) {
+        const taken = this.pending.splice(0, this.options.maxBatch);
+        await this.store(this.options.fold ? this.options.fold(taken) : taken);
+        this.written += taken.length;
+        this.options.onWritten?.(taken);
+        this.release();
+      }
+    })();
+    try {
+      await this.writing;
+    } finally {
+      this.writing = undefined;
+    }
+    if (this.pending.length > 0) this.schedule();
+  }
+
+  private async store(items: T[]): Promise<void> {
+    for (;;) {
+      try {
+        await this.options.write(items);
+        this.failures = 0;
+        return;
+      } catch (error) {
+        if (!this.options.isTransient(error)) return this.storeApart(items, error);
+        this.failures++;
+        if (this.failures === 1 || this.failures % 20 === 0) {
+          this.options.log.warn(
+            `storing ${items.length} ${this.options.what} failed, trying again: ${errorMessage(error)}`,
+          );
+        }
+        await sleep(BACKOFF_MS[Math.min(this.failures - 1, BACKOFF_MS.length - 1)]!);
+      }
+    }
+  }
+
+  /** A batch the database refused: halves are tried on their own, until the item it refuses is found and dropped. */
+  private async storeApart(items: T[], error: unknown): Promise<void> {
+    if (items.length === 1) {
+      this.options.log.error(`dropping one of the ${this.options.what}: the database refused it`, error);
+      return;
+    }
+    const half = Math.ceil(items.length / 2);
+    await this.store(items.slice(0, half));
+    await this.store(items.slice(half));
+  }
+
+  private release(): void {
+    const due = this.waiters.filter((w) => w.upTo <= this.written);
+    this.waiters = this.waiters.filter((w) => w.upTo > this.written);
+    for (const waiter of due) waiter.resolve();
+  }
+}

@@ -1,0 +1,347 @@
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { CatalogEntry } from '../assets/catalog';
+import { errorMessage } from '../contracts/errors';
+import type { Checkpoint, GateApprovals, GateDecision, NodeConfig } from '../contracts/runs';
+import type { Logger } from '../log';
+import type { ModelClient } from '../models/model-client';
+import { Admission } from './admission';
+import { LegStoppedError } from './errors';
+import { EventLog, SEQ_BLOCK } from './events/event-log';
+import { checkpointAt, threadCheckpoints } from './graph/checkpoints';
+import type { LoggedEvent } from './events/logged-event';
+import { RunExecution, type ExecutionDeps } from './execution';
+import { expire, settle, type PersonDecision } from './gates';
+import { compileGraph, type CompiledRunGraph } from './graph/graph-builder';
+import { NodeLog } from './node-log';
+import type { IsTransient } from './retry';
+import type { EventStore, Lease, NewRun, NodeStore, RunRecord, RunStore, StartOutcome, StopTx } from '../storage/types';
+
+export interface EngineDeps {
+  /** This process, as the owner of the runs it executes. */
+  owner: string;
+  runs: RunStore;
+  events: EventStore;
+  nodes: NodeStore;
+  checkpointer: BaseCheckpointSaver;
+  models: ModelClient;
+  catalogEntry(agent: string): CatalogEntry | undefined;
+  /** Builds the model's project context from a run's project path (local folder or git URL). */
+  projectContext(projectPath: string, signal: AbortSignal): Promise<string>;
+  /** Saved per-node overrides of an agent, for the run's project. */
+  nodeConfigs(agent: string, projectId: string): Promise<ReadonlyMap<string, NodeConfig>>;
+  isTransient: IsTransient;
+  runTimeoutS: number;
+  /** How long a lease lasts unless renewed; renewed, and lapsed ones looked for, every quarter of it. */
+  leaseS: number;
+  /** Executions of one run (the first included) before it is given up. */
+  maxAttempts: number;
+  /** Legs this process executes at once. */
+  maxActive: number;
+  /** How often a reader of a run executed elsewhere looks for new events without a notification. */
+  pollMs: number;
+  log: Logger;
+  failures: Logger;
+}
+
+/** A run to start: its row, and the project it runs in. */
+export interface RunStart extends NewRun {
+  projectId: string;
+}
+
+/** A person's decision at the stop a run waits at. */
+export interface DecisionRequest {
+  runId: string;
+  gate: string;
+  /** The stop at the gate being decided: its gate_waiting event's id. */
+  waitSeq: number;
+  decision: PersonDecision;
+  approvalsNeeded: number;
+}
+
+export type DecisionOutcome =
+  /** The gate no longer waits at that stop (decided, cancelled, or reached again since). */
+  | { outcome: 'stale' }
+  /** This person has already approved this round. */
+  | { outcome: 'duplicate' }
+  /** Recorded; the gate waits for more approvals. */
+  | { outcome: 'waiting'; approvals: GateApprovals }
+  /** Recorded, and the run resumes (executed by this process). */
+  | { outcome: 'resumed'; approvals: GateApprovals };
+
+/**
+ * The run engine: it admits work (a new run, a fork, a decision, an expiry), and executes run rows. Every leg of a
+ * run, whatever started it, goes the same way: its row is this process's (a lease), an execution plans the leg from
+ * the row and the thread's latest checkpoint and runs it (execution.ts). The engine renews its leases, takes over
+ * the runs of processes that died, and acts on gates whose deadline passed (supervise()). Services reach runs only
+ * through it.
+ */
+export class Engine {
+  readonly events: EventLog;
+  private readonly nodes: NodeLog;
+  private readonly admission: Admission;
+  private readonly executions = new Map<string, RunExecution>();
+  /** The order executions were registered in: which ones a lease renewal's answer can speak for. */
+  private readonly registered = new WeakMap<RunExecution, number>();
+  private registrations = 0;
+  /** Runs whose row this process is writing or claiming, before their execution is registered. */
+  private readonly admitting = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly graphs = new Map<CatalogEntry, CompiledRunGraph>();
+  private supervisorTimer?: NodeJS.Timeout;
+  private supervising?: Promise<void>;
+  private stopped = false;
+
+  constructor(private readonly deps: EngineDeps) {
+    this.events = new EventLog({
+      store: deps.events,
+      runs: deps.runs,
+      isTransient: deps.isTransient,
+      log: deps.log,
+      pollMs: deps.pollMs,
+    });
+    this.nodes = new NodeLog(deps.nodes, { isTransient: deps.isTransient, log: deps.log });
+    this.admission = new Admission(deps.maxActive);
+  }
+
+  private get lease(): Lease {
+    return { owner: this.deps.owner, leaseS: this.deps.leaseS };
+  }
+
+  /** Legs executing here, and legs waiting for a place. */
+  get load(): { active: number; waiting: number; eventBacklog: number } {
+    return { active: this.admission.active, waiting: this.admission.queued, eventBacklog: this.events.backlog };
+  }
+
+  /** The compiled graph of an agent or command: compiled once, shared by every execution and every history read. */
+  graphOf(entry: CatalogEntry): CompiledRunGraph {
+    let graph = this.graphs.get(entry);
+    if (!graph) {
+      graph = compileGraph(entry, this.deps.checkpointer);
+      this.graphs.set(entry, graph);
+    }
+    return graph;
+  }
+
+  /** Writes a run's row (refused when its thread is busy or its user at her limit) and executes it. */
+  async start(run: RunStart): Promise<StartOutcome> {
+    this.admitting.add(run.id);
+    try {
+      const outcome = await this.deps.runs.start(run, this.lease, SEQ_BLOCK);
+      if (outcome.outcome === 'started') {
+        this.execute({
+          id: run.id,
+          threadId: run.threadId,
+          projectId: run.projectId,
+          agent: run.agent,
+          model: run.model,
+          message: run.message,
+          projectPath: run.projectPath,
+          status: 'running',
+          attempts: 1,
+          seqReserved: SEQ_BLOCK,
+          eventSeq: 0,
+          forkedFrom: run.forkedFrom,
+          resume: null,
+          endReason: null,
+        });
+      }
+      return outcome;
+    } finally {
+      this.admitting.delete(run.id);
+    }
+  }
+
+  /**
+   * Records a person's decision at the stop a run waits at, and resumes the run when the decision settles the gate
+   * (engine/gates.ts): in one transaction under the run's row lock, so two decisions at once are counted one after
+   * the other, and exactly one resumes the run.
+   */
+  async decide(request: DecisionRequest): Promise<DecisionOutcome> {
+    this.admitting.add(request.runId);
+    try {
+      let claimed: RunRecord | undefined;
+      const outcome = await this.deps.runs.atStop(request.runId, async (stop): Promise<DecisionOutcome> => {
+        if (!stop || stop.run.eventSeq !== request.waitSeq || stop.run.pendingGate.node !== request.gate) {
+          return { outcome: 'stale' };
+        }
+        const settled = settle(await stop.decisions(), request.decision, request.approvalsNeeded);
+        if (settled.outcome === 'duplicate') return settled;
+        if (!(await stop.record(settled.record))) return { outcome: 'duplicate' };
+        if (settled.outcome === 'waiting') {
+          if (settled.record.edits) await stop.showEdits(settled.record.edits);
+          return { outcome: 'waiting', approvals: settled.approvals };
+        }
+        claimed = await this.claim(stop, settled.decision);
+        return { outcome: 'resumed', approvals: settled.approvals };
+      });
+      if (claimed) this.execute(claimed);
+      return outcome;
+    } finally {
+      this.admitting.delete(request.runId);
+    }
+  }
+
+  /** Cancels a running or waiting run, here and in whichever process executes it; false when it had ended. */
+  async cancel(runId: string, reason: string | null): Promise<boolean> {
+    if (!(await this.deps.runs.cancel(runId, reason))) return false;
+    this.cancelled(runId);
+    return true;
+  }
+
+  /** A run was cancelled (here, or announced by another process): its execution here, if any, stops. */
+  cancelled(runId: string): void {
+    this.executions.get(runId)?.stop('cancelled', new LegStoppedError('run cancelled'));
+  }
+
+  /** A run's events after `afterId`, to its end or the gate it waits at (see EventLog.join). */
+  join(runId: string, afterId: number, signal?: AbortSignal): AsyncGenerator<LoggedEvent[]> {
+    return this.events.join(runId, afterId, signal);
+  }
+
+  /**
+   * Whether a reader who has a run's events up to `afterId` has everything it will send until someone acts on it: it
+   * ended, or waits at a gate, and its last event is at or before `afterId`.
+   */
+  nothingAfter(runId: string, afterId: number): Promise<boolean> {
+    return this.events.nothingAfter(runId, afterId);
+  }
+
+  /** The id of the run's last stored event (0 before its first). */
+  lastEventId(runId: string): Promise<number> {
+    return this.deps.events.lastSeq(runId);
+  }
+
+  /** A thread's checkpoints across its runs and branches, oldest first (see graph/checkpoints.ts). */
+  history(entry: CatalogEntry, threadId: string, limit?: number): Promise<Checkpoint[]> {
+    return threadCheckpoints(this.graphOf(entry), threadId, limit);
+  }
+
+  /** One checkpoint of a thread, or undefined. */
+  checkpoint(entry: CatalogEntry, threadId: string, checkpointId: string): Promise<Checkpoint | undefined> {
+    return checkpointAt(this.graphOf(entry), threadId, checkpointId);
+  }
+
+  /** Whether the thread's latest checkpoint waits at an interrupt (false when the checkpoint is gone). */
+  async hasPendingInterrupt(threadId: string): Promise<boolean> {
+    const tuple = await this.deps.checkpointer.getTuple({ configurable: { thread_id: threadId } });
+    return Boolean(tuple?.pendingWrites?.some(([, channel]) => channel === '__interrupt__'));
+  }
+
+  /** Starts renewing this process's leases and acting on lapsed runs and gates, at once and then periodically. */
+  supervise(): void {
+    const tick = () => {
+      if (this.stopped || this.supervising) return;
+      this.supervising = this.superviseOnce().finally(() => {
+        this.supervising = undefined;
+      });
+    };
+    this.supervisorTimer = setInterval(tick, (this.deps.leaseS * 1000) / 4);
+    this.supervisorTimer.unref();
+    tick();
+  }
+
+  /**
+   * Stops every execution and waits for them; a process that shuts down mid-run hands its runs over to the others
+   * (or to itself, restarted), as one that dies does, but at once.
+   */
+  async shutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.supervisorTimer);
+    await this.supervising;
+    for (const execution of this.executions.values()) {
+      execution.stop('shutdown', new LegStoppedError('the server shut down while the run was running'));
+    }
+    await Promise.allSettled([...this.running]);
+    await this.nodes.close();
+    await this.events.close();
+    await this.deps.runs.releaseLeases(this.deps.owner).catch(() => undefined);
+  }
+
+  private async claim(stop: StopTx, decision: GateDecision): Promise<RunRecord> {
+    const seqReserved = Math.max(stop.run.seqReserved, stop.run.eventSeq) + SEQ_BLOCK;
+    const resume = { decision, checkpointId: stop.run.gateCheckpointId };
+    await stop.claim(resume, this.lease, seqReserved);
+    const { pendingGate: _gate, gateCheckpointId: _checkpoint, ...run } = stop.run;
+    return { ...run, status: 'running' as const, attempts: 1, seqReserved, resume };
+  }
+
+  private execute(run: RunRecord): void {
+    const deps: ExecutionDeps = {
+      owner: this.deps.owner,
+      runs: this.deps.runs,
+      eventStore: this.deps.events,
+      nodeStore: this.deps.nodes,
+      events: this.events,
+      nodes: this.nodes,
+      checkpointer: this.deps.checkpointer,
+      models: this.deps.models,
+      catalogEntry: this.deps.catalogEntry,
+      graphOf: (entry) => this.graphOf(entry),
+      projectContext: this.deps.projectContext,
+      nodeConfigs: this.deps.nodeConfigs,
+      admission: this.admission,
+      runTimeoutS: this.deps.runTimeoutS,
+      maxAttempts: this.deps.maxAttempts,
+      isTransient: this.deps.isTransient,
+      log: this.deps.log,
+      failures: this.deps.failures,
+    };
+    const execution = new RunExecution(run, deps);
+    this.executions.get(run.id)?.stop('lost', new LegStoppedError('the run went on in another leg'));
+    this.executions.set(run.id, execution);
+    this.registered.set(execution, ++this.registrations);
+    const done = execution
+      .execute()
+      .catch((error) => this.deps.failures.error(`run ${run.id}: its execution failed unexpectedly`, error))
+      .finally(() => {
+        if (this.executions.get(run.id) === execution) this.executions.delete(run.id);
+        this.running.delete(done);
+      });
+    this.running.add(done);
+  }
+
+  private async superviseOnce(): Promise<void> {
+    const { runs } = this.deps;
+    try {
+      // A run's row is written (inserted, or claimed at a gate) before its execution is registered here. So a
+      // renewal's answer speaks for the executions registered before it was sent; one registered since may belong to
+      // a row the renewal's snapshot did not see yet.
+      const covered = this.registrations;
+      const ours = new Set(await runs.renewLeases(this.lease));
+      for (const execution of this.executions.values()) {
+        if ((this.registered.get(execution) ?? 0) > covered || execution.stopReason) continue;
+        if (!ours.has(execution.run.id)) {
+          execution.stop('lost', new LegStoppedError('the run is no longer executed by this process'));
+        }
+      }
+      // Leased here and executed nowhere: a claim whose answer was lost on the way back (the database went away
+      // between its commit and its reply). Executed now rather than renewed for ever.
+      for (const runId of ours) {
+        if (this.executions.has(runId) || this.admitting.has(runId) || this.stopped) continue;
+        const run = await runs.get(runId);
+        if (run?.status === 'running') this.execute(run);
+      }
+      for (let run = await runs.claimLapsed(this.lease); run; run = await runs.claimLapsed(this.lease)) {
+        this.execute(run);
+        if (this.stopped) return;
+      }
+      for (;;) {
+        const expired = await runs.atExpiredStop(async (stop) => {
+          const { record, decision } = expire(stop.run.pendingGate);
+          await stop.record(record);
+          const claimed = await this.claim(stop, decision);
+          this.deps.log.info(
+            `gate ${stop.run.pendingGate.node} expired thread=${stop.run.threadId} run=${stop.run.id}: ` +
+              `${decision.outcome}${decision.to ? ` → ${decision.to}` : ''}`,
+          );
+          return claimed;
+        });
+        if (!expired) break;
+        this.execute(expired);
+        if (this.stopped) return;
+      }
+    } catch (error) {
+      this.deps.log.warn(`renewing run leases failed: ${errorMessage(error)}`);
+    }
+  }
+}

@@ -1,0 +1,375 @@
+import { Command } from '@langchain/langgraph';
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { CatalogEntry } from '../assets/catalog';
+import type { RoutingRule } from '../contracts/assets';
+import type { RunEvent } from '../contracts/events';
+import { errorDetail } from '../contracts/errors';
+import type { GateDecision, NodeConfig, NodeStatus, NodeWarning, PendingGate } from '../contracts/runs';
+import type { Logger } from '../log';
+import type { CallUsage, LoadingInfo, ModelClient, QueueInfo, TrimReport } from '../models/model-client';
+import type { Admission } from './admission';
+import { decidedNodeStatus, decisionEvent } from './decision-events';
+import { RunAbandonedError, TimeoutError } from './errors';
+import { SEQ_BLOCK, type EventLog, type LegPublisher } from './events/event-log';
+import { writeBranchPoint } from './graph/checkpoints';
+import {
+  executionConfig,
+  initialState,
+  type CompiledRunGraph,
+  type Execution,
+  type NodeHooks,
+  type RunStateValue,
+} from './graph/graph-builder';
+import type { NodeLog, RunNodes } from './node-log';
+import { planLeg, type CheckpointSummary, type LegPlan } from './plan';
+import { retryTransient, type IsTransient } from './retry';
+import type { EventStore, NodeStore, RunRecord, RunStore } from '../storage/types';
+
+export interface ExecutionDeps {
+  /** This process, as the owner of the runs it executes. */
+  owner: string;
+  runs: RunStore;
+  eventStore: EventStore;
+  nodeStore: NodeStore;
+  events: EventLog;
+  nodes: NodeLog;
+  checkpointer: BaseCheckpointSaver;
+  models: ModelClient;
+  catalogEntry(agent: string): CatalogEntry | undefined;
+  graphOf(entry: CatalogEntry): CompiledRunGraph;
+  projectContext(projectPath: string, signal: AbortSignal): Promise<string>;
+  nodeConfigs(agent: string, projectId: string): Promise<ReadonlyMap<string, NodeConfig>>;
+  /** How many legs this process executes at once; the others wait for a place. */
+  admission: Admission;
+  runTimeoutS: number;
+  maxAttempts: number;
+  isTransient: IsTransient;
+  /** svc.engine: what executions do. */
+  log: Logger;
+  /** svc.sse: a run's failure, with its traceback (the specification's logger for it). */
+  failures: Logger;
+}
+
+/** A leg waiting for a place hears its position at most this often (and when it is next). */
+const ADMISSION_NOTICE_MS = 2000;
+
+/** Why a leg was stopped from outside, when it was. */
+export type StopReason = 'cancelled' | 'timeout' | 'shutdown' | 'lost';
+
+/** The gate a checkpoint waits at, from its pending interrupt. */
+function interruptedGate(writes: [string, string, unknown][] | undefined): string | null {
+  const interrupt = writes?.find(([, channel]) => channel === '__interrupt__')?.[2] as
+    { value?: PendingGate }[] | undefined;
+  return interrupt?.[0]?.value?.node ?? null;
+}
+
+/**
+ * One leg of a run in this process: from the moment the run's row is this process's (a start, a fork, a decision,
+ * an expiry or a takeover: all the same from here) to the moment it ends, pauses at a gate, or is lost. It plans the
+ * leg from the row and the thread's latest checkpoint, runs the graph, and is the one owner of the leg's events.
+ */
+export class RunExecution {
+  readonly controller = new AbortController();
+  stopReason?: StopReason;
+  private publisher?: LegPublisher;
+  private readonly nodes: RunNodes;
+  /** The gate this leg resumes with its decision, until that gate's node takes it. */
+  private resumeGate: string | null = null;
+
+  constructor(
+    readonly run: RunRecord,
+    private readonly deps: ExecutionDeps,
+  ) {
+    this.nodes = deps.nodes.forRun(run.id);
+  }
+
+  /** Stops the leg from outside (a cancel, the clock, a shutdown, or a lease found lost). */
+  stop(reason: StopReason, error: Error): void {
+    if (this.stopReason) return;
+    this.stopReason = reason;
+    this.controller.abort(error);
+  }
+
+  async execute(): Promise<void> {
+    const { deps, run } = this;
+    const timeout = setTimeout(
+      () => this.stop('timeout', new TimeoutError(`run exceeded ${deps.runTimeoutS}s`)),
+      deps.runTimeoutS * 1000,
+    );
+    let leave = () => {};
+    try {
+      const entry = deps.catalogEntry(run.agent);
+      const latest = await this.latestCheckpoint();
+      const plan = planLeg(run, latest, { maxAttempts: deps.maxAttempts, agentLoaded: entry !== undefined });
+      await this.open(plan);
+      if (plan.kind === 'give_up') throw new RunAbandonedError(plan.reason);
+      if (plan.kind === 'resume') this.resumeGate = latest?.gate ?? null;
+      leave = await this.admit();
+      await this.runGraph(entry!, plan);
+    } catch (error) {
+      await this.fail(error);
+    } finally {
+      leave();
+      clearTimeout(timeout);
+      this.publisher?.close();
+    }
+  }
+
+  /** Waits for a place among the legs this process executes at once, telling the stream where it stands. */
+  private admit(): Promise<() => void> {
+    let told = 0;
+    let toldAt = 0;
+    return this.deps.admission.enter((position, running) => {
+      // Every place gained would be an event per waiter per leg that ends: the stream hears of it every few seconds.
+      if (position === told || (position > 1 && performance.now() - toldAt < ADMISSION_NOTICE_MS)) return;
+      told = position;
+      toldAt = performance.now();
+      this.emit({ type: 'server_queue', position, running });
+    }, this.controller.signal);
+  }
+
+  private async latestCheckpoint(): Promise<(CheckpointSummary & { gate: string | null }) | undefined> {
+    const tuple = await this.write('reading the checkpoint', () =>
+      this.deps.checkpointer.getTuple({ configurable: { thread_id: this.run.threadId } }),
+    );
+    if (!tuple) return undefined;
+    const values = tuple.checkpoint.channel_values as Partial<RunStateValue>;
+    const gate = interruptedGate(tuple.pendingWrites);
+    return {
+      id: tuple.config.configurable?.checkpoint_id as string,
+      runId: values.run_id ?? null,
+      interrupted: gate !== null,
+      gate,
+    };
+  }
+
+  /** Opens the leg's events after every id a client may have seen, and sends the event the plan opens with. */
+  private async open(plan: LegPlan): Promise<void> {
+    const { deps, run } = this;
+    let lastSeq = run.eventSeq;
+    let reserved = Math.max(run.seqReserved, run.eventSeq + SEQ_BLOCK);
+    if (run.attempts > 1) {
+      // Taken over: the dead process may have handed out ids up to what it reserved, stored or not.
+      const stored = await this.write('reading the last event', () => deps.eventStore.lastSeq(run.id));
+      lastSeq = Math.max(run.seqReserved, run.eventSeq, stored);
+      reserved = lastSeq + SEQ_BLOCK;
+      await this.write('reserving event ids', () => deps.runs.reserveSeq(run.id, deps.owner, reserved));
+    }
+    this.publisher = deps.events.openLeg(run.id, lastSeq, reserved, deps.owner);
+    if (plan.opening === 'run_start') {
+      this.emit({ type: 'run_start', run_id: run.id, thread_id: run.threadId, agent: run.agent, model: run.model });
+    } else if (plan.opening === 'run_resumed') {
+      const cutOff = await this.write('dropping the cut-off nodes', () => deps.nodeStore.dropRunning(run.id));
+      deps.log.warn(
+        `run ${run.id} (${run.agent}) taken over after its process stopped (attempt ${run.attempts} of ` +
+          `${deps.maxAttempts})${cutOff.length ? `; ${cutOff.join(', ')} runs again` : ''}`,
+      );
+      this.emit({ type: 'run_resumed', run_id: run.id, attempt: run.attempts, node: cutOff[0] ?? null });
+    }
+  }
+
+  private async runGraph(entry: CatalogEntry, plan: LegPlan): Promise<void> {
+    const { deps, run } = this;
+    const signal = this.controller.signal;
+    const graph = deps.graphOf(entry);
+    const execution: Execution = {
+      runId: run.id,
+      tenant: run.projectId,
+      model: run.model,
+      models: deps.models,
+      nodeConfigs: await deps.nodeConfigs(run.agent, run.projectId),
+      hooks: this.hooks,
+    };
+    let input: Partial<RunStateValue> | Command | null = null;
+    let checkpointId: string | undefined;
+    if (plan.kind === 'start') {
+      const context = run.projectPath ? await deps.projectContext(run.projectPath, signal) : '';
+      input = initialState(run.id, run.message, context);
+    } else if (plan.kind === 'branch') {
+      const edits = { runId: run.id, message: run.message, outputs: plan.from.outputs };
+      const branch = await writeBranchPoint(graph, entry.layout, run.threadId, plan.from.checkpoint_id, edits);
+      checkpointId = branch.configurable.checkpoint_id;
+    } else if (plan.kind === 'resume') {
+      input = new Command({ resume: plan.resume.decision });
+    }
+    const config = {
+      ...executionConfig(run.threadId, execution, checkpointId),
+      signal,
+      // 'values' hands over the final state as it is produced, saving a checkpoint read at the end.
+      streamMode: ['updates', 'values'] as ('updates' | 'values')[],
+      recursionLimit: 200,
+    };
+    let pending: PendingGate | undefined;
+    let state: Partial<RunStateValue> | undefined;
+    const stream = (await graph.stream(input as Partial<RunStateValue>, config)) as AsyncIterable<[string, unknown]>;
+    for await (const [mode, chunk] of stream) {
+      if (mode === 'values') state = chunk as RunStateValue;
+      const interrupts = (chunk as { __interrupt__?: { value: PendingGate }[] }).__interrupt__;
+      if (mode === 'updates' && interrupts?.[0]) pending = interrupts[0].value;
+    }
+    signal.throwIfAborted();
+    // A leg that finds its graph already ended (taken over just after its last step) streams nothing.
+    state ??= (await graph.getState({ configurable: { thread_id: run.threadId } })).values as RunStateValue;
+    if (pending) return this.pause(pending);
+    await this.nodes.drain();
+    const rejected = state.approved === false;
+    const output = (state.last_node && state.outputs?.[state.last_node]) || '';
+    const reason = rejected ? (state.decision_reason ?? null) : null;
+    const ended = await this.publisher!.final(
+      rejected ? { type: 'run_rejected', run_id: run.id, reason } : { type: 'run_done', run_id: run.id, output },
+      (event) =>
+        this.write('finishing the run', () =>
+          deps.runs.finish(
+            run.id,
+            deps.owner,
+            rejected ? { status: 'rejected', output, endReason: reason } : { status: 'completed', output },
+            [event],
+          ),
+        ),
+    );
+    if (!ended) await this.lost();
+  }
+
+  private async pause(gate: PendingGate): Promise<void> {
+    const { deps, run } = this;
+    this.nodes.pauseAt(gate.node);
+    await this.nodes.drain();
+    const latest = await this.latestCheckpoint();
+    const since = new Date();
+    const expiresAt = gate.on_expiry ? new Date(since.getTime() + gate.on_expiry.after_s * 1000) : null;
+    const waiting = { ...gate, waiting_since: since.toISOString(), expires_at: expiresAt?.toISOString() ?? null };
+    const paused = await this.publisher!.final({ type: 'gate_waiting', ...waiting }, (event) =>
+      this.write('pausing the run at its gate', () =>
+        deps.runs.pause(run.id, deps.owner, { gate: waiting, checkpointId: latest?.id ?? null, expiresAt }, [event]),
+      ),
+    );
+    if (!paused) await this.lost();
+  }
+
+  /**
+   * Ends the leg after an error or a stop from outside. A cancel ends the run's stream with run_cancelled (the cancel
+   * already set the row); a lost run or a shutdown says nothing (the run goes on elsewhere); anything else fails the
+   * run with `<ExceptionClass>: <message>`.
+   */
+  private async fail(error: unknown): Promise<void> {
+    const { deps, run } = this;
+    const reason = this.stopReason;
+    if (reason === 'lost') return this.lost();
+    if (reason === 'shutdown') {
+      await this.nodes.drain().catch(() => undefined);
+      deps.log.info(`run ${run.id}: stopped by shutdown; it continues elsewhere once its lease lapses`);
+      return;
+    }
+    if (reason === 'cancelled') return this.cancelled();
+    const cause = reason ? this.controller.signal.reason : error;
+    const detail = errorDetail(cause);
+    deps.failures.error(`run ${run.id} (${run.agent}, thread ${run.threadId}) failed: ${detail}`, cause);
+    this.nodes.closeOpen('error');
+    await this.nodes.drain();
+    this.publisher ??= deps.events.openLeg(run.id, run.eventSeq, run.seqReserved, deps.owner);
+    const ended = await this.publisher.final({ type: 'run_error', run_id: run.id, error_detail: detail }, (event) =>
+      this.write('recording the failure', () =>
+        deps.runs.finish(run.id, deps.owner, { status: 'error', errorDetail: detail }, [event]),
+      ),
+    );
+    if (!ended) await this.lost();
+  }
+
+  /**
+   * The run's row changed under this leg: it was cancelled at the last moment (its stream then ends with
+   * run_cancelled here) or, after a stall, another process took it over (whose stream goes on there).
+   */
+  private async lost(): Promise<void> {
+    const { deps, run } = this;
+    const row = await deps.runs.get(run.id).catch(() => undefined);
+    if (row?.status === 'cancelled') return this.cancelled();
+    deps.log.warn(`run ${run.id}: no longer executed by this process; its execution stops here`);
+  }
+
+  /**
+   * The run was cancelled (here or through another process), which stored its run_cancelled with its status: the
+   * leg closes what it left open and hands that event to its readers here.
+   */
+  private async cancelled(): Promise<void> {
+    const { deps, run } = this;
+    this.nodes.closeOpen('cancelled');
+    await this.nodes.drain().catch(() => undefined);
+    await deps.events.flush();
+    const row = await this.write('reading the cancel', () => deps.runs.get(run.id));
+    const [event] = row
+      ? await this.write('reading the cancel', () => deps.eventStore.after(run.id, row.eventSeq - 1, 1))
+      : [];
+    if (event) this.publisher?.relay(event);
+  }
+
+  private emit(event: RunEvent): void {
+    this.publisher!.emit(event);
+  }
+
+  /** A store write of the engine, tried again while the database is away (it makes the run wait, not fail). */
+  private write<T>(what: string, work: () => Promise<T>): Promise<T> {
+    return retryTransient(work, {
+      isTransient: this.deps.isTransient,
+      log: this.deps.log,
+      what: `run ${this.run.id}: ${what}`,
+      signal: this.controller.signal,
+      giveUpAfterMs: 120_000,
+    });
+  }
+
+  /** What the graph's nodes report, as events and node rows. */
+  private readonly hooks: NodeHooks = {
+    signal: this.controller.signal,
+
+    enter: async (node, visit) => {
+      this.emit({ type: 'node_enter', node });
+      this.nodes.enter(node, visit);
+    },
+
+    token: (node, text) => {
+      this.nodes.token(node, text);
+      this.emit({ type: 'token', node, text });
+    },
+
+    exit: async (node, status: NodeStatus, output) => {
+      const figures = this.nodes.figures(node);
+      this.emit(figures ? { type: 'node_exit', node, status, ...figures } : { type: 'node_exit', node, status });
+      this.nodes.exit(node, status, output);
+    },
+
+    queued: (node: string, info: QueueInfo) => this.emit({ type: 'queue', node, ...info }),
+
+    trimmed: (node: string, report: TrimReport) => this.emit({ type: 'context_trimmed', node, ...report }),
+
+    thinking: (node: string, text: string) => {
+      this.nodes.thinking(node, text);
+      this.emit({ type: 'thinking', node, text });
+    },
+
+    loading: (node: string, info: LoadingInfo) => this.emit({ type: 'model_loading', node, ...info }),
+
+    warning: (node: string, warning: NodeWarning) => {
+      this.nodes.warning(node, warning);
+      this.emit({ type: 'node_warning', node, ...warning });
+    },
+
+    usage: (node: string, usage: CallUsage) => this.nodes.usage(node, usage),
+
+    routeMatched: async (from: string, to: string, rule: RoutingRule) => {
+      this.emit({ type: 'route_matched', from, to, rule });
+      const route = { from, to, rule, at: Date.now() / 1000 };
+      await this.write('recording the matched route', () => this.deps.runs.addRoute(this.run.id, route));
+    },
+
+    takeResume: (gate) => {
+      if (this.resumeGate !== gate) return false;
+      this.resumeGate = null;
+      return true;
+    },
+
+    gateDecided: async (gate: string, visit: number, decision: GateDecision) => {
+      this.emit(decisionEvent(gate, decision));
+      this.nodes.gateDecided(gate, visit, decidedNodeStatus(decision));
+    },
+  };
+}

@@ -1,0 +1,128 @@
+import type { GateApprovals, GateDecision, PendingGate } from '../contracts/runs';
+import type { Role } from '../contracts/tenancy';
+import type { NewStopDecision, StopDecision } from '../storage/types';
+
+/** A person's decision at a gate, as a service admits it (who may decide is the service's to check). */
+export interface PersonDecision {
+  kind: 'approve' | 'edit' | 'respond' | 'reject';
+  by: { id: string; name: string };
+  role: Role | null;
+  reason: string | null;
+  edits: Record<string, string> | null;
+  response: string | null;
+  /** respond: the phase that runs again. */
+  routeTo: string | null;
+}
+
+export type Settlement =
+  /** This person has approved in this round already: nothing is recorded. */
+  | { outcome: 'duplicate' }
+  /** Recorded; the gate waits for more approvals. */
+  | { outcome: 'waiting'; record: NewStopDecision; approvals: GateApprovals }
+  /** Recorded, and the run resumes with `decision`. */
+  | { outcome: 'resume'; record: NewStopDecision; approvals: GateApprovals; decision: GateDecision };
+
+const approving = (kind: string) => kind === 'approve' || kind === 'edit';
+
+/**
+ * What a decision does at a stop at a gate, given the decisions taken there before it (docs/approvals.md):
+ *
+ * - approvals count once per person and round; an edit changes the text the others approve, so it opens a round of
+ *   its own (the approvals before it were of other text) and counts as its first approval;
+ * - the gate resumes once a round has the approvals it needs; every edit at the stop applies then, a later one's over
+ *   an earlier one's, since each was shown to the approvers after it;
+ * - a respond or a reject resumes it at once.
+ */
+export function settle(before: readonly StopDecision[], decision: PersonDecision, needed: number): Settlement {
+  const current = Math.max(0, ...before.map((d) => d.round));
+  const round = current + (decision.kind === 'edit' ? 1 : 0);
+  const inRound = before.filter((d) => d.round === round && approving(d.kind));
+  if (approving(decision.kind) && inRound.some((d) => d.decidedBy.id === decision.by.id))
+    return { outcome: 'duplicate' };
+  const record: NewStopDecision = {
+    kind: decision.kind,
+    decidedBy: decision.by,
+    role: decision.role,
+    round,
+    reason: decision.reason,
+    edits: decision.edits,
+    response: decision.response,
+    routeTo: decision.routeTo,
+    outcome: null,
+  };
+  const now = new Date();
+  const approvers = approving(decision.kind)
+    ? [...inRound.map((d) => ({ by: d.decidedBy, at: d.decidedAt })), { by: decision.by, at: now }]
+    : inRound.map((d) => ({ by: d.decidedBy, at: d.decidedAt }));
+  const approvals: GateApprovals = {
+    needed,
+    given: approvers.length,
+    by: approvers.map((a) => ({ id: a.by.id, name: a.by.name, at: a.at.toISOString() })),
+  };
+  const base = { reason: decision.reason };
+  if (decision.kind === 'respond') {
+    const resume: GateDecision = {
+      ...base,
+      kind: 'respond',
+      response: decision.response ?? '',
+      to: decision.routeTo,
+      deciders: [decision.by.name],
+    };
+    return { outcome: 'resume', record, approvals, decision: resume };
+  }
+  if (decision.kind === 'reject') {
+    return {
+      outcome: 'resume',
+      record,
+      approvals,
+      decision: { ...base, kind: 'reject', deciders: [decision.by.name] },
+    };
+  }
+  if (approvals.given < needed) return { outcome: 'waiting', record, approvals };
+  const edits = Object.assign(
+    {},
+    ...before.filter((d) => d.kind === 'edit').map((d) => d.edits ?? {}),
+    decision.edits ?? {},
+  ) as Record<string, string>;
+  const edited = Object.keys(edits).length > 0;
+  const resume: GateDecision = {
+    ...base,
+    kind: edited ? 'edit' : 'approve',
+    ...(edited ? { edits } : {}),
+    deciders: approvals.by.map((a) => a.name),
+  };
+  return { outcome: 'resume', record, approvals, decision: resume };
+}
+
+/** What a gate's expiry decides, and its record, once its deadline has passed without a decision. */
+export function expire(gate: PendingGate): { record: NewStopDecision; decision: GateDecision } {
+  const expiry = gate.on_expiry ?? { action: 'reject' as const, target: null, after_s: 0 };
+  const waited = expiry.after_s ? ` after ${formatDuration(expiry.after_s)}` : '';
+  const reason = `nobody decided the gate${waited}`;
+  return {
+    record: {
+      kind: 'expire',
+      decidedBy: { id: null, name: 'expiry' },
+      role: null,
+      round: 0,
+      reason,
+      edits: null,
+      response: null,
+      routeTo: expiry.target,
+      outcome: expiry.action,
+    },
+    decision: { kind: 'expire', outcome: expiry.action, reason, to: expiry.target, deciders: ['expiry'] },
+  };
+}
+
+/** 172800 → `2d`, 5400 → `90m`: an expiry's wait, as the asset would have written it. */
+export function formatDuration(seconds: number): string {
+  for (const [unit, size] of [
+    ['d', 86400],
+    ['h', 3600],
+    ['m', 60],
+  ] as const) {
+    if (seconds % size === 0) return `${seconds / size}${unit}`;
+  }
+  return `${seconds}s`;
+}

@@ -1,0 +1,226 @@
+import type { RouteMatch } from '../contracts/runs';
+import type {
+  GateDecision,
+  GateDecisionKind,
+  NodeStatus,
+  NodeWarning,
+  PendingGate,
+  RunStatus,
+} from '../contracts/runs';
+import type { Role } from '../contracts/tenancy';
+
+/**
+ * What the run engine stores, as interfaces: PostgreSQL implements them (db/), and so do the in-memory twins
+ * (engine/memory/) that the engine's unit tests run on. One contract test (engine/storage.contract.ts) holds both to
+ * the same behaviour.
+ */
+
+/** Who executes a run: a server process, until its lease lapses. */
+export interface Lease {
+  owner: string;
+  leaseS: number;
+}
+
+/** Where a run on a branch starts: a checkpoint of its thread, with the phase outputs it replaced. */
+export interface ForkedFrom {
+  checkpoint_id: string;
+  /** The run that wrote the checkpoint. */
+  run_id: string | null;
+  outputs: Record<string, string>;
+}
+
+/**
+ * A decision that a run resumes with, and the checkpoint it answers: the one the run paused at. A run that has gone
+ * on from there (and perhaps stopped at a gate again) is not answered by it.
+ */
+export interface PendingResume {
+  decision: GateDecision;
+  checkpointId: string | null;
+}
+
+/** A run's row, as the engine executes it. */
+export interface RunRecord {
+  id: string;
+  threadId: string;
+  projectId: string;
+  agent: string;
+  model: string;
+  message: string;
+  projectPath: string | null;
+  status: RunStatus;
+  /** The how-many-th execution of the run this is (1 for the first). */
+  attempts: number;
+  /** Event ids up to here may have reached clients; an execution continues after it. */
+  seqReserved: number;
+  /** The id of the event that ended the run's last leg (its gate_waiting, or its final event). */
+  eventSeq: number;
+  forkedFrom: ForkedFrom | null;
+  resume: PendingResume | null;
+  endReason: string | null;
+}
+
+export interface NewRun {
+  id: string;
+  threadId: string;
+  /** The thread to create with the run (its project); null: the run goes on an existing thread. */
+  newThread: { projectId: string } | null;
+  agent: string;
+  model: string;
+  message: string;
+  projectPath: string | null;
+  createdBy: string;
+  forkedFrom: ForkedFrom | null;
+  /** Whether the model is the local runtime's (models/model-ref.ts parseModel). */
+  localRuntime: boolean;
+  /** The most local-runtime runs the user may have going at once; null: no limit. */
+  localCap: number | null;
+}
+
+export type StartOutcome =
+  | { outcome: 'started' }
+  /** The thread has this run running or waiting: nothing was written. */
+  | { outcome: 'active'; active: { id: string; status: RunStatus } }
+  /** The user has `going` local-runtime runs already: nothing was written. */
+  | { outcome: 'over_limit'; going: number };
+
+/** One stored event: the id clients saw (`seq`), its type and its JSON text exactly as it was sent. */
+export interface StoredEvent {
+  seq: number;
+  type: string;
+  data: string;
+}
+
+export interface NewEvent extends StoredEvent {
+  runId: string;
+}
+
+/** How a leg of a run ends at a gate. */
+export interface PauseAtGate {
+  gate: PendingGate;
+  /** The checkpoint the graph paused at: the one a decision answers. */
+  checkpointId: string | null;
+  /** When the gate expires (null: it waits until someone decides). */
+  expiresAt: Date | null;
+}
+
+/** How a run ends. */
+export interface RunEnd {
+  status: Extract<RunStatus, 'completed' | 'rejected' | 'error'>;
+  output?: string | null;
+  errorDetail?: string | null;
+  endReason?: string | null;
+}
+
+/** Where a run stands, for a reader that follows its events. */
+export interface RunProgress {
+  status: RunStatus;
+  /** The id of the event that ended its last leg. */
+  eventSeq: number;
+  /** A process executes it (or will: a lapsed lease is taken over). */
+  executing: boolean;
+}
+
+export interface RunStore {
+  /** Writes a new run's row (and a new thread's), leased to `lease`; see StartOutcome. */
+  start(run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome>;
+  get(runId: string): Promise<RunRecord | undefined>;
+  progress(runId: string): Promise<RunProgress | undefined>;
+  /** Claims one running run whose lease lapsed (its process died), with its attempts counted up. */
+  claimLapsed(lease: Lease): Promise<RunRecord | undefined>;
+  /** Renews the lease of every run `lease.owner` executes; returns their ids. */
+  renewLeases(lease: Lease): Promise<string[]>;
+  /** A process that stops lets its runs be taken over at once. */
+  releaseLeases(owner: string): Promise<void>;
+  /** Ids up to `upTo` may be handed out by `owner`: a takeover continues after them. */
+  reserveSeq(runId: string, owner: string, upTo: number): Promise<void>;
+  /**
+   * Ends a leg at a gate (running → waiting_approval), with the leg's last events (its gate_waiting last) stored in
+   * the same statement; false, and nothing stored, when the run is no longer running under `owner`.
+   */
+  pause(runId: string, owner: string, pause: PauseAtGate, events: NewEvent[]): Promise<boolean>;
+  /** Ends a run (running → completed, rejected or error) with its last events, as pause() does. */
+  finish(runId: string, owner: string, end: RunEnd, events: NewEvent[]): Promise<boolean>;
+  /** Cancels a running or waiting run and closes its open nodes; false when it had finished already. */
+  cancel(runId: string, reason: string | null): Promise<boolean>;
+  /** Records a routing rule's match on the run (once, however often it is written). */
+  addRoute(runId: string, route: RouteMatch): Promise<void>;
+  /** Locks the run's row and hands its stop at a gate to `work` (undefined when it does not wait at one). */
+  atStop<T>(runId: string, work: (stop: StopTx | undefined) => Promise<T>): Promise<T>;
+  /** Locks one waiting run whose gate's deadline has passed (that no one else holds) and hands it to `work`. */
+  atExpiredStop<T>(work: (stop: StopTx) => Promise<T>): Promise<T | undefined>;
+}
+
+/** One decision recorded at a stop. */
+export interface StopDecision {
+  kind: GateDecisionKind;
+  decidedBy: { id: string | null; name: string };
+  /** Each edit opens a round: approvals count within one. */
+  round: number;
+  edits: Record<string, string> | null;
+  decidedAt: Date;
+}
+
+export interface NewStopDecision {
+  kind: GateDecisionKind;
+  decidedBy: { id: string | null; name: string };
+  role: Role | null;
+  round: number;
+  reason: string | null;
+  edits: Record<string, string> | null;
+  response: string | null;
+  /** respond: the phase that runs again; expire route: the phase it continues at. */
+  routeTo: string | null;
+  /** expire: what the expiry does. */
+  outcome: 'approve' | 'reject' | 'route' | null;
+}
+
+/** A run waiting at a gate, locked for a decision: reads and writes in one transaction. */
+export interface StopTx {
+  readonly run: RunRecord & { pendingGate: PendingGate; gateCheckpointId: string | null };
+  decisions(): Promise<StopDecision[]>;
+  /** false: this person approved in this round already (nothing recorded). */
+  record(decision: NewStopDecision): Promise<boolean>;
+  /** The edited text is what the approvers still to come see. */
+  showEdits(edits: Record<string, string>): Promise<void>;
+  /** waiting_approval → running, leased to `lease`, to resume with `resume`. */
+  claim(resume: PendingResume, lease: Lease, seqReserved: number): Promise<void>;
+}
+
+export interface EventStore {
+  /** Stores events; one already stored under its run and id is left as it is (a retried write is harmless). */
+  append(events: readonly NewEvent[]): Promise<void>;
+  /** A run's events after `afterSeq`, oldest first, at most `limit`. */
+  after(runId: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
+  /** The id of the run's last stored event (0 before its first). */
+  lastSeq(runId: string): Promise<number>;
+}
+
+/** A node row as an execution leaves it: written whole each time, so a retried or repeated write changes nothing. */
+export interface NodeWrite {
+  runId: string;
+  /** `<node>#<visit>`: a node entered again in the same run (after a respond) gets a row of its own. */
+  key: string;
+  node: string;
+  status: NodeStatus;
+  output: string;
+  /**
+   * When it was entered and exited, as `performance.now()` of this process: a store turns them into the database's
+   * time, as its clock read when the write is sent less how long ago they were. A row kept from an earlier write
+   * keeps the time it was entered.
+   */
+  enteredAt: number;
+  exitedAt: number | null;
+  queueWaitMs: number | null;
+  promptTokens: number | null;
+  outputTokens: number | null;
+  warnings: NodeWarning[];
+  thinking: string | null;
+}
+
+export interface NodeStore {
+  write(rows: readonly NodeWrite[]): Promise<void>;
+  /** Drops the rows a dead process left running (they run again) and says which nodes they were. */
+  dropRunning(runId: string): Promise<string[]>;
+  /** Closes every row of the run still open, with `status`. */
+  closeOpen(runId: string, status: NodeStatus): Promise<void>;
+}
