@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
-import { createAccess, ensureDefaultTenancy } from './auth/access';
+import { createAccess, ensureBuiltInPrincipals, ensureDefaultTenancy } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
 import type { Principal } from './auth/principal';
 import { createOidc } from './auth/oidc';
@@ -156,6 +156,7 @@ export async function startServer({
 
     const catalog = loadCatalog(generatedDir);
     const users = usersRepository(pool);
+    await ensureBuiltInPrincipals(users);
     const auth = createAuthenticator(config, users);
     const access = createAccess(tenancyRows);
     const runs = runsRepository(pool);

@@ -1,7 +1,8 @@
 import type { TenancyRepository } from '../db/tenancy.repository';
+import type { UsersRepository } from '../db/users.repository';
 import { badRequest, forbidden, notFound } from '../contracts/errors';
 import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID, type Role, type ScopeType } from '../contracts/tenancy';
-import type { Principal } from './principal';
+import { BUILT_IN_PRINCIPALS, type Principal } from './principal';
 
 /**
  * Access rules in one place: every service asks this before it reads or changes tenant data.
@@ -51,6 +52,14 @@ export function atLeast(role: Role | null, needed: Role): boolean {
 
 export function ensureDefaultTenancy(tenancy: TenancyRepository): Promise<void> {
   return tenancy.ensureDefaults(DEFAULT_ORG_ID, DEFAULT_TEAM_ID, DEFAULT_PROJECT_ID);
+}
+
+/**
+ * The built-in principals are users too: `GET /auth/me` gives their id as the caller's, decisions record it, and the
+ * member routes take it. A role given to them changes nothing they may do (they act as admin everywhere).
+ */
+export function ensureBuiltInPrincipals(users: Pick<UsersRepository, 'ensureBuiltIn'>): Promise<void> {
+  return users.ensureBuiltIn(BUILT_IN_PRINCIPALS);
 }
 
 function highest(roles: Role[]): Role | null {
