@@ -1,7 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src-server/contracts/common';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
@@ -14,7 +12,6 @@ import { useIntegrationServer } from '../helpers/integration';
  * the contract: the server takes what the document says it takes.
  */
 const TOKEN = 'api-document-test-token';
-const run = promisify(execFile);
 const ctx = useIntegrationServer({ model: false, server: { AUTH_ENABLED: 'true', SVC_API_TOKEN: TOKEN } });
 
 interface Operation {
@@ -74,23 +71,6 @@ describe('the OpenAPI document', () => {
     const portal = await (await ctx.server.request('/')).text();
     expect(portal).toContain('href="/openapi.json"');
     expect(portal).toContain('npx openapi-typescript "$BASE/openapi.json" -o api.d.ts');
-  });
-
-  it('points script authors to the JSON start on the portal, whose example runs as it is shown', async () => {
-    const portal = await (await ctx.server.request('/')).text();
-    const shown = /<pre data-example="start">([^<]*)<\/pre>/.exec(portal)?.[1];
-    expect(shown).toContain('curl -X POST "$BASE/agents/');
-    const command = shown!.replace(
-      /&(quot|#39|amp|lt|gt);/g,
-      (_, e: string) => ({ quot: '"', '#39': "'", amp: '&', lt: '<', gt: '>' })[e]!,
-    );
-    const { stdout } = await run('bash', ['-c', command], { env: { ...process.env, BASE: ctx.server.url, TOKEN } });
-    const started = JSON.parse(stdout) as { run_id: string; stream_url: string };
-    expect(started.stream_url).toBe(`/runs/${started.run_id}/stream?last_event_id=0`);
-    // Shown twice, it is sent twice: the same run.
-    expect(
-      JSON.parse((await run('bash', ['-c', command], { env: { ...process.env, BASE: ctx.server.url, TOKEN } })).stdout),
-    ).toEqual(started);
   });
 
   it('gives the API its own version, in the document and on every API answer', async () => {
