@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
-import { createAccess } from './auth/access';
+import { createAccess, ensureBuiltInPrincipals } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
 import type { Principal } from './auth/principal';
 import { createOidc } from './auth/oidc';
@@ -153,6 +153,7 @@ export async function startServer({
 
     const catalog = loadCatalog(generatedDir);
     const users = usersRepository(pool);
+    await ensureBuiltInPrincipals(users);
     const auth = createAuthenticator(config, users);
     const access = createAccess(tenancyRows);
     const runs = runsRepository(pool);

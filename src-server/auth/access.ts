@@ -1,7 +1,8 @@
 import type { TenancyRepository } from '../db/tenancy.repository';
+import type { UsersRepository } from '../db/users.repository';
 import { badRequest, forbidden, notFound } from '../contracts/errors';
 import { DEFAULT_PROJECT_ID, type Role, type ScopeType } from '../contracts/tenancy';
-import type { Principal } from './principal';
+import { BUILT_IN_PRINCIPALS, type Principal } from './principal';
 
 /**
  * Access rules in one place: every service asks this before it reads or changes tenant data.
@@ -47,6 +48,14 @@ const RANK: Record<Role, number> = { admin: 4, owner: 3, member: 2, viewer: 1 };
 
 export function atLeast(role: Role | null, needed: Role): boolean {
   return role !== null && RANK[role] >= RANK[needed];
+}
+
+/**
+ * The built-in principals are users too: `GET /auth/me` gives their id as the caller's, decisions record it, and the
+ * member routes take it. A role given to them changes nothing they may do (they act as admin everywhere).
+ */
+export function ensureBuiltInPrincipals(users: Pick<UsersRepository, 'ensureBuiltIn'>): Promise<void> {
+  return users.ensureBuiltIn(BUILT_IN_PRINCIPALS);
 }
 
 function highest(roles: Role[]): Role | null {

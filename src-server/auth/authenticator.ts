@@ -5,7 +5,7 @@ import { INSECURE_SESSION_SECRET, type Config } from '../config';
 import type { UsersRepository } from '../db/users.repository';
 import { getLogger, registerSecret } from '../log';
 import { unauthorized } from '../contracts/errors';
-import { ANONYMOUS_ADMIN, API_TOKEN_ADMIN, type Principal } from './principal';
+import { ANONYMOUS_ADMIN, API_TOKEN_ADMIN, isBuiltInPrincipal, type Principal } from './principal';
 
 const log = getLogger('svc.auth');
 export const SESSION_ISSUER = 'agent-workflow-service';
@@ -85,10 +85,16 @@ export function createAuthenticator(config: Config, users: Pick<UsersRepository,
       throw unauthorized('invalid or expired token');
     }
     const id = payload.sub;
-    if (typeof id !== 'string' || !UUID.test(id)) throw unauthorized('invalid or expired token');
-    // One primary-key look-up: a user who was deleted keeps no access through a session still in hand.
-    if (!(await users.get(id))) throw unauthorized('invalid or expired token');
+    if (typeof id !== 'string' || !(await isSignedInUser(id))) throw unauthorized('invalid or expired token');
     return sessionPrincipal(id, payload);
+  }
+
+  /**
+   * Whether a session's subject is a user who signs in. One primary-key look-up: a user who was deleted keeps no
+   * access through a session still in hand. The built-in principals have rows too, but nobody signs in as them.
+   */
+  async function isSignedInUser(id: string): Promise<boolean> {
+    return UUID.test(id) && !isBuiltInPrincipal(id) && Boolean(await users.get(id));
   }
 
   /** The signed-in user a verified session or stream token names. */
@@ -118,7 +124,7 @@ export function createAuthenticator(config: Config, users: Pick<UsersRepository,
     if (payload.run !== runId) throw unauthorized('this stream token is for another run');
     if (payload.kind === 'api_token' && payload.sub === API_TOKEN_ADMIN.id) return API_TOKEN_ADMIN;
     const id = payload.sub;
-    if (payload.kind !== 'session' || typeof id !== 'string' || !UUID.test(id) || !(await users.get(id))) {
+    if (payload.kind !== 'session' || typeof id !== 'string' || !(await isSignedInUser(id))) {
       throw unauthorized('invalid or expired stream token');
     }
     return sessionPrincipal(id, payload);

@@ -1,6 +1,9 @@
 /** Who is calling. Every service call receives it, so access rules live in one place. */
 export interface Principal {
-  /** A svc_users id for signed-in users; a fixed id for the anonymous admin and API-token callers. */
+  /**
+   * A svc_users id: a signed-in user's, or the fixed id of a built-in principal (the anonymous admin, the API-token
+   * caller), whose row is made at start. The visitor's is no row: it never acts on anything of its own.
+   */
   id: string;
   kind: 'anonymous' | 'api_token' | 'session' | 'visitor';
   name: string;
@@ -22,6 +25,11 @@ export const API_TOKEN_ADMIN: Principal = Object.freeze({
   name: 'api-token',
   instanceAdmin: true,
 });
+
+/** The principals that are no one's sign-in, with rows of their own in svc_users (see ensureBuiltInPrincipals). */
+export const BUILT_IN_PRINCIPALS: readonly Principal[] = [ANONYMOUS_ADMIN, API_TOKEN_ADMIN];
+
+export const isBuiltInPrincipal = (id: string) => BUILT_IN_PRINCIPALS.some((p) => p.id === id);
 
 /** A caller without a valid token on a public route: may read only what is public. */
 export const PUBLIC_VISITOR: Principal = Object.freeze({

@@ -3,7 +3,11 @@ import { z } from 'zod';
 export const MeSchema = z
   .object({
     user: z.object({
-      id: z.string(),
+      id: z.string().meta({
+        description:
+          "the caller's user id, the one decisions record: a signed-in user's, or the fixed id of the API token's " +
+          'caller or of the anonymous administrator, which the member routes take as any other',
+      }),
       name: z.string(),
       email: z.string().nullable(),
       kind: z.enum(['anonymous', 'api_token', 'session', 'visitor']),

@@ -26,12 +26,19 @@ export interface MembershipRow {
  */
 const FIRST_USER_LOCK = 7_305_114;
 
+/**
+ * The issuer of the built-in principals' rows (the anonymous administrator and the API token's caller, whose fixed
+ * ids are in auth/principal.ts). No identity provider's issuer is this: theirs are URLs.
+ */
+export const BUILT_IN_ISSUER = 'built-in';
+
 export function usersRepository(pool: Pool) {
   return {
     /**
      * Creates or updates the user of an identity-provider login. The very first user of the installation (the
-     * sign-in that creates the first row of svc_users) becomes admin of the default organisation; every later user
-     * belongs nowhere until someone adds them, even when no organisation has an admin left.
+     * sign-in that creates the first row of svc_users besides the built-in ones) becomes admin of the default
+     * organisation; every later user belongs nowhere until someone adds them, even when no organisation has an
+     * admin left.
      */
     async upsertFromLogin(
       issuer: string,
@@ -42,7 +49,9 @@ export function usersRepository(pool: Pool) {
       return withTransaction(pool, async (client) => {
         // Sign-ins queue here, in every process, so exactly one of them can find the table empty.
         await client.query('SELECT pg_advisory_xact_lock($1)', [FIRST_USER_LOCK]);
-        const { rows: existing } = await client.query(`SELECT 1 FROM svc_users LIMIT 1`);
+        const { rows: existing } = await client.query(`SELECT 1 FROM svc_users WHERE issuer <> $1 LIMIT 1`, [
+          BUILT_IN_ISSUER,
+        ]);
         const { rows } = await client.query<UserRow & { inserted: boolean }>(
           `INSERT INTO svc_users (id, issuer, subject, name, email, last_login_at) VALUES ($1, $2, $3, $4, $5, now())
          ON CONFLICT (issuer, subject) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email, last_login_at = now()
@@ -59,6 +68,19 @@ export function usersRepository(pool: Pool) {
         }
         return { ...user, firstUser };
       });
+    },
+
+    /**
+     * Rows for the built-in principals, so that the id `GET /auth/me` gives them is a user id wherever one is taken
+     * (a role on a scope). Kept as they are once made; their subject is their name.
+     */
+    async ensureBuiltIn(principals: readonly { id: string; name: string }[]): Promise<void> {
+      for (const { id, name } of principals) {
+        await pool.query(
+          `INSERT INTO svc_users (id, issuer, subject, name) VALUES ($1, $2, $3, $3) ON CONFLICT DO NOTHING`,
+          [id, BUILT_IN_ISSUER, name],
+        );
+      }
     },
 
     async get(id: string): Promise<UserRow | undefined> {

@@ -186,7 +186,8 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
       return {
         user: { id: p.id, name: stored?.name ?? p.name, email: stored?.email ?? p.email ?? null, kind: p.kind },
         instance_admin: p.instanceAdmin,
-        memberships: p.kind === 'session' ? ((await users.memberships(p.id)) as Me['memberships']) : [],
+        // The built-in principals hold roles too when someone gave them one; the visitor never reaches this route.
+        memberships: (await users.memberships(p.id)) as Me['memberships'],
         oidc_enabled: Boolean(oidc),
       };
     },

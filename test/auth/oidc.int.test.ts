@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   OIDC_CLIENT_ID,
   OIDC_CLIENT_SECRET,
-  openProviderLogin,
+  signInThroughProvider,
   startOidcProvider,
   type OidcProvider,
 } from '../fixtures/oidc-provider';
@@ -39,21 +39,11 @@ afterAll(async () => {
   await provider?.close();
 });
 
-/** Drives the provider's own login and consent forms in the browser, up to the callback's redirect to the studio. */
+/** Signs in through the provider's forms in the browser: the session token and where the callback led. */
 async function signIn(login: string, query = ''): Promise<{ token: string; landed: string }> {
-  const { context, page, landed } = await openProviderLogin(browser, server.url, query);
-  await expect.poll(() => page.url()).toContain(issuer);
-  await page.fill('input[name=login]', login);
-  await page.fill('input[name=password]', 'any password');
-  await page.getByRole('button', { name: 'Sign-in' }).click();
-  // The provider asks for consent once per client: the page that follows is either that or the studio.
-  const consent = page.getByRole('button', { name: 'Continue' });
-  await expect.poll(async () => landed() !== '' || (await consent.isVisible()), { timeout: 15_000 }).toBe(true);
-  if (!landed()) await consent.click();
-  await expect.poll(() => landed(), { timeout: 15_000 }).not.toBe('');
-  await context.close();
-  const token = decodeURIComponent(/^\/ui#token=([^&]+)/.exec(landed())?.[1] ?? '');
-  return { token, landed: landed() };
+  const landed = await signInThroughProvider(browser, server.url, login, query);
+  const token = decodeURIComponent(/^\/ui#token=([^&]+)/.exec(landed)?.[1] ?? '');
+  return { token, landed };
 }
 
 describe('OIDC login against a real OpenID provider', () => {
