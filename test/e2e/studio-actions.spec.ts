@@ -151,6 +151,12 @@ test('the queue badge Reset frees a leaked slot: the waiting run starts', async 
   await expect(page.getByTestId('queue-banner')).toBeVisible();
   await expect(page.getByTestId('queue-badge')).toHaveClass(/waiting/);
 
+  // The queue is PostgreSQL's, shared by every server process: Reset frees the slots they all hold.
+  await expect(page.getByTestId('queue-reset')).toHaveAttribute(
+    'title',
+    "Free the local-runtime slots held on every server and clear the queue's counters (kept in the shared database); " +
+      'waiting calls keep their places, and no run is touched',
+  );
   await page.getByTestId('queue-reset').click();
   await expect(page.getByTestId('queue-banner')).toBeHidden();
   await expect(page.getByTestId('transcript-dispatch')).toContainText('z1');
