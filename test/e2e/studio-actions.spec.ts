@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Scope } from '../../src-server/contracts/tenancy';
 import { expect, test } from './studio.fixtures';
 import {
@@ -6,6 +10,7 @@ import {
   holdTheSlot,
   openStudio,
   phase,
+  prompts,
   screenshotPath,
   script,
   sql,
@@ -58,6 +63,60 @@ test('Rerun as new thread repeats agent, model and message in a new thread', asy
   expect(rows[1]!.model).toBe(rows[0]!.model);
 });
 
+test('Rerun as new thread, on a run opened again, retries its agent, model, project path and message', async ({
+  page,
+}) => {
+  const marker = `rerun-${randomUUID().slice(0, 8)}`;
+  // A local folder: the studio signs in with the API token, the instance administrator's, who may name one.
+  const project = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-e2e-project-'));
+  await fs.writeFile(path.join(project, 'README.md'), `# ${marker}\n\nThe project both runs read.\n`);
+  await openStudio(page, 'repo-summary');
+  await page.getByTestId('run-model').selectOption('llama3.2');
+  await page.getByTestId('run-project-path').fill(project);
+  const firstRun = await completeRun(page, `Summarise ${marker}`, 'First pass.');
+
+  // Opened again after a reload, the run form is empty: the rerun takes what the run itself was given.
+  await page.reload();
+  await page.getByTestId('thread-item').filter({ hasText: marker }).click();
+  await expect(page.getByTestId('run-id')).toHaveText(firstRun!);
+  await expect(page.getByTestId('run-project-path')).toHaveValue('');
+  await page.getByTestId('tab-state').click();
+  await expect(page.getByTestId('state-project-path')).toHaveText(project);
+  const firstThread = await page.getByTestId('state-thread').textContent();
+
+  const before = (await prompts()).length;
+  await script(words('Second pass.'));
+  await page.getByTestId('run-rerun').click();
+  await expect(page.getByTestId('run-id')).not.toHaveText(firstRun!);
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await expect(page.getByTestId('state-thread')).not.toHaveText(firstThread!);
+  await expect(page.getByTestId('state-message')).toHaveText(`Summarise ${marker}`);
+  await expect(page.getByTestId('state-project-path')).toHaveText(project);
+  await expect(page.getByTestId('run-model-shown')).toHaveText('llama3.2');
+  await expect(page.getByTestId('transcript-summarize')).toHaveText('Second pass. ');
+  await expect(page.getByTestId('thread-item').filter({ hasText: marker })).toHaveCount(2);
+  await page.screenshot({ path: screenshotPath('rerun-with-project-path') });
+
+  // The new run's model read the same project.
+  const rerun = await prompts(before);
+  expect(rerun.length).toBeGreaterThan(0);
+  for (const prompt of rerun) {
+    expect(prompt.model).toBe('llama3.2');
+    expect(prompt.used).toContain(marker);
+  }
+  const rows = await sql<{ thread_id: string; agent: string; model: string; project_path: string }>(
+    `SELECT thread_id, agent, model, project_path FROM svc_runs WHERE message = $1 ORDER BY started_at`,
+    [`Summarise ${marker}`],
+  );
+  expect(rows).toHaveLength(2);
+  expect(rows[1]!.thread_id).not.toBe(rows[0]!.thread_id);
+  expect(rows.map(({ agent, model, project_path }) => [agent, model, project_path])).toEqual([
+    ['repo-summary', 'llama3.2', project],
+    ['repo-summary', 'llama3.2', project],
+  ]);
+  await fs.rm(project, { recursive: true, force: true });
+});
+
 test('a call over the context budget is trimmed inside, with the yellow warning, and the run completes', async ({
   page,
 }) => {
@@ -92,6 +151,12 @@ test('the queue badge Reset frees a leaked slot: the waiting run starts', async 
   await expect(page.getByTestId('queue-banner')).toBeVisible();
   await expect(page.getByTestId('queue-badge')).toHaveClass(/waiting/);
 
+  // The queue is PostgreSQL's, shared by every server process: Reset frees the slots they all hold.
+  await expect(page.getByTestId('queue-reset')).toHaveAttribute(
+    'title',
+    "Free the local-runtime slots held on every server and clear the queue's counters (kept in the shared database); " +
+      'waiting calls keep their places, and no run is touched',
+  );
   await page.getByTestId('queue-reset').click();
   await expect(page.getByTestId('queue-banner')).toBeHidden();
   await expect(page.getByTestId('transcript-dispatch')).toContainText('z1');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from '@playwright/test';
-import type { GraphDefinition } from '../../src-server/contracts/runs';
+import type { QueueStatus } from '../../src-server/contracts/models';
+import type { GraphDefinition, RunAccepted } from '../../src-server/contracts/runs';
 import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { numberedTokens } from '../fixtures/fake-models';
 import { expect, test } from './studio.fixtures';
@@ -135,6 +136,62 @@ test('shows the queue banner and the badge while the single slot is busy', async
   await expect(page.getByTestId('queue-banner')).toBeHidden();
   await expect(page.getByTestId('transcript-dispatch')).toContainText('q1');
   await page.getByTestId('run-stop').click();
+});
+
+/** Starts a repo-summary run through the API, as JSON: the run goes on without anyone following its stream. */
+async function startInBackground(message: string): Promise<string> {
+  const res = await api('/graphs/repo-summary/run', {
+    method: 'POST',
+    json: { message },
+    headers: { accept: 'application/json' },
+  });
+  expect(res.ok).toBe(true);
+  return ((await res.json()) as RunAccepted).run_id;
+}
+
+/** Waits until the local-runtime queue is as given. */
+async function queueIs(expected: Partial<QueueStatus>): Promise<void> {
+  await expect.poll(async () => (await (await api('/queue/status')).json()) as QueueStatus).toMatchObject(expected);
+}
+
+test('the Queued banner shows the place in line and the estimated wait, built on how long calls take', async ({
+  page,
+}) => {
+  const [stats] = await sql<{ recent_s: number[] }>(`SELECT recent_s FROM svc_llm_queue_stats WHERE id = 1`);
+  // The last calls held their slot 40 s each: a call just started is expected to hold it about that long.
+  await sql(`UPDATE svc_llm_queue_stats SET recent_s = '{40,40}' WHERE id = 1`);
+  try {
+    await openStudio(page, 'repo-summary');
+    await script(numberedTokens(400, 'h'), 100);
+    const holder = await startInBackground('hold the only slot');
+    await queueIs({ slots: 1, active: 1, waiting: 0 });
+    const first = await startInBackground('first in line');
+    await queueIs({ active: 1, waiting: 1 });
+
+    await startRun(page, 'Second in line');
+    const banner = page.getByTestId('queue-banner');
+    await expect(banner).toContainText('Queued: position 2, estimated wait');
+    await expect(page.getByTestId('queue-badge')).toContainText('Queue 1/1 busy · 2 waiting');
+    // The call holding the slot has the rest of its 40 s to go, then the first in line its 40 s.
+    const second = Number(/estimated wait (\d+) s$/.exec((await banner.textContent())!.trim())?.[1]);
+    expect(second).toBeGreaterThan(60);
+    expect(second).toBeLessThanOrEqual(80);
+    await page.screenshot({ path: shot('04-queued-position-2') });
+
+    // The run ahead leaves the line: this one moves up, and waits only for the call holding the slot.
+    await api(`/runs/${first}/cancel`, { method: 'POST', json: {} });
+    await expect(banner).toContainText('Queued: position 1, estimated wait');
+    const next = Number(/estimated wait (\d+) s$/.exec((await banner.textContent())!.trim())?.[1]);
+    expect(next).toBeGreaterThan(20);
+    expect(next).toBeLessThanOrEqual(40);
+
+    await script(words('Summarised after the wait.'));
+    await api(`/runs/${holder}/cancel`, { method: 'POST', json: {} });
+    await expect(banner).toBeHidden();
+    await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  } finally {
+    await sql(`UPDATE svc_llm_queue_stats SET recent_s = $1 WHERE id = 1`, [stats!.recent_s]);
+  }
 });
 
 test('a failed run shows the exact exception text, also after reload', async ({ page }) => {

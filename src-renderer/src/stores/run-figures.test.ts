@@ -1,5 +1,5 @@
 import type { RunEvent } from '@contracts/events';
-import type { RunNode } from '@contracts/runs';
+import type { RunDetail, RunNode } from '@contracts/runs';
 import { describe, expect, it } from 'vitest';
 import {
   applyEvent,
@@ -8,7 +8,9 @@ import {
   phaseDuration,
   phaseOutputTokens,
   runTotals,
-  viewFromDetail,
+  runView,
+  settle,
+  StoredPhases,
 } from './run-view';
 
 const RUN = '11111111-1111-4111-8111-111111111111';
@@ -30,8 +32,8 @@ function node(id: string, enteredS: number, exitedS: number | null, figures: Par
   };
 }
 
-function detail(nodes: RunNode[]) {
-  return viewFromDetail({
+function stored(nodes: RunNode[]): RunDetail {
+  return {
     id: RUN,
     thread_id: THREAD,
     agent: 'change-review',
@@ -50,7 +52,14 @@ function detail(nodes: RunNode[]) {
     decisions: [],
     approvals: null,
     nodes,
-  });
+  };
+}
+
+/** A stored run settled by its record. */
+function detail(nodes: RunNode[]) {
+  const view = runView(stored(nodes));
+  settle(view, stored(nodes));
+  return view;
 }
 
 describe('phase figures', () => {
@@ -95,15 +104,56 @@ describe('phase figures', () => {
     expect(runTotals(view, 99_999)).toMatchObject({ runMs: 1500, queueWaitMs: 15, promptTokens: 90, outputTokens: 6 });
   });
 
-  it("keep a stored phase's figures when its events are replayed after a reload", () => {
-    const view = detail([node('intake', 1000, 1002, { output_tokens: 40 }), node('analysis', 1002, null)]);
-    applyEvent(view, { type: 'node_enter', node: 'intake' }, 1, 9_000_000);
-    applyEvent(view, { type: 'node_exit', node: 'intake', status: 'completed' }, 2, 9_000_500);
-    expect(phaseDuration(view.figures.intake!)).toBe(2000);
-    expect(view.figures.intake!.outputTokens).toBe(40);
-    // The phase still open is measured again from its replayed events.
-    applyEvent(view, { type: 'node_enter', node: 'analysis' }, 3, 9_001_000);
-    expect(view.figures.analysis!.source).toBe('live');
+  it("come from a phase's stored row when its events are replayed: the n-th entry of a node takes its n-th row", () => {
+    const rows = [
+      node('analysis', 1000, 1001, { output_tokens: 40 }),
+      node('gate', 1002, 1003),
+      node('analysis', 1011, null),
+    ];
+    const view = runView({ ...stored(rows), status: 'running' });
+    const phases = new StoredPhases(rows);
+    const replay: RunEvent[] = [
+      { type: 'node_enter', node: 'analysis' },
+      { type: 'token', node: 'analysis', text: 'First.' },
+      { type: 'node_exit', node: 'analysis', status: 'completed' },
+      { type: 'node_enter', node: 'gate' },
+      { type: 'gate_waiting', node: 'gate', question: 'Go?', required_context: [], context: {} },
+    ];
+    replay.forEach((event, i) => phases.apply(view, event, i + 1, 9_000_000));
+    expect(phaseDuration(view.figures.analysis!)).toBe(1000);
+    expect(view.figures.analysis).toMatchObject({ outputTokens: 40, streamedTokens: 0, source: 'server' });
+    expect(view.figures.gate).toMatchObject({ enteredAt: 1002_000, exitedAt: 1003_000 });
+
+    // Sent back: the second run of the phase, still open, from when its row says it started, counting what streams.
+    phases.apply(view, { type: 'gate_responded', node: 'gate', to: 'analysis', response: 'More.', reason: null }, 6);
+    phases.apply(view, { type: 'node_enter', node: 'analysis' }, 7, 9_000_000);
+    phases.apply(view, { type: 'token', node: 'analysis', text: 'Sec' }, 8, 9_000_000);
+    expect(view.figures.analysis).toMatchObject({ enteredAt: 1011_000, exitedAt: null, streamedTokens: 1 });
+    phases.apply(view, { type: 'node_exit', node: 'analysis', status: 'completed', output_tokens: 7 }, 9, 1015_000);
+    expect(view.figures.analysis).toMatchObject({ exitedAt: 1015_000, outputTokens: 7 });
+
+    // Entered again beyond what was stored: measured as it runs.
+    phases.apply(view, { type: 'node_enter', node: 'gate' }, 10, 1016_000);
+    expect(view.figures.gate).toMatchObject({ enteredAt: 1016_000, exitedAt: null, source: 'live' });
+  });
+
+  it('of a phase a takeover cut off and ran again come from the row of its second run (the first was dropped)', () => {
+    const rows = [node('dispatch', 1000, 1001), node('execute', 1030, 1034, { output_tokens: 12 })];
+    const view = runView(stored(rows));
+    const phases = new StoredPhases(rows);
+    const replay: RunEvent[] = [
+      { type: 'node_enter', node: 'dispatch' },
+      { type: 'node_exit', node: 'dispatch', status: 'completed' },
+      { type: 'node_enter', node: 'execute' },
+      { type: 'token', node: 'execute', text: 'cut ' },
+      { type: 'run_resumed', run_id: RUN, attempt: 2, node: 'execute' },
+      { type: 'node_enter', node: 'execute' },
+      { type: 'token', node: 'execute', text: 'whole' },
+      { type: 'node_exit', node: 'execute', status: 'completed', output_tokens: 12 },
+    ];
+    replay.forEach((event, i) => phases.apply(view, event, i + 1, 9_000_000));
+    expect(view.figures.execute).toMatchObject({ enteredAt: 1030_000, exitedAt: 1034_000, source: 'server' });
+    expect(view.transcript).toEqual([{ node: 'execute', text: 'whole' }]);
   });
 
   it('leave token totals unknown when no phase reported any', () => {

@@ -1,7 +1,16 @@
 import type { RunEvent } from '@contracts/events';
-import type { GateDecisionRecord, RunDetail, RunNode } from '@contracts/runs';
+import type { GateDecisionRecord, PendingGate, RunDetail, RunNode } from '@contracts/runs';
 import { describe, expect, it } from 'vitest';
-import { applyEvent, emptyView, isStuck, viewFromDetail, STUCK_AFTER_MS } from './run-view';
+import {
+  applyEvent,
+  emptyView,
+  isStuck,
+  recordedTranscript,
+  runView,
+  settle,
+  STUCK_AFTER_MS,
+  type RunView,
+} from './run-view';
 
 const RUN = '11111111-1111-4111-8111-111111111111';
 const THREAD = '22222222-2222-4222-8222-222222222222';
@@ -11,6 +20,49 @@ function fold(events: RunEvent[]) {
   events.forEach((event, i) => applyEvent(view, event, i + 1));
   return view;
 }
+
+const record = (
+  decision: GateDecisionRecord['decision'],
+  atS: number,
+  extra: Partial<GateDecisionRecord> = {},
+): GateDecisionRecord => ({
+  id: String(atS),
+  run_id: RUN,
+  thread_id: THREAD,
+  gate: 'gate',
+  decision,
+  decided_by: { id: 'u1', name: 'Ada' },
+  role: 'member',
+  reason: null,
+  edits: null,
+  response: null,
+  outcome: null,
+  route_to: null,
+  decided_at: new Date(atS * 1000).toISOString(),
+  ...extra,
+});
+
+const detail = (nodes: RunNode[], decisions: GateDecisionRecord[], extra: Partial<RunDetail> = {}): RunDetail => ({
+  id: RUN,
+  thread_id: THREAD,
+  agent: 'change-review',
+  model: 'm',
+  status: 'completed',
+  message: 'hi',
+  project_path: null,
+  output: 'done',
+  error_detail: null,
+  end_reason: null,
+  started_at: new Date(1000_000).toISOString(),
+  finished_at: null,
+  routes: [],
+  pending_gate: null,
+  resumable: true,
+  decisions,
+  approvals: null,
+  nodes,
+  ...extra,
+});
 
 describe('the run view', () => {
   it('follows a run to its gate: phase states, transcript, pending gate', () => {
@@ -75,66 +127,22 @@ describe('the run view', () => {
     ]);
     expect(cancelled).toMatchObject({ status: 'cancelled', endReason: 'too slow' });
     expect(fold([{ type: 'run_cancelled', run_id: RUN, reason: null }]).endReason).toBeNull();
-    const stored = viewFromDetail({
-      id: RUN,
-      thread_id: THREAD,
-      agent: 'repo-summary',
-      model: 'm',
-      status: 'cancelled',
-      message: 'hi',
-      project_path: null,
-      output: null,
-      error_detail: null,
-      end_reason: 'asked elsewhere',
-      started_at: new Date().toISOString(),
-      finished_at: new Date().toISOString(),
-      routes: [],
-      pending_gate: null,
-      resumable: false,
-      decisions: [],
-      approvals: null,
-      nodes: [],
-    });
-    expect(stored).toMatchObject({ status: 'cancelled', endReason: 'asked elsewhere' });
   });
 
-  it('restores a stored run and tells when a running one appears stuck', () => {
+  it('tells when a stored run, still running, appears stuck: from when its row says it started', () => {
     const started = new Date(Date.now() - STUCK_AFTER_MS - 1000).toISOString();
-    const view = viewFromDetail({
-      id: RUN,
-      thread_id: THREAD,
-      agent: 'repo-summary',
-      model: 'm',
-      status: 'running',
-      message: 'hi',
-      project_path: null,
-      output: null,
-      error_detail: null,
-      end_reason: null,
-      started_at: started,
-      finished_at: null,
-      routes: [],
-      pending_gate: null,
-      resumable: false,
-      decisions: [],
-      approvals: null,
-      nodes: [
-        {
-          node_id: 'dispatch',
-          status: 'running',
-          output: 'partial',
-          entered_at: 1,
-          exited_at: null,
-          queue_wait_ms: null,
-          prompt_tokens: null,
-          output_tokens: null,
-          warnings: [],
-          thinking: null,
-        },
-      ],
-    });
-    expect(view.phases.dispatch).toBe('active');
-    expect(view.transcript).toEqual([{ node: 'dispatch', text: 'partial' }]);
+    const view = runView(detail([], [], { status: 'running', output: null, started_at: started }));
+    for (const [i, event] of (
+      [
+        { type: 'run_start', run_id: RUN, thread_id: THREAD, agent: 'change-review', model: 'm' },
+        { type: 'node_enter', node: 'intake' },
+        { type: 'token', node: 'intake', text: 'partial' },
+      ] as RunEvent[]
+    ).entries())
+      applyEvent(view, event, i + 1);
+    expect(view).toMatchObject({ status: 'running', startedAt: started, message: 'hi' });
+    expect(view.phases.intake).toBe('active');
+    expect(view.transcript).toEqual([{ node: 'intake', text: 'partial' }]);
     expect(isStuck(view)).toBe(true);
     expect(isStuck({ ...view, status: 'completed' })).toBe(false);
   });
@@ -344,128 +352,120 @@ describe('decisions at a gate in the run view', () => {
   });
 });
 
-describe('a stored run with decisions', () => {
-  const node = (node_id: string, status: RunNode['status'], enteredS: number, output = ''): RunNode => ({
-    node_id,
-    status,
-    output,
-    entered_at: enteredS,
-    exited_at: enteredS + 1,
-    queue_wait_ms: null,
-    prompt_tokens: null,
-    output_tokens: null,
-    warnings: [],
-    thinking: null,
-  });
-  const record = (
-    decision: GateDecisionRecord['decision'],
-    atS: number,
-    extra: Partial<GateDecisionRecord> = {},
-  ): GateDecisionRecord => ({
-    id: String(atS),
-    run_id: RUN,
-    thread_id: THREAD,
-    gate: 'gate',
-    decision,
-    decided_by: { id: 'u1', name: 'Ada' },
-    role: 'member',
-    reason: null,
-    edits: null,
-    response: null,
-    outcome: null,
-    route_to: null,
-    decided_at: new Date(atS * 1000).toISOString(),
-    ...extra,
-  });
-  const detail = (nodes: RunNode[], decisions: GateDecisionRecord[], extra: Partial<RunDetail> = {}): RunDetail => ({
-    id: RUN,
-    thread_id: THREAD,
-    agent: 'change-review',
-    model: 'm',
-    status: 'completed',
-    message: 'hi',
-    project_path: null,
-    output: 'done',
-    error_detail: null,
-    end_reason: null,
-    started_at: new Date(1000_000).toISOString(),
-    finished_at: null,
-    routes: [],
-    pending_gate: null,
-    resumable: true,
-    decisions,
-    approvals: null,
-    nodes,
-    ...extra,
+describe('a stored run settled by its record', () => {
+  it('ends as its row says when its stream could not tell: cancelled while it waited at its gate', () => {
+    const view = runView(detail([], [], { status: 'cancelled', output: null, end_reason: 'not needed any more' }));
+    toTheGate.forEach((event, i) => applyEvent(view, event, i + 1));
+    settle(view, detail([], [], { status: 'cancelled', output: null, end_reason: 'not needed any more' }));
+    expect(view).toMatchObject({
+      status: 'cancelled',
+      endReason: 'not needed any more',
+      pendingGate: null,
+      approvals: null,
+      lastEventId: toTheGate.length,
+    });
+    expect(view.phases).toMatchObject({ analysis: 'completed', gate: 'cancelled' });
   });
 
-  it('places each decision where it was taken among the outputs, with who, their role and when', () => {
-    const view = viewFromDetail(
-      detail(
-        [
-          node('intake', 'completed', 1000, 'Intake.'),
-          node('analysis', 'completed', 1002, 'First.'),
-          node('gate', 'approved', 1004),
-          node('analysis', 'completed', 1011, 'Second.'),
-          node('gate', 'approved', 1013),
-          node('output', 'completed', 1021, 'Published.'),
-        ],
-        [
-          record('respond', 1010, { response: 'More on tests.', route_to: 'analysis' }),
-          record('approve', 1015, { decided_by: { id: 'u1', name: 'Ada' } }),
-          record('edit', 1020, { decided_by: { id: 'u2', name: 'Ben' }, edits: { analysis: 'Edited.' } }),
-        ],
-      ),
+  it('fails a run the orphan sweep closed, with its error detail, and its open phase with it', () => {
+    const failed = detail([], [], { status: 'error', output: null, error_detail: 'Error: orphaned by a crash' });
+    const view = runView(failed);
+    toTheGate.slice(0, 6).forEach((event, i) => applyEvent(view, event, i + 1));
+    settle(view, failed);
+    expect(view).toMatchObject({ status: 'error', errorDetail: 'Error: orphaned by a crash' });
+    expect(view.phases).toMatchObject({ intake: 'completed', analysis: 'error' });
+  });
+
+  it('takes the approvals so far and whether the checkpoint is kept only for the gate the view shows waiting', () => {
+    const gate: PendingGate = {
+      node: 'gate',
+      question: 'Publish?',
+      required_context: ['analysis'],
+      context: { analysis: 'The first analysis.' },
+      approvals_needed: 2,
+      waiting_since: '2026-01-01T12:00:00Z',
+    };
+    const approvals = { needed: 2, given: 1, by: [{ id: 'u1', name: 'Ada', at: '2026-01-01T12:01:00Z' }] };
+    const stored = (pending: PendingGate) =>
+      detail([], [record('approve', 1010)], {
+        status: 'waiting_approval',
+        output: null,
+        pending_gate: pending,
+        approvals,
+        resumable: false,
+      });
+    const atTheGate = () => fold([...toTheGate.slice(0, -1), { type: 'gate_waiting', ...gate }]);
+    const view = atTheGate();
+    settle(view, stored(gate));
+    expect(view).toMatchObject({ approvals, resumable: false, status: 'waiting_approval' });
+    // The record of a later stop (the run went on meanwhile) says nothing of this one.
+    const shown = atTheGate();
+    settle(shown, stored({ ...gate, waiting_since: '2026-01-01T13:00:00Z' }));
+    expect(shown).toMatchObject({ approvals: { needed: 2, given: 0, by: [] }, resumable: true });
+  });
+});
+
+describe('the transcript as recorded', () => {
+  const transcriptOf = (view: RunView) =>
+    recordedTranscript(view).map((entry) =>
+      entry.decision ? `${entry.decision.kind} by ${entry.decision.by.join('+')} (${entry.decision.role})` : entry.text,
     );
-    expect(view.transcript.map((entry) => entry.decision?.kind ?? entry.text)).toEqual([
+
+  it('shows each approval of a gate two people approved where the gate was passed, with their roles', () => {
+    const view = fold([
+      ...toTheGate,
+      { type: 'gate_approved', node: 'gate', reason: null, deciders: ['Ada', 'Ben'] },
+      { type: 'node_enter', node: 'output' },
+      { type: 'token', node: 'output', text: 'Published.' },
+    ]);
+    expect(transcriptOf(view)).toEqual(['Intake.', 'The first analysis.', 'approve by Ada+Ben (null)', 'Published.']);
+    view.decisions = [
+      record('approve', 1010, { decided_by: { id: 'u1', name: 'Ada' } }),
+      record('approve', 1020, { decided_by: { id: 'u2', name: 'Ben' }, role: 'owner' }),
+    ];
+    expect(transcriptOf(view)).toEqual([
       'Intake.',
-      'First.',
-      'respond',
-      'Second.',
-      'approve',
-      'edit',
+      'The first analysis.',
+      'approve by Ada (member)',
+      'approve by Ben (owner)',
       'Published.',
     ]);
-    expect(view.transcript[5]!.decision).toMatchObject({ by: ['Ben'], role: 'member', edits: { analysis: 'Edited.' } });
-    expect(view.transcript[5]!.decision!.at).toBe(new Date(1020_000).toISOString());
-    expect(view.returns).toEqual([{ from: 'gate', to: 'analysis' }]);
-    expect(view.phases.gate).toBe('gate_passed');
-    expect(view.decisions).toHaveLength(3);
+    expect(recordedTranscript(view)[2]!.decision!.at).toBe(new Date(1010_000).toISOString());
   });
 
-  it('marks a gate its deadline decided, and one sent back that the run has not reached again', () => {
-    const expired = viewFromDetail(
-      detail([node('gate', 'rejected', 1000)], [record('expire', 1800, { outcome: 'reject' })], {
-        status: 'rejected',
-      }),
-    );
-    expect(expired.phases.gate).toBe('gate_expired');
-    expect(expired.transcript[0]!.decision).toMatchObject({ kind: 'expire', by: [], outcome: 'reject' });
-
-    const sentBack = viewFromDetail(
-      detail(
-        [
-          node('analysis', 'completed', 1000, 'First.'),
-          node('gate', 'approved', 1002),
-          node('analysis', 'running', 1011),
-        ],
-        [record('respond', 1010, { route_to: 'analysis' })],
-        { status: 'running' },
-      ),
-    );
-    expect(sentBack.phases).toMatchObject({ gate: 'gate_returned', analysis: 'active' });
+  it('pairs each stop of a gate with its own records: a respond, then a rejection after an approval', () => {
+    const view = fold([
+      ...toTheGate,
+      { type: 'gate_responded', node: 'gate', to: 'analysis', response: 'More.', reason: null, deciders: ['Ben'] },
+      { type: 'node_enter', node: 'analysis' },
+      { type: 'token', node: 'analysis', text: 'Second.' },
+      { type: 'node_exit', node: 'analysis', status: 'completed' },
+      { type: 'node_enter', node: 'gate' },
+      waiting({ approvals_needed: 2 }),
+      { type: 'gate_rejected', node: 'gate', reason: 'no', deciders: ['Cy'] },
+      { type: 'run_rejected', run_id: RUN, reason: 'no' },
+    ]);
+    view.decisions = [
+      record('respond', 1010, { decided_by: { id: 'u2', name: 'Ben' }, route_to: 'analysis' }),
+      record('approve', 1020),
+      record('reject', 1030, { decided_by: { id: 'u3', name: 'Cy' } }),
+    ];
+    expect(transcriptOf(view)).toEqual([
+      'Intake.',
+      'The first analysis.',
+      'respond by Ben (member)',
+      'Second.',
+      'approve by Ada (member)',
+      'reject by Cy (member)',
+    ]);
   });
 
-  it('shows the approvals a waiting gate has so far', () => {
-    const approvals = { needed: 2, given: 1, by: [{ id: 'u1', name: 'Ada', at: new Date(1010_000).toISOString() }] };
-    const view = viewFromDetail(
-      detail([node('gate', 'waiting_approval', 1004)], [record('approve', 1010)], {
-        status: 'waiting_approval',
-        pending_gate: { node: 'gate', question: 'Publish?', required_context: [], context: {}, approvals_needed: 2 },
-        approvals,
-      }),
-    );
-    expect(view.approvals).toEqual(approvals);
-    expect(view.phases.gate).toBe('gate_waiting');
+  it('leaves out the approvals of a gate still waiting (its card shows them), and keeps a decision not recorded yet', () => {
+    const view = fold([...toTheGate.slice(0, -1), waiting({ approvals_needed: 2 })]);
+    view.decisions = [record('approve', 1010)];
+    expect(transcriptOf(view)).toEqual(['Intake.', 'The first analysis.']);
+    applyEvent(view, { type: 'gate_approved', node: 'gate', reason: null, deciders: ['Ada', 'Ben'] }, 99);
+    view.decisions = [];
+    expect(transcriptOf(view).at(-1)).toBe('approve by Ada+Ben (null)');
   });
 });

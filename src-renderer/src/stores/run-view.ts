@@ -1,14 +1,15 @@
 import type { RunEvent } from '@contracts/events';
-import { noteFromEvent, noteFromRecord, type DecisionNote } from './gate-decision';
-import { applyRuntimeEvent, restoreRuntimeFigures, type ModelLoading } from './runtime-events';
-import type {
-  GateApprovals,
-  GateDecisionRecord,
-  NodeStatus,
-  PendingGate,
-  RunDetail,
-  RunNode,
-  RunStatus,
+import { noteFromEvent, noteFromRecord, sameStop, type DecisionNote } from './gate-decision';
+import { applyRuntimeEvent, type ModelLoading } from './runtime-events';
+import {
+  FINISHED_RUN_STATUSES,
+  type GateApprovals,
+  type GateDecisionRecord,
+  type NodeStatus,
+  type PendingGate,
+  type RunDetail,
+  type RunNode,
+  type RunStatus,
 } from '@contracts/runs';
 
 /**
@@ -80,10 +81,11 @@ export interface RunView {
   pendingGate: PendingGate | null;
   /** The pending gate's approvals so far (stored or reported by a decision); null when no gate waits. */
   approvals: GateApprovals | null;
-  /** The run's decisions as recorded, oldest first: those of a stored run, refreshed when a followed run stops. */
+  /** The run's decisions as recorded, oldest first: read when the run rests (settle) and while its gate waits. */
   decisions: GateDecisionRecord[];
   /** Gates that sent the flow back to an earlier phase (respond), drawn as edges back on the canvas. */
   returns: { from: string; to: string }[];
+  /** The pending gate can be decided: its run's checkpoint is kept (false once no gate waits). */
   resumable: boolean;
   lastEventId: number;
 }
@@ -130,6 +132,7 @@ function decided(view: RunView, note: DecisionNote, state: PhaseState): void {
   view.phases[note.gate] = state;
   view.pendingGate = null;
   view.approvals = null;
+  view.resumable = false;
   view.transcript.push({ node: note.gate, text: '', decision: note });
 }
 
@@ -145,8 +148,8 @@ const NODE_STATE: Record<NodeStatus, PhaseState> = {
 };
 
 /**
- * A phase's figures as a stored run gave them are kept when its events are replayed: the replay's arrival times
- * say nothing of when the phase ran.
+ * The figures a phase's events still measure: none once its stored row gave them with its end (StoredPhases), which
+ * its replayed events must not change.
  */
 function liveFigures(view: RunView, node: string): PhaseFigures | null {
   const figures = view.figures[node];
@@ -189,16 +192,15 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       view.phases[event.node] = 'active';
       view.trail.push(event.node);
       view.queue = null;
-      if (!view.figures[event.node] || liveFigures(view, event.node))
-        view.figures[event.node] = {
-          enteredAt: now,
-          exitedAt: null,
-          queueWaitMs: null,
-          promptTokens: null,
-          outputTokens: null,
-          streamedTokens: 0,
-          source: 'live',
-        };
+      view.figures[event.node] = {
+        enteredAt: now,
+        exitedAt: null,
+        queueWaitMs: null,
+        promptTokens: null,
+        outputTokens: null,
+        streamedTokens: 0,
+        source: 'live',
+      };
       break;
     case 'token': {
       view.queue = null;
@@ -281,23 +283,34 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       break;
     case 'run_error':
       view.status = 'error';
-      view.queue = null;
       view.errorDetail = event.error_detail;
-      for (const [node, state] of Object.entries(view.phases)) if (state === 'active') view.phases[node] = 'error';
+      stopped(view, 'error');
       break;
     case 'run_cancelled':
       view.status = 'cancelled';
-      view.queue = null;
       view.endReason = event.reason;
-      for (const [node, state] of Object.entries(view.phases)) if (state === 'active') view.phases[node] = 'cancelled';
+      stopped(view, 'cancelled');
       break;
   }
 }
 
-/** A stored run as the studio shows it after a reload or when a thread is selected. */
-export function viewFromDetail(detail: RunDetail): RunView {
-  const view = emptyView();
-  Object.assign(view, {
+/** The run ended where it was: the phase working, or the gate waiting (a run cancelled there), ends with it. */
+function stopped(view: RunView, state: 'error' | 'cancelled'): void {
+  view.queue = null;
+  view.pendingGate = null;
+  view.approvals = null;
+  view.resumable = false;
+  for (const [node, phase] of Object.entries(view.phases))
+    if (phase === 'active' || phase === 'gate_waiting') view.phases[node] = state;
+}
+
+/**
+ * A stored run before its events are folded in: what its row says and its events do not (the message, the project
+ * path, when it started). Its events then make the rest, as they made it live.
+ */
+export function runView(detail: RunDetail): RunView {
+  return {
+    ...emptyView(),
     runId: detail.id,
     threadId: detail.thread_id,
     agent: detail.agent,
@@ -306,45 +319,105 @@ export function viewFromDetail(detail: RunDetail): RunView {
     projectPath: detail.project_path,
     status: detail.status,
     startedAt: detail.started_at,
-    output: detail.output ?? '',
-    errorDetail: detail.error_detail,
-    endReason: detail.end_reason,
-    pendingGate: detail.pending_gate,
-    approvals: detail.approvals,
-    decisions: detail.decisions,
-    resumable: detail.resumable,
-    routes: detail.routes.map(({ from, to }) => ({ from, to })),
-  });
-  // Each decision goes where it was taken: after the phases entered before it.
-  const notes = detail.decisions.map((record) => ({ at: Date.parse(record.decided_at), note: noteFromRecord(record) }));
-  const placeDecisionsUntil = (ms: number) => {
-    while (notes.length && notes[0]!.at <= ms) {
-      const { note } = notes.shift()!;
-      view.transcript.push({ node: note.gate, text: '', decision: note });
-    }
   };
-  for (const node of detail.nodes) {
-    placeDecisionsUntil(node.entered_at * 1000);
-    view.phases[node.node_id] = NODE_STATE[node.status];
-    view.trail.push(node.node_id);
-    if (node.output) view.transcript.push({ node: node.node_id, text: node.output });
-    view.figures[node.node_id] = figuresFromNode(node);
+}
+
+/**
+ * The event that ends a run as its row says it ended, or null while it runs or waits. A run closed where no process
+ * could tell its stream (cancelled while it waited at a gate, failed by the orphan sweep) has no such event stored.
+ */
+export function endEvent(detail: RunDetail): RunEvent | null {
+  switch (detail.status) {
+    case 'completed':
+      return { type: 'run_done', run_id: detail.id, output: detail.output ?? '' };
+    case 'rejected':
+      return { type: 'run_rejected', run_id: detail.id, reason: detail.end_reason };
+    case 'error':
+      return { type: 'run_error', run_id: detail.id, error_detail: detail.error_detail ?? '' };
+    case 'cancelled':
+      return { type: 'run_cancelled', run_id: detail.id, reason: detail.end_reason };
+    default:
+      return null;
   }
-  placeDecisionsUntil(Infinity);
-  for (const record of detail.decisions) {
-    if (record.decision === 'respond' && record.route_to) view.returns.push({ from: record.gate, to: record.route_to });
+}
+
+/**
+ * What a run's stored record adds to its folded events once it rests (ended, or waiting at a gate): the end its
+ * stream did not carry, the decisions as recorded (who, role, when), each phase's figures as the server measured
+ * them (its last run, as the fold keeps), and at the gate the view shows waiting, the approvals so far and whether
+ * its checkpoint can still be resumed.
+ */
+export function settle(view: RunView, detail: RunDetail): void {
+  const end = endEvent(detail);
+  if (end && !FINISHED_RUN_STATUSES.includes(view.status as RunStatus)) applyEvent(view, end, view.lastEventId);
+  view.decisions = detail.decisions;
+  for (const node of detail.nodes) view.figures[node.node_id] = figuresFromNode(node);
+  if (view.status === 'waiting_approval' && sameStop(view.pendingGate, detail.pending_gate)) {
+    view.approvals = detail.approvals;
+    view.resumable = detail.resumable;
   }
-  // A gate's node row says only waiting, approved or rejected: one its deadline decided is marked expired, and one
-  // sent back, and not reached again since, is marked so.
-  const last = new Map(detail.decisions.map((record) => [record.gate, record]));
-  for (const [gate, record] of last) {
-    const decidedAt = Date.parse(record.decided_at);
-    if (detail.nodes.some((node) => node.node_id === gate && node.entered_at * 1000 > decidedAt)) continue;
-    if (record.decision === 'expire') view.phases[gate] = 'gate_expired';
-    else if (record.decision === 'respond') view.phases[gate] = 'gate_returned';
+}
+
+/**
+ * The stored figures of a run's phases for a replay of its events: the n-th time the replay enters a node, that
+ * node's n-th row gives its figures, since the replay's arrival times say nothing of when the phase ran. A phase
+ * still open keeps counting what streams on.
+ */
+export class StoredPhases {
+  private readonly rows = new Map<string, RunNode[]>();
+  private readonly taken = new Map<string, RunNode>();
+
+  constructor(nodes: readonly RunNode[]) {
+    for (const node of nodes) this.rows.set(node.node_id, [...(this.rows.get(node.node_id) ?? []), node]);
   }
-  restoreRuntimeFigures(view, detail.nodes);
-  return view;
+
+  /** Folds one replayed event into the view. */
+  apply(view: RunView, event: RunEvent, id: number, now = Date.now()): void {
+    applyEvent(view, event, id, now);
+    if (event.type === 'run_resumed' && event.node) {
+      // A takeover drops the row of the phase it cut off: the row that run took is the one of its next run.
+      const row = this.taken.get(event.node);
+      if (row) this.rows.set(event.node, [row, ...(this.rows.get(event.node) ?? [])]);
+      this.taken.delete(event.node);
+    }
+    if (event.type !== 'node_enter') return;
+    const row = this.rows.get(event.node)?.shift();
+    if (!row) return;
+    this.taken.set(event.node, row);
+    view.figures[event.node] = figuresFromNode(row);
+  }
+}
+
+/**
+ * The transcript with each decision as it was recorded: a decision the stream told takes the place of its records,
+ * which add who decided with their role and when, one note per approval of a gate that needed several. The records
+ * of a gate still waiting (approvals short of the number it needs) show on its card, not here; a decision whose
+ * records are not read yet stays as the stream told it.
+ */
+export function recordedTranscript(view: RunView): TranscriptEntry[] {
+  const queues = new Map<string, GateDecisionRecord[]>();
+  for (const record of view.decisions) queues.set(record.gate, [...(queues.get(record.gate) ?? []), record]);
+  return view.transcript.flatMap((entry) => {
+    if (!entry.decision) return [entry];
+    const records = recordsOf(entry.decision, queues.get(entry.decision.gate) ?? []);
+    return records.length ? records.map((r) => ({ node: r.gate, text: '', decision: noteFromRecord(r) })) : [entry];
+  });
+}
+
+/**
+ * The records of one decision, taken from the front of its gate's records: the approvals it counted, or whatever
+ * approvals came before it at that stop and then itself.
+ */
+function recordsOf(note: DecisionNote, queue: GateDecisionRecord[]): GateDecisionRecord[] {
+  if (note.kind === 'approve' || note.kind === 'edit') {
+    let count = 0;
+    const approving = (record: GateDecisionRecord | undefined) =>
+      record?.decision === 'approve' || record?.decision === 'edit';
+    while (count < Math.max(1, note.by.length) && approving(queue[count])) count++;
+    return queue.splice(0, count);
+  }
+  const at = queue.findIndex((record) => record.decision === note.kind);
+  return at < 0 ? [] : queue.splice(0, at + 1);
 }
 
 /** A stored node row's figures. */

@@ -6,10 +6,20 @@ import { threadsApi, type GateDecision } from '../api/threads.api';
 import { TokenBatcher } from './frame-batch';
 import { followStream } from './follow';
 import { sameStop } from './gate-decision';
-import { applyEvent, emptyView, figuresFromNode, isStuck, viewFromDetail, type RunView } from './run-view';
+import { eventsFromRows } from './events-from-rows';
+import {
+  applyEvent,
+  emptyView,
+  isStuck,
+  recordedTranscript,
+  runView,
+  settle,
+  StoredPhases,
+  type RunView,
+} from './run-view';
 import { useThreadsStore } from './threads.store';
 import { errorMessage } from '@contracts/errors';
-import type { ForkRequest, RunAccepted, RunDetail } from '@contracts/runs';
+import type { ForkRequest, RunAccepted } from '@contracts/runs';
 
 /** The live run survives a page reload: its id is kept for this tab, and the studio re-attaches. */
 const LIVE_RUN_KEY = 'svc.liveRun';
@@ -31,6 +41,17 @@ type Open = (signal: AbortSignal, onEvent: EventHandler) => Promise<unknown>;
  * several approvals), or decide it from their inbox, and no stream tells this studio.
  */
 export const GATE_CHECK_MS = 3000;
+
+/**
+ * How long the stored events of a run that rests (ended, or waiting at a gate) are read before it is shown: it
+ * appears whole. A replay still going after that is of a run resumed meanwhile, shown and followed on live.
+ */
+const REPLAY_HOLD_MS = 1000;
+
+interface FollowOptions {
+  /** The stored rows of the run's phases, for a stream that replays it from an earlier event (StoredPhases). */
+  phases?: StoredPhases;
+}
 
 /** A run of the studio's stream stopped at a gate. */
 export interface GateReached {
@@ -64,10 +85,11 @@ export const useRunsStore = defineStore('runs', () => {
 
   /**
    * Follows one stream into the view, re-attaching where it dropped (followStream). Tokens reach the view at most
-   * once per animation frame (TokenBatcher); every other event at once. When the run ended live, the stored
-   * figures of its phases (durations, queue waits, token counts) replace those measured while it streamed.
+   * once per animation frame (TokenBatcher); every other event at once. When the run rests (ended, or stopped at a
+   * gate, which is then announced), its stored record settles the view: figures as the server measured them,
+   * decisions as recorded.
    */
-  async function follow(open: Open): Promise<void> {
+  async function follow(open: Open, options: FollowOptions = {}): Promise<void> {
     controller?.abort();
     const current = new AbortController();
     controller = current;
@@ -77,19 +99,17 @@ export const useRunsStore = defineStore('runs', () => {
       // A stream given up (Stop, another thread opened) changes nothing any more, whatever it still held.
       if (current.signal.aborted) return;
       for (const { id, event } of events) {
-        applyEvent(view.value, event, id);
+        if (options.phases) options.phases.apply(view.value, event, id);
+        else applyEvent(view.value, event, id);
         if (event.type === 'run_start') sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
-        const { threadId, runId, agent } = view.value;
-        if (event.type === 'gate_waiting' && threadId && runId)
-          for (const listener of gateListeners)
-            listener({ threadId, runId, agent, node: event.node, question: event.question });
       }
     });
     try {
       await followStream({
         open,
         attach: runsApi.attach,
-        reload: load,
+        // The stream cannot be followed any more: what is stored is shown, and not followed again.
+        reload: (runId) => load(runId, false),
         onEvent: (e) => batcher.push(e),
         flush: () => batcher.flush(),
         position: () => ({ runId: view.value.runId, lastEventId: view.value.lastEventId }),
@@ -107,22 +127,24 @@ export const useRunsStore = defineStore('runs', () => {
       // Never throws: a failed reload is shown above the thread list with a Retry.
       void useThreadsStore().load();
     }
-    if (!current.signal.aborted && view.value.runId && view.value.status !== 'running') await storedFigures();
+    if (current.signal.aborted) return;
+    announceGate();
+    if (view.value.runId && view.value.status !== 'running') await settleStored();
   }
 
-  /** The server's figures of the run on screen, once its phases have ended. */
-  async function storedFigures(): Promise<void> {
+  /** The run on screen stopped at a gate: told to the listeners (the inbox, the notification). */
+  function announceGate(): void {
+    const { threadId, runId, agent, status, pendingGate } = view.value;
+    if (status !== 'waiting_approval' || !threadId || !runId || !pendingGate) return;
+    for (const listener of gateListeners)
+      listener({ threadId, runId, agent, node: pendingGate.node, question: pendingGate.question });
+  }
+
+  /** The stored record of the run on screen, once it rests. */
+  async function settleStored(): Promise<void> {
     const runId = view.value.runId;
     const detail = await runsApi.detail(runId!).catch(() => null);
-    if (!detail || view.value.runId !== runId) return;
-    for (const node of detail.nodes) view.value.figures[node.node_id] = figuresFromNode(node);
-    storedDecisions(detail);
-  }
-
-  /** The decision record and the approvals of a stored run, with who decided, their role and when. */
-  function storedDecisions(detail: RunDetail): void {
-    view.value.decisions = detail.decisions;
-    view.value.approvals = detail.approvals;
+    if (detail && view.value.runId === runId) settle(view.value, detail);
   }
 
   async function start(form: RunRequestForm): Promise<void> {
@@ -175,8 +197,7 @@ export const useRunsStore = defineStore('runs', () => {
     if (request) await start({ ...request, threadId: undefined });
   }
 
-  function requestFromView(): RunRequestForm | null {
-    const v = view.value;
+  function requestFromView(v = view.value): RunRequestForm | null {
     if (!v.agent || !v.message) return null;
     return { agent: v.agent, message: v.message, model: v.model ?? undefined, projectPath: v.projectPath ?? undefined };
   }
@@ -238,7 +259,8 @@ export const useRunsStore = defineStore('runs', () => {
       view.value.runId === runId && view.value.status === 'waiting_approval' && !streaming.value && !deciding.value;
     if (!detail || !unchanged()) return;
     if (detail.status === 'waiting_approval' && sameStop(view.value.pendingGate, detail.pending_gate)) {
-      storedDecisions(detail);
+      view.value.decisions = detail.decisions;
+      view.value.approvals = detail.approvals;
       return;
     }
     // Decided elsewhere (or by its deadline): what waits, and the thread's status in the list, changed too.
@@ -252,16 +274,73 @@ export const useRunsStore = defineStore('runs', () => {
     decisionListeners.add(listener);
   }
 
-  /** Shows a stored run; a run still going is followed from the start of its stream. */
-  async function load(runId: string): Promise<void> {
+  /**
+   * Shows a stored run as its events tell it, folded as they were live: a run still going is followed on from its
+   * first event (unless `follows` is false), one that rests is read whole first. A run whose events are gone (pruned
+   * after RUN_EVENTS_RETENTION_DAYS: its stream has nothing) is told from its node rows and decisions instead.
+   */
+  async function load(runId: string, follows = true): Promise<void> {
+    controller?.abort();
+    const current = new AbortController();
+    controller = current;
+    // A stream this replaces (a re-attach that gave up, another thread) no longer says whether one is followed.
+    streaming.value = false;
     const detail = await runsApi.detail(runId);
-    view.value = viewFromDetail(detail);
-    lastRequest.value = requestFromView();
-    if (detail.status === 'running' && !streaming.value) {
-      // The stream replays every event, so the stored trail and output would otherwise appear twice.
-      view.value = { ...view.value, transcript: [], trail: [] };
-      await follow((signal, onEvent) => runsApi.attach(runId, 0, signal, onEvent));
+    if (current.signal.aborted) return;
+    const stored = runView(detail);
+    const phases = new StoredPhases(detail.nodes);
+    lastRequest.value = requestFromView(stored);
+    if (detail.status === 'running' && follows) {
+      view.value = stored;
+      await follow((signal, onEvent) => runsApi.attach(runId, 0, signal, onEvent), { phases });
+      return;
     }
+    const replay = await readStored(runId, stored, phases, current.signal);
+    if (replay === 'aborted') return;
+    if (replay === 'going on' && follows) {
+      view.value = stored;
+      const after = stored.lastEventId;
+      await follow((signal, onEvent) => runsApi.attach(runId, after, signal, onEvent), { phases });
+      return;
+    }
+    if (replay === 'empty') for (const event of eventsFromRows(detail)) applyEvent(stored, event, 0);
+    settle(stored, detail);
+    view.value = stored;
+  }
+
+  /**
+   * Folds the stored events of a run into `into` until its stream ends, or for REPLAY_HOLD_MS: 'going on' when the
+   * stream still goes (the run was resumed meanwhile), 'empty' when it had no event at all.
+   */
+  async function readStored(
+    runId: string,
+    into: RunView,
+    phases: StoredPhases,
+    signal: AbortSignal,
+  ): Promise<'read' | 'empty' | 'going on' | 'aborted'> {
+    const reading = new AbortController();
+    const stop = () => reading.abort();
+    signal.addEventListener('abort', stop);
+    let held = false;
+    const timer = setTimeout(() => {
+      held = true;
+      reading.abort();
+    }, REPLAY_HOLD_MS);
+    let events = 0;
+    try {
+      await runsApi.attach(runId, 0, reading.signal, ({ id, event }) => {
+        phases.apply(into, event, id);
+        events++;
+      });
+    } catch (e) {
+      if (!reading.signal.aborted) throw e;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
+    }
+    if (signal.aborted) return 'aborted';
+    if (held) return 'going on';
+    return events > 0 ? 'read' : 'empty';
   }
 
   async function openThread(threadId: string): Promise<void> {
@@ -295,8 +374,12 @@ export const useRunsStore = defineStore('runs', () => {
     decisionError.value = null;
   }
 
+  /** The transcript on screen, each decision as recorded once the record is read. */
+  const transcript = computed(() => recordedTranscript(view.value));
+
   return {
     view,
+    transcript,
     streaming,
     error,
     stuck,

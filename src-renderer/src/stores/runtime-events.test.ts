@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyEvent, emptyView, viewFromDetail } from './run-view';
+import { eventsFromRows } from './events-from-rows';
+import { applyEvent, emptyView, runView } from './run-view';
 import type { RunDetail } from '@contracts/runs';
 
 describe('the local runtime in the run view', () => {
@@ -15,7 +16,7 @@ describe('the local runtime in the run view', () => {
     expect(view.transcript).toEqual([{ node: 'dispatch', text: 'The answer.', thinking: 'let me think' }]);
   });
 
-  it('shows node warnings, live and from a stored run', () => {
+  it('shows node warnings and reasoning, live and from the node rows of a run whose events were pruned', () => {
     const view = emptyView();
     applyEvent(view, { type: 'node_warning', node: 'execute', code: 'answer_cut', message: 'stopped' }, 1);
     expect(view.warnings).toEqual(['Answer cut for execute: stopped.']);
@@ -32,7 +33,7 @@ describe('the local runtime in the run view', () => {
       warnings: [{ code: 'prompt_cut', message: 'the runtime cut the prompt' }],
       thinking: 'reasons',
     };
-    const stored = viewFromDetail({
+    const detail = {
       id: '00000000-0000-4000-8000-000000000001',
       thread_id: '00000000-0000-4000-8000-000000000002',
       agent: 'summary',
@@ -51,7 +52,9 @@ describe('the local runtime in the run view', () => {
       decisions: [],
       approvals: null,
       nodes: [node],
-    } as RunDetail);
+    } as RunDetail;
+    const stored = runView(detail);
+    for (const event of eventsFromRows(detail)) applyEvent(stored, event, 0);
     expect(stored.warnings).toEqual(['Prompt cut by the runtime for execute: the runtime cut the prompt.']);
     expect(stored.transcript).toEqual([{ node: 'execute', text: 'partial answer', thinking: 'reasons' }]);
   });

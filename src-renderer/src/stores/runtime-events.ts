@@ -1,5 +1,5 @@
 import type { RunEvent } from '@contracts/events';
-import type { NodeWarning, RunNode } from '@contracts/runs';
+import type { NodeWarning } from '@contracts/runs';
 
 /** The runtime loads the model before a phase can answer (a cold start). */
 export interface ModelLoading {
@@ -61,21 +61,5 @@ export function applyRuntimeEvent(view: RuntimeView, event: RunEvent): void {
       return;
     default:
       return;
-  }
-}
-
-/** A stored run: each node's reasoning beside its answer, and its stored warnings. */
-export function restoreRuntimeFigures(view: RuntimeView, nodes: readonly RunNode[]): void {
-  const used = new Set<number>();
-  for (const node of nodes) {
-    for (const warning of node.warnings ?? []) view.warnings.push(warningText(node.node_id, warning));
-    if (!node.thinking) continue;
-    const index = view.transcript.findIndex((entry, i) => entry.node === node.node_id && !used.has(i));
-    if (index >= 0) {
-      used.add(index);
-      view.transcript[index]!.thinking = node.thinking;
-    } else {
-      used.add(view.transcript.push({ node: node.node_id, text: '', thinking: node.thinking }) - 1);
-    }
   }
 }
