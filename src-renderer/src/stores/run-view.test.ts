@@ -65,6 +65,27 @@ const detail = (nodes: RunNode[], decisions: GateDecisionRecord[], extra: Partia
 });
 
 describe('the run view', () => {
+  it('says a run waits for the server, not the model, until its first phase starts', () => {
+    const start = { type: 'run_start', run_id: RUN, thread_id: THREAD, agent: 'change-review', model: 'm' } as const;
+    const waiting = fold([start, { type: 'server_queue', position: 3, running: 200 }]);
+    expect(waiting.serverQueue).toEqual({ position: 3, running: 200 });
+    expect(waiting.queue).toBeNull();
+    const started = fold([
+      start,
+      { type: 'server_queue', position: 3, running: 200 },
+      { type: 'server_queue', position: 1, running: 200 },
+      { type: 'node_enter', node: 'intake' },
+    ]);
+    expect(started.serverQueue).toBeNull();
+    expect(
+      fold([
+        start,
+        { type: 'server_queue', position: 1, running: 200 },
+        { type: 'run_cancelled', run_id: RUN, reason: null },
+      ]).serverQueue,
+    ).toBeNull();
+  });
+
   it('follows a run to its gate: phase states, transcript, pending gate', () => {
     const view = fold([
       { type: 'run_start', run_id: RUN, thread_id: THREAD, agent: 'change-review', model: 'm' },

@@ -73,6 +73,8 @@ export interface RunView {
   /** Per phase: duration, queue wait and token counts. */
   figures: Record<string, PhaseFigures>;
   queue: { position: number; estimatedWaitS: number } | null;
+  /** The run waits for the server itself, not for the model: its place among the runs the server admits. */
+  serverQueue: { position: number; running: number } | null;
   /** The local runtime is loading the model of the phase about to answer. */
   loading: ModelLoading | null;
   warnings: string[];
@@ -108,6 +110,7 @@ export function emptyView(): RunView {
     transcript: [],
     figures: {},
     queue: null,
+    serverQueue: null,
     loading: null,
     warnings: [],
     routes: [],
@@ -192,6 +195,7 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       view.phases[event.node] = 'active';
       view.trail.push(event.node);
       view.queue = null;
+      view.serverQueue = null;
       view.figures[event.node] = {
         enteredAt: now,
         exitedAt: null,
@@ -222,6 +226,9 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
     }
     case 'queue':
       view.queue = { position: event.position, estimatedWaitS: event.estimated_wait_s };
+      break;
+    case 'server_queue':
+      view.serverQueue = { position: event.position, running: event.running };
       break;
     case 'context_trimmed':
       view.warnings.push(
@@ -297,6 +304,7 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
 /** The run ended where it was: the phase working, or the gate waiting (a run cancelled there), ends with it. */
 function stopped(view: RunView, state: 'error' | 'cancelled'): void {
   view.queue = null;
+  view.serverQueue = null;
   view.pendingGate = null;
   view.approvals = null;
   view.resumable = false;
