@@ -295,7 +295,9 @@ export function runsRepository(pool: Pool) {
         [runId],
       );
       const row = rows[0];
-      return row && { status: row.status, eventSeq: row.event_seq, executing: row.status === 'running' };
+      return (
+        row && { status: row.status, eventSeq: row.event_seq, executing: row.status === 'running' && row.executing }
+      );
     },
 
     async claimLapsed(lease: Lease): Promise<RunRecord | undefined> {

@@ -1,7 +1,7 @@
 import type { RunEvent } from '../../contracts/events';
 import type { Logger } from '../../log';
 import { BatchWriter } from '../batch-writer';
-import type { IsTransient } from '../retry';
+import { retryTransient, type IsTransient } from '../retry';
 import type { EventStore, NewEvent, RunProgress, RunStore, StoredEvent } from '../../storage/types';
 import { Inbox } from './inbox';
 import { LoggedEvent, RUN_ENDING_EVENTS } from './logged-event';
@@ -215,8 +215,8 @@ export class EventLog {
         }
         // Where the run stands first, then what is stored: a run that is not running had its last event stored in
         // the statement that changed its status, so when nothing is stored after the cursor nothing more will come.
-        const progress = await this.options.runs.progress(runId);
-        const rows = await this.options.store.after(runId, inbox.cursor, EVENT_PAGE);
+        const progress = await this.read(() => this.options.runs.progress(runId), signal);
+        const rows = await this.read(() => this.options.store.after(runId, inbox.cursor, EVENT_PAGE), signal);
         if (rows.length > 0) {
           const events = rows.map(LoggedEvent.stored);
           inbox.push(events);
@@ -225,7 +225,8 @@ export class EventLog {
           if (rows.length < EVENT_PAGE && (await this.endsAt(runId, events.at(-1)!))) return;
           continue;
         }
-        if (!progress || progress.status !== 'running') return;
+        // Not running, or running with no process to execute it (an orphan of a crash before leases): nothing more.
+        if (!progress?.executing) return;
         if (this.legs.has(runId)) continue;
         // Executed by another process (or about to be taken over): the events its store announces.
         const tail = this.tailOf(runId, inbox);
@@ -276,11 +277,22 @@ export class EventLog {
     return this.options.runs.reserveSeq(runId, owner, upTo);
   }
 
+  /** A reader's read of the store: it waits while the database is away rather than ending the reader's stream. */
+  private read<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return retryTransient(work, {
+      isTransient: this.options.isTransient,
+      log: this.options.log,
+      what: 'reading a run’s events',
+      signal,
+      giveUpAfterMs: 120_000,
+    });
+  }
+
   /** Whether a stored event ends a reader's stream: the run's end, or a gate the run still waits at. */
   private async endsAt(runId: string, event: LoggedEvent): Promise<boolean> {
     if (!event.terminal) return false;
     if (RUN_ENDING_EVENTS.includes(event.type)) return true;
-    const progress = await this.options.runs.progress(runId);
+    const progress = await this.read(() => this.options.runs.progress(runId));
     return !progress || waitsAt(progress, event.id);
   }
 
@@ -290,7 +302,7 @@ export class EventLog {
    */
   async nothingAfter(runId: string, cursor: number): Promise<boolean> {
     const progress = await this.options.runs.progress(runId);
-    if (!progress || progress.status === 'running') return false;
+    if (!progress || progress.executing) return false;
     return (await this.options.store.after(runId, cursor, 1)).length === 0;
   }
 

@@ -1,0 +1,7 @@
+import { storageContract } from '../storage.contract';
+import { MemoryStores } from './memory-stores';
+
+storageContract('in memory', async () => {
+  const stores = new MemoryStores();
+  return { runs: stores.runStore, events: stores.eventStore, nodes: stores.nodeStore, close: async () => undefined };
+});

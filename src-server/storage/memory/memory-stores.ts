@@ -1,0 +1,446 @@
+import { RUN_TRANSITIONS, type RunTransitionName } from '../../contracts/run-transitions';
+import type { NodeStatus, PendingGate, RouteMatch, RunStatus } from '../../contracts/runs';
+import type {
+  EventStore,
+  Lease,
+  NewEvent,
+  NewRun,
+  NewStopDecision,
+  NodeStore,
+  NodeWrite,
+  PauseAtGate,
+  PendingResume,
+  RunEnd,
+  RunProgress,
+  RunRecord,
+  RunStore,
+  StartOutcome,
+  StopDecision,
+  StopTx,
+  StoredEvent,
+} from '../types';
+
+interface Row extends RunRecord {
+  createdBy: string;
+  localRuntime: boolean;
+  ownerId: string | null;
+  leaseUntil: number | null;
+  startedAt: number;
+  pendingGate: PendingGate | null;
+  gateExpiresAt: number | null;
+  gateCheckpointId: string | null;
+  routes: RouteMatch[];
+}
+
+interface NodeRow {
+  key: string;
+  node: string;
+  status: NodeStatus;
+  output: string;
+  enteredAt: number;
+  exitedAt: number | null;
+}
+
+interface DecisionRow extends StopDecision {
+  runId: string;
+  waitSeq: number;
+}
+
+/** What the stores tell the processes using them, as PostgreSQL's NOTIFY does. */
+export interface MemoryNotices {
+  cancelled?(runId: string): void;
+  eventsStored?(runId: string, seq: number): void;
+}
+
+/**
+ * The run engine's stores in memory (storage/types.ts): the twin of db/'s PostgreSQL implementations, held to the
+ * same behaviour by one contract test (storage.contract.ts). Each method does its work in one step of the event
+ * loop, as a PostgreSQL statement does in one transaction; a run's stop is locked for a decision as its row would be.
+ * `now()` is the clock leases and deadlines are read on: a test moves it to let a lease lapse.
+ */
+export class MemoryStores {
+  private readonly runs = new Map<string, Row>();
+  private readonly threads = new Map<string, { projectId: string }>();
+  private readonly events = new Map<string, StoredEvent[]>();
+  private readonly nodes = new Map<string, NodeRow[]>();
+  private readonly decisions: DecisionRow[] = [];
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly listeners = new Set<MemoryNotices>();
+  /** The next write fails with this error (a database that went away), once. */
+  failNextWrite?: Error;
+
+  constructor(readonly now: () => number = Date.now) {}
+
+  /** A process listening for notices (LISTEN); returns how to stop. */
+  listen(notices: MemoryNotices): () => void {
+    this.listeners.add(notices);
+    return () => this.listeners.delete(notices);
+  }
+
+  /** The stored events of a run, for tests. */
+  storedEvents(runId: string): StoredEvent[] {
+    return [...(this.events.get(runId) ?? [])];
+  }
+
+  /** The node rows of a run, for tests. */
+  nodeRows(runId: string): readonly NodeRow[] {
+    return this.nodes.get(runId) ?? [];
+  }
+
+  /** A run's row as it stands, for tests. */
+  row(runId: string): Readonly<Row> | undefined {
+    return this.runs.get(runId);
+  }
+
+  /** A statement: a write fails when told to (`failNextWrite`), as one sent while the database restarts would. */
+  private statement(kind: 'read' | 'write' = 'write'): void {
+    const error = kind === 'write' ? this.failNextWrite : undefined;
+    if (error) {
+      this.failNextWrite = undefined;
+      throw error;
+    }
+  }
+
+  private guarded(row: Row | undefined, name: RunTransitionName): row is Row {
+    return (
+      row !== undefined && (RUN_TRANSITIONS[name].from as readonly RunStatus[] | null)?.includes(row.status) === true
+    );
+  }
+
+  private storeEvents(events: readonly NewEvent[]): void {
+    const stored = new Map<string, number>();
+    for (const event of events) {
+      const list = this.events.get(event.runId) ?? [];
+      if (list.some((e) => e.seq === event.seq)) continue;
+      list.push({ seq: event.seq, type: event.type, data: event.data });
+      list.sort((a, b) => a.seq - b.seq);
+      this.events.set(event.runId, list);
+      stored.set(event.runId, Math.max(stored.get(event.runId) ?? 0, event.seq));
+    }
+    for (const [runId, seq] of stored) for (const l of this.listeners) l.eventsStored?.(runId, seq);
+  }
+
+  private record(row: Row): RunRecord {
+    return {
+      id: row.id,
+      threadId: row.threadId,
+      projectId: row.projectId,
+      agent: row.agent,
+      model: row.model,
+      message: row.message,
+      projectPath: row.projectPath,
+      status: row.status,
+      attempts: row.attempts,
+      seqReserved: row.seqReserved,
+      eventSeq: row.eventSeq,
+      forkedFrom: row.forkedFrom,
+      resume: row.resume,
+      endReason: row.endReason,
+    };
+  }
+
+  private async locked<T>(runId: string, work: () => Promise<T>): Promise<T> {
+    const before = this.locks.get(runId) ?? Promise.resolve();
+    const next = before.then(work, work);
+    this.locks.set(
+      runId,
+      next.catch(() => undefined),
+    );
+    return next;
+  }
+
+  private stopTx(row: Row): StopTx {
+    const run = { ...this.record(row), pendingGate: row.pendingGate!, gateCheckpointId: row.gateCheckpointId };
+    return {
+      run,
+      decisions: async () =>
+        this.decisions
+          .filter((d) => d.runId === row.id && d.waitSeq === row.eventSeq)
+          .map(({ runId: _r, waitSeq: _w, ...d }) => d),
+      record: async (decision: NewStopDecision) => {
+        this.statement();
+        const approving = decision.kind === 'approve' || decision.kind === 'edit';
+        const duplicate =
+          approving &&
+          decision.decidedBy.id !== null &&
+          this.decisions.some(
+            (d) =>
+              d.runId === row.id &&
+              d.waitSeq === row.eventSeq &&
+              d.round === decision.round &&
+              d.decidedBy.id === decision.decidedBy.id &&
+              (d.kind === 'approve' || d.kind === 'edit'),
+          );
+        if (duplicate) return false;
+        this.decisions.push({
+          runId: row.id,
+          waitSeq: row.eventSeq,
+          kind: decision.kind,
+          decidedBy: decision.decidedBy,
+          round: decision.round,
+          edits: decision.edits,
+          decidedAt: new Date(this.now()),
+        });
+        return true;
+      },
+      showEdits: async (edits: Record<string, string>) => {
+        row.pendingGate = { ...row.pendingGate!, context: { ...row.pendingGate!.context, ...edits } };
+      },
+      claim: async (resume: PendingResume, lease: Lease, seqReserved: number) => {
+        this.statement();
+        if (!this.guarded(row, 'resume')) return;
+        Object.assign(row, {
+          status: 'running',
+          pendingGate: null,
+          ownerId: lease.owner,
+          leaseUntil: this.now() + lease.leaseS * 1000,
+          resume,
+          attempts: 1,
+          seqReserved: Math.max(row.seqReserved, seqReserved),
+          gateExpiresAt: null,
+          gateCheckpointId: null,
+        });
+      },
+    };
+  }
+
+  readonly runStore: RunStore = {
+    start: async (run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome> => {
+      this.statement();
+      if (run.localRuntime && run.localCap !== null) {
+        const going = [...this.runs.values()].filter(
+          (r) => r.createdBy === run.createdBy && r.status === 'running' && r.localRuntime,
+        ).length;
+        if (going >= run.localCap) return { outcome: 'over_limit', going };
+      }
+      if (run.newThread) {
+        this.threads.set(run.threadId, { projectId: run.newThread.projectId });
+      } else {
+        const active = [...this.runs.values()]
+          .filter((r) => r.threadId === run.threadId && (r.status === 'running' || r.status === 'waiting_approval'))
+          .sort((a, b) => b.startedAt - a.startedAt)[0];
+        if (active) return { outcome: 'active', active: { id: active.id, status: active.status } };
+      }
+      const projectId = this.threads.get(run.threadId)?.projectId ?? '';
+      this.runs.set(run.id, {
+        id: run.id,
+        threadId: run.threadId,
+        projectId,
+        agent: run.agent,
+        model: run.model,
+        message: run.message,
+        projectPath: run.projectPath,
+        status: RUN_TRANSITIONS.start.to,
+        attempts: 1,
+        seqReserved,
+        eventSeq: 0,
+        forkedFrom: run.forkedFrom,
+        resume: null,
+        endReason: null,
+        createdBy: run.createdBy,
+        localRuntime: run.localRuntime,
+        ownerId: lease.owner,
+        leaseUntil: this.now() + lease.leaseS * 1000,
+        startedAt: this.now(),
+        pendingGate: null,
+        gateExpiresAt: null,
+        gateCheckpointId: null,
+        routes: [],
+      });
+      return { outcome: 'started' };
+    },
+
+    get: async (runId: string) => {
+      this.statement('read');
+      const row = this.runs.get(runId);
+      return row && this.record(row);
+    },
+
+    progress: async (runId: string): Promise<RunProgress | undefined> => {
+      this.statement('read');
+      const row = this.runs.get(runId);
+      return (
+        row && {
+          status: row.status,
+          eventSeq: row.eventSeq,
+          executing: row.status === 'running' && row.ownerId !== null,
+        }
+      );
+    },
+
+    claimLapsed: async (lease: Lease) => {
+      this.statement();
+      const lapsed = [...this.runs.values()]
+        .filter((r) => r.status === 'running' && r.leaseUntil !== null && r.leaseUntil < this.now())
+        .sort((a, b) => a.leaseUntil! - b.leaseUntil!)[0];
+      if (!lapsed) return undefined;
+      Object.assign(lapsed, {
+        ownerId: lease.owner,
+        leaseUntil: this.now() + lease.leaseS * 1000,
+        attempts: lapsed.attempts + 1,
+      });
+      return this.record(lapsed);
+    },
+
+    renewLeases: async (lease: Lease) => {
+      this.statement();
+      const ours = [...this.runs.values()].filter((r) => r.ownerId === lease.owner && r.status === 'running');
+      for (const row of ours) row.leaseUntil = this.now() + lease.leaseS * 1000;
+      return ours.map((r) => r.id);
+    },
+
+    releaseLeases: async (owner: string) => {
+      for (const row of this.runs.values())
+        if (row.ownerId === owner && row.status === 'running') row.leaseUntil = this.now();
+    },
+
+    reserveSeq: async (runId: string, owner: string, upTo: number) => {
+      this.statement();
+      const row = this.runs.get(runId);
+      if (row?.ownerId === owner) row.seqReserved = Math.max(row.seqReserved, upTo);
+    },
+
+    pause: async (runId: string, owner: string, pause: PauseAtGate, events: NewEvent[]) => {
+      this.statement();
+      const row = this.runs.get(runId);
+      if (!this.guarded(row, 'pause') || row.ownerId !== owner) return false;
+      Object.assign(row, {
+        status: RUN_TRANSITIONS.pause.to,
+        pendingGate: pause.gate,
+        eventSeq: events.at(-1)!.seq,
+        ownerId: null,
+        leaseUntil: null,
+        resume: null,
+        gateExpiresAt: pause.expiresAt?.getTime() ?? null,
+        gateCheckpointId: pause.checkpointId,
+      });
+      this.storeEvents(events);
+      return true;
+    },
+
+    finish: async (runId: string, owner: string, end: RunEnd, events: NewEvent[]) => {
+      this.statement();
+      const row = this.runs.get(runId);
+      const name = end.status === 'completed' ? 'complete' : end.status === 'rejected' ? 'reject' : 'fail';
+      if (!this.guarded(row, name) || row.ownerId !== owner) return false;
+      Object.assign(row, {
+        status: end.status,
+        eventSeq: events.at(-1)!.seq,
+        endReason: end.endReason ?? null,
+        ownerId: null,
+        leaseUntil: null,
+        resume: null,
+      });
+      if (end.status === 'error') this.closeNodes(runId, 'error');
+      this.storeEvents(events);
+      return true;
+    },
+
+    cancel: async (runId: string, reason: string | null) => {
+      this.statement();
+      const row = this.runs.get(runId);
+      if (!this.guarded(row, 'cancel')) return false;
+      const seq = Math.max(row.seqReserved, row.eventSeq) + 1;
+      Object.assign(row, {
+        status: RUN_TRANSITIONS.cancel.to,
+        pendingGate: null,
+        ownerId: null,
+        leaseUntil: null,
+        resume: null,
+        endReason: reason ?? row.endReason,
+        eventSeq: seq,
+      });
+      this.closeNodes(runId, 'cancelled');
+      const data = JSON.stringify({ type: 'run_cancelled', run_id: runId, reason: row.endReason });
+      this.storeEvents([{ runId, seq, type: 'run_cancelled', data }]);
+      for (const l of this.listeners) l.cancelled?.(runId);
+      return true;
+    },
+
+    addRoute: async (runId: string, route: RouteMatch) => {
+      this.statement();
+      const row = this.runs.get(runId);
+      if (row && !row.routes.some((r) => JSON.stringify(r) === JSON.stringify(route))) row.routes.push(route);
+    },
+
+    atStop: <T>(runId: string, work: (stop: StopTx | undefined) => Promise<T>) =>
+      this.locked(runId, async () => {
+        this.statement();
+        const row = this.runs.get(runId);
+        const waiting = row?.status === 'waiting_approval' && row.pendingGate !== null;
+        return work(waiting ? this.stopTx(row) : undefined);
+      }),
+
+    atExpiredStop: async <T>(work: (stop: StopTx) => Promise<T>): Promise<T | undefined> => {
+      this.statement();
+      const expired = [...this.runs.values()]
+        .filter(
+          (r) =>
+            r.status === 'waiting_approval' &&
+            r.pendingGate !== null &&
+            r.gateExpiresAt !== null &&
+            r.gateExpiresAt <= this.now() &&
+            !this.locks.has(`expiring:${r.id}`),
+        )
+        .sort((a, b) => a.gateExpiresAt! - b.gateExpiresAt!)[0];
+      if (!expired) return undefined;
+      // Skipped by others while held, as FOR UPDATE SKIP LOCKED skips a row.
+      this.locks.set(`expiring:${expired.id}`, Promise.resolve());
+      try {
+        return await this.locked(expired.id, () => work(this.stopTx(expired)));
+      } finally {
+        this.locks.delete(`expiring:${expired.id}`);
+      }
+    },
+  };
+
+  readonly eventStore: EventStore = {
+    append: async (events: readonly NewEvent[]) => {
+      this.statement();
+      this.storeEvents(events);
+    },
+    after: async (runId: string, afterSeq: number, limit: number) => {
+      this.statement('read');
+      return (this.events.get(runId) ?? []).filter((e) => e.seq > afterSeq).slice(0, limit);
+    },
+    lastSeq: async (runId: string) => {
+      this.statement('read');
+      return this.events.get(runId)?.at(-1)?.seq ?? 0;
+    },
+  };
+
+  private closeNodes(runId: string, status: NodeStatus): void {
+    for (const row of this.nodes.get(runId) ?? []) {
+      if (row.exitedAt === null) Object.assign(row, { status, exitedAt: this.now() / 1000 });
+    }
+  }
+
+  readonly nodeStore: NodeStore = {
+    write: async (rows: readonly NodeWrite[]) => {
+      this.statement();
+      const ago = (at: number | null) => (at === null ? null : (this.now() - (performance.now() - at)) / 1000);
+      for (const write of rows) {
+        const list = this.nodes.get(write.runId) ?? [];
+        this.nodes.set(write.runId, list);
+        const existing = list.find((r) => r.key === write.key);
+        const fields = { status: write.status, output: write.output, exitedAt: ago(write.exitedAt) };
+        if (existing) Object.assign(existing, fields);
+        else list.push({ key: write.key, node: write.node, enteredAt: ago(write.enteredAt)!, ...fields });
+      }
+    },
+    dropRunning: async (runId: string) => {
+      this.statement();
+      const list = this.nodes.get(runId) ?? [];
+      const running = list.filter((r) => r.exitedAt === null && r.status === 'running');
+      this.nodes.set(
+        runId,
+        list.filter((r) => !running.includes(r)),
+      );
+      return running.map((r) => r.node);
+    },
+    closeOpen: async (runId: string, status: NodeStatus) => {
+      this.statement();
+      this.closeNodes(runId, status);
+    },
+  };
+}

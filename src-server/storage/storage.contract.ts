@@ -1,0 +1,280 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PROJECT_ID } from '../contracts/tenancy';
+import type { PendingGate } from '../contracts/runs';
+import type { EventStore, Lease, NewRun, NodeStore, NodeWrite, RunStore } from './types';
+
+/** The stores under test, fresh, and how to let them go. */
+export interface StoresUnderTest {
+  runs: RunStore;
+  events: EventStore;
+  nodes: NodeStore;
+  close(): Promise<void>;
+}
+
+const GATE: PendingGate = {
+  node: 'gate',
+  question: 'Publish?',
+  required_context: ['analysis'],
+  context: { analysis: 'the analysis' },
+  decide_role: 'member',
+  approvals_needed: 2,
+  on_expiry: null,
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The behaviour the run engine relies on from its stores (storage/types.ts), one suite for every implementation:
+ * PostgreSQL (test/storage/postgres-stores.int.test.ts) and the in-memory twins (memory/memory-stores.test.ts). A
+ * twin that passed tests the database would fail would make the engine's unit tests lie.
+ */
+export function storageContract(name: string, open: () => Promise<StoresUnderTest>): void {
+  describe(`the run engine's stores: ${name}`, () => {
+    let stores: StoresUnderTest;
+    beforeAll(async () => {
+      stores = await open();
+    });
+    afterAll(async () => {
+      await stores?.close();
+    });
+
+    const lease: Lease = { owner: 'process-a', leaseS: 30 };
+    const newRun = (extra: Partial<NewRun> = {}): NewRun => ({
+      id: randomUUID(),
+      threadId: randomUUID(),
+      newThread: { projectId: DEFAULT_PROJECT_ID },
+      agent: 'review',
+      model: 'fake-model',
+      message: 'review this',
+      projectPath: null,
+      createdBy: randomUUID(),
+      forkedFrom: null,
+      localRuntime: true,
+      localCap: null,
+      ...extra,
+    });
+    const event = (runId: string, seq: number, type = 'token') => ({
+      runId,
+      seq,
+      type,
+      data: JSON.stringify({ type, n: seq }),
+    });
+    /** A run started by process-a and paused at its gate, its gate_waiting under id 3. */
+    async function waitingRun(expiresAt: Date | null = null) {
+      const run = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      await stores.events.append([event(run.id, 1, 'run_start'), event(run.id, 2)]);
+      expect(
+        await stores.runs.pause(run.id, lease.owner, { gate: GATE, checkpointId: 'cp-1', expiresAt }, [
+          event(run.id, 3, 'gate_waiting'),
+        ]),
+      ).toBe(true);
+      return run;
+    }
+
+    it('starts a run, with its thread, leased to its process', async () => {
+      const run = newRun();
+      expect(await stores.runs.start(run, lease, 10_000)).toEqual({ outcome: 'started' });
+      expect(await stores.runs.get(run.id)).toMatchObject({
+        id: run.id,
+        threadId: run.threadId,
+        projectId: DEFAULT_PROJECT_ID,
+        status: 'running',
+        attempts: 1,
+        seqReserved: 10_000,
+        eventSeq: 0,
+        resume: null,
+      });
+      expect(await stores.runs.progress(run.id)).toEqual({ status: 'running', eventSeq: 0, executing: true });
+      expect(await stores.runs.renewLeases(lease)).toContain(run.id);
+    });
+
+    it('writes nothing for a thread with an active run, and answers that run', async () => {
+      const first = newRun();
+      await stores.runs.start(first, lease, 10_000);
+      const second = newRun({ threadId: first.threadId, newThread: null });
+      expect(await stores.runs.start(second, lease, 10_000)).toEqual({
+        outcome: 'active',
+        active: { id: first.id, status: 'running' },
+      });
+      expect(await stores.runs.get(second.id)).toBeUndefined();
+    });
+
+    it("holds a user's local-runtime runs to her limit, counting no cloud run", async () => {
+      const user = randomUUID();
+      await stores.runs.start(newRun({ createdBy: user, localCap: 2 }), lease, 10_000);
+      await stores.runs.start(newRun({ createdBy: user, localRuntime: false, localCap: 2 }), lease, 10_000);
+      await stores.runs.start(newRun({ createdBy: user, localCap: 2 }), lease, 10_000);
+      const refused = newRun({ createdBy: user, localCap: 2 });
+      expect(await stores.runs.start(refused, lease, 10_000)).toEqual({ outcome: 'over_limit', going: 2 });
+      expect(await stores.runs.get(refused.id)).toBeUndefined();
+      expect(
+        await stores.runs.start(newRun({ createdBy: user, localRuntime: false, localCap: 2 }), lease, 10_000),
+      ).toEqual({ outcome: 'started' });
+    });
+
+    it('lets exactly one process claim a run whose lease lapsed, and counts the attempt', async () => {
+      const run = newRun();
+      await stores.runs.start(run, { owner: 'dead', leaseS: 0.05 }, 10_000);
+      await sleep(120);
+      const claims = await Promise.all(
+        ['process-b', 'process-c'].map((owner) => stores.runs.claimLapsed({ owner, leaseS: 30 })),
+      );
+      const claimed = claims.filter((c) => c?.id === run.id);
+      expect(claimed).toHaveLength(1);
+      expect(claimed[0]).toMatchObject({ status: 'running', attempts: 2 });
+    });
+
+    it('ends a leg at a gate with its last event, only for the process that holds the run', async () => {
+      const run = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      const paused = { gate: GATE, checkpointId: 'cp-1', expiresAt: null };
+      expect(await stores.runs.pause(run.id, 'someone-else', paused, [event(run.id, 1, 'gate_waiting')])).toBe(false);
+      expect(await stores.events.after(run.id, 0, 10)).toEqual([]);
+      expect(await stores.runs.pause(run.id, lease.owner, paused, [event(run.id, 1, 'gate_waiting')])).toBe(true);
+      expect(await stores.runs.progress(run.id)).toEqual({ status: 'waiting_approval', eventSeq: 1, executing: false });
+      expect((await stores.events.after(run.id, 0, 10)).map((e) => e.type)).toEqual(['gate_waiting']);
+    });
+
+    it('finishes a run once, with its final event', async () => {
+      const run = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      const done = [event(run.id, 1, 'run_done')];
+      expect(await stores.runs.finish(run.id, lease.owner, { status: 'completed', output: 'ok' }, done)).toBe(true);
+      expect(await stores.runs.progress(run.id)).toEqual({ status: 'completed', eventSeq: 1, executing: false });
+      const again = [event(run.id, 2, 'run_error')];
+      expect(await stores.runs.finish(run.id, lease.owner, { status: 'error', errorDetail: 'x' }, again)).toBe(false);
+      expect((await stores.events.after(run.id, 0, 10)).map((e) => e.type)).toEqual(['run_done']);
+      expect(await stores.runs.renewLeases(lease)).not.toContain(run.id);
+    });
+
+    it('cancels a running or waiting run once, storing its run_cancelled after every reserved id', async () => {
+      const run = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      await stores.nodes.write([nodeWrite(run.id, 'intake#1', 'intake')]);
+      expect(await stores.runs.cancel(run.id, 'enough')).toBe(true);
+      expect(await stores.runs.cancel(run.id, 'again')).toBe(false);
+      const stored = await stores.events.after(run.id, 0, 10);
+      expect(stored.map((e) => [e.seq, e.type])).toEqual([[10_001, 'run_cancelled']]);
+      expect(JSON.parse(stored[0]!.data)).toEqual({ type: 'run_cancelled', run_id: run.id, reason: 'enough' });
+      expect(await stores.runs.get(run.id)).toMatchObject({
+        status: 'cancelled',
+        endReason: 'enough',
+        eventSeq: 10_001,
+      });
+      expect(await stores.nodes.dropRunning(run.id)).toEqual([]);
+
+      const waiting = await waitingRun();
+      expect(await stores.runs.cancel(waiting.id, null)).toBe(true);
+      expect(await stores.runs.progress(waiting.id)).toMatchObject({ status: 'cancelled' });
+    });
+
+    it('records decisions at a stop, one approval a person a round, and claims the run to resume', async () => {
+      const run = await waitingRun();
+      const decision = {
+        kind: 'approve' as const,
+        decidedBy: { id: 'ann', name: 'Ann' },
+        role: 'member' as const,
+        round: 0,
+        reason: null,
+        edits: null,
+        response: null,
+        routeTo: null,
+        outcome: null,
+      };
+      await stores.runs.atStop(run.id, async (stop) => {
+        expect(stop?.run).toMatchObject({ id: run.id, eventSeq: 3, pendingGate: GATE, gateCheckpointId: 'cp-1' });
+        expect(await stop!.record(decision)).toBe(true);
+        expect(await stop!.record(decision)).toBe(false);
+        expect(await stop!.record({ ...decision, kind: 'edit', round: 1, edits: { analysis: 'better' } })).toBe(true);
+        await stop!.showEdits({ analysis: 'better' });
+      });
+      await stores.runs.atStop(run.id, async (stop) => {
+        expect(stop!.run.pendingGate.context).toEqual({ analysis: 'better' });
+        const recorded = await stop!.decisions();
+        expect(recorded.map((d) => [d.kind, d.decidedBy.name, d.round])).toEqual([
+          ['approve', 'Ann', 0],
+          ['edit', 'Ann', 1],
+        ]);
+        const resume = {
+          decision: { kind: 'approve' as const, reason: null, deciders: ['Ann'] },
+          checkpointId: 'cp-1',
+        };
+        await stop!.claim(resume, { owner: 'process-b', leaseS: 30 }, 20_000);
+      });
+      expect(await stores.runs.get(run.id)).toMatchObject({
+        status: 'running',
+        attempts: 1,
+        seqReserved: 20_000,
+        resume: { decision: { kind: 'approve', deciders: ['Ann'] }, checkpointId: 'cp-1' },
+      });
+      await stores.runs.atStop(run.id, async (stop) => expect(stop).toBeUndefined());
+    });
+
+    it('hands over one gate whose deadline passed, to one process', async () => {
+      const lapsed = await waitingRun(new Date(Date.now() - 1000));
+      const later = await waitingRun(new Date(Date.now() + 60_000));
+      const seen: string[] = [];
+      for (;;) {
+        const id = await stores.runs.atExpiredStop(async (stop) => stop.run.id);
+        if (!id || seen.includes(id)) break;
+        seen.push(id);
+        // Expired, it is resumed: no longer waiting.
+        await stores.runs.atStop(id, async (stop) =>
+          stop!.claim(
+            { decision: { kind: 'expire', reason: null, deciders: ['expiry'] }, checkpointId: null },
+            lease,
+            1,
+          ),
+        );
+      }
+      expect(seen).toContain(lapsed.id);
+      expect(seen).not.toContain(later.id);
+    });
+
+    it('stores events once under their run and id, and reads them in pages', async () => {
+      const run = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      await stores.events.append([event(run.id, 1), event(run.id, 2), event(run.id, 3)]);
+      await stores.events.append([event(run.id, 2, 'other'), event(run.id, 4)]);
+      expect((await stores.events.after(run.id, 0, 10)).map((e) => [e.seq, e.type])).toEqual([
+        [1, 'token'],
+        [2, 'token'],
+        [3, 'token'],
+        [4, 'token'],
+      ]);
+      expect((await stores.events.after(run.id, 1, 2)).map((e) => e.seq)).toEqual([2, 3]);
+      expect(await stores.events.lastSeq(run.id)).toBe(4);
+      expect(await stores.events.lastSeq(randomUUID())).toBe(0);
+    });
+
+    it('writes node rows whole under their key, drops the running ones of a dead leg, closes the open ones', async () => {
+      const run = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      await stores.nodes.write([nodeWrite(run.id, 'intake#1', 'intake'), nodeWrite(run.id, 'analysis#1', 'analysis')]);
+      await stores.nodes.write([{ ...nodeWrite(run.id, 'intake#1', 'intake'), status: 'completed', exitedAt: 0 }]);
+      expect(await stores.nodes.dropRunning(run.id)).toEqual(['analysis']);
+      await stores.nodes.write([nodeWrite(run.id, 'gate#1', 'gate', 'waiting_approval')]);
+      await stores.nodes.closeOpen(run.id, 'cancelled');
+      expect(await stores.nodes.dropRunning(run.id)).toEqual([]);
+    });
+  });
+}
+
+function nodeWrite(runId: string, key: string, node: string, status: NodeWrite['status'] = 'running'): NodeWrite {
+  return {
+    runId,
+    key,
+    node,
+    status,
+    output: '',
+    enteredAt: performance.now(),
+    exitedAt: null,
+    queueWaitMs: null,
+    promptTokens: null,
+    outputTokens: null,
+    warnings: [],
+    thinking: null,
+  };
+}

@@ -1,0 +1,22 @@
+import { runEventsRepository } from '../../src-server/db/run-events.repository';
+import { runNodesRepository } from '../../src-server/db/run-nodes.repository';
+import { runsRepository } from '../../src-server/db/runs.repository';
+import { createPool } from '../../src-server/db/pool';
+import { initDb } from '../../src-server/db/schema';
+import { storageContract } from '../../src-server/storage/storage.contract';
+import { createTestDatabase } from '../helpers/database';
+
+storageContract('PostgreSQL', async () => {
+  const db = await createTestDatabase();
+  const pool = createPool(db.url);
+  await initDb(pool);
+  return {
+    runs: runsRepository(pool),
+    events: runEventsRepository(pool),
+    nodes: runNodesRepository(pool),
+    close: async () => {
+      await pool.end();
+      await db.drop();
+    },
+  };
+});
