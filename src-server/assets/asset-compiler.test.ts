@@ -5,7 +5,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadCatalog } from './catalog';
-import { RuntimeContractSchema } from './runtime-contract';
 import { GraphLayoutSchema, ManifestSchema } from '../contracts/assets';
 import { checkLayout, compileAssets, DEFAULT_LAYOUTS, fieldName, writeGenerated } from './asset-compiler';
 
@@ -67,7 +66,7 @@ const cli = (...args: string[]) => [
 ];
 
 describe('the shipped assets', () => {
-  it('build into manifests, layouts and a runtime contract that match the schemas and load in the server', () => {
+  it('build into manifests and layouts that match the schemas and load in the server', () => {
     const out = path.join(tempDir('svc-gen-'), 'generated');
     writeGenerated(out, compileAssets(path.join(root, 'assets')));
     const read = (file: string) => JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
@@ -115,45 +114,32 @@ describe('the shipped assets', () => {
     ]);
     expect(catalog.get('repo-summary')!.manifest.phases.map((p) => p.id)).toEqual(['dispatch', 'execute', 'summarize']);
 
-    const contract = RuntimeContractSchema.parse(read('runtime-contract.json'));
-    expect(Object.keys(contract.assets).sort()).toEqual([
-      'change-review',
-      'explain-error',
-      'incident-triage',
-      'repo-summary',
-    ]);
-    const review = contract.assets['change-review']!;
-    expect(review).toMatchObject({ kind: 'agent', graph: 'default-agent', category: 'review', entry: 'intake' });
-    expect(review.gates).toEqual([
-      {
-        node: 'gate',
-        question: 'Publish this review to the author?',
-        required_context: ['analysis'],
-        approved: 'output',
-        rejected: 'cancelled',
-      },
-    ]);
-    expect(review.edges).toEqual([
-      { from: 'intake', to: 'analysis' },
-      { from: 'analysis', to: 'gate' },
-      { from: 'gate', to: 'output', condition: 'approved' },
-      { from: 'gate', to: 'cancelled', condition: 'rejected' },
-    ]);
-    expect(contract.assets['repo-summary']!.gates).toEqual([]);
+    // The generated manifests and layouts are the runtime contract: nothing else is written.
+    expect(
+      fs
+        .readdirSync(out)
+        .filter((f) => !f.startsWith('.'))
+        .sort(),
+    ).toEqual(['graphs', 'manifests']);
   });
 
   it('builds from the command line into generated/ with one summary line', () => {
     const out = path.join(tempDir('svc-gen-'), 'generated');
     const stdout = execFileSync(process.execPath, cli(path.join(root, 'assets'), out), { cwd: root, encoding: 'utf8' });
     expect(stdout).toMatch(/^build-assets: 2 agents, 2 commands, 3 graph layouts → \S+\n$/);
-    expect(fs.existsSync(path.join(out, 'runtime-contract.json'))).toBe(true);
+    expect(
+      fs
+        .readdirSync(out)
+        .filter((f) => !f.startsWith('.'))
+        .sort(),
+    ).toEqual(['graphs', 'manifests']);
   });
 });
 
 describe('compiling', () => {
   it('fills in every node of the layout in graph order, with defaults', () => {
     const scrambled = { ...triageLike, nodes: [...triageLike.nodes].reverse() };
-    const { manifests, contract } = compileAssets(
+    const { manifests } = compileAssets(
       assets({
         'graphs/flow.json': layout(scrambled),
         'agents/demo.md': asset('name: demo\ndescription: A demo.\ncategory: flow\nphases:\n  a:\n    name: First'),
@@ -184,15 +170,6 @@ describe('compiling', () => {
       instructions: 'Do the work well.',
       source: 'assets/agents/demo.md',
     });
-    expect(contract.assets.demo!.gates).toEqual([
-      {
-        node: 'g',
-        question: 'Approve the result of First and continue?',
-        required_context: [],
-        approved: 'b',
-        rejected: 'stop',
-      },
-    ]);
   });
 
   it("reads a gate's options: who decides, how many approve, when it expires and what happens then", () => {

@@ -3,12 +3,6 @@ import path from 'node:path';
 import YAML, { YAMLError } from 'yaml';
 import { z } from 'zod';
 import {
-  RUNTIME_CONTRACT_FILE,
-  RuntimeContractSchema,
-  type GateContract,
-  type RuntimeContract,
-} from './runtime-contract';
-import {
   DEFAULT_GATE_POLICY,
   GraphLayoutSchema,
   NODE_ID_PATTERN,
@@ -31,8 +25,8 @@ import { errorMessage } from '../contracts/errors';
  * Turns asset files into what the server loads:
  *   assets/agents/*.md, assets/commands/*.md  (YAML frontmatter + markdown instructions)
  *   assets/graphs/<name>.json                 (custom layouts, chosen by an agent's `category`)
- * into generated/manifests/{agents,commands}/<name>.json, generated/graphs/<layout>.json and
- * generated/runtime-contract.json.
+ * into generated/manifests/{agents,commands}/<name>.json and generated/graphs/<layout>.json: the runtime
+ * contract the server loads (GET /agents/{name}/graph-definition shows its projection).
  *
  * A graph ends at a node without outgoing edges; there is no explicit end node, and `__end__` is not a
  * valid edge target. Only a gate's edges carry a condition: exactly one `approved` and one `rejected`,
@@ -492,26 +486,10 @@ function defaultQuestion(layout: GraphLayout, gate: string, given: Record<string
   return `Approve the result of ${given[node.id]?.name ?? node.name ?? node.id} and continue?`;
 }
 
-function gatesOf(layout: GraphLayout, phases: readonly Phase[]): GateContract[] {
-  return phases
-    .filter((p) => p.kind === 'gate')
-    .map((p) => {
-      const to = (condition: string) => layout.edges.find((e) => e.from === p.id && e.condition === condition)!.to;
-      return {
-        node: p.id,
-        question: p.approval_question!,
-        required_context: p.required_approval_context,
-        approved: to('approved'),
-        rejected: to('rejected'),
-      };
-    });
-}
-
 export interface CompiledAssets {
   manifests: Manifest[];
   /** Every layout, built-in and custom, used or not. */
   layouts: GraphLayout[];
-  contract: RuntimeContract;
 }
 
 /** Reads every asset under `assetsDir`; throws an AssetError naming the file and field of the first problem. */
@@ -542,26 +520,7 @@ export function compileAssets(assetsDir: string): CompiledAssets {
     }
   }
   const layouts = new Map([...Object.values(DEFAULT_LAYOUTS), ...customLayouts.values()].map((l) => [l.name, l]));
-  const contract = RuntimeContractSchema.parse({
-    assets: Object.fromEntries(
-      manifests.map((m) => {
-        const layout = layouts.get(m.graph)!;
-        return [
-          m.name,
-          {
-            kind: m.kind,
-            graph: m.graph,
-            category: m.category,
-            entry: layout.entry,
-            phases: m.phases,
-            edges: layout.edges,
-            gates: gatesOf(layout, m.phases),
-          },
-        ];
-      }),
-    ),
-  });
-  return { manifests, layouts: [...layouts.values()], contract };
+  return { manifests, layouts: [...layouts.values()] };
 }
 
 const errno = (error: unknown) => (error as NodeJS.ErrnoException).code;
@@ -581,7 +540,6 @@ export function writeGenerated(outDir: string, compiled: CompiledAssets): void {
     for (const m of compiled.manifests)
       write(`manifests/${m.kind === 'agent' ? 'agents' : 'commands'}/${m.name}.json`, m);
     for (const layout of compiled.layouts) write(`graphs/${layout.name}.json`, layout);
-    write(RUNTIME_CONTRACT_FILE, compiled.contract);
     // The repository keeps the empty generated/ folder through this file.
     fs.writeFileSync(path.join(staging, '.gitkeep'), '');
     swapIn(staging, outDir);

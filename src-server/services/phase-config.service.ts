@@ -71,7 +71,7 @@ function validate(entry: CatalogEntry, node: string, config: NodeConfig): void {
 /**
  * Per-phase overrides, kept per organisation and per project, applied to every later run of the agent: a run uses,
  * node by node, its project's own record when there is one, else its organisation's.
- * Contract defaults come from the generated runtime contract; overrides are shown apart from them.
+ * Defaults come from the agent's generated manifest; overrides are shown apart from them.
  */
 export function phaseConfigService(deps: PhaseConfigDeps) {
   const { catalog, access, configs } = deps;
