@@ -16,14 +16,14 @@ import { api } from './http';
  * What a person decides at a gate: go on, go on with the gated texts changed (node id → new text), send the phase
  * before the gate back to work with feedback, or stop. The reason is optional and kept with the decision.
  */
-export type GateDecision =
+export type DecisionChoice =
   | { kind: 'approve'; reason?: string }
   | { kind: 'edit'; edits: Record<string, string>; reason?: string }
   | { kind: 'respond'; response: string; reason?: string }
   | { kind: 'reject'; reason?: string };
 
 /** The endpoint and body of a decision; an empty reason is left out rather than recorded as one. */
-export function decisionRequest(decision: GateDecision): {
+export function decisionRequest(decision: DecisionChoice): {
   action: 'approve' | 'reject' | 'respond';
   body: ApproveBody | RespondBody;
 } {
@@ -59,7 +59,7 @@ export const threadsApi = {
    * phase before the gate back to work. The answer says where to follow the run from, or, when the gate needs more
    * approvals than this one, the approvals so far (the run keeps waiting and nothing is streamed).
    */
-  decideGate: (threadId: string, gate: string, decision: GateDecision) => {
+  decideGate: (threadId: string, gate: string, decision: DecisionChoice) => {
     const { action, body } = decisionRequest(decision);
     return api(`/threads/${threadId}/gates/${encodeURIComponent(gate)}/${action}`, {
       method: 'POST',

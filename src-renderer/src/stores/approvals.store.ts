@@ -3,7 +3,7 @@ import type { ApprovalItem } from '@contracts/runs';
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
 import { approvalsApi } from '../api/approvals.api';
-import { threadsApi, type GateDecision } from '../api/threads.api';
+import { threadsApi, type DecisionChoice } from '../api/threads.api';
 import { approvedBy, outcomeText } from './gate-decision';
 import { useRunsStore } from './runs.store';
 import { useSessionStore } from './session.store';
@@ -65,7 +65,7 @@ export const useApprovalsStore = defineStore('approvals', () => {
     timer = setInterval(() => void refresh(), everyMs);
   }
 
-  async function decide(item: ApprovalItem, decision: GateDecision): Promise<void> {
+  async function decide(item: ApprovalItem, decision: DecisionChoice): Promise<void> {
     const key = itemKey(item);
     busy.value = key;
     try {

@@ -155,7 +155,9 @@ describe('a run whose events were pruned', () => {
       warnings: ['Answer cut for intake: stopped at its length.'],
     });
     expect(
-      fromRows.transcript.map((entry) => (entry.decision ? `${entry.decision.kind} ${entry.decision.by}` : entry.text)),
+      fromRows.transcript.map((entry) =>
+        entry.decision ? `${entry.decision.kind} ${entry.decision.deciders}` : entry.text,
+      ),
     ).toEqual(['Intake.', 'First.', 'respond Ben', 'Second.', 'approve Ada', 'approve Ben', 'Published.']);
     expect(fromRows.transcript[0]!.thinking).toBe('Small diff.');
     expect(fromRows.figures.output).toMatchObject({ enteredAt: 1021_000, exitedAt: 1022_000, outputTokens: 10 });

@@ -53,7 +53,7 @@ describe('a decision in words', () => {
       decided_at: '2026-01-01T12:30:00Z',
     };
     // The clock is named no one: the record's `expiry` is not a person.
-    expect(noteFromRecord({ ...record, decision: 'expire' })).toMatchObject({ by: [], outcome: 'approve' });
+    expect(noteFromRecord({ ...record, decision: 'expire' })).toMatchObject({ deciders: [], outcome: 'approve' });
     expect(decisionSummary(noteFromRecord({ ...record, decision: 'expire' }))).toBe(
       'Expired: approved by its deadline rule',
     );

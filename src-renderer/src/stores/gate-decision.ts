@@ -1,31 +1,20 @@
 import type { RunEventOf } from '@contracts/events';
 import type { GateExpiry } from '@contracts/assets';
-import type { GateApprovals, GateDecisionKind, GateDecisionRecord, PendingGate, RunAccepted } from '@contracts/runs';
+import type { GateApprovals, GateDecision, GateDecisionRecord, PendingGate, RunAccepted } from '@contracts/runs';
 import type { Role } from '@contracts/tenancy';
-import type { GateDecision } from '../api/threads.api';
+import type { DecisionChoice } from '../api/threads.api';
 
 /**
- * A decision at a gate as the transcript, the approval card and the History tab show it, whether it came from a
- * live event or from the stored record (which adds the role and the time).
+ * A decision at a gate as the transcript, the approval card and the History tab show it: the decision itself, in the
+ * one shape the server's graph and its events use (contracts' GateDecision), with where and, from a stored record,
+ * by whose role and when it was taken.
  */
-export interface DecisionNote {
-  kind: GateDecisionKind;
+export type DecisionNote = GateDecision & {
   gate: string;
-  /** Who decided, by name; empty when the gate expired (or the event did not say). */
-  by: string[];
   role: Role | null;
-  reason: string | null;
-  /** edit: node id → the text that replaced that phase's output. */
-  edits: Record<string, string> | null;
-  /** respond: the feedback the phase before the gate ran again with. */
-  response: string | null;
-  /** respond: the phase sent back to work; expire with outcome `route`: the phase the run continued at. */
-  to: string | null;
-  /** expire: what the gate's expiry did. */
-  outcome: 'approve' | 'reject' | 'route' | null;
   /** ISO 8601, from a stored record; a live event has none. */
   at: string | null;
-}
+};
 
 type DecisionEvent = RunEventOf<'gate_approved' | 'gate_edited' | 'gate_responded' | 'gate_rejected' | 'gate_expired'>;
 
@@ -35,36 +24,25 @@ const deciders = (event: { deciders?: string[]; by?: string | string[] }) =>
 
 /** A decision event of a run stream as a note. */
 export function noteFromEvent(event: DecisionEvent): DecisionNote {
-  const note: DecisionNote = {
-    kind: 'approve',
-    gate: event.node,
-    by: [],
-    role: null,
-    reason: null,
-    edits: null,
-    response: null,
-    to: null,
-    outcome: null,
-    at: null,
-  };
+  const note = { gate: event.node, role: null, at: null };
   switch (event.type) {
     case 'gate_approved':
-      return { ...note, by: deciders(event), reason: event.reason };
+      return { ...note, kind: 'approve', deciders: deciders(event), reason: event.reason };
     case 'gate_edited':
-      return { ...note, kind: 'edit', by: deciders(event), reason: event.reason, edits: event.edits };
+      return { ...note, kind: 'edit', deciders: deciders(event), reason: event.reason, edits: event.edits };
     case 'gate_responded':
       return {
         ...note,
         kind: 'respond',
-        by: deciders(event),
+        deciders: deciders(event),
         reason: event.reason,
         response: event.response,
         to: event.to,
       };
     case 'gate_rejected':
-      return { ...note, kind: 'reject', by: deciders(event), reason: event.reason };
+      return { ...note, kind: 'reject', deciders: deciders(event), reason: event.reason };
     case 'gate_expired':
-      return { ...note, kind: 'expire', outcome: event.outcome, to: event.to };
+      return { ...note, kind: 'expire', deciders: [], reason: null, outcome: event.outcome, to: event.to };
   }
 }
 
@@ -73,13 +51,13 @@ export function noteFromRecord(record: GateDecisionRecord): DecisionNote {
   return {
     kind: record.decision,
     gate: record.gate,
-    by: record.decision === 'expire' ? [] : [record.decided_by.name],
+    deciders: record.decision === 'expire' ? [] : [record.decided_by.name],
     role: record.role,
     reason: record.reason,
-    edits: record.edits,
-    response: record.response,
+    edits: record.edits ?? undefined,
+    response: record.response ?? undefined,
     to: record.route_to,
-    outcome: record.outcome,
+    outcome: record.outcome ?? undefined,
     at: record.decided_at,
   };
 }
@@ -89,7 +67,7 @@ const listOf = (people: string[]) =>
 
 /** "Approved by Ada", "Sent back to analysis by Ben", "Expired: rejected", … */
 export function decisionSummary(note: DecisionNote): string {
-  const by = note.by.length ? ` by ${listOf(note.by)}` : '';
+  const by = note.deciders.length ? ` by ${listOf(note.deciders)}` : '';
   switch (note.kind) {
     case 'approve':
       return `Approved${by}`;
@@ -192,7 +170,7 @@ export function changedTexts(original: Record<string, string>, drafts: Record<st
 }
 
 /** What became of a decision someone just took, said to them (and to screen readers). */
-export function outcomeText(decision: GateDecision, accepted: RunAccepted): string {
+export function outcomeText(decision: DecisionChoice, accepted: RunAccepted): string {
   const more = stillNeeded(accepted.approvals ?? null);
   if (accepted.status === 'waiting_approval' && accepted.approvals && more !== null)
     return `Your approval is recorded: ${approvalsText(accepted.approvals)}. The gate waits for ${more} more.`;

@@ -263,13 +263,10 @@ describe('decisions at a gate in the run view', () => {
       decision: {
         kind: 'edit',
         gate: 'gate',
-        by: ['Ada'],
+        deciders: ['Ada'],
         role: null,
         reason: 'tone',
         edits: { analysis: 'The analysis, as edited.' },
-        response: null,
-        to: null,
-        outcome: null,
         at: null,
       },
     });
@@ -295,7 +292,7 @@ describe('decisions at a gate in the run view', () => {
     expect(view.figures.analysis).toBeUndefined();
     expect(view.transcript.at(-1)!.decision).toMatchObject({
       kind: 'respond',
-      by: ['Ben'],
+      deciders: ['Ben'],
       to: 'analysis',
       response: 'Say more about the tests.',
     });
@@ -326,7 +323,7 @@ describe('decisions at a gate in the run view', () => {
   it('approvals and rejections say who decided; a rejection ends at the gate', () => {
     const approved = fold([...toTheGate, { type: 'gate_approved', node: 'gate', reason: null, by: ['Ada', 'Ben'] }]);
     expect(approved.phases.gate).toBe('gate_passed');
-    expect(approved.transcript.at(-1)!.decision).toMatchObject({ kind: 'approve', by: ['Ada', 'Ben'] });
+    expect(approved.transcript.at(-1)!.decision).toMatchObject({ kind: 'approve', deciders: ['Ada', 'Ben'] });
     const rejected = fold([
       ...toTheGate,
       { type: 'gate_rejected', node: 'gate', reason: 'not now', by: 'Ben' },
@@ -334,13 +331,13 @@ describe('decisions at a gate in the run view', () => {
     ]);
     expect(rejected.phases.gate).toBe('gate_rejected');
     expect(rejected).toMatchObject({ status: 'rejected', pendingGate: null, approvals: null });
-    expect(rejected.transcript.at(-1)!.decision).toMatchObject({ kind: 'reject', by: ['Ben'], reason: 'not now' });
+    expect(rejected.transcript.at(-1)!.decision).toMatchObject({ kind: 'reject', deciders: ['Ben'], reason: 'not now' });
     // An event without `by` (an older server) reads as a decision by nobody named.
-    expect(fold([{ type: 'gate_approved', node: 'gate', reason: null }]).transcript[0]!.decision!.by).toEqual([]);
+    expect(fold([{ type: 'gate_approved', node: 'gate', reason: null }]).transcript[0]!.decision!.deciders).toEqual([]);
   });
 
   it('reads who decided from `deciders`, a list on every decision, before the deprecated `by`', () => {
-    const decided = (event: RunEvent) => fold([...toTheGate, event]).transcript.at(-1)!.decision!.by;
+    const decided = (event: RunEvent) => fold([...toTheGate, event]).transcript.at(-1)!.decision!.deciders;
     expect(decided({ type: 'gate_rejected', node: 'gate', reason: null, deciders: ['Ben'], by: 'Ben' })).toEqual([
       'Ben',
     ]);
@@ -429,7 +426,9 @@ describe('a stored run settled by its record', () => {
 describe('the transcript as recorded', () => {
   const transcriptOf = (view: RunView) =>
     recordedTranscript(view).map((entry) =>
-      entry.decision ? `${entry.decision.kind} by ${entry.decision.by.join('+')} (${entry.decision.role})` : entry.text,
+      entry.decision
+        ? `${entry.decision.kind} by ${entry.decision.deciders.join('+')} (${entry.decision.role})`
+        : entry.text,
     );
 
   it('shows each approval of a gate two people approved where the gate was passed, with their roles', () => {

@@ -421,7 +421,7 @@ function recordsOf(note: DecisionNote, queue: GateDecisionRecord[]): GateDecisio
     let count = 0;
     const approving = (record: GateDecisionRecord | undefined) =>
       record?.decision === 'approve' || record?.decision === 'edit';
-    while (count < Math.max(1, note.by.length) && approving(queue[count])) count++;
+    while (count < Math.max(1, note.deciders.length) && approving(queue[count])) count++;
     return queue.splice(0, count);
   }
   const at = queue.findIndex((record) => record.decision === note.kind);

@@ -2,7 +2,7 @@ import { defineStore } from 'pinia';
 import { computed, ref, watch } from 'vue';
 import { runsApi } from '../api/runs.api';
 import type { EventHandler } from '../api/sse-client';
-import { threadsApi, type GateDecision } from '../api/threads.api';
+import { threadsApi, type DecisionChoice } from '../api/threads.api';
 import { TokenBatcher } from './frame-batch';
 import { followStream } from './follow';
 import { sameStop } from './gate-decision';
@@ -203,7 +203,7 @@ export const useRunsStore = defineStore('runs', () => {
   }
 
   /** Approve, edit, respond or reject at the gate on screen. */
-  async function decide(decision: GateDecision): Promise<void> {
+  async function decide(decision: DecisionChoice): Promise<void> {
     const { threadId, runId, pendingGate } = view.value;
     if (!threadId || !runId || !pendingGate || deciding.value) return;
     deciding.value = true;
