@@ -101,6 +101,12 @@ const schema = z.object({
    */
   RUN_MAX_ACTIVE: int(1).default(1000),
   /**
+   * How long the work of a run in progress (its events, node rows, checkpoints, queue tickets) waits for the database
+   * when it goes away (a restart, every connection busy). Past it the leg ends and the run is taken over from its last
+   * checkpoint once the database is back. Requests do not wait: they answer 503.
+   */
+  DATABASE_WAIT_S: positive.default(15),
+  /**
    * Connections this process keeps to PostgreSQL for its work (one more listens for notifications). Each process of
    * a cluster has its own: keep processes × (this + 1) under the server's max_connections (docs/configuration.md).
    */

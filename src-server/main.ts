@@ -55,7 +55,7 @@ export class StartupError extends Error {
 
 export interface StartOptions {
   config: Config;
-  /** Where the build script wrote manifests, layouts and the runtime contract. */
+  /** Where the build script wrote manifests and layouts. */
   generatedDir?: string;
 }
 
@@ -136,7 +136,7 @@ export async function startServer({
     pool = createPool(databaseUrl, config.DATABASE_POOL_MAX);
 
     // 1. connect and set up the checkpointer
-    const checkpointer = new CheckpointSaver(pool, { schema: CHECKPOINT_SCHEMA });
+    const checkpointer = new CheckpointSaver(pool, { schema: CHECKPOINT_SCHEMA, waitS: config.DATABASE_WAIT_S });
     try {
       await withAdvisoryLock(pool, MIGRATION_LOCK_KEY, () => checkpointer.setup());
     } catch (error) {
@@ -161,7 +161,7 @@ export async function startServer({
     const phaseConfig = phaseConfigService({ catalog, access, configs: nodeConfigsRepository(pool) });
     // This process, as the owner of the runs it executes and of its local-runtime queue tickets.
     const owner = `${process.pid}-${randomUUID()}`;
-    const queue = new LocalQueue(llmQueueRepository(pool), {
+    const queue = new LocalQueue(llmQueueRepository(pool, config.DATABASE_WAIT_S), {
       slots: config.LOCAL_LLM_MAX_CONCURRENT,
       timeoutS: config.LOCAL_LLM_QUEUE_TIMEOUT_S,
       owner,
@@ -196,6 +196,7 @@ export async function startServer({
       leaseS: config.RUN_LEASE_S,
       maxAttempts: config.RUN_MAX_ATTEMPTS,
       maxActive: config.RUN_MAX_ACTIVE,
+      databaseWaitS: config.DATABASE_WAIT_S,
       pollMs: 1000,
       log: getLogger('svc.engine'),
       failures: getLogger('svc.sse'),

@@ -23,12 +23,15 @@ import { whileUnavailable } from './retry';
  */
 export class CheckpointSaver extends PostgresSaver {
   private readonly tables: { checkpoints: string; blobs: string; writes: string };
+  private readonly waitMs: number;
 
+  /** `waitS`: how long a read or write waits for the database to come back (DATABASE_WAIT_S). */
   constructor(
     private readonly db: pg.Pool,
-    options: { schema: string },
+    options: { schema: string; waitS: number },
   ) {
-    super(db, undefined, options);
+    super(db, undefined, { schema: options.schema });
+    this.waitMs = options.waitS * 1000;
     const schema = `"${options.schema}"`;
     this.tables = {
       checkpoints: `${schema}.checkpoints`,
@@ -42,7 +45,7 @@ export class CheckpointSaver extends PostgresSaver {
   }
 
   override getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    return whileUnavailable('reading a checkpoint', () => super.getTuple(config));
+    return whileUnavailable('reading a checkpoint', () => super.getTuple(config), this.waitMs);
   }
 
   override async put(
@@ -58,9 +61,11 @@ export class CheckpointSaver extends PostgresSaver {
       this._dumpMetadata(metadata),
     ]);
     const column = (i: number) => blobs.map((blob) => blob[i]);
-    await whileUnavailable('writing a checkpoint', () =>
-      this.db.query(
-        `WITH blobs AS (
+    await whileUnavailable(
+      'writing a checkpoint',
+      () =>
+        this.db.query(
+          `WITH blobs AS (
            INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[])
            ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
@@ -70,21 +75,22 @@ export class CheckpointSaver extends PostgresSaver {
          VALUES ($7, $8, $9, $10, $11, $12)
          ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
          DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`,
-        [
-          column(0),
-          column(1),
-          column(2),
-          column(3),
-          column(4),
-          column(5).map((blob) => (blob ? Buffer.from(blob as Uint8Array) : null)),
-          threadId,
-          ns,
-          checkpoint.id,
-          parentId,
-          this._dumpCheckpoint(checkpoint),
-          serializedMetadata,
-        ],
-      ),
+          [
+            column(0),
+            column(1),
+            column(2),
+            column(3),
+            column(4),
+            column(5).map((blob) => (blob ? Buffer.from(blob as Uint8Array) : null)),
+            threadId,
+            ns,
+            checkpoint.id,
+            parentId,
+            this._dumpCheckpoint(checkpoint),
+            serializedMetadata,
+          ],
+        ),
+      this.waitMs,
     );
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }
@@ -96,24 +102,27 @@ export class CheckpointSaver extends PostgresSaver {
     // Writes to the special channels (an error, an interrupt…) replace the ones before; others keep the first.
     const upsert = writes.every(([channel]) => channel in WRITES_IDX_MAP);
     const column = (i: number) => rows.map((row) => row[i]);
-    await whileUnavailable('writing a checkpoint’s writes', () =>
-      this.db.query(
-        `INSERT INTO ${this.tables.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+    await whileUnavailable(
+      'writing a checkpoint’s writes',
+      () =>
+        this.db.query(
+          `INSERT INTO ${this.tables.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[],
                               $8::bytea[])
          ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
          ${upsert ? 'DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob' : 'DO NOTHING'}`,
-        [
-          column(0),
-          column(1),
-          column(2),
-          column(3),
-          column(4),
-          column(5),
-          column(6),
-          column(7).map((blob) => Buffer.from(blob as Uint8Array)),
-        ],
-      ),
+          [
+            column(0),
+            column(1),
+            column(2),
+            column(3),
+            column(4),
+            column(5),
+            column(6),
+            column(7).map((blob) => Buffer.from(blob as Uint8Array)),
+          ],
+        ),
+      this.waitMs,
     );
   }
 }

@@ -46,7 +46,9 @@ export interface QueueCounts {
  * one serialised step (round robin across tenants, first come first served within one) and announce
  * every change on the queue's NOTIFY channel.
  */
-export function llmQueueRepository(pool: Pool) {
+/** `waitS`: how long joining or leaving the queue waits for the database to come back (DATABASE_WAIT_S). */
+export function llmQueueRepository(pool: Pool, waitS: number) {
+  const waitMs = waitS * 1000;
   return {
     /** A call joins the queue, once under its `key` however often it asks (a retry after a lost answer). */
     async enqueue(call: {
@@ -57,11 +59,14 @@ export function llmQueueRepository(pool: Pool) {
       leaseS: number;
       slots: number;
     }): Promise<{ ticket: number; granted: boolean }> {
-      const { rows } = await whileUnavailable('joining the local-runtime queue', () =>
-        pool.query<{ ticket: string; granted: boolean }>(
-          `SELECT ticket, granted FROM svc_llm_enqueue($1, $2, $3, $4, $5, $6)`,
-          [call.key, call.owner, call.tenant, call.label, call.leaseS, call.slots],
-        ),
+      const { rows } = await whileUnavailable(
+        'joining the local-runtime queue',
+        () =>
+          pool.query<{ ticket: string; granted: boolean }>(
+            `SELECT ticket, granted FROM svc_llm_enqueue($1, $2, $3, $4, $5, $6)`,
+            [call.key, call.owner, call.tenant, call.label, call.leaseS, call.slots],
+          ),
+        waitMs,
       );
       return { ticket: Number(rows[0]!.ticket), granted: rows[0]!.granted };
     },
@@ -110,13 +115,16 @@ export function llmQueueRepository(pool: Pool) {
       slots: number,
       outcome: { servedS?: number; timedOut?: boolean },
     ): Promise<{ waiting: number; active: number }> {
-      const { rows } = await whileUnavailable('leaving the local-runtime queue', () =>
-        pool.query<{ waiting: number; active: number }>(`SELECT waiting, active FROM svc_llm_leave($1, $2, $3, $4)`, [
-          ticket,
-          slots,
-          outcome.servedS ?? null,
-          outcome.timedOut ?? false,
-        ]),
+      const { rows } = await whileUnavailable(
+        'leaving the local-runtime queue',
+        () =>
+          pool.query<{ waiting: number; active: number }>(`SELECT waiting, active FROM svc_llm_leave($1, $2, $3, $4)`, [
+            ticket,
+            slots,
+            outcome.servedS ?? null,
+            outcome.timedOut ?? false,
+          ]),
+        waitMs,
       );
       return rows[0]!;
     },

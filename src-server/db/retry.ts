@@ -10,7 +10,7 @@ const BACKOFF_MS = [50, 100, 200, 500, 1000, 2000];
  * (restarting, or every connection busy): the work of a run waits for it rather than failing. Any other error, or
  * one that lasts past `giveUpMs`, is thrown.
  */
-export async function whileUnavailable<T>(what: string, work: () => Promise<T>, giveUpMs = 120_000): Promise<T> {
+export async function whileUnavailable<T>(what: string, work: () => Promise<T>, giveUpMs: number): Promise<T> {
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     try {

@@ -324,8 +324,12 @@ export function runsRepository(pool: Pool) {
       return rows.map((r) => r.id);
     },
 
-    async releaseLeases(owner: string): Promise<void> {
-      await pool.query(`UPDATE svc_runs SET lease_until = now() WHERE owner_id = $1 AND status = 'running'`, [owner]);
+    async releaseLeases(owner: string, only?: readonly string[]): Promise<void> {
+      await pool.query(
+        `UPDATE svc_runs SET lease_until = now() - interval '1 millisecond'
+          WHERE owner_id = $1 AND status = 'running' AND ($2::uuid[] IS NULL OR id = ANY($2::uuid[]))`,
+        [owner, only ?? null],
+      );
     },
 
     async reserveSeq(runId: string, owner: string, upTo: number): Promise<void> {

@@ -53,13 +53,25 @@ export class BatchWriter<T> {
     this.schedule();
   }
 
-  /** Resolves once every item pushed so far is stored (at once when none waits). */
-  flush(): Promise<void> {
+  /**
+   * Resolves once every item pushed so far is stored (at once when none waits). With `withinMs`, rejects once that
+   * long has passed first (the database away for longer than a run waits for it); the items are still written later.
+   */
+  flush(withinMs?: number): Promise<void> {
     if (this.written >= this.pushed) return Promise.resolve();
-    return new Promise((resolve) => {
+    const stored = new Promise<void>((resolve) => {
       this.waiters.push({ upTo: this.pushed, resolve });
       this.schedule();
     });
+    if (withinMs === undefined) return stored;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${this.options.what} could not be stored for ${withinMs / 1000}s`)),
+        withinMs,
+      );
+    });
+    return Promise.race([stored, late]).finally(() => clearTimeout(timer));
   }
 
   /** Stores what is pending, then takes no more writes (later pushes stay unwritten). */

@@ -204,6 +204,30 @@ describe('a run executed by the engine', () => {
     expect(harness.stores.row(run.id)).toMatchObject({ status: 'waiting_approval' });
   });
 
+  it('outlasts a database away for longer than it waits: its readers hear run_error, and the run goes on once it is back', async () => {
+    harness = new Harness();
+    const engine = harness.engine({ databaseWaitS: 0.1, leaseS: 0.2 });
+    harness.model.tokens = ['a', 'b', 'c'];
+    harness.model.delayMs = 5;
+    const { run } = harness.start(engine);
+    await harness.until(() => harness.stores.nodeRows(run.id).length > 0, 'the first node row');
+    harness.stores.away = new StoreAwayError('the database is restarting');
+    const first = await harness.read(engine, run.id);
+    expect(first.at(-1)!.event).toEqual({
+      type: 'run_error',
+      run_id: run.id,
+      error_detail: expect.stringMatching(/could not be stored|StoreAwayError: the database is restarting/),
+    });
+    // Nothing could be recorded: the run is not given up as an error, it is still this process's to execute.
+    expect(harness.stores.row(run.id)).toMatchObject({ status: 'running' });
+    harness.stores.away = undefined;
+    engine.supervise();
+    await harness.until(() => harness.stores.row(run.id)?.status === 'waiting_approval', 'the run to reach its gate');
+    const replay = await harness.read(engine, run.id);
+    expect(replay.some((e) => e.event.type === 'run_error')).toBe(false);
+    expect(replay.at(-1)!.event.type).toBe('gate_waiting');
+  });
+
   it('holds a run past the number it executes at once, saying it waits for the server, then runs it', async () => {
     harness = new Harness();
     const engine = harness.engine({ maxActive: 1 });

@@ -37,6 +37,8 @@ export interface EngineDeps {
   maxAttempts: number;
   /** Legs this process executes at once. */
   maxActive: number;
+  /** How long a leg's writes wait for the database to come back before the run fails (DATABASE_WAIT_S). */
+  databaseWaitS: number;
   /** How often a reader of a run executed elsewhere looks for new events without a notification. */
   pollMs: number;
   log: Logger;
@@ -98,6 +100,7 @@ export class Engine {
       isTransient: deps.isTransient,
       log: deps.log,
       pollMs: deps.pollMs,
+      waitMs: deps.databaseWaitS * 1000,
     });
     this.nodes = new NodeLog(deps.nodes, { isTransient: deps.isTransient, log: deps.log });
     this.admission = new Admission(deps.maxActive);
@@ -281,6 +284,7 @@ export class Engine {
       nodeConfigs: this.deps.nodeConfigs,
       admission: this.admission,
       runTimeoutS: this.deps.runTimeoutS,
+      databaseWaitS: this.deps.databaseWaitS,
       maxAttempts: this.deps.maxAttempts,
       isTransient: this.deps.isTransient,
       log: this.deps.log,
@@ -314,13 +318,11 @@ export class Engine {
           execution.stop('lost', new LegStoppedError('the run is no longer executed by this process'));
         }
       }
-      // Leased here and executed nowhere: a claim whose answer was lost on the way back (the database went away
-      // between its commit and its reply). Executed now rather than renewed for ever.
-      for (const runId of ours) {
-        if (this.executions.has(runId) || this.admitting.has(runId) || this.stopped) continue;
-        const run = await runs.get(runId);
-        if (run?.status === 'running') this.execute(run);
-      }
+      // Leased here and executed nowhere: a leg that ended while the database was away, unable to record its end, or
+      // a claim whose answer was lost on the way back. Let go rather than renewed for ever, they are taken over below
+      // as any lapsed run is (here or by another process): the next leg continues after every id handed out.
+      const idle = [...ours].filter((runId) => !this.executions.has(runId) && !this.admitting.has(runId));
+      if (idle.length > 0 && !this.stopped) await runs.releaseLeases(this.deps.owner, idle);
       for (let run = await runs.claimLapsed(this.lease); run; run = await runs.claimLapsed(this.lease)) {
         this.execute(run);
         if (this.stopped) return;

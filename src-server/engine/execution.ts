@@ -42,6 +42,8 @@ export interface ExecutionDeps {
   /** How many legs this process executes at once; the others wait for a place. */
   admission: Admission;
   runTimeoutS: number;
+  /** How long the leg's writes wait for the database to come back before the run fails. */
+  databaseWaitS: number;
   maxAttempts: number;
   isTransient: IsTransient;
   /** svc.engine: what executions do. */
@@ -80,7 +82,7 @@ export class RunExecution {
     readonly run: RunRecord,
     private readonly deps: ExecutionDeps,
   ) {
-    this.nodes = deps.nodes.forRun(run.id);
+    this.nodes = deps.nodes.forRun(run.id, deps.databaseWaitS * 1000);
   }
 
   /** Stops the leg from outside (a cancel, the clock, a shutdown, or a lease found lost). */
@@ -264,15 +266,30 @@ export class RunExecution {
     const cause = reason ? this.controller.signal.reason : error;
     const detail = errorDetail(cause);
     deps.failures.error(`run ${run.id} (${run.agent}, thread ${run.threadId}) failed: ${detail}`, cause);
-    this.nodes.closeOpen('error');
-    await this.nodes.drain();
     this.publisher ??= deps.events.openLeg(run.id, run.eventSeq, run.seqReserved, deps.owner);
-    const ended = await this.publisher.final({ type: 'run_error', run_id: run.id, error_detail: detail }, (event) =>
-      this.write('recording the failure', () =>
-        deps.runs.finish(run.id, deps.owner, { status: 'error', errorDetail: detail }, [event]),
-      ),
-    );
-    if (!ended) await this.lost();
+    const failed = { type: 'run_error' as const, run_id: run.id, error_detail: detail };
+    if (deps.isTransient(cause)) {
+      // The database stayed away longer than a run waits for it: nothing can be recorded now. The readers here learn
+      // how this leg ended; the run's row stays `running`, and the run is taken over from its last checkpoint (by
+      // this process or another) once the database is back: it waits, it is not lost.
+      this.publisher.live(failed);
+      return;
+    }
+    this.nodes.closeOpen('error');
+    // Stored later if the database is away now (its writes wait), and closed by the run's end if it comes back.
+    await this.nodes.drain().catch(() => undefined);
+    try {
+      const ended = await this.publisher.final(failed, (event) =>
+        this.write('recording the failure', () =>
+          deps.runs.finish(run.id, deps.owner, { status: 'error', errorDetail: detail }, [event]),
+        ),
+      );
+      if (!ended) await this.lost();
+    } catch (storeError) {
+      // The database went away meanwhile: as above, the readers here learn of the end, the run is taken over later.
+      deps.failures.error(`run ${run.id}: could not record its end`, storeError);
+      this.publisher.live(failed);
+    }
   }
 
   /**
@@ -313,7 +330,7 @@ export class RunExecution {
       log: this.deps.log,
       what: `run ${this.run.id}: ${what}`,
       signal: this.controller.signal,
-      giveUpAfterMs: 120_000,
+      giveUpAfterMs: this.deps.databaseWaitS * 1000,
     });
   }
 

@@ -12,14 +12,25 @@ export interface NodeFigures {
   output_tokens: number | null;
 }
 
+/** A running node's output so far reaches its row this often: a process that dies loses at most this much. */
+const OUTPUT_FLUSH_MS = 500;
+/**
+ * Each write of a running node's output rewrites all of it: past this size a row waits one more interval for each
+ * time as much again, so a huge output costs the database a few times its size, not its square.
+ */
+const OUTPUT_FLUSH_BYTES = 256 * 1024;
+
 /**
  * The node rows of every run this process executes, written in shared batches: each write is a node's whole row,
  * keyed by run, node and visit, so writes may be folded, repeated after a failure, or repeated by another process
- * that takes the run over, and the row ends as the last one says. Nothing waits for them but the moments that must
- * (a node's end before the run's, a gate's pause).
+ * that takes the run over, and the row ends as the last one says. A running node's output so far is written every
+ * half second, all of them in one statement. Nothing waits for the writes but the moments that must (a node's end
+ * before the run's, a gate's pause).
  */
 export class NodeLog {
   private readonly writer: BatchWriter<NodeWrite>;
+  private readonly outputs = new GrowingOutputs();
+  private readonly timer: NodeJS.Timeout;
 
   constructor(store: NodeStore, options: { isTransient: IsTransient; log: Logger }) {
     this.writer = new BatchWriter<NodeWrite>({
@@ -31,19 +42,61 @@ export class NodeLog {
       // Only each row's last state matters: several writes of one node in a batch go as one.
       fold: (rows) => [...new Map(rows.map((row) => [`${row.runId}/${row.key}`, row])).values()],
     });
+    this.timer = setInterval(() => this.saveGrown(), OUTPUT_FLUSH_MS);
+    this.timer.unref();
   }
 
-  forRun(runId: string): RunNodes {
-    return new RunNodes(runId, this.writer);
+  /** `waitMs`: how long a leg waits for its node rows to be stored while the database is away. */
+  forRun(runId: string, waitMs: number): RunNodes {
+    return new RunNodes(runId, this.writer, this.outputs, waitMs);
   }
 
   flush(): Promise<void> {
     return this.writer.flush();
   }
 
-  close(): Promise<void> {
-    return this.writer.close();
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    for (const row of this.outputs.due(Infinity)) this.writer.push(snapshot(row));
+    await this.writer.close();
   }
+
+  private saveGrown(): void {
+    for (const row of this.outputs.due(performance.now())) this.writer.push(snapshot(row));
+  }
+}
+
+/** The rows of running nodes whose output grew since their row was last written, and when that was. */
+class GrowingOutputs {
+  private readonly grown = new Set<NodeWrite>();
+  private readonly writtenAt = new WeakMap<NodeWrite, number>();
+
+  grew(row: NodeWrite): void {
+    this.grown.add(row);
+  }
+
+  /** The row was just written whole: nothing of it waits. */
+  written(row: NodeWrite): void {
+    this.grown.delete(row);
+    this.writtenAt.set(row, performance.now());
+  }
+
+  /** The grown rows whose next write is due at `now`, each taken as written then. */
+  due(now: number): NodeWrite[] {
+    const rows: NodeWrite[] = [];
+    for (const row of this.grown) {
+      const wait = OUTPUT_FLUSH_MS * Math.max(1, row.output.length / OUTPUT_FLUSH_BYTES);
+      // Half an interval early is on time: the timer's ticks do not fall exactly on a row's due time.
+      if (now + OUTPUT_FLUSH_MS / 2 < (this.writtenAt.get(row) ?? 0) + wait) continue;
+      rows.push(row);
+      this.written(row);
+    }
+    return rows;
+  }
+}
+
+function snapshot(row: NodeWrite): NodeWrite {
+  return { ...row, warnings: [...row.warnings] };
 }
 
 interface OpenNode {
@@ -58,6 +111,8 @@ export class RunNodes {
   constructor(
     private readonly runId: string,
     private readonly writer: BatchWriter<NodeWrite>,
+    private readonly outputs: GrowingOutputs,
+    private readonly waitMs: number,
   ) {}
 
   enter(node: string, visit: number): void {
@@ -81,7 +136,9 @@ export class RunNodes {
 
   token(node: string, text: string): void {
     const open = this.open.get(node);
-    if (open) open.row.output += text;
+    if (!open) return;
+    open.row.output += text;
+    this.outputs.grew(open.row);
   }
 
   thinking(node: string, text: string): void {
@@ -119,7 +176,7 @@ export class RunNodes {
     const open = this.open.get(node);
     if (!open) return;
     this.open.delete(node);
-    this.save({ ...open.row, status, output, exitedAt: performance.now() });
+    this.save(open.row, { status, output, exitedAt: performance.now() });
   }
 
   /** A gate's row stays open while it waits; its decision closes it, in whichever process resumes the run. */
@@ -127,7 +184,7 @@ export class RunNodes {
     const open = this.open.get(gate);
     if (!open) return;
     this.open.delete(gate);
-    this.save({ ...open.row, status: 'waiting_approval' });
+    this.save(open.row, { status: 'waiting_approval' });
   }
 
   gateDecided(gate: string, visit: number, status: NodeStatus): void {
@@ -151,16 +208,21 @@ export class RunNodes {
   /** The nodes this execution left open, closed with `status` and the output they had (a failure, a cancel). */
   closeOpen(status: NodeStatus): void {
     const now = performance.now();
-    for (const { row } of this.open.values()) this.save({ ...row, status, exitedAt: now });
+    for (const { row } of this.open.values()) this.save(row, { status, exitedAt: now });
     this.open.clear();
   }
 
-  /** Resolves once every row written so far is stored. */
+  /** Resolves once every row written so far is stored; rejects when the database stays away past the wait. */
   drain(): Promise<void> {
-    return this.writer.flush();
+    return this.writer.flush(this.waitMs);
   }
 
-  private save(row: NodeWrite): void {
-    this.writer.push({ ...row, warnings: [...row.warnings] });
+  /**
+   * Writes a row's state now, with `changes`; a snapshot of its output waiting for the half-second write would be
+   * older than this one, so it is dropped.
+   */
+  private save(row: NodeWrite, changes: Partial<NodeWrite> = {}): void {
+    this.outputs.written(row);
+    this.writer.push({ ...snapshot(row), ...changes });
   }
 }

@@ -123,6 +123,7 @@ export class Harness {
       leaseS: 30,
       maxAttempts: 3,
       maxActive: 100,
+      databaseWaitS: 5,
       pollMs: 20,
       log: silent,
       failures: silent,

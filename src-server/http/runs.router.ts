@@ -15,6 +15,7 @@ import {
 } from '../contracts/runs';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
+import type { FollowableRun } from '../services/runs.service';
 import { lastEventId, pipeRunStream } from './run-stream';
 
 const RunIdParams = z.object({ id: UuidSchema });
@@ -62,9 +63,19 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
     429: 'the caller has LOCAL_LLM_MAX_RUNS_PER_USER runs on the local runtime already; see Retry-After (too_many_requests)',
   } as const;
   const AgentParams = z.object({ agent: z.string().min(1).max(200) });
-  /** The run's stream from its first event: the answer to a run start that did not ask for JSON, and its retries. */
+  /** Runs this process just started, by their answer: followed as they are, with no second look-up. */
+  const started = new WeakMap<RunAccepted, FollowableRun>();
+  const accepted = (run: FollowableRun): RunAccepted => {
+    const answer = runAccepted(run, 'running', 0);
+    started.set(answer, run);
+    return answer;
+  };
+  /**
+   * The run's stream from its first event: the answer to a run start that did not ask for JSON. A retry under the same
+   * Idempotency-Key answers the stored RunAccepted, and its run is looked up (and its access checked) again.
+   */
   const followFromStart = async (answer: RunAccepted, { ctx, res }: { ctx: RequestContext; res: Response }) =>
-    pipeRunStream(await runsService.stream(ctx.principal, answer.run_id, 0), 0, res);
+    pipeRunStream(started.get(answer) ?? (await runsService.stream(ctx.principal, answer.run_id, 0)), 0, res);
 
   api.route({
     method: 'post',
@@ -88,8 +99,7 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
         alternatives: { 'application/json': RunAcceptedSchema },
       },
     },
-    handler: async ({ params, body, ctx }) =>
-      runAccepted(await runsService.startRun(ctx.principal, params.agent, body), 'running', 0),
+    handler: async ({ params, body, ctx }) => accepted(await runsService.startRun(ctx.principal, params.agent, body)),
     streamAnswer: followFromStart,
   });
 
@@ -238,7 +248,7 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
       },
     },
     handler: async ({ params, body, ctx }) =>
-      runAccepted(await runsService.forkRun(ctx.principal, params.id, params.checkpoint_id, body), 'running', 0),
+      accepted(await runsService.forkRun(ctx.principal, params.id, params.checkpoint_id, body)),
     streamAnswer: followFromStart,
   });
 

@@ -126,6 +126,18 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       expect(claimed[0]).toMatchObject({ status: 'running', attempts: 2 });
     });
 
+    it('lets go of the runs a process names, and only those, for any process to claim', async () => {
+      const [kept, released] = [newRun(), newRun()];
+      await stores.runs.start(kept, lease, 10_000);
+      await stores.runs.start(released, lease, 10_000);
+      await stores.runs.releaseLeases(lease.owner, [released.id]);
+      const claimed = await stores.runs.claimLapsed({ owner: 'process-b', leaseS: 30 });
+      expect(claimed).toMatchObject({ id: released.id, attempts: 2 });
+      const stillOurs = await stores.runs.renewLeases(lease);
+      expect(stillOurs).toContain(kept.id);
+      expect(stillOurs).not.toContain(released.id);
+    });
+
     it('ends a leg at a gate with its last event, only for the process that holds the run', async () => {
       const run = newRun();
       await stores.runs.start(run, lease, 10_000);

@@ -129,8 +129,11 @@ export interface RunStore {
   claimLapsed(lease: Lease): Promise<RunRecord | undefined>;
   /** Renews the lease of every run `lease.owner` executes; returns their ids. */
   renewLeases(lease: Lease): Promise<string[]>;
-  /** A process that stops lets its runs be taken over at once. */
-  releaseLeases(owner: string): Promise<void>;
+  /**
+   * Lets runs of `owner` be taken over at once (by any process, `owner` included, as claimLapsed() does): all of them
+   * when it stops, or the ones in `only`.
+   */
+  releaseLeases(owner: string, only?: readonly string[]): Promise<void>;
   /** Ids up to `upTo` may be handed out by `owner`: a takeover continues after them. */
   reserveSeq(runId: string, owner: string, upTo: number): Promise<void>;
   /**

@@ -33,7 +33,7 @@ afterAll(async () => {
 
 let processes = 0;
 async function queueProcess(slots: number, timeoutS = 60, leaseS = 20): Promise<LocalQueue> {
-  const queue = new LocalQueue(llmQueueRepository(pool), { slots, timeoutS, owner: `p${++processes}`, leaseS });
+  const queue = new LocalQueue(llmQueueRepository(pool, 15), { slots, timeoutS, owner: `p${++processes}`, leaseS });
   const listener = await listenForRunNotifications(db.url, {
     cancelled: () => undefined,
     eventsStored: () => undefined,

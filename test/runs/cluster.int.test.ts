@@ -270,7 +270,8 @@ describe('a client that does not read its stream', () => {
     await until(async () => {
       const run = (await (await ctx.server.request(`/runs/${runId}`)).json()) as { status: string };
       return run.status === 'completed' ? true : undefined;
-    });
+      // 30 MB of events and node output to store: on a machine busy with other suites this takes a while.
+    }, 60_000);
     // Catching up goes at this reader's pace: it is not dropped however much there is to catch up on.
     const events = await readEvents(await attach(ctx.server, runId));
     expect(events.at(-1)!.data.type).toBe('run_done');

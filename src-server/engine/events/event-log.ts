@@ -23,6 +23,8 @@ export interface EventLogOptions {
   log: Logger;
   /** How often a reader of a run executed elsewhere looks for new events when no notification came. */
   pollMs: number;
+  /** How long a leg's end waits for its events to be stored while the database is away. */
+  waitMs: number;
 }
 
 /** The events of the leg of a run that this process executes: those not yet stored stay in memory. */
@@ -152,6 +154,11 @@ export class EventLog {
     return this.writer.flush();
   }
 
+  /** As flush(), but fails once the database has been away for the time a leg waits for it. */
+  flushWithin(): Promise<void> {
+    return this.writer.flush(this.options.waitMs);
+  }
+
   /**
    * A leg ends: with its final event (run_done, gate_waiting…, already stored with the run's row and published), or
    * without one (its process lost the run or shuts down): its readers then go on from the store, wherever the run
@@ -213,6 +220,8 @@ export class EventLog {
           detach();
           continue;
         }
+        // What this process's leg no longer holds in memory was stored before this point, so the read below sees it.
+        const storedUpTo = leg && !leg.ended ? leg.memoryFrom : undefined;
         // Where the run stands first, then what is stored: a run that is not running had its last event stored in
         // the statement that changed its status, so when nothing is stored after the cursor nothing more will come.
         const progress = await this.read(() => this.options.runs.progress(runId), signal);
@@ -227,7 +236,13 @@ export class EventLog {
         }
         // Not running, or running with no process to execute it (an orphan of a crash before leases): nothing more.
         if (!progress?.executing) return;
-        if (this.legs.has(runId)) continue;
+        if (this.legs.has(runId)) {
+          // Executed here. Ids up to where the leg's memory begins that the store does not have were never used (a
+          // leg taken over begins after the ids its predecessor reserved): the reader skips them and joins the leg.
+          if (storedUpTo !== undefined && this.legs.get(runId) === leg)
+            inbox.cursor = Math.max(inbox.cursor, storedUpTo);
+          continue;
+        }
         // Executed by another process (or about to be taken over): the events its store announces.
         const tail = this.tailOf(runId, inbox);
         detach = () => this.leaveTail(tail, inbox);
@@ -284,7 +299,7 @@ export class EventLog {
       log: this.options.log,
       what: 'reading a run’s events',
       signal,
-      giveUpAfterMs: 120_000,
+      giveUpAfterMs: this.options.waitMs,
     });
   }
 
@@ -375,10 +390,15 @@ export class LegPublisher {
    */
   async final(event: RunEvent, store: (row: NewEvent) => Promise<boolean>): Promise<boolean> {
     const logged = LoggedEvent.of(this.next(), event);
-    await this.log.flush();
+    await this.log.flushWithin();
     const accepted = await store({ runId: this.leg.runId, seq: logged.id, type: logged.type, data: logged.data });
     if (accepted) this.log.publish(this.leg, logged, false);
     return accepted;
+  }
+
+  /** Hands the leg's readers an event that could not be stored (the run's end, with the database away). */
+  live(event: RunEvent): void {
+    this.log.publish(this.leg, LoggedEvent.of(this.next(), event), false);
   }
 
   /**

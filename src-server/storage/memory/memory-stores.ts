@@ -68,6 +68,8 @@ export class MemoryStores {
   private readonly listeners = new Set<MemoryNotices>();
   /** The next write fails with this error (a database that went away), once. */
   failNextWrite?: Error;
+  /** Every write fails with this error until it is cleared (a database away for a while). */
+  away?: Error;
 
   constructor(readonly now: () => number = Date.now) {}
 
@@ -94,7 +96,9 @@ export class MemoryStores {
 
   /** A statement: a write fails when told to (`failNextWrite`), as one sent while the database restarts would. */
   private statement(kind: 'read' | 'write' = 'write'): void {
-    const error = kind === 'write' ? this.failNextWrite : undefined;
+    if (kind === 'read') return;
+    if (this.away) throw this.away;
+    const error = this.failNextWrite;
     if (error) {
       this.failNextWrite = undefined;
       throw error;
@@ -289,9 +293,13 @@ export class MemoryStores {
       return ours.map((r) => r.id);
     },
 
-    releaseLeases: async (owner: string) => {
-      for (const row of this.runs.values())
-        if (row.ownerId === owner && row.status === 'running') row.leaseUntil = this.now();
+    releaseLeases: async (owner: string, only?: readonly string[]) => {
+      this.statement();
+      for (const row of this.runs.values()) {
+        if (row.ownerId === owner && row.status === 'running' && (!only || only.includes(row.id))) {
+          row.leaseUntil = this.now() - 1;
+        }
+      }
     },
 
     reserveSeq: async (runId: string, owner: string, upTo: number) => {

@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { getLogger } from '../../log';
+import type { NewEvent, RunProgress, StoredEvent } from '../../storage/types';
+import { EventLog } from './event-log';
+
+const RUN = 'run-1';
+
+/** A store whose writes wait until `release()`: the events of a leg stay in memory while the database is slow. */
+class SlowStore {
+  readonly rows: StoredEvent[] = [];
+  private held: (() => void)[] = [];
+  holding = false;
+
+  async append(events: readonly NewEvent[]): Promise<void> {
+    if (this.holding) await new Promise<void>((resolve) => this.held.push(resolve));
+    for (const e of events) this.rows.push({ seq: e.seq, type: e.type, data: e.data });
+  }
+
+  async after(_runId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+    return this.rows.filter((row) => row.seq > afterSeq).slice(0, limit);
+  }
+
+  async lastSeq(): Promise<number> {
+    return this.rows.at(-1)?.seq ?? 0;
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const resolve of this.held.splice(0)) resolve();
+  }
+}
+
+let log: EventLog | undefined;
+afterEach(async () => {
+  await log?.close();
+});
+
+function eventLog(store: SlowStore, progress: RunProgress): EventLog {
+  log = new EventLog({
+    store,
+    runs: { progress: async () => progress, reserveSeq: async () => undefined },
+    isTransient: () => false,
+    log: getLogger('svc.engine'),
+    pollMs: 1000,
+    waitMs: 1000,
+  });
+  return log;
+}
+
+describe('the event log', () => {
+  it('joins a reader to a leg taken over here across the ids the dead process reserved and never used', async () => {
+    // The dead process stored events 1 and 2 and had reserved ids up to 10 000; this process continues after them.
+    const store = new SlowStore();
+    store.rows.push({ seq: 1, type: 'run_start', data: '{"type":"run_start"}' });
+    store.rows.push({ seq: 2, type: 'node_enter', data: '{"type":"node_enter"}' });
+    const events = eventLog(store, { status: 'running', eventSeq: 0, executing: true });
+    store.holding = true;
+    const leg = events.openLeg(RUN, 10_000, 20_000, 'me');
+    leg.emit({ type: 'run_resumed', run_id: RUN, attempt: 2, node: 'intake' });
+
+    // A reader who saw event 2 re-attaches while the leg's first event is still on its way to the store.
+    const seen: number[] = [];
+    const reading = (async () => {
+      for await (const batch of events.join(RUN, 2)) {
+        seen.push(...batch.map((e) => e.id));
+        if (seen.includes(10_002)) return;
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    leg.emit({ type: 'node_enter', node: 'intake' });
+    await reading;
+    store.release();
+    expect(seen).toEqual([10_001, 10_002]);
+  });
+});
