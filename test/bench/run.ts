@@ -18,6 +18,7 @@ import { createModelProviders } from '../../src-server/models/model-providers';
 import { DataDirInUseError, lockDataDir } from '../../src-server/db/instance-lock';
 import { startIntegrationFixture } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
+import { startNginx } from '../helpers/nginx';
 import { createDatabase, startDatabaseServer } from '../helpers/postgres';
 import { compiledLaunch, spawnServer, type ServerProcess } from '../helpers/process';
 
@@ -25,6 +26,14 @@ import { compiledLaunch, spawnServer, type ServerProcess } from '../helpers/proc
 const spawnCompiled = (env: Record<string, string>) => spawnServer(env, 60_000, [], compiledLaunch());
 import { followAccepted, readEvents, readPieces } from '../helpers/sse';
 import { STUDIO_TOKENS_PER_PHASE, studioFollowBench, studioFollowRow } from './studio-follow';
+import {
+  directCapacity,
+  peakRssMiB,
+  serviceCapacity,
+  startModelProcess,
+  summarise,
+  type RunOutcome,
+} from '../load/capacity';
 
 interface Row {
   benchmark: string;
@@ -387,7 +396,7 @@ async function main() {
     const grantOrder = lines.flatMap((l) => /queue: (run \S+ node \w+) got a slot/.exec(l)?.[1] ?? []);
     const grantedTickets = grantOrder.map((label) => tickets.get(label) ?? 0);
     const fifo = waited.length > 0 && grantedTickets.every((t, i) => i === 0 || t > grantedTickets[i - 1]!);
-    const peak = await peakMemoryMiB(single.child.pid!);
+    const peak = (await peakRssMiB(single.child.pid!)).toFixed(0);
     await single.stop();
     await concurrencyDb.drop();
     rows.push({
@@ -398,6 +407,11 @@ async function main() {
       target: 'every run completes or times out; FIFO; peak RSS < 300 MiB',
       met: done + timedOut === 500 && fifo && Number(peak) < 300 ? 'yes' : 'no',
     });
+  }
+
+  // Capacity: N runs at once at a real model's pace, beside the stand-in read directly by N clients at once.
+  for (const processes of [1, 3]) {
+    for (const runs of [500, 1000]) rows.push(await capacityRow(database.url, generated, runs, processes));
   }
 
   // Start-up: process start to a healthy /health.
@@ -451,11 +465,57 @@ async function main() {
   await fs.writeFile('test-results/bench.md', `${header}${table}\n`);
 }
 
-/** Peak resident memory of a process (VmHWM), Linux only. */
-async function peakMemoryMiB(pid: number): Promise<string> {
-  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]);
-  return Number.isFinite(kb) && kb > 0 ? (kb / 1024).toFixed(0) : 'n/a';
+/**
+ * N runs started at once through the service (the local runtime's queue and the per-user limit lifted), each of three
+ * phases of 200 tokens at 40 tokens a second from a stand-in in a process of its own, beside N clients reading the
+ * same stand-in directly, three calls each: the physical limit of this machine for that load. With several
+ * processes, they share the database behind nginx.
+ */
+async function capacityRow(serverUrl: string, generated: string, runs: number, processes: number): Promise<Row> {
+  const model = await startModelProcess();
+  const db = await createDatabase(serverUrl, 'svc_bench');
+  try {
+    await model.script(200, 25);
+    const direct = await directCapacity(model.url, runs);
+    const servers = await Promise.all(
+      Array.from({ length: processes }, () =>
+        spawnCompiled({
+          DATABASE_URL: db.url,
+          LOCAL_LLM_BASE: model.url,
+          DEFAULT_MODEL: 'fake-model',
+          GENERATED_DIR: generated,
+          LOCAL_LLM_MAX_CONCURRENT: '1024',
+          LOCAL_LLM_MAX_RUNS_PER_USER: '5000',
+        }),
+      ),
+    );
+    const nginx = processes > 1 ? await startNginx(servers.map((s) => s.url)) : undefined;
+    let outcomes: RunOutcome[];
+    let peak: number;
+    try {
+      outcomes = await serviceCapacity({ urls: [nginx?.url ?? servers[0]!.url], runs });
+      peak = Math.max(...(await Promise.all(servers.map((s) => peakRssMiB(s.child.pid!)))));
+    } finally {
+      await nginx?.stop();
+      await Promise.all(servers.map((s) => s.stop()));
+    }
+    const done = outcomes.filter((o) => o.end === 'run_done');
+    const s = (values: number[]) => summarise(values);
+    const [total, first] = [s(done.map((o) => o.total)), s(done.map((o) => o.firstToken))];
+    const [directTotal, directFirst] = [s(direct.map((d) => d.total)), s(direct.map((d) => d.firstToken))];
+    const sec = (v: number) => `${v.toFixed(1)} s`;
+    return {
+      benchmark: `Capacity: ${runs} runs at once, ${processes === 1 ? 'one process' : `${processes} processes behind nginx`}, 3 phases × 200 tokens at 40 tokens/s (run p50 / p95; first token p50 / p95)`,
+      service: `${outcomes.length - done.length} failed; ${sec(total.p50)} / ${sec(total.p95)}; ${sec(first.p50)} / ${sec(first.p95)}; peak RSS ${peak.toFixed(0)} MiB${processes > 1 ? ' (largest process)' : ''}`,
+      baseline: `${sec(directTotal.p50)} / ${sec(directTotal.p95)}; ${sec(directFirst.p50)} / ${sec(directFirst.p95)} (the stand-in read directly by ${runs} clients)`,
+      ratio: `${((total.p50 / directTotal.p50) * 100).toFixed(0)}% of the direct run time (p50)`,
+      target: '0 failed',
+      met: done.length === outcomes.length ? 'yes' : 'no',
+    };
+  } finally {
+    await model.stop();
+    await db.drop();
+  }
 }
 
 async function throughput(clients: number, runsPerClient: number, once: () => Promise<void>) {

@@ -112,6 +112,8 @@ export interface ServiceLoad {
   cutEvery?: number;
   cutAfterTokens?: number;
   headers?: Record<string, string>;
+  /** Told when a run's stream has begun (its run_start): the run is stored and executing. */
+  onStarted?: (runId: string) => void;
 }
 
 interface Frame {
@@ -160,7 +162,10 @@ export async function serviceCapacity(load: ServiceLoad): Promise<RunOutcome[]> 
       const onFrame = (frame: Frame): boolean => {
         outcome.ids.push(frame.id);
         outcome.data.push(frame.data);
-        if (frame.event === 'run_start') outcome.runId = (JSON.parse(frame.data) as { run_id: string }).run_id;
+        if (frame.event === 'run_start' && !outcome.runId) {
+          outcome.runId = (JSON.parse(frame.data) as { run_id: string }).run_id;
+          load.onStarted?.(outcome.runId);
+        }
         if (frame.event === 'token' && ++tokens === 1) outcome.firstToken = (performance.now() - started) / 1000;
         if (ENDS.has(frame.event)) {
           outcome.end = frame.event;

@@ -1,11 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useIntegrationServer } from '../helpers/integration';
-import { freePort } from '../helpers/ports';
+import { startNginx, type Nginx } from '../helpers/nginx';
 import type { ServerProcess } from '../helpers/process';
 import { requestServer, type TestRequestInit } from '../helpers/request';
 import { followAccepted, readEvents, type ReceivedEvent } from '../helpers/sse';
@@ -19,44 +15,8 @@ const ctx = useIntegrationServer({ server: false });
 const ENV = { RUN_LEASE_S: '2', LOCAL_LLM_MAX_CONCURRENT: '2' };
 
 let servers: ServerProcess[] = [];
-let nginx: ChildProcess | undefined;
+let nginx: Nginx | undefined;
 let base = '';
-let nginxDir = '';
-
-function nginxConfig(dir: string, port: number, upstreams: string[]): string {
-  return `
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream service {
-${upstreams.map((u) => `    server ${u} max_fails=0;`).join('\n')}
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://service;
-      proxy_http_version 1.1;
-      proxy_set_header Connection '';
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      # Streams must reach the client as they are written, and stay open between events.
-      proxy_buffering off;
-      proxy_read_timeout 1h;
-      # A dead process: try the next one (POST too — a refused connection never reached a server).
-      proxy_next_upstream error timeout non_idempotent;
-    }
-  }
-}
-`;
-}
 
 const request = (p: string, init?: TestRequestInit) => requestServer(base, p, init);
 
@@ -68,34 +28,13 @@ const attach = (runId: string, lastEventId: number) =>
 
 beforeAll(async () => {
   servers = await Promise.all([ctx.spawn(ENV), ctx.spawn(ENV), ctx.spawn(ENV)]);
-  nginxDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-nginx-'));
-  const port = await freePort();
-  const conf = path.join(nginxDir, 'nginx.conf');
-  await fs.writeFile(
-    conf,
-    nginxConfig(
-      nginxDir,
-      port,
-      servers.map((s) => new URL(s.url).host),
-    ),
-  );
-  nginx = spawn('nginx', ['-c', conf, '-p', nginxDir, '-g', 'daemon off;'], { stdio: 'inherit' });
-  base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    const ok = await fetch(`${base}/health`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ok) break;
-    if (i > 100) throw new Error('nginx did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  nginx = await startNginx(servers.map((s) => s.url));
+  base = nginx.url;
 });
 
 afterAll(async () => {
-  nginx?.kill('SIGQUIT');
+  await nginx?.stop();
   await Promise.all(servers.map((s) => s.stop()));
-  if (nginxDir) await fs.rm(nginxDir, { recursive: true, force: true });
 });
 
 /** The process (of the three) that holds a run's lease, from the owner id `<pid>-<uuid>` in its row. */

@@ -1,0 +1,138 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src-server/db/embedded';
+import { writeFixtureCatalog } from '../helpers/fixture-assets';
+import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { freePort } from '../helpers/ports';
+import { startNginx, type Nginx } from '../helpers/nginx';
+import { compiledLaunch, spawnServer, type ServerProcess } from '../helpers/process';
+import { serviceCapacity, startModelProcess, storedStream, type ModelProcess, type RunOutcome } from '../load/capacity';
+
+/**
+ * No run fails for the server's own resources when the limits a user set allow it to run: hundreds of runs at once,
+ * at a real model's pace (40 tokens a second, three phases of 200 tokens), on one process and on three behind nginx,
+ * and through a PostgreSQL restart. The local runtime's queue and the per-user limit are lifted, so that neither is
+ * what holds runs back. Some readers are cut mid-stream and re-attach on another process: they get the same events
+ * under the same ids as the stored stream.
+ */
+const RUNS = 500;
+const TOKENS = 200;
+const TOKEN_DELAY_MS = 25;
+
+let model: ModelProcess;
+let generatedDir: string;
+
+const env = (extra: Record<string, string>) => ({
+  LOCAL_LLM_BASE: model.url,
+  DEFAULT_MODEL: 'fake-model',
+  GENERATED_DIR: generatedDir,
+  LOCAL_LLM_MAX_CONCURRENT: '1024',
+  LOCAL_LLM_MAX_RUNS_PER_USER: '5000',
+  ...extra,
+});
+
+beforeAll(async () => {
+  model = await startModelProcess();
+  await model.script(TOKENS, TOKEN_DELAY_MS);
+  generatedDir = await writeFixtureCatalog();
+});
+
+afterAll(async () => {
+  await model?.stop();
+  if (generatedDir) await fs.rm(generatedDir, { recursive: true, force: true });
+});
+
+/** Every run completed, and every cut reader got what the store holds, under the same ids. */
+async function expectNoneLost(outcomes: RunOutcome[], readFrom: string): Promise<void> {
+  const failed = outcomes.filter((o) => o.end !== 'run_done');
+  expect(failed.map((o) => `${o.end}: ${o.errorDetail}`)).toEqual([]);
+  for (const cut of outcomes.filter((o) => o.cut)) {
+    const stored = await storedStream(readFrom, cut.runId);
+    expect(cut.ids).toEqual(stored.ids);
+    expect(cut.data).toEqual(stored.data);
+  }
+}
+
+describe(`${RUNS} runs at once at 40 tokens a second`, () => {
+  it('none fails on one process', async () => {
+    const db = await createTestDatabase();
+    const server = await spawnServer(env({ DATABASE_URL: db.url }), 60_000, [], compiledLaunch());
+    try {
+      const outcomes = await serviceCapacity({ urls: [server.url], runs: RUNS, cutEvery: 25, cutAfterTokens: 100 });
+      await expectNoneLost(outcomes, server.url);
+    } finally {
+      await server.stop();
+      await db.drop();
+    }
+  }, 240_000);
+
+  describe('three processes behind nginx', () => {
+    let db: TestDatabase;
+    let servers: ServerProcess[] = [];
+    let nginx: Nginx | undefined;
+
+    beforeAll(async () => {
+      db = await createTestDatabase();
+      servers = await Promise.all(
+        [1, 2, 3].map(() => spawnServer(env({ DATABASE_URL: db.url }), 60_000, [], compiledLaunch())),
+      );
+      nginx = await startNginx(servers.map((s) => s.url));
+    });
+
+    afterAll(async () => {
+      await nginx?.stop();
+      await Promise.all(servers.map((s) => s.stop()));
+      await db?.drop();
+    });
+
+    it('none fails, and readers cut mid-stream re-attach through another process', async () => {
+      const outcomes = await serviceCapacity({ urls: [nginx!.url], runs: RUNS, cutEvery: 25, cutAfterTokens: 100 });
+      await expectNoneLost(outcomes, nginx!.url);
+    }, 240_000);
+  });
+
+  describe('with a PostgreSQL restart in the middle', () => {
+    let database: EmbeddedDatabase;
+    let server: ServerProcess;
+    let dataDir: string;
+    let port: number;
+
+    beforeAll(async () => {
+      dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-load-pg-'));
+      await fs.chmod(dataDir, 0o755);
+      port = await freePort();
+      database = await startEmbeddedDatabase(dataDir, port);
+      server = await spawnServer(env({ DATABASE_URL: database.url }), 60_000, [], compiledLaunch());
+    });
+
+    afterAll(async () => {
+      await server?.stop();
+      await database?.stop();
+      if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+    });
+
+    it('runs wait for it and continue; none is lost', async () => {
+      // A start while the database is away answers 503 (nothing was stored): every run has begun before the restart.
+      let started = 0;
+      let allStarted!: () => void;
+      const begun = new Promise<void>((resolve) => (allStarted = resolve));
+      const load = serviceCapacity({
+        urls: [server.url],
+        runs: 200,
+        onStarted: () => ++started === 200 && allStarted(),
+      });
+      await begun;
+      // Mid-phase for most runs: they are streaming and writing.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await database.stop();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      database = await startEmbeddedDatabase(dataDir, port);
+      const outcomes = await load;
+      expect(outcomes.filter((o) => o.end !== 'run_done').map((o) => `${o.end}: ${o.errorDetail}`)).toEqual([]);
+      // The restart reached the runs: their writes failed while it lasted, and were tried again.
+      expect(server.output()).toMatch(/WARNING svc\.engine .* failed, trying again/);
+    }, 240_000);
+  });
+});
