@@ -331,7 +331,11 @@ describe('decisions at a gate in the run view', () => {
     ]);
     expect(rejected.phases.gate).toBe('gate_rejected');
     expect(rejected).toMatchObject({ status: 'rejected', pendingGate: null, approvals: null });
-    expect(rejected.transcript.at(-1)!.decision).toMatchObject({ kind: 'reject', deciders: ['Ben'], reason: 'not now' });
+    expect(rejected.transcript.at(-1)!.decision).toMatchObject({
+      kind: 'reject',
+      deciders: ['Ben'],
+      reason: 'not now',
+    });
     // An event without `by` (an older server) reads as a decision by nobody named.
     expect(fold([{ type: 'gate_approved', node: 'gate', reason: null }]).transcript[0]!.decision!.deciders).toEqual([]);
   });
