@@ -102,7 +102,8 @@ const schema = z.object({
   RUN_MAX_ACTIVE: int(1).default(1000),
   /**
    * How long the work of a run in progress (its events, node rows, checkpoints, queue tickets) waits for the database
-   * when it goes away (a restart, every connection busy). Past it the leg ends and the run is taken over from its last
+   * when it goes away (a restart, a network cut): counted from the first failed write, since waiting for a busy
+   * database is not a failure. Past it the leg ends and the run is taken over from its last
    * checkpoint once the database is back. Requests do not wait: they answer 503.
    */
   DATABASE_WAIT_S: positive.default(15),

@@ -18,7 +18,7 @@ import { whileUnavailable } from './retry';
  * - channel versions that stay unique when a thread branches (storage/channel-versions.ts);
  * - a checkpoint, with its channel values, written in one statement, and a task's writes in one: the stock saver
  *   sends a statement per value inside a transaction, a dozen round trips per step of every run;
- * - reads and writes tried again while the database restarts or its connections are all busy: each is idempotent on
+ * - reads and writes tried again while the database restarts or cannot be reached: each is idempotent on
  *   its keys (first write of a value wins, a checkpoint is replaced by the same one), so a run waits, not fails.
  */
 export class CheckpointSaver extends PostgresSaver {

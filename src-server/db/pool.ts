@@ -15,13 +15,29 @@ export const APPLICATION_NAME = 'agent-workflow-service';
 /** The processes of one cluster the documentation plans for (docs/configuration.md#the-database). */
 export const PLANNED_PROCESSES = 3;
 
+/** How long opening a connection may take before the database counts as unreachable. */
+const CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * A connection that gives up opening after CONNECT_TIMEOUT_MS. The pool's own connectionTimeoutMillis would also bound
+ * the wait for a free connection, and under load that wait is the back-pressure of a busy pool, not a database away:
+ * it made runs fail under load (500 at once) with "timeout exceeded when trying to connect".
+ */
+class TimedClient extends pg.Client {
+  constructor(config?: pg.ClientConfig) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
+
 export function createPool(connectionString: string, max = 20): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
     application_name: APPLICATION_NAME,
-    // A request that waits this long for a connection answers 503; the run engine's writes wait and try again.
-    connectionTimeoutMillis: 5000,
+    Client: TimedClient,
+    // Waiting in line for a connection never fails: work waits for a busy pool. A database that cannot be reached
+    // fails the connection being opened (refused at once, or after CONNECT_TIMEOUT_MS), and that answers 503.
+    connectionTimeoutMillis: 0,
     idleTimeoutMillis: 30000,
   });
   // An idle client whose server went away emits 'error'; unhandled, that would kill the process.

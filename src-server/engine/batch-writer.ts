@@ -25,7 +25,7 @@ const BACKOFF_MS = [50, 100, 200, 500, 1000, 2000];
  * under way, arrivals wait and go together in the next. So the number of statements follows the database's pace, not
  * the number of runs, and no run holds a connection of its own.
  *
- * A write that fails for a transient reason (the database restarting, every connection busy) is tried again, and
+ * A write that fails for a transient reason (the database restarting or unreachable) is tried again, and
  * whatever arrived meanwhile waits behind it: nothing is lost while the process lives. An error that is not transient
  * (an item the database refuses) is narrowed down to the one item, which alone is dropped, with its reason logged.
  */
@@ -34,11 +34,13 @@ export class BatchWriter<T> {
   private writing?: Promise<void>;
   private scheduled = false;
   private closed = false;
-  /** Resolves the flush() callers waiting for the items before them. */
-  private waiters: { upTo: number; resolve(): void }[] = [];
+  /** The flush() callers waiting for the items before them; `withinMs` bounds how long they bear failing writes. */
+  private waiters: { upTo: number; resolve(): void; reject(error: Error): void; withinMs?: number }[] = [];
   private pushed = 0;
   private written = 0;
   private failures = 0;
+  /** When the writes began to fail, while they fail; a write that succeeds ends the streak. */
+  private failingSince?: number;
 
   constructor(private readonly options: BatchWriterOptions<T>) {}
 
@@ -54,24 +56,17 @@ export class BatchWriter<T> {
   }
 
   /**
-   * Resolves once every item pushed so far is stored (at once when none waits). With `withinMs`, rejects once that
-   * long has passed first (the database away for longer than a run waits for it); the items are still written later.
+   * Resolves once every item pushed so far is stored (at once when none waits). With `withinMs`, rejects once the
+   * writes have been failing that long (the database away for longer than a run waits for it); the items are still
+   * written later. A backlog that is only slow to drain (a busy database, a busy process) is waited for: it is
+   * back-pressure, not a failure.
    */
   flush(withinMs?: number): Promise<void> {
     if (this.written >= this.pushed) return Promise.resolve();
-    const stored = new Promise<void>((resolve) => {
-      this.waiters.push({ upTo: this.pushed, resolve });
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.push({ upTo: this.pushed, resolve, reject, withinMs });
       this.schedule();
     });
-    if (withinMs === undefined) return stored;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`${this.options.what} could not be stored for ${withinMs / 1000}s`)),
-        withinMs,
-      );
-    });
-    return Promise.race([stored, late]).finally(() => clearTimeout(timer));
   }
 
   /** Stores what is pending, then takes no more writes (later pushes stay unwritten). */
@@ -113,10 +108,13 @@ export class BatchWriter<T> {
       try {
         await this.options.write(items);
         this.failures = 0;
+        this.failingSince = undefined;
         return;
       } catch (error) {
         if (!this.options.isTransient(error)) return this.storeApart(items, error);
         this.failures++;
+        this.failingSince ??= Date.now();
+        this.giveUpWaiters();
         if (this.failures === 1 || this.failures % 20 === 0) {
           this.options.log.warn(
             `storing ${items.length} ${this.options.what} failed, trying again: ${errorMessage(error)}`,
@@ -136,6 +134,17 @@ export class BatchWriter<T> {
     const half = Math.ceil(items.length / 2);
     await this.store(items.slice(0, half));
     await this.store(items.slice(half));
+  }
+
+  /** Rejects the flush() callers that bear failing writes no longer than they have now been failing. */
+  private giveUpWaiters(): void {
+    const failingFor = Date.now() - this.failingSince!;
+    const late = this.waiters.filter((w) => w.withinMs !== undefined && failingFor >= w.withinMs);
+    if (late.length === 0) return;
+    this.waiters = this.waiters.filter((w) => !late.includes(w));
+    for (const waiter of late) {
+      waiter.reject(new Error(`${this.options.what} could not be stored for ${waiter.withinMs! / 1000}s`));
+    }
   }
 
   private release(): void {

@@ -1,7 +1,7 @@
 import { errorMessage } from '../contracts/errors';
 import type { Logger } from '../log';
 
-/** Whether an error is one that passes (the database restarting, its connections all busy): worth trying again. */
+/** Whether an error is one that passes (the database restarting or unreachable for a while): worth trying again. */
 export type IsTransient = (error: unknown) => boolean;
 
 export interface RetryOptions {
@@ -9,7 +9,7 @@ export interface RetryOptions {
   log: Logger;
   /** What is being written, for the log line. */
   what: string;
-  /** Gives up once this much time has passed (the last error is thrown); default: never. */
+  /** Gives up once the write has been failing this long (the last error is thrown); default: never. */
   giveUpAfterMs?: number;
   signal?: AbortSignal;
 }
@@ -29,16 +29,18 @@ export const sleep = (ms: number, signal?: AbortSignal) =>
 
 /**
  * Runs a write that is safe to repeat (every store write of the engine is: idempotent on its keys) until it succeeds,
- * while its errors are transient: a database that restarts, or whose connections are all busy, makes the run wait,
+ * while its errors are transient: a database that restarts, or cannot be reached for a while, makes the run wait,
  * not fail. Any other error is thrown at once.
  */
 export async function retryTransient<T>(work: () => Promise<T>, options: RetryOptions): Promise<T> {
-  const started = Date.now();
+  // Counted from the first failure: a write that waited its turn under load has not been failing meanwhile.
+  let failingSince: number | undefined;
   for (let attempt = 0; ; attempt++) {
     try {
       return await work();
     } catch (error) {
-      const late = options.giveUpAfterMs !== undefined && Date.now() - started > options.giveUpAfterMs;
+      failingSince ??= Date.now();
+      const late = options.giveUpAfterMs !== undefined && Date.now() - failingSince > options.giveUpAfterMs;
       if (!options.isTransient(error) || late || options.signal?.aborted) throw error;
       if (attempt === 0 || attempt % 20 === 0) {
         options.log.warn(`${options.what} failed, trying again: ${errorMessage(error)}`);
