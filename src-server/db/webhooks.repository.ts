@@ -327,8 +327,10 @@ export function webhooksRepository(pool: Pool) {
      */
     async nextDueInS(limits: InFlightLimits): Promise<number | null> {
       const { rows } = await pool.query<{ wait_s: number | null }>(
-        `WITH ${TENANTS}
-         SELECT GREATEST(0, extract(epoch FROM LEAST(
+        // GREATEST ignores a NULL: without the CASE, an empty outbox answered 0 (due now), and every process read it
+        // twenty times a second while nothing was queued.
+        `WITH ${TENANTS}, due AS (
+           SELECT LEAST(
                   (SELECT min(lease_until) FROM svc_webhook_deliveries WHERE status = 'pending' AND lease_until > now()),
                   (SELECT min(d.next_attempt_at)
                      FROM hooks h
@@ -341,7 +343,10 @@ export function webhooksRepository(pool: Pool) {
                         ORDER BY next_attempt_at LIMIT 1
                      ) d
                     WHERE COALESCE(bo.n, 0) < $1 AND COALESCE(bp.n, 0) < $2)
-                ) - now()))::float8 AS wait_s`,
+                  ) AS at
+         )
+         SELECT CASE WHEN at IS NULL THEN NULL ELSE GREATEST(0, extract(epoch FROM at - now()))::float8 END AS wait_s
+           FROM due`,
         [limits.perOrg, limits.perProject],
       );
       return rows[0]?.wait_s ?? null;

@@ -643,3 +643,31 @@ describe('a server killed right after a gate was reached', () => {
     await second.stop();
   }, 90_000);
 });
+
+describe('a server with nothing to deliver', () => {
+  const ctx = useIntegrationServer({ server: false });
+
+  it('reads the outbox every few seconds, not many times a second', async () => {
+    const server = await ctx.spawn({});
+    const pool = createPool(ctx.db.url, 1);
+    // Reads of the outbox's table by every statement that looks at it (PostgreSQL's own counters).
+    const reads = async () => {
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT (seq_scan + COALESCE(idx_scan, 0))::integer AS n FROM pg_stat_user_tables
+          WHERE relname = 'svc_webhook_deliveries'`,
+      );
+      return rows[0]!.n;
+    };
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const before = await reads();
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      // A look every 5 s touches the table a few times; it read it about 40 times a second when an empty outbox
+      // counted as due now.
+      expect((await reads()) - before).toBeLessThan(20);
+    } finally {
+      await pool.end();
+      await server.stop();
+    }
+  });
+});
