@@ -160,8 +160,12 @@ const statements = [
        ON CONFLICT (org) DO UPDATE SET last_granted_at = excluded.last_granted_at;
        granted := granted || next_ticket || ',';
      END LOOP;
-     -- The tickets granted now travel with the notice: their waiters start without reading the queue.
-     PERFORM pg_notify('svc_llm_queue', rtrim(granted, ','));
+     -- The tickets granted now travel with the notice: their waiters start without reading the queue. Only waiters
+     -- listen: a change with nobody waiting (a call that got its slot at once, or gave it back with nobody in line) is
+     -- announced to no one, which spares every process a notice, and the commit its queue lock, per model call.
+     IF granted <> '' OR EXISTS (SELECT 1 FROM svc_llm_queue WHERE granted_at IS NULL) THEN
+       PERFORM pg_notify('svc_llm_queue', rtrim(granted, ','));
+     END IF;
    END
    $fn$`,
   // A ticket joins the queue under a key its caller chose, once: a call tried again after its answer was lost (the

@@ -99,6 +99,12 @@ export class RunExecution {
       deps.runTimeoutS * 1000,
     );
     let leave = () => {};
+    // A leg that is not a takeover knows its event ids from its row: it opens before its first read, so the request
+    // that started or resumed the run joins it live, rather than reading the store and finding nothing yet.
+    if (run.attempts === 1) {
+      const reserved = Math.max(run.seqReserved, run.eventSeq + SEQ_BLOCK);
+      this.publisher = deps.events.openLeg(run.id, run.eventSeq, reserved, deps.owner);
+    }
     try {
       const entry = deps.catalogEntry(run.agent);
       const latest = await this.latestCheckpoint();
@@ -148,16 +154,14 @@ export class RunExecution {
   /** Opens the leg's events after every id a client may have seen, and sends the event the plan opens with. */
   private async open(plan: LegPlan): Promise<void> {
     const { deps, run } = this;
-    let lastSeq = run.eventSeq;
-    let reserved = Math.max(run.seqReserved, run.eventSeq + SEQ_BLOCK);
-    if (run.attempts > 1) {
+    if (!this.publisher) {
       // Taken over: the dead process may have handed out ids up to what it reserved, stored or not.
       const stored = await this.write('reading the last event', () => deps.eventStore.lastSeq(run.id));
-      lastSeq = Math.max(run.seqReserved, run.eventSeq, stored);
-      reserved = lastSeq + SEQ_BLOCK;
+      const lastSeq = Math.max(run.seqReserved, run.eventSeq, stored);
+      const reserved = lastSeq + SEQ_BLOCK;
       await this.write('reserving event ids', () => deps.runs.reserveSeq(run.id, deps.owner, reserved));
+      this.publisher = deps.events.openLeg(run.id, lastSeq, reserved, deps.owner);
     }
-    this.publisher = deps.events.openLeg(run.id, lastSeq, reserved, deps.owner);
     if (plan.opening === 'run_start') {
       this.emit({ type: 'run_start', run_id: run.id, thread_id: run.threadId, agent: run.agent, model: run.model });
     } else if (plan.opening === 'run_resumed') {
