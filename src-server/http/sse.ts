@@ -7,13 +7,19 @@ const log = getLogger('svc.sse');
 const HEARTBEAT_MS = 15_000;
 
 /**
- * A client that does not read its stream is dropped once more than this has waited in its send buffer for
- * STALL_MS: its memory would otherwise grow with the run. It loses nothing: it re-attaches with Last-Event-ID.
- * A client that reads, however slowly, drains it. Catching up on stored events waits for it (`room()`) while it
- * reads, and drops it as the live stream does when it stops reading.
+ * A client that does not read its stream is dropped once more than this has waited in its send buffer and it has
+ * read nothing for STALL_MS: its memory would otherwise grow with the run. It loses nothing: it re-attaches with
+ * Last-Event-ID. A client that reads, however slowly, is kept. Catching up on stored events waits for it (`room()`)
+ * while it reads, and drops it as the live stream does when it stops reading.
  */
 export const MAX_UNREAD_BYTES = 1024 * 1024;
-const STALL_MS = 5000;
+/**
+ * Long enough for a slow reader's progress to show: a socket is told it may write again only once the kernel's send
+ * buffer (megabytes on a fast link) has drained by half, which takes seconds for a client reading 200 KB a second.
+ */
+const STALL_MS = 15_000;
+/** Frames leave in writes of at most this many characters: each one the client takes shows it is still reading. */
+const SLICE = 64 * 1024;
 
 export interface SseStream {
   /** Writes a frame made by formatSseFrame (contracts/events.ts). */
@@ -41,37 +47,68 @@ export function openSse(res: Response): SseStream {
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
   res.socket?.setNoDelay(true);
-  // The reconnection delay first, so that every client, whatever its default, comes back at the same pace.
-  res.write(`retry: ${SSE_RETRY_MS}\n: stream open\n\n`);
 
   let ended = false;
-  let pending = '';
-  let stalled: NodeJS.Timeout | undefined;
+  /** Ending once what is queued has left: end() was called. */
+  let ending = false;
+  /** Frames not yet handed to the response: they leave in slices, each once the client has taken the one before. */
+  let queued = '';
+  let scheduled = false;
+  /** When the client last kept up (took what was sent, or a slice of a backlog): the start of a stall. */
+  let keptUpAt = performance.now();
+  let watchdog: NodeJS.Timeout | undefined;
+  const roomWaiters = new Set<() => void>();
+
+  const unread = () => queued.length + res.writableLength;
   const drop = () => {
-    log.warn(`dropping a client that does not read its stream (${res.writableLength} bytes unread)`);
+    log.warn(`dropping a client that does not read its stream (${unread()} bytes unread)`);
     ended = true;
     res.destroy();
   };
   const flush = () => {
-    if (!ended && pending) res.write(pending);
-    pending = '';
-    if (!ended && res.writableLength > MAX_UNREAD_BYTES) {
-      // Also after the stream ended: what the client has not read is still held for it.
-      stalled ??= setTimeout(() => {
-        if (!res.destroyed && res.writableLength > MAX_UNREAD_BYTES) drop();
-      }, STALL_MS);
+    scheduled = false;
+    while (queued && !res.writableNeedDrain && !res.destroyed) {
+      keptUpAt = performance.now();
+      const slice = queued.length > SLICE ? queued.slice(0, SLICE) : queued;
+      queued = queued.slice(slice.length);
+      res.write(slice);
     }
+    if (ending && !queued && !res.writableEnded) res.end();
+    watch();
+  };
+  /**
+   * A client with more than MAX_UNREAD_BYTES waiting for it must take a slice every STALL_MS, also after the stream
+   * ended (what it has not read is still held for it). A slow reader that keeps taking slices is kept.
+   */
+  const watch = () => {
+    if (watchdog || res.destroyed || unread() <= MAX_UNREAD_BYTES) return;
+    watchdog = setTimeout(
+      () => {
+        watchdog = undefined;
+        if (res.destroyed) return;
+        if (unread() > MAX_UNREAD_BYTES && performance.now() - keptUpAt >= STALL_MS) drop();
+        else watch();
+      },
+      Math.max(0, keptUpAt + STALL_MS - performance.now()),
+    );
   };
   res.on('drain', () => {
-    clearTimeout(stalled);
-    stalled = undefined;
+    keptUpAt = performance.now();
+    flush();
+    if (unread() < MAX_UNREAD_BYTES) for (const resolve of roomWaiters) resolve();
   });
-  const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+  // The reconnection delay first, so that every client, whatever its default, comes back at the same pace.
+  res.write(`retry: ${SSE_RETRY_MS}\n: stream open\n\n`);
+  const heartbeat = setInterval(() => {
+    // A stream with frames on their way needs no keep-alive.
+    if (!queued && !res.writableNeedDrain && !ended) res.write(': keep-alive\n\n');
+  }, HEARTBEAT_MS);
   const closed = new Promise<void>((resolve) => {
     res.on('close', () => {
       ended = true;
       clearInterval(heartbeat);
-      clearTimeout(stalled);
+      clearTimeout(watchdog);
+      for (const resolveRoom of roomWaiters) resolveRoom();
       resolve();
     });
   });
@@ -79,33 +116,30 @@ export function openSse(res: Response): SseStream {
   return {
     send(frame) {
       if (ended) return;
+      queued += frame;
       // Frames of one tick (a burst of tokens) leave in one write: one syscall, not one per token.
-      if (pending === '') process.nextTick(flush);
-      pending += frame;
+      if (!scheduled) {
+        scheduled = true;
+        process.nextTick(flush);
+      }
     },
     room() {
-      if (ended || res.writableLength + pending.length < MAX_UNREAD_BYTES) return Promise.resolve();
+      if (ended || unread() < MAX_UNREAD_BYTES) return Promise.resolve();
+      watch();
       return new Promise<void>((resolve) => {
-        const stall = setTimeout(() => {
-          if (!ended) drop();
-          done();
-        }, STALL_MS);
         const done = () => {
-          clearTimeout(stall);
-          res.off('drain', done);
-          res.off('close', done);
+          roomWaiters.delete(done);
           resolve();
         };
-        res.on('drain', done);
-        res.on('close', done);
+        roomWaiters.add(done);
       });
     },
     end() {
       if (ended) return;
-      flush();
       ended = true;
+      ending = true;
       clearInterval(heartbeat);
-      res.end();
+      flush();
     },
     closed,
   };

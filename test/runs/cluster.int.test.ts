@@ -257,7 +257,10 @@ describe('a client that does not read its stream', () => {
       `POST /graphs/summary/run HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
-    await until(async () => (ctx.server.logs.some((l) => l.includes('does not read its stream')) ? true : undefined));
+    await until(
+      async () => (ctx.server.logs.some((l) => l.includes('does not read its stream')) ? true : undefined),
+      40_000,
+    );
     socket.resume();
     await closed;
 
@@ -284,11 +287,13 @@ describe('a client that does not read its stream', () => {
     catchingUp.on('error', () => undefined);
     const hungUp = new Promise<void>((resolve) => catchingUp.on('close', () => resolve()));
     catchingUp.write(`GET /runs/${runId}/stream HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
-    await until(async () =>
-      ctx.server.logs.filter((l) => l.includes('does not read its stream')).length > drops ? true : undefined,
+    await until(
+      async () =>
+        ctx.server.logs.filter((l) => l.includes('does not read its stream')).length > drops ? true : undefined,
+      40_000,
     );
     catchingUp.resume();
     await hungUp;
     // 30 MB streamed, stored, read back whole and stalled on twice: more than a test's usual time on a busy machine.
-  }, 90_000);
+  }, 150_000);
 });

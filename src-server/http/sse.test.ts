@@ -1,0 +1,76 @@
+import express from 'express';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_UNREAD_BYTES, openSse, type SseStream } from './sse';
+
+const closers: (() => void)[] = [];
+afterEach(() => closers.splice(0).forEach((close) => close()));
+
+/** A server whose one route opens a stream, sends `bytes` of frames at once, then waits for room and ends. */
+async function streamingServer(bytes: number) {
+  /** Streams whose client took enough to make room for more: not a slow reader 16 MiB behind. */
+  let roomed = 0;
+  const app = express();
+  const responses: express.Response[] = [];
+  app.get('/stream', (_req, res) => {
+    responses.push(res);
+    const stream: SseStream = openSse(res);
+    const frame = `event: token\nid: 1\ndata: ${JSON.stringify({ text: 'x'.repeat(2000) })}\n\n`;
+    for (let sent = 0; sent < bytes; sent += frame.length) stream.send(frame);
+    // As the catch-up of stored events does: the next page waits until the client has room for it.
+    setImmediate(
+      () =>
+        void stream.room().then(() => {
+          if (!res.destroyed) roomed++;
+          stream.end();
+        }),
+    );
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  closers.push(() => server.close());
+  return {
+    port: (server.address() as AddressInfo).port,
+    roomed: () => roomed,
+    /** How many streams the server dropped: destroyed before they ended. */
+    dropped: () => responses.filter((r) => r.destroyed && !r.writableEnded).length,
+  };
+}
+
+/** A raw client that reads about `chunk` bytes every `everyMs` (none when 0): slow, but reading. */
+function slowReader(port: number, chunk: number, everyMs: number) {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  let received = 0;
+  let inWindow = 0;
+  socket.write('GET /stream HTTP/1.1\r\nHost: x\r\n\r\n');
+  socket.on('data', (data: Buffer) => {
+    received += data.length;
+    inWindow += data.length;
+    if (inWindow >= chunk) socket.pause();
+  });
+  if (chunk === 0) socket.pause();
+  const timer = setInterval(() => {
+    inWindow = 0;
+    if (chunk > 0) socket.resume();
+  }, everyMs);
+  closers.push(() => {
+    clearInterval(timer);
+    socket.destroy();
+  });
+  return { received: () => received };
+}
+
+describe('the SSE writer and slow readers', () => {
+  it('keeps a client that reads slowly, however long it takes to drain, and drops one that stops reading', async () => {
+    const server = await streamingServer(16 * MAX_UNREAD_BYTES);
+    // About 200 KB a second, longer than the stall bound (15 s) to drain 16 MiB; the other reads nothing.
+    const slow = slowReader(server.port, 100_000, 500);
+    slowReader(server.port, 0, 500);
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    expect(slow.received()).toBeGreaterThan(2 * MAX_UNREAD_BYTES);
+    expect(server.roomed()).toBe(0);
+    expect(server.dropped()).toBe(1);
+  }, 30_000);
+});
