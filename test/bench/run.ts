@@ -26,6 +26,7 @@ import { compiledLaunch, spawnServer, type ServerProcess } from '../helpers/proc
 const spawnCompiled = (env: Record<string, string>) => spawnServer(env, 60_000, [], compiledLaunch());
 import { followAccepted, readEvents, readPieces } from '../helpers/sse';
 import { STUDIO_TOKENS_PER_PHASE, studioFollowBench, studioFollowRow } from './studio-follow';
+import { langGraphServerRows } from './langgraph-server/peer';
 import {
   directCapacity,
   peakRssMiB,
@@ -237,6 +238,8 @@ async function main() {
       met: overInProcess <= 10 ? 'yes' : 'no',
     });
     await inProcess.close();
+    // LangGraph's own API server on the same graph and stand-in, beside this service (langgraph-server/peer.ts).
+    rows.push(...(await langGraphServerRows({ service: server, model, generatedDir: generated, throughput })));
 
     // Cluster: a client on another process follows a run live; how far behind the executing process's own client?
     const other = await spawnCompiled(env);
