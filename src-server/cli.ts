@@ -1,3 +1,4 @@
+import v8 from 'node:v8';
 import { ConfigError, loadConfig } from './config';
 import { getLogger } from './log';
 import { startServer, type RunningServer } from './main';
@@ -5,6 +6,11 @@ import { errorMessage } from './contracts/errors';
 
 /** Headless entry point: `npm start` and `npm run serve`. */
 const log = getLogger('svc.api');
+
+// The old generation grows by half before a full collection, rather than by V8's own factor (up to four times on a
+// busy heap): with 500 runs waiting for one local-runtime slot the server peaked at 330 MiB, mostly garbage not yet
+// collected, and at 255 MiB with this, for no measurable loss of throughput.
+v8.setFlagsFromString('--heap-growing-percent=50');
 
 async function main(): Promise<void> {
   let config;
