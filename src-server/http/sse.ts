@@ -18,6 +18,12 @@ export const MAX_UNREAD_BYTES = 1024 * 1024;
  * buffer (megabytes on a fast link) has drained by half, which takes seconds for a client reading 200 KB a second.
  */
 const STALL_MS = 15_000;
+/**
+ * A reader this far behind is dropped at once, reading or not: it re-attaches after its last event and catches up
+ * from the store at its own pace (at most MAX_UNREAD_BYTES ahead), rather than having the run's events held for it in
+ * memory while it falls further behind.
+ */
+export const MAX_BEHIND_BYTES = 8 * 1024 * 1024;
 /** Frames leave in writes of at most this many characters: each one the client takes shows it is still reading. */
 const SLICE = 64 * 1024;
 
@@ -74,6 +80,7 @@ export function openSse(res: Response): SseStream {
       res.write(slice);
     }
     if (ending && !queued && !res.writableEnded) res.end();
+    if (unread() > MAX_BEHIND_BYTES && !res.destroyed) return drop();
     watch();
   };
   /**
