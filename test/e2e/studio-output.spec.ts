@@ -1,4 +1,4 @@
-import type { Page } from '@playwright/test';
+import type { Locator, Page } from '@playwright/test';
 import { expect, test } from './studio.fixtures';
 import { openStudio, phase, screenshotPath as shot, script, startRun, token } from './studio.fixtures';
 
@@ -43,6 +43,10 @@ const HOSTILE = [
   '[safe link](https://example.com/docs)',
   '',
 ].join('\n');
+
+/** An output's HTML, its blocks' joined: what its markdown renders to, however it was cut into blocks. */
+const renderedHtml = (output: Locator) =>
+  output.evaluate((root) => [...root.querySelectorAll(':scope > .block')].map((block) => block.innerHTML).join(''));
 
 const titleFor = (waiting: number) => (waiting > 0 ? `(${waiting}) Agent workflow studio` : 'Agent workflow studio');
 
@@ -103,6 +107,7 @@ test('phase output renders as markdown while it streams and when its thread is r
   await expect(output.locator('pre code .hljs-number')).toHaveText('42');
   await expect(output.locator('pre code .hljs-keyword').first()).not.toHaveCSS('color', 'rgb(0, 0, 0)');
   await page.screenshot({ path: shot('output-markdown') });
+  const streamed = await renderedHtml(output);
 
   await page.getByTestId('transcript-raw-dispatch').click();
   await expect(output).toHaveAttribute('data-format', 'raw');
@@ -120,6 +125,8 @@ test('phase output renders as markdown while it streams and when its thread is r
   await page.getByTestId('thread-item').filter({ hasText: 'Summarise in markdown' }).click();
   await expect(page.getByTestId('transcript-dispatch').locator('h1')).toHaveText('Summary of the change');
   await expect(page.getByTestId('transcript-dispatch').locator('table td')).toHaveText(['loader.ts', '42']);
+  // Rendered block by block as it streamed, rendered at once when restored: the same HTML.
+  expect(await renderedHtml(page.getByTestId('transcript-dispatch'))).toBe(streamed);
 });
 
 test('hostile output is rendered inert: no script runs, no remote image loads, no javascript: link', async ({
