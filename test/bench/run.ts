@@ -210,16 +210,22 @@ async function main() {
     await standIn.script(3, 0);
     const shortServer = await spawnCompiled({ ...env, LOCAL_LLM_BASE: standIn.url });
     const inProcess = await inProcessRunner(db.url, standIn.url, generated);
+    const shortRun = async () => {
+      const events = await readEvents(
+        await shortServer.request('/graphs/summary/run', { method: 'POST', json: { message: 'short' } }),
+      );
+      if (events.at(-1)?.data.type !== 'run_done')
+        throw new Error(`run did not complete: ${JSON.stringify(events.at(-1)?.data)}`);
+    };
+    // Both sides warm up first: the server just started (what it loads lazily, what V8 compiles as it goes).
+    for (let i = 0; i < 20; i++) {
+      await shortRun();
+      await inProcess.run();
+    }
     const cpuPerRun: { clients: number; service: number; inProcess: number }[] = [];
     for (const clients of [1, 8, 32]) {
       const serverCpu = await cpuMs(shortServer.child.pid!);
-      const viaApi = await throughput(clients, 6, async () => {
-        const events = await readEvents(
-          await shortServer.request('/graphs/summary/run', { method: 'POST', json: { message: 'short' } }),
-        );
-        if (events.at(-1)?.data.type !== 'run_done')
-          throw new Error(`run did not complete: ${JSON.stringify(events.at(-1)?.data)}`);
-      });
+      const viaApi = await throughput(clients, 6, shortRun);
       const service = ((await cpuMs(shortServer.child.pid!)) - serverCpu) / (clients * 6);
       const ownCpu = process.cpuUsage();
       const direct = await throughput(clients, 6, inProcess.run);

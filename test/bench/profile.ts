@@ -1,0 +1,160 @@
+/**
+ * `npm run profile -- [clients] [runs per client]`: where a short run's time and CPU go, in the server and in
+ * PostgreSQL (docs/performance.md). Starts the compiled server on a fresh database of TEST_DATABASE_URL with the
+ * stand-in model in a process of its own, makes `clients` × `runs` three-phase runs, and prints:
+ *
+ * - runs per second and the server process's CPU time per run (/proc);
+ * - the statements each run sends and the time PostgreSQL spends on them, from PostgreSQL's own log: the database's
+ *   log_min_duration_statement is set to 0 for the measurement (this needs a superuser, and PG_LOG_FILE, default
+ *   /var/log/postgresql/postgresql-15-main.log, readable);
+ * - with PROFILE_CPU=1, the server's V8 CPU profile summed by package and by function (self time), written to
+ *   test-results/profile/ (open the .cpuprofile in Chrome's DevTools for the whole tree).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { readEvents } from '../helpers/sse';
+import { startIntegrationFixture } from '../helpers/integration';
+import { createDatabase, startDatabaseServer } from '../helpers/postgres';
+import { spawnServer } from '../helpers/process';
+import { startModelProcess } from '../load/capacity';
+import { cpuMs } from './process-usage';
+
+const clients = Number(process.argv[2] ?? 1);
+const perClient = Number(process.argv[3] ?? 50);
+const root = path.resolve(import.meta.dirname, '..', '..');
+const profileDir = path.join(root, 'test-results', 'profile');
+const logFile = process.env.PG_LOG_FILE ?? '/var/log/postgresql/postgresql-15-main.log';
+const withCpuProfile = process.env.PROFILE_CPU === '1';
+
+const database = await startDatabaseServer();
+const fixture = await startIntegrationFixture({ server: false, database: false });
+const standIn = await startModelProcess();
+await standIn.script(3, 0);
+const db = await createDatabase(database.url, 'svc_profile');
+const dbName = new URL(db.url).pathname.slice(1);
+const admin = new pg.Client({ connectionString: database.url });
+await admin.connect();
+fs.rmSync(profileDir, { recursive: true, force: true });
+const server = await spawnServer(
+  fixture.env({
+    DATABASE_URL: db.url,
+    LOCAL_LLM_BASE: standIn.url,
+    LOCAL_LLM_MAX_CONCURRENT: '64',
+    LOCAL_LLM_MAX_RUNS_PER_USER: '100000',
+  }),
+  60_000,
+  [],
+  {
+    cwd: root,
+    args: [
+      ...(withCpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      '--enable-source-maps',
+      'out/server/cli.js',
+    ],
+  },
+);
+
+const run = async () => {
+  const events = await readEvents(
+    await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'short' } }),
+  );
+  if (events.at(-1)?.data.type !== 'run_done')
+    throw new Error(`run did not complete: ${JSON.stringify(events.at(-1))}`);
+};
+for (let i = 0; i < 10; i++) await run(); // what the server loads lazily (the graph, the model client)
+
+await admin.query(`ALTER DATABASE "${dbName}" SET log_min_duration_statement = 0`);
+const logFrom = fs.statSync(logFile).size;
+const cpuBefore = await cpuMs(server.child.pid!);
+const started = performance.now();
+await Promise.all(
+  Array.from({ length: clients }, async () => {
+    for (let i = 0; i < perClient; i++) await run();
+  }),
+);
+const seconds = (performance.now() - started) / 1000;
+const runs = clients * perClient;
+const cpuPerRun = ((await cpuMs(server.child.pid!)) - cpuBefore) / runs;
+await admin.query(`ALTER DATABASE "${dbName}" RESET log_min_duration_statement`);
+await new Promise((resolve) => setTimeout(resolve, 500)); // the last lines reach the log
+
+console.log(
+  `${clients} client(s), ${runs} runs: ${(runs / seconds).toFixed(1)} runs/s, server CPU ${cpuPerRun.toFixed(1)} ms per run`,
+);
+
+// PostgreSQL's log: one "duration: … execute …" line per statement of the extended protocol, one "statement" line per
+// simple query; parse and bind lines are parts of an execute and not counted apart.
+const log = Buffer.alloc(fs.statSync(logFile).size - logFrom);
+const fd = fs.openSync(logFile, 'r');
+fs.readSync(fd, log, 0, log.length, logFrom);
+fs.closeSync(fd);
+const statements = new Map<string, { count: number; ms: number }>();
+let count = 0;
+let totalMs = 0;
+for (const line of log.toString().split('\n')) {
+  if (!line.includes(`@${dbName} `)) continue;
+  const match = /duration: ([\d.]+) ms\s+(?:statement|execute [^:]*): (.*)$/.exec(line);
+  if (!match) continue;
+  const text = match[2]!.replace(/\s+/g, ' ').slice(0, 100);
+  const entry = statements.get(text) ?? { count: 0, ms: 0 };
+  entry.count++;
+  entry.ms += Number(match[1]);
+  statements.set(text, entry);
+  count++;
+  totalMs += Number(match[1]);
+}
+console.log(`PostgreSQL: ${(count / runs).toFixed(1)} statements per run, ${(totalMs / runs).toFixed(2)} ms per run`);
+console.log('per run   ms/run  statement (its start)');
+for (const [text, entry] of [...statements].sort((a, b) => b[1].ms - a[1].ms).slice(0, 20)) {
+  console.log(`${(entry.count / runs).toFixed(2).padStart(7)} ${(entry.ms / runs).toFixed(3).padStart(8)}  ${text}`);
+}
+
+await server.stop();
+await admin.end();
+await standIn.stop();
+await fixture.close();
+await db.drop();
+await database.stop();
+
+if (withCpuProfile) summariseCpuProfile();
+
+/** Self time by package and by function, over the whole profile (the warm-up and start-up included). */
+function summariseCpuProfile(): void {
+  const file = fs.readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) return;
+  const profile = JSON.parse(fs.readFileSync(path.join(profileDir, file), 'utf8')) as {
+    nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const where = (url: string) =>
+    /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ??
+    (url.includes('out/server') ? 'the server' : url || 'native');
+  const sum = (key: (node: (typeof profile.nodes)[number]) => string) => {
+    const totals = new Map<string, number>();
+    for (const [id, us] of self) {
+      const k = key(byId.get(id)!);
+      totals.set(k, (totals.get(k) ?? 0) + us);
+    }
+    const busy = [...totals].filter(([k]) => !k.startsWith('(idle)'));
+    const all = busy.reduce((a, [, us]) => a + us, 0);
+    return busy.sort((a, b) => b[1] - a[1]).map(([k, us]) => `${((us / all) * 100).toFixed(1).padStart(5)}%  ${k}`);
+  };
+  const name = (node: (typeof profile.nodes)[number]) => node.callFrame.functionName || '(anonymous)';
+  console.log(`\nCPU profile ${path.join(profileDir, file)}, busy time by package:`);
+  console.log(
+    sum((node) => (name(node).startsWith('(') ? name(node) : where(node.callFrame.url)))
+      .slice(0, 15)
+      .join('\n'),
+  );
+  console.log('\nby function:');
+  console.log(
+    sum((node) => `${name(node)} ${where(node.callFrame.url)}:${node.callFrame.lineNumber}`)
+      .slice(0, 30)
+      .join('\n'),
+  );
+}
