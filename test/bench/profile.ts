@@ -36,6 +36,8 @@ const dbName = new URL(db.url).pathname.slice(1);
 const admin = new pg.Client({ connectionString: database.url });
 await admin.connect();
 fs.rmSync(profileDir, { recursive: true, force: true });
+// A database setting reaches only connections opened after it: set before the server opens its pool.
+await admin.query(`ALTER DATABASE "${dbName}" SET log_min_duration_statement = 0`);
 const server = await spawnServer(
   fixture.env({
     DATABASE_URL: db.url,
@@ -64,7 +66,6 @@ const run = async () => {
 };
 for (let i = 0; i < 10; i++) await run(); // what the server loads lazily (the graph, the model client)
 
-await admin.query(`ALTER DATABASE "${dbName}" SET log_min_duration_statement = 0`);
 const logFrom = fs.statSync(logFile).size;
 const cpuBefore = await cpuMs(server.child.pid!);
 const started = performance.now();
