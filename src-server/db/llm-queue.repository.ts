@@ -142,13 +142,18 @@ export function llmQueueRepository(pool: Pool, waitS: number) {
       });
     },
 
-    /** Keeps this process's tickets alive; those of a process that stops renewing them lapse. */
-    async renew(owner: string, leaseS: number): Promise<void> {
+    /**
+     * Keeps the tickets this process still waits with or holds alive; the others lapse: those of a process that
+     * stopped, and one whose release was lost (a change of the queue is committed without waiting for the disk, so a
+     * crash of PostgreSQL itself may forget the last ones).
+     */
+    async renew(owner: string, leaseS: number, tickets: readonly number[]): Promise<void> {
       await underQueueLock(pool, (client) =>
-        client.query(`UPDATE svc_llm_queue SET lease_until = now() + make_interval(secs => $2) WHERE owner_id = $1`, [
-          owner,
-          leaseS,
-        ]),
+        client.query(
+          `UPDATE svc_llm_queue SET lease_until = now() + make_interval(secs => $2)
+            WHERE owner_id = $1 AND ticket = ANY($3::bigint[])`,
+          [owner, leaseS, tickets],
+        ),
       );
     },
 

@@ -177,7 +177,11 @@ const statements = [
    DECLARE
      t bigint;
    BEGIN
-     -- The queue's lock first, then its rows, in every function: two of them never wait on each other.
+     -- The queue's lock first, then its rows, in every function: two of them never wait on each other. Its changes
+     -- are committed without waiting for the disk: the lock is held until the commit, and every model call of the
+     -- cluster passes here twice. A crash of PostgreSQL itself may forget the last ones; the queue heals from that:
+     -- a ticket not renewed lapses with its lease, and a waiter whose ticket is gone queues again.
+     PERFORM set_config('synchronous_commit', 'off', true);
      PERFORM pg_advisory_xact_lock(7305113);
      SELECT q.ticket INTO t FROM svc_llm_queue q WHERE q.key = p_key;
      IF NOT FOUND THEN
@@ -199,6 +203,8 @@ const statements = [
                                             p_timed_out boolean)
    RETURNS TABLE (waiting integer, active integer) LANGUAGE plpgsql AS $fn$
    BEGIN
+     -- Committed without waiting for the disk, as svc_llm_enqueue is.
+     PERFORM set_config('synchronous_commit', 'off', true);
      PERFORM pg_advisory_xact_lock(7305113);
      DELETE FROM svc_llm_queue WHERE ticket = p_ticket;
      -- A ticket already gone (dropped by a reset, or with a lapsed lease) counts for nothing.

@@ -21,9 +21,9 @@ const STALL_MS = 15_000;
 /**
  * A reader this far behind is dropped at once, reading or not: it re-attaches after its last event and catches up
  * from the store at its own pace (at most MAX_UNREAD_BYTES ahead), rather than having the run's events held for it in
- * memory while it falls further behind.
+ * memory while it falls further behind. Far above any one event: a run's end carries its phases' outputs whole.
  */
-export const MAX_BEHIND_BYTES = 8 * 1024 * 1024;
+export const MAX_BEHIND_BYTES = 64 * 1024 * 1024;
 /** Frames leave in writes of at most this many characters: each one the client takes shows it is still reading. */
 const SLICE = 64 * 1024;
 

@@ -62,6 +62,8 @@ export class LocalQueue {
   readonly slots: number;
   private readonly runtime: string;
   private readonly waiters = new Map<number, Waiter>();
+  /** Tickets holding a slot for a call of this process: with the waiters', the only ones it keeps alive. */
+  private readonly held = new Set<number>();
   private refreshing?: Promise<void>;
   private again = false;
   private lastRefresh = 0;
@@ -77,7 +79,9 @@ export class LocalQueue {
     this.runtime = options.runtime ?? 'local runtime';
     this.renewTimer = setInterval(
       () => {
-        tickets.renew(options.owner, options.leaseS).catch((error: Error) => {
+        const live = [...this.waiters.keys(), ...this.held];
+        if (live.length === 0) return;
+        tickets.renew(options.owner, options.leaseS, live).catch((error: Error) => {
           log.warn(`renewing queue tickets failed: ${error.message}`);
         });
       },
@@ -239,17 +243,20 @@ export class LocalQueue {
   private releaser(ticket: number): () => void {
     const started = performance.now();
     let released = false;
+    this.held.add(ticket);
     return () => {
       if (released) return;
       released = true;
+      // No longer renewed: should its release be lost, the ticket lapses with its lease and its slot comes back.
+      this.held.delete(ticket);
       const servedS = (performance.now() - started) / 1000;
-      // A slot not given back is held as long as this process renews its tickets: the whole cluster's queue would
-      // stall behind it. So a release that failed (the database busy or restarting) is tried again.
+      // A slot not given back is held until its lease lapses, and the whole cluster's queue waits behind it. So a
+      // release that failed (the database restarting) is tried again.
       const release = (attempt: number): void => {
         this.tickets.release(ticket, this.slots, { servedS }).catch((error: Error) => {
           if (attempt >= RELEASE_ATTEMPTS) {
             log.error(
-              `releasing a queue slot failed ${attempt} times, giving up (a queue reset frees it): ${error.message}`,
+              `releasing a queue slot failed ${attempt} times, giving up (it comes back when its lease lapses): ${error.message}`,
             );
             return;
           }

@@ -150,6 +150,22 @@ describe('the local-runtime queue across processes', () => {
     release();
   });
 
+  it('gives back a slot whose release PostgreSQL forgot, though its process lives on and renews its own tickets', async () => {
+    // The queue's changes are committed without waiting for the disk: a crash of PostgreSQL may forget a release.
+    const live = await queueProcess(1, 8, 1);
+    const owner = `p${processes}`;
+    await pool.query(
+      `INSERT INTO svc_llm_queue (owner_id, tenant, label, granted_at, lease_until)
+       VALUES ($1, '', 'a call released long ago', now(), now() + interval '1 second')`,
+      [owner],
+    );
+    // The process renews only the tickets it waits with or holds, every quarter second here: not that one.
+    const started = Date.now();
+    const release = await live.acquire();
+    expect(Date.now() - started).toBeLessThan(5000);
+    release();
+  });
+
   it('reset forgets held slots and counters; waiters get the slots, and late releases count for nothing', async () => {
     const queue = await queueProcess(1);
     const old = await queue.acquire();
