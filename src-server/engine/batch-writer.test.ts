@@ -7,19 +7,15 @@ const log = getLogger('svc.test');
 const unavailable = () => Object.assign(new Error('Connection terminated'), { transient: true });
 const isTransient = (error: unknown) => (error as { transient?: boolean }).transient === true;
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const writerOf = (write: (items: number[]) => Promise<void>) =>
+  new BatchWriter<number>({ what: 'run events', maxBatch: 100, isTransient, log, write });
 
 describe('the shared writer of a process: a busy database is waited for, an absent one for a while', () => {
   it('a flush waits for a slow write past its bound: slowness under load is back-pressure, not a failure', async () => {
     const stored: number[][] = [];
-    const writer = new BatchWriter<number>({
-      what: 'run events',
-      maxBatch: 100,
-      isTransient,
-      log,
-      write: async (items) => {
-        await delay(300);
-        stored.push(items);
-      },
+    const writer = writerOf(async (items) => {
+      await delay(300);
+      stored.push(items);
     });
     writer.push(1);
     writer.push(2);
@@ -30,15 +26,9 @@ describe('the shared writer of a process: a busy database is waited for, an abse
   it('a flush gives up once the writes have been failing for its bound, and the items are still stored later', async () => {
     let failUntil = Date.now() + 400;
     const stored: number[] = [];
-    const writer = new BatchWriter<number>({
-      what: 'run events',
-      maxBatch: 100,
-      isTransient,
-      log,
-      write: async (items) => {
-        if (Date.now() < failUntil) throw unavailable();
-        stored.push(...items);
-      },
+    const writer = writerOf(async (items) => {
+      if (Date.now() < failUntil) throw unavailable();
+      stored.push(...items);
     });
     writer.push(1);
     const started = Date.now();

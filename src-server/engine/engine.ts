@@ -37,7 +37,7 @@ export interface EngineDeps {
   maxAttempts: number;
   /** Legs this process executes at once. */
   maxActive: number;
-  /** How long a leg's writes wait for the database to come back before the run fails (DATABASE_WAIT_S). */
+  /** How long a leg's writes bear a database that is away, counted from the first failure (DATABASE_WAIT_S). */
   databaseWaitS: number;
   /** How often a reader of a run executed elsewhere looks for new events without a notification. */
   pollMs: number;

@@ -54,3 +54,9 @@ export async function treePeakRssMiB(pid: number): Promise<number> {
   );
   return peaks.reduce((sum, kb) => sum + kb, 0) / 1024;
 }
+
+/** Resident memory (VmRSS) of one process now, in MiB. */
+export async function rssMiB(pid: number): Promise<number> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) / 1024;
+}

@@ -12,7 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { loadCatalog } from '../../src-server/assets/catalog';
-import { compileGraph, executionConfig, initialState, type NodeHooks } from '../../src-server/engine';
+import { compileGraph, executionConfig, initialState } from '../../src-server/engine';
 import { loadConfig } from '../../src-server/config';
 import { createModelProviders } from '../../src-server/models/model-providers';
 import { DataDirInUseError, lockDataDir } from '../../src-server/db/instance-lock';
@@ -27,6 +27,7 @@ const spawnCompiled = (env: Record<string, string>) => spawnServer(env, 60_000, 
 import { followAccepted, readEvents, readPieces } from '../helpers/sse';
 import { STUDIO_TOKENS_PER_PHASE, studioFollowBench, studioFollowRow } from './studio-follow';
 import { langGraphServerRows } from './langgraph-server/peer';
+import { median, ms, percentile, quietHooks, type BenchRow } from './bench-table';
 import { cpuMs } from './process-usage';
 import { stalledReadersRow } from './stalled-readers';
 import {
@@ -38,22 +39,7 @@ import {
   type RunOutcome,
 } from '../load/capacity';
 
-interface Row {
-  benchmark: string;
-  service: string;
-  baseline: string;
-  ratio: string;
-  target: string;
-  met: string;
-}
-
-const rows: Row[] = [];
-const ms = (v: number) => `${v.toFixed(1)} ms`;
-const median = (values: number[]) => percentile(values, 50);
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
+const rows: BenchRow[] = [];
 
 /** Reads a stream line by line and JSON-parses each payload line: the same work for both clients. */
 function readLines(res: Response, onPayload: (payload: string) => boolean): Promise<void> {
@@ -505,7 +491,7 @@ async function main() {
  * same stand-in directly, three calls each: the physical limit of this machine for that load. With several
  * processes, they share the database behind nginx.
  */
-async function capacityRow(serverUrl: string, generated: string, runs: number, processes: number): Promise<Row> {
+async function capacityRow(serverUrl: string, generated: string, runs: number, processes: number): Promise<BenchRow> {
   const model = await startModelProcess();
   const db = await createDatabase(serverUrl, 'svc_bench');
   try {
@@ -577,23 +563,9 @@ async function inProcessRunner(databaseUrl: string, modelUrl: string, generated:
   const noQueue = { acquire: async () => () => undefined };
   const models = createModelProviders(loadConfig({ LOCAL_LLM_BASE: modelUrl }), noQueue);
   let firstToken = 0;
-  const hooks: NodeHooks = {
-    signal: new AbortController().signal,
-    enter: async () => undefined,
-    token: () => {
-      firstToken ||= performance.now();
-    },
-    exit: async () => undefined,
-    queued: () => undefined,
-    trimmed: () => undefined,
-    thinking: () => undefined,
-    loading: () => undefined,
-    warning: () => undefined,
-    usage: () => undefined,
-    routeMatched: async () => undefined,
-    takeResume: () => false,
-    gateDecided: async () => undefined,
-  };
+  const hooks = quietHooks(() => {
+    firstToken ||= performance.now();
+  });
   // Compiled once, as an application that uses LangGraph in process would (and as the service does).
   const graph = compileGraph(entry, checkpointer);
   const execution = { runId: 'in-process', tenant: '', model: 'fake-model', models, nodeConfigs: new Map(), hooks };

@@ -2,19 +2,15 @@
  * What readers that never read cost the server: 20 of them attached to a long run at the stand-in's full speed, its
  * resident memory while the run streams, beside the same run followed by one reader that reads.
  */
-import fs from 'node:fs/promises';
 import net from 'node:net';
 import type { ModelFake } from '../fixtures/fake-models';
 import type { ServerProcess } from '../helpers/process';
 import { readEvents } from '../helpers/sse';
+import type { BenchRow } from './bench-table';
+import { rssMiB } from './process-usage';
 
 const READERS = 20;
 const TOKENS_PER_PHASE = 20_000;
-
-async function rssMiB(pid: number): Promise<number> {
-  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) / 1024;
-}
 
 /** The server's resident memory above where it began, at its highest while `work` runs (sampled every 20 ms). */
 async function peakGrowth(pid: number, work: () => Promise<void>): Promise<number> {
@@ -38,7 +34,7 @@ function stalledReader(url: URL, runId: string): net.Socket {
   return socket;
 }
 
-export async function stalledReadersRow(server: ServerProcess, model: ModelFake) {
+export async function stalledReadersRow(server: ServerProcess, model: ModelFake): Promise<BenchRow> {
   const pid = server.child.pid!;
   // Tokens of about 200 bytes: a run's stream (about 15 MiB) is larger than what the kernel's socket buffers take in
   // for a reader, so what a stalled reader costs shows in the server's memory.

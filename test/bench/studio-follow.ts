@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import type { ModelFake } from '../fixtures/fake-models';
 import { launchChromium } from '../helpers/browser';
+import { ms, type BenchRow } from './bench-table';
 
 export interface StudioFollowResult {
   tokens: number;
@@ -160,8 +161,7 @@ export async function studioFollowBench(
 }
 
 /** The bench table's row for a result. */
-export function studioFollowRow(r: StudioFollowResult) {
-  const ms = (v: number) => `${v.toFixed(1)} ms`;
+export function studioFollowRow(r: StudioFollowResult): BenchRow {
   return {
     benchmark: `Studio following a run at full stand-in speed in Chromium (${r.tokens.toLocaleString('en')} tokens, 3 phases)`,
     service: `${r.fps.toFixed(0)} frames/s over ${(r.streamMs / 1000).toFixed(1)} s; ${r.transcriptUpdates} transcript updates; timer lag p95 ${ms(r.lagP95Ms)} (max ${ms(r.lagMaxMs)}); longest task ${ms(r.longestTaskMs)}; last token on screen ${ms(r.lastTokenToScreenMs)} after it arrived`,

@@ -16,6 +16,7 @@ import type { ModelFake } from '../../fixtures/fake-models';
 import { freePort } from '../../helpers/ports';
 import type { ServerProcess } from '../../helpers/process';
 import { readPieces } from '../../helpers/sse';
+import { median, ms, type BenchRow } from '../bench-table';
 import { cpuMs, treePeakRssMiB } from '../process-usage';
 
 const HERE = import.meta.dirname;
@@ -49,16 +50,6 @@ interface Throughput {
 
 /** run.ts's throughput(): `clients` clients at once, each making `runsPerClient` runs one after another. */
 type MeasureThroughput = (clients: number, runsPerClient: number, once: () => Promise<void>) => Promise<Throughput>;
-
-/** One row of the bench's table (run.ts). */
-export interface BenchRow {
-  benchmark: string;
-  service: string;
-  baseline: string;
-  ratio: string;
-  target: string;
-  met: string;
-}
 
 async function ensureInstalled(): Promise<void> {
   if (existsSync(path.join(HERE, 'node_modules'))) return;
@@ -222,8 +213,6 @@ async function streamRun(client: RunClient): Promise<number> {
   return firstToken;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
-const ms = (value: number) => `${value.toFixed(1)} ms`;
 const runsPerSecond = (t: Throughput) => `${t.rps.toFixed(1)} runs/s (${ms(t.p50)} / ${ms(t.p95)})`;
 
 /** The service's throughput over LangGraph's API server's at 8 and 32 clients must reach this; 8× is the aim. */

@@ -7,8 +7,9 @@
 import { getWriter, MemorySaver } from '@langchain/langgraph';
 import { loadCatalog } from '../../../src-server/assets/catalog';
 import { loadConfig } from '../../../src-server/config';
-import { compileGraph, executionConfig, type NodeHooks } from '../../../src-server/engine';
+import { compileGraph, executionConfig } from '../../../src-server/engine';
 import { createModelProviders } from '../../../src-server/models/model-providers';
+import { quietHooks } from '../bench-table';
 
 const entry = loadCatalog(process.env.GENERATED_DIR).get('summary');
 if (!entry) throw new Error(`no summary command in the catalog at GENERATED_DIR (${process.env.GENERATED_DIR})`);
@@ -16,22 +17,8 @@ if (!entry) throw new Error(`no summary command in the catalog at GENERATED_DIR 
 const noQueue = { acquire: async () => () => undefined };
 const models = createModelProviders(loadConfig({ LOCAL_LLM_BASE: process.env.LOCAL_LLM_BASE }), noQueue);
 
-const hooks: NodeHooks = {
-  signal: new AbortController().signal,
-  enter: async () => undefined,
-  // Called inside the node's task, where LangGraph keeps the run's config: the writer of the run being streamed.
-  token: (node, text) => getWriter()?.({ node, text }),
-  exit: async () => undefined,
-  queued: () => undefined,
-  trimmed: () => undefined,
-  thinking: () => undefined,
-  loading: () => undefined,
-  warning: () => undefined,
-  usage: () => undefined,
-  routeMatched: async () => undefined,
-  takeResume: () => false,
-  gateDecided: async () => undefined,
-};
+// Called inside the node's task, where LangGraph keeps the run's config: the writer of the run being streamed.
+const hooks = quietHooks((node, text) => getWriter()?.({ node, text }));
 
 // The execution's part of the config, without a thread: the API server names the thread of each run.
 const { thread_id: _thread, ...execution } = executionConfig('', {

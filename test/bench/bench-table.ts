@@ -1,0 +1,43 @@
+/**
+ * What every part of the bench shares: a row of its table, how figures are written in it, and the quiet hooks with
+ * which LangGraph runs the service's graph outside the service (in process, or in LangGraph's own server).
+ */
+import type { NodeHooks } from '../../src-server/engine';
+
+/** One row of the table `npm run bench` prints (run.ts). */
+export interface BenchRow {
+  benchmark: string;
+  service: string;
+  baseline: string;
+  ratio: string;
+  target: string;
+  met: string;
+}
+
+export const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+export const median = (values: number[]) => percentile(values, 50);
+
+/** Hooks that report nothing but each token (to `token`): the graph alone, without the service around it. */
+export function quietHooks(token: (node: string, text: string) => void): NodeHooks {
+  return {
+    signal: new AbortController().signal,
+    enter: async () => undefined,
+    token,
+    exit: async () => undefined,
+    queued: () => undefined,
+    trimmed: () => undefined,
+    thinking: () => undefined,
+    loading: () => undefined,
+    warning: () => undefined,
+    usage: () => undefined,
+    routeMatched: async () => undefined,
+    takeResume: () => false,
+    gateDecided: async () => undefined,
+  };
+}
