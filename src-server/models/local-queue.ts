@@ -109,7 +109,7 @@ export class LocalQueue {
       /** The call's model must be loaded first: its estimated wait counts these seconds too. */
       loadS?: number;
     } = {},
-  ): Promise<() => void> {
+  ): Promise<() => Promise<void>> {
     options.signal?.throwIfAborted();
     const label = options.label ?? 'a call';
     const queuedAt = performance.now();
@@ -240,31 +240,37 @@ export class LocalQueue {
     });
   }
 
-  private releaser(ticket: number): () => void {
+  /**
+   * The function that gives the slot back, resolving once the queue has it (or its first try failed: the others go on
+   * in the background). A run awaits it before its next call, so that call never queues behind its own last one.
+   */
+  private releaser(ticket: number): () => Promise<void> {
     const started = performance.now();
     let released = false;
     this.held.add(ticket);
     return () => {
-      if (released) return;
+      if (released) return Promise.resolve();
       released = true;
       // No longer renewed: should its release be lost, the ticket lapses with its lease and its slot comes back.
       this.held.delete(ticket);
       const servedS = (performance.now() - started) / 1000;
       // A slot not given back is held until its lease lapses, and the whole cluster's queue waits behind it. So a
       // release that failed (the database restarting) is tried again.
-      const release = (attempt: number): void => {
-        this.tickets.release(ticket, this.slots, { servedS }).catch((error: Error) => {
-          if (attempt >= RELEASE_ATTEMPTS) {
-            log.error(
-              `releasing a queue slot failed ${attempt} times, giving up (it comes back when its lease lapses): ${error.message}`,
-            );
-            return;
-          }
-          log.warn(`releasing a queue slot failed, trying again: ${error.message}`);
-          setTimeout(() => release(attempt + 1), 500 * 2 ** attempt).unref();
-        });
-      };
-      release(1);
+      const release = (attempt: number): Promise<void> =>
+        this.tickets.release(ticket, this.slots, { servedS }).then(
+          () => undefined,
+          (error: Error) => {
+            if (attempt >= RELEASE_ATTEMPTS) {
+              log.error(
+                `releasing a queue slot failed ${attempt} times, giving up (it comes back when its lease lapses): ${error.message}`,
+              );
+              return;
+            }
+            log.warn(`releasing a queue slot failed, trying again: ${error.message}`);
+            setTimeout(() => void release(attempt + 1), 500 * 2 ** attempt).unref();
+          },
+        );
+      return release(1);
     };
   }
 

@@ -88,7 +88,8 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
       call.signal.throwIfAborted();
       throw describeConnectionError(error, 'the local model runtime', base);
     } finally {
-      release();
+      // Given back before the run's next call asks: it never waits behind its own last one.
+      await release();
     }
   }
 

@@ -41,3 +41,6 @@ export function quietHooks(token: (node: string, text: string) => void): NodeHoo
     gateDecided: async () => undefined,
   };
 }
+
+/** LangGraph alone: no queue in front of the model. */
+export const noQueue = { acquire: async () => async () => undefined };

@@ -27,7 +27,7 @@ const spawnCompiled = (env: Record<string, string>) => spawnServer(env, 60_000, 
 import { followAccepted, readEvents, readPieces } from '../helpers/sse';
 import { STUDIO_TOKENS_PER_PHASE, studioFollowBench, studioFollowRow } from './studio-follow';
 import { langGraphServerRows } from './langgraph-server/peer';
-import { median, ms, percentile, quietHooks, type BenchRow } from './bench-table';
+import { median, ms, noQueue, percentile, quietHooks, type BenchRow } from './bench-table';
 import { cpuMs } from './process-usage';
 import { stalledReadersRow } from './stalled-readers';
 import {
@@ -559,8 +559,6 @@ async function inProcessRunner(databaseUrl: string, modelUrl: string, generated:
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   const checkpointer = new PostgresSaver(pool, undefined, { schema: 'graph_checkpoints' });
   const entry = loadCatalog(generated).get('summary')!;
-  // LangGraph alone: no queue in front of the model.
-  const noQueue = { acquire: async () => () => undefined };
   const models = createModelProviders(loadConfig({ LOCAL_LLM_BASE: modelUrl }), noQueue);
   let firstToken = 0;
   const hooks = quietHooks(() => {

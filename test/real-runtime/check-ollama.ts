@@ -14,7 +14,7 @@ import { createModelProviders } from '../../src-server/models/model-providers';
 import { runtimeAddress } from '../../src-server/models/runtime-address';
 
 const base = process.env.LOCAL_LLM_BASE ?? 'http://127.0.0.1:11434';
-const noQueue = { acquire: async () => () => undefined };
+const noQueue = { acquire: async () => async () => undefined };
 let failed = 0;
 
 function report(outcome: 'PASS' | 'FAIL' | 'SKIP', name: string, detail: string): void {

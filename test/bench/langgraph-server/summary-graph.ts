@@ -9,12 +9,11 @@ import { loadCatalog } from '../../../src-server/assets/catalog';
 import { loadConfig } from '../../../src-server/config';
 import { compileGraph, executionConfig } from '../../../src-server/engine';
 import { createModelProviders } from '../../../src-server/models/model-providers';
-import { quietHooks } from '../bench-table';
+import { noQueue, quietHooks } from '../bench-table';
 
 const entry = loadCatalog(process.env.GENERATED_DIR).get('summary');
 if (!entry) throw new Error(`no summary command in the catalog at GENERATED_DIR (${process.env.GENERATED_DIR})`);
 
-const noQueue = { acquire: async () => () => undefined };
 const models = createModelProviders(loadConfig({ LOCAL_LLM_BASE: process.env.LOCAL_LLM_BASE }), noQueue);
 
 // Called inside the node's task, where LangGraph keeps the run's config: the writer of the run being streamed.
