@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import { GatePolicySchema } from './assets';
+
+/**
+ * Tools an agent's phases may call (docs/tools.md): MCP servers declared in the asset, and the built-in project tools
+ * over the run's project path. Declared in asset files only, never in a request: a stdio server is a command on the
+ * server's machine.
+ */
+
+/** `project`: the built-in tools over the run's project path; any other name is an MCP server the asset declares. */
+export const PROJECT_TOOLS_SERVER = 'project';
+
+/** A server's or a tool's name, as a tool's full name `<server>.<tool>` joins them. */
+export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The placeholder a stdio server's arguments may carry: the run's project folder (local project paths only). */
+export const PROJECT_PATH_PLACEHOLDER = '{project_path}';
+
+export const McpServerSchema = z
+  .discriminatedUnion('transport', [
+    z.object({
+      name: z.string(),
+      transport: z.literal('stdio'),
+      command: z.string(),
+      args: z.array(z.string()),
+      /** Names of environment variables the server gets from the service's environment; nothing else reaches it. */
+      env: z.array(z.string()),
+    }),
+    z.object({
+      name: z.string(),
+      transport: z.literal('http'),
+      /** A streamable HTTP endpoint; the same address rules as webhooks and git URLs. */
+      url: z.string(),
+      /** header → the environment variable that holds its value (never the value itself). */
+      headers: z.record(z.string(), z.string()),
+    }),
+  ])
+  .meta({ id: 'McpServer' });
+export type McpServer = z.infer<typeof McpServerSchema>;
+
+export const ToolPolicyKindSchema = z.enum(['allow', 'ask', 'deny']);
+export type ToolPolicyKind = z.infer<typeof ToolPolicyKindSchema>;
+
+/**
+ * The policy of the tools a pattern names: `<server>.<tool>`, or `<server>.*` for every tool of a server. The most
+ * specific pattern wins; a tool no pattern names is asked, with the default gate options (fail closed).
+ */
+export const ToolPolicySchema = z
+  .object({
+    tool: z.string(),
+    policy: ToolPolicyKindSchema,
+    /** ask: who decides, how many approve, and what happens when nobody does in time, as at a gate. */
+    ask: GatePolicySchema.nullable(),
+  })
+  .meta({ id: 'ToolPolicy' });
+export type ToolPolicy = z.infer<typeof ToolPolicySchema>;
+
+export const ToolsDeclarationSchema = z
+  .object({
+    servers: z.array(McpServerSchema),
+    policies: z.array(ToolPolicySchema),
+  })
+  .meta({ id: 'ToolsDeclaration' });
+export type ToolsDeclaration = z.infer<typeof ToolsDeclarationSchema>;
+
+export const NO_TOOLS: ToolsDeclaration = { servers: [], policies: [] };
+
+/** Tool calls a phase makes at most unless its asset says otherwise (`max_tool_calls`). */
+export const DEFAULT_MAX_TOOL_CALLS = 10;
+
+/**
+ * What a phase may use: tool patterns (`project.read_file`, `files.*`) and its limit of calls. A phase without tools
+ * only writes text.
+ */
+export const PhaseToolsSchema = z
+  .object({
+    tools: z.array(z.string()),
+    max_tool_calls: z.number().int().min(1).max(100),
+  })
+  .meta({ id: 'PhaseTools' });
+export type PhaseTools = z.infer<typeof PhaseToolsSchema>;
+
+/**
+ * A phase after a gate that writes the text the gate approved, with one tool call: the gate's approval covers exactly
+ * that text (bound by its SHA-256), so nobody is asked again. `arguments` are the call's other arguments; `content`
+ * names the argument that receives the text.
+ */
+export const PublishStepSchema = z
+  .object({
+    tool: z.string(),
+    /** The phase whose (approved) output is written. */
+    from: z.string(),
+    content: z.string(),
+    arguments: z.record(z.string(), z.string()),
+  })
+  .meta({ id: 'PublishStep' });
+export type PublishStep = z.infer<typeof PublishStepSchema>;
+
+/** What MCP's tool annotations say, and what the built-in tools say of themselves. */
+export const ToolAnnotationsSchema = z
+  .object({
+    read_only: z.boolean(),
+    idempotent: z.boolean(),
+    destructive: z.boolean(),
+  })
+  .meta({ id: 'ToolAnnotations' });
+export type ToolAnnotations = z.infer<typeof ToolAnnotationsSchema>;
+
+/** A tool as the model sees it: its full name, description and JSON Schema of its input. */
+export interface ToolDefinition {
+  /** `<server>.<tool>` */
+  name: string;
+  server: string;
+  /** The tool's own name on its server. */
+  tool: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations: ToolAnnotations;
+}
+
+/** A tool's answer: untrusted text, size-capped, never HTML, never a policy. */
+export interface ToolResult {
+  text: string;
+  is_error: boolean;
+}
+
+/** The most characters of a tool's answer that reach the model and the record; the rest is cut with a note. */
+export const MAX_TOOL_RESULT_CHARS = 64 * 1024;
