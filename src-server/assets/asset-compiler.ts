@@ -3,20 +3,19 @@ import path from 'node:path';
 import YAML, { YAMLError } from 'yaml';
 import { z } from 'zod';
 import {
-  DEFAULT_GATE_POLICY,
   GraphLayoutSchema,
   NODE_ID_PATTERN,
   ManifestSchema,
   RouteConditionSchema,
   RoutingRuleSchema,
   type AssetKind,
-  type GateExpiry,
-  type GatePolicy,
   type GraphLayout,
   type Manifest,
   type Phase,
   type RoutingRule,
 } from '../contracts/assets';
+import { DEFAULT_GATE_POLICY, type GateExpiry, type GatePolicy } from '../contracts/gate-policy';
+import { NO_TOOLS } from '../contracts/tools';
 import { compilePattern } from './route-pattern';
 import { RoleSchema } from '../contracts/tenancy';
 import { errorMessage } from '../contracts/errors';
@@ -453,6 +452,7 @@ function compileAsset(
     graph: layout.name,
     instructions: body,
     phases,
+    tools: NO_TOOLS,
     source,
   });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { RoleSchema } from './tenancy';
+import { GatePolicySchema } from './gate-policy';
+import { PhaseToolsSchema, PublishStepSchema, ToolsDeclarationSchema } from './tools';
 
 /** A routing rule: one of five conditions, evaluated in ascending priority; the first match wins. */
 export const RouteConditionSchema = z.enum(['contains', 'starts_with', 'ends_with', 'regex', 'always']);
@@ -17,31 +18,6 @@ export type RoutingRule = z.infer<typeof RoutingRuleSchema>;
 
 export const NodeKindSchema = z.enum(['llm', 'gate', 'terminal']);
 export type NodeKind = z.infer<typeof NodeKindSchema>;
-
-/** What a gate does when nobody decided it in time: reject, approve, or continue at a named phase (`route`). */
-export const GateExpirySchema = z
-  .object({
-    after_s: z.number().int().positive().meta({ description: 'seconds a gate waits before it expires' }),
-    action: z.enum(['reject', 'approve', 'route']),
-    target: z.string().nullable().meta({ description: 'the phase a `route` expiry continues at; null otherwise' }),
-  })
-  .meta({ id: 'GateExpiry' });
-export type GateExpiry = z.infer<typeof GateExpirySchema>;
-
-/** Who may decide a gate, how many must approve it, and when it expires (docs/approvals.md#the-gate-options). */
-export const GatePolicySchema = z
-  .object({
-    decide_role: RoleSchema.meta({
-      description: "the lowest role on the run's project (held there or inherited) that may decide the gate",
-    }),
-    approvals: z.number().int().min(1).max(10).meta({ description: 'different people who must approve' }),
-    expiry: GateExpirySchema.nullable(),
-  })
-  .meta({ id: 'GatePolicy' });
-export type GatePolicy = z.infer<typeof GatePolicySchema>;
-
-/** A gate without options of its own: one person with the member role decides it, and it waits until they do. */
-export const DEFAULT_GATE_POLICY: GatePolicy = { decide_role: 'member', approvals: 1, expiry: null };
 
 /** Node ids travel in URLs and name LangGraph nodes, which reserves `__start__` and `__end__`. */
 export const NODE_ID_PATTERN = /^[a-z][a-z0-9_-]{0,62}$/;
@@ -63,6 +39,10 @@ export const PhaseSchema = z
     routes: z.array(RoutingRuleSchema),
     /** A gate's options; absent on other phases. */
     gate: GatePolicySchema.optional(),
+    /** The tools a model phase may call, and its limit of calls; absent: it only writes text. */
+    tools: PhaseToolsSchema.optional(),
+    /** A phase after a gate that writes the approved text with one tool call instead of calling the model. */
+    publish: PublishStepSchema.optional(),
   })
   .meta({ id: 'Phase' });
 export type Phase = z.infer<typeof PhaseSchema>;
@@ -101,6 +81,8 @@ export const ManifestSchema = z
     graph: z.string(),
     instructions: z.string(),
     phases: z.array(PhaseSchema),
+    /** The MCP servers the asset declares and the policies of its tools. */
+    tools: ToolsDeclarationSchema,
     source: z.string(),
   })
   .meta({ id: 'Manifest' });

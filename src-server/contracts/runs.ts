@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { UuidSchema } from './common';
-import { EdgeSchema, GateExpirySchema, NodeIdSchema, PhaseSchema, RoutingRuleSchema, AssetKindSchema } from './assets';
+import { EdgeSchema, NodeIdSchema, PhaseSchema, RoutingRuleSchema, AssetKindSchema } from './assets';
+import { GateExpirySchema } from './gate-policy';
 import { ReasonBodySchema } from './common';
 import { RoleSchema } from './tenancy';
 

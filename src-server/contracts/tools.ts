@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GatePolicySchema } from './assets';
+import { GatePolicySchema } from './gate-policy';
 
 /**
  * Tools an agent's phases may call (docs/tools.md): MCP servers declared in the asset, and the built-in project tools

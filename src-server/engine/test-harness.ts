@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_LAYOUTS } from '../assets/asset-compiler';
 import type { CatalogEntry } from '../assets/catalog';
-import { DEFAULT_GATE_POLICY, type GatePolicy, type Manifest, type Phase } from '../contracts/assets';
+import type { Manifest, Phase } from '../contracts/assets';
+import { DEFAULT_GATE_POLICY, type GatePolicy } from '../contracts/gate-policy';
+import { NO_TOOLS } from '../contracts/tools';
 import type { RunEvent } from '../contracts/events';
 import { DEFAULT_PROJECT_ID } from '../contracts/tenancy';
 import type { Logger } from '../log';
@@ -52,6 +54,7 @@ export function reviewAgent(name = 'review', gate: Partial<GatePolicy> = {}): Ca
     graph: layout.name,
     instructions: 'You review changes.',
     source: `assets/agents/${name}.md`,
+    tools: NO_TOOLS,
     phases: layout.nodes.map((node) => phase(node.id, node.kind, gate)),
   };
   return { manifest, layout };

@@ -1,7 +1,7 @@
 import type { Catalog } from '../assets/catalog';
 import { atLeast, type Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
-import { DEFAULT_GATE_POLICY, type GatePolicy } from '../contracts/assets';
+import { DEFAULT_GATE_POLICY, type GatePolicy } from '../contracts/gate-policy';
 import { badRequest, conflict, notFound } from '../contracts/errors';
 import {
   runAccepted,

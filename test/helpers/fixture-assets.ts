@@ -2,13 +2,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_LAYOUTS } from '../../src-server/assets/asset-compiler';
-import {
-  DEFAULT_GATE_POLICY,
-  type GatePolicy,
-  type GraphLayout,
-  type Manifest,
-  type Phase,
-} from '../../src-server/contracts/assets';
+import type { GraphLayout, Manifest, Phase } from '../../src-server/contracts/assets';
+import { DEFAULT_GATE_POLICY, type GatePolicy } from '../../src-server/contracts/gate-policy';
+import { NO_TOOLS } from '../../src-server/contracts/tools';
 
 const phase = (id: string, kind: Phase['kind'], extra: Partial<Phase> = {}): Phase => ({
   id,
@@ -35,6 +31,7 @@ export const reviewAgent: Manifest = {
   graph: DEFAULT_LAYOUTS.agent.name,
   instructions: 'You review software changes.',
   source: 'assets/agents/review.md',
+  tools: NO_TOOLS,
   phases: phasesOf(DEFAULT_LAYOUTS.agent, {
     gate: { approval_question: 'Publish this review?', required_approval_context: ['analysis'] },
   }),
@@ -48,6 +45,7 @@ export const gatedAgent = (name: string, gate: Partial<GatePolicy>): Manifest =>
   ...reviewAgent,
   name,
   source: `assets/agents/${name}.md`,
+  tools: NO_TOOLS,
   phases: reviewAgent.phases.map((p) => (p.kind === 'gate' ? { ...p, gate: { ...DEFAULT_GATE_POLICY, ...gate } } : p)),
 });
 
@@ -60,6 +58,7 @@ export const summaryCommand: Manifest = {
   graph: DEFAULT_LAYOUTS.command.name,
   instructions: 'You summarise repositories.',
   source: 'assets/commands/summary.md',
+  tools: NO_TOOLS,
   phases: phasesOf(DEFAULT_LAYOUTS.command),
 };
 

@@ -1,6 +1,7 @@
 import { Annotation, END, interrupt, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import { DEFAULT_GATE_POLICY, type Edge, type Phase, type RoutingRule } from '../../contracts/assets';
+import { type Edge, type Phase, type RoutingRule } from '../../contracts/assets';
+import { DEFAULT_GATE_POLICY } from '../../contracts/gate-policy';
 import {
   decisionPath,
   type GateDecision,
