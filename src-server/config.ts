@@ -9,6 +9,17 @@ import { z } from 'zod';
  */
 export const INSECURE_SESSION_SECRET = 'change-me-insecure-session-secret';
 
+/** The service's own secrets: never handed to a tool's server, whatever an asset declares (docs/tools.md). */
+export const SERVICE_SECRET_VARIABLES = [
+  'SESSION_SECRET',
+  'SVC_API_TOKEN',
+  'OIDC_CLIENT_SECRET',
+  'CLOUD_A_API_KEY',
+  'CLOUD_B_API_KEY',
+  'CLOUD_C_API_KEY',
+  'DATABASE_URL',
+] as const;
+
 const boolean = z
   .string()
   .trim()

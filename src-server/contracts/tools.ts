@@ -10,6 +10,18 @@ import { GatePolicySchema } from './gate-policy';
 /** `project`: the built-in tools over the run's project path; any other name is an MCP server the asset declares. */
 export const PROJECT_TOOLS_SERVER = 'project';
 
+/** The built-in tools over the run's project path; `write_file` asks by default, the others only read. */
+export const PROJECT_TOOL_NAMES = [
+  'list_files',
+  'read_file',
+  'search_files',
+  'git_diff',
+  'git_log',
+  'git_show',
+  'write_file',
+] as const;
+export type ProjectToolName = (typeof PROJECT_TOOL_NAMES)[number];
+
 /** A server's or a tool's name, as a tool's full name `<server>.<tool>` joins them. */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
