@@ -133,6 +133,11 @@ const schema = z.object({
   GIT_CACHE_MAX_MB: int(1).default(1024),
   /** A cached clone older than this many seconds is fetched again when a run asks for its URL; 0: at every run. */
   GIT_REFRESH_S: int(0).default(60),
+  // Tools (docs/tools.md): a call's time limit, how long an MCP server nobody uses stays up, and the hosts on the
+  // server's own network an asset's MCP URL may name.
+  TOOL_CALL_TIMEOUT_S: int(1).default(60),
+  MCP_IDLE_S: int(1).default(300),
+  MCP_ALLOWED_HOSTS: list.default([]),
   /**
    * Whether webhooks may be sent to the server's own network: loopback, link-local (cloud metadata services
    * included) and private addresses are refused, at registration and at every delivery, unless this is true.

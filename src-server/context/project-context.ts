@@ -135,18 +135,21 @@ function cloneLimits(options: ProjectContextOptions) {
   };
 }
 
-/** The folder to read for a project path, held (not evicted) while `use` reads it. */
-async function withFolder<T>(
+/**
+ * The folder of a project path, held (not evicted from the clone cache) while `use` works in it, and whether anything
+ * may be written there: a local folder, yes; a git URL's clone, shared by every run of that URL, no.
+ */
+export async function withProjectFolder<T>(
   projectPath: string,
   options: ProjectContextOptions,
-  use: (folder: string) => Promise<T>,
+  use: (folder: string, writable: boolean) => Promise<T>,
 ): Promise<T> {
   const isFileUrl = projectPath.startsWith('file://');
   if (!isFileUrl && isGitUrl(projectPath)) {
     const url = parseGitUrl(projectPath);
     const { addresses } = await resolvePublicHost(url, options.allowedGitHosts ?? []);
     const folder = await cloneIntoCache(url.href, url.shown, { url, addresses }, cloneLimits(options));
-    return holding(folder, () => use(folder));
+    return holding(folder, () => use(folder, false));
   }
   const folder = localFolder(projectPath);
   await assertLocalAllowed(folder, options);
@@ -160,9 +163,9 @@ async function withFolder<T>(
       () => true,
       () => false,
     ));
-  if (!bare) return use(folder);
+  if (!bare) return use(folder, true);
   const clone = await cloneIntoCache(projectPath, projectPath, undefined, cloneLimits(options));
-  return holding(clone, () => use(clone));
+  return holding(clone, () => use(clone, false));
 }
 
 async function readIgnore(dir: string, rules: Ignore): Promise<void> {
@@ -205,7 +208,7 @@ async function walk(root: string, cacheDir: string): Promise<{ tree: string[]; k
 export async function buildProjectContext(projectPath: string, options: ProjectContextOptions): Promise<string> {
   const shown =
     isGitUrl(projectPath) && !projectPath.startsWith('file://') ? parseGitUrl(projectPath).shown : projectPath;
-  return withFolder(projectPath, options, async (folder) => {
+  return withProjectFolder(projectPath, options, async (folder) => {
     const budget = options.maxChars ?? 16_000;
     const { tree, keyFiles } = await walk(folder, path.resolve(options.cacheDir));
     let text = `Repository ${shown}\n\nStructure:\n${tree.join('\n')}\n`;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RoutingRuleSchema } from './assets';
-import { NodeStatusSchema, PendingGateSchema } from './runs';
+import { GateDecisionKindSchema, NodeStatusSchema, PendingGateSchema } from './runs';
 
 /**
  * Every event a run stream carries: the server emits exactly these and the studio consumes them.
@@ -135,6 +135,43 @@ const RUN_EVENTS = [
     outcome: z.enum(['approve', 'reject', 'route']),
     to: z.string().nullable(),
   }),
+  /**
+   * A phase's model called a tool. `policy`: `allow` (it runs), `ask` (a person decides first), `granted` (allowed for
+   * the rest of the thread), `covered` (a gate's approval of exactly this text covers it), or `deny` (not offered: the
+   * model is told so).
+   */
+  z.object({
+    type: z.literal('tool_call'),
+    node: z.string(),
+    call_id: z.string(),
+    tool: z.string(),
+    server: z.string(),
+    arguments: z.record(z.string(), z.unknown()),
+    arguments_sha256: z.string(),
+    policy: z.enum(['allow', 'ask', 'granted', 'covered', 'deny']),
+  }),
+  /** The run waits for a person to decide a tool call (`tool_call`); the stream then ends, as at a gate. */
+  z.object({ type: z.literal('tool_waiting'), ...PendingGateSchema.shape }),
+  /** A tool call was decided; `arguments_sha256` is what runs (an edit's hash when the arguments were edited). */
+  z.object({
+    type: z.literal('tool_decided'),
+    node: z.string(),
+    call_id: z.string(),
+    decision: GateDecisionKindSchema,
+    outcome: z.enum(['approve', 'reject', 'route']).optional(),
+    reason: z.string().nullable(),
+    deciders: z.array(z.string()),
+    arguments_sha256: z.string().optional(),
+  }),
+  /** A tool's answer, as the model reads it: untrusted text, never HTML. */
+  z.object({
+    type: z.literal('tool_result'),
+    node: z.string(),
+    call_id: z.string(),
+    tool: z.string(),
+    is_error: z.boolean(),
+    text: z.string(),
+  }),
   z.object({ type: z.literal('run_rejected'), run_id: z.uuid(), reason: z.string().nullable() }),
   z.object({ type: z.literal('run_done'), run_id: z.uuid(), output: z.string() }),
   z.object({ type: z.literal('run_error'), run_id: z.uuid(), error_detail: z.string() }),
@@ -173,6 +210,7 @@ export const TERMINAL_EVENTS: readonly RunEventType[] = [
   'run_cancelled',
   'run_rejected',
   'gate_waiting',
+  'tool_waiting',
 ];
 
 /**

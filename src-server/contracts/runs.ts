@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { UuidSchema } from './common';
 import { EdgeSchema, NodeIdSchema, PhaseSchema, RoutingRuleSchema, AssetKindSchema } from './assets';
 import { GateExpirySchema } from './gate-policy';
+import { PendingToolCallSchema } from './tools';
 import { ReasonBodySchema } from './common';
 import { RoleSchema } from './tenancy';
 
@@ -146,6 +147,9 @@ export const PendingGateSchema = z
     waiting_since: z.string().optional().meta({ description: 'ISO 8601: when the run stopped here' }),
     expires_at: z.string().nullable().optional().meta({ description: 'ISO 8601: when the gate expires; null: never' }),
     on_expiry: GateExpirySchema.nullable().optional(),
+    tool_call: PendingToolCallSchema.optional().meta({
+      description: 'set when the run waits for a decision on a tool call (`node` is the phase that made it)',
+    }),
   })
   .meta({ id: 'PendingGate' });
 export type PendingGate = z.infer<typeof PendingGateSchema>;
@@ -183,6 +187,11 @@ export const GateDecisionRecordSchema = z
       .string()
       .nullable()
       .meta({ description: 'respond: the phase sent back to; an expiry that routes: the phase it continued at' }),
+    tool_call_id: z.string().nullable().meta({ description: 'a decision on a tool call: the call; null at a gate' }),
+    arguments: z.string().nullable().meta({
+      description: 'a tool call approved or edited: the arguments it runs with, in RFC 8785 canonical JSON',
+    }),
+    arguments_sha256: z.string().nullable().meta({ description: 'SHA-256 of `arguments`, hex' }),
     decided_at: z.string(),
   })
   .meta({ id: 'GateDecisionRecord' });
@@ -206,6 +215,12 @@ export const GateDecisionSchema = z
     to: z.string().nullable().optional(),
     /** expire: what the expiry did. */
     outcome: z.enum(['approve', 'reject', 'route']).optional(),
+    /** A decision on a tool call: which call, and the arguments it runs with (canonical JSON) and their SHA-256. */
+    call_id: z.string().optional(),
+    arguments: z.string().optional(),
+    arguments_sha256: z.string().optional(),
+    /** A tool call that started and never finished: approved to run again after this many starts. */
+    rerun_after: z.number().int().optional(),
   })
   .meta({ id: 'GateDecision' });
 export type GateDecision = z.infer<typeof GateDecisionSchema>;

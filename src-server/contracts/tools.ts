@@ -138,3 +138,30 @@ export interface ToolResult {
 
 /** The most characters of a tool's answer that reach the model and the record; the rest is cut with a note. */
 export const MAX_TOOL_RESULT_CHARS = 64 * 1024;
+
+/**
+ * A tool call waiting for a person (a pending item of the kind tool call): the exact tool, server and arguments the
+ * model asked for, as they will run if approved.
+ */
+export const PendingToolCallSchema = z
+  .object({
+    call_id: z.string().meta({ description: 'the call: its run, node, visit, model turn and place in the turn' }),
+    tool: z.string().meta({ description: 'the full name, `<server>.<tool>`' }),
+    server: z.string(),
+    description: z.string(),
+    arguments: z.record(z.string(), z.unknown()).meta({ description: 'the arguments as the model gave them' }),
+    canonical_arguments: z.string().meta({ description: 'the arguments in RFC 8785 (JSON Canonicalization) form' }),
+    arguments_sha256: z.string().meta({ description: 'SHA-256 of canonical_arguments, hex: what an approval binds' }),
+    input_schema: z
+      .record(z.string(), z.unknown())
+      .meta({ description: "the tool's JSON Schema: an edit must fit it" }),
+    annotations: ToolAnnotationsSchema,
+    interrupted: z.boolean().meta({
+      description:
+        'true: the call was approved and started, and its process stopped before its result was stored; approving ' +
+        'runs it again',
+    }),
+    attempts: z.number().int().meta({ description: 'how often it was started so far' }),
+  })
+  .meta({ id: 'PendingToolCall' });
+export type PendingToolCall = z.infer<typeof PendingToolCallSchema>;

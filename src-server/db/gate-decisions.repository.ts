@@ -16,6 +16,9 @@ interface DecisionRow {
   response: string | null;
   outcome: 'approve' | 'reject' | 'route' | null;
   route_to: string | null;
+  tool_call_id: string | null;
+  arguments: string | null;
+  arguments_sha256: string | null;
   decided_at: Date;
 }
 
@@ -32,12 +35,15 @@ const toRecord = (row: DecisionRow): GateDecisionRecord => ({
   response: row.response,
   outcome: row.outcome,
   route_to: row.route_to,
+  tool_call_id: row.tool_call_id,
+  arguments: row.arguments,
+  arguments_sha256: row.arguments_sha256,
   decided_at: row.decided_at.toISOString(),
 });
 
 const SELECT_DECISION = `
   SELECT id, run_id, thread_id, gate, decision, decided_by, decided_by_name, role, reason, edits, response, outcome,
-         route_to, decided_at
+         route_to, tool_call_id, arguments, arguments_sha256, decided_at
     FROM svc_gate_decisions`;
 
 /**

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { statusGuard } from '../contracts/run-transitions';
 import type { GateDecisionKind, PendingGate, RouteMatch, Run, RunNode, RunStatus } from '../contracts/runs';
+import type { PendingToolCall } from '../contracts/tools';
 import type {
   Lease,
   NewEvent,
@@ -174,6 +175,8 @@ interface DecisionRow {
   decided_by_name: string;
   round: number;
   edits: Record<string, string> | null;
+  arguments: string | null;
+  arguments_sha256: string | null;
   decided_at: Date;
 }
 
@@ -184,7 +187,8 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
     run,
     async decisions(): Promise<StopDecision[]> {
       const { rows } = await client.query<DecisionRow>(
-        `SELECT decision, decided_by, decided_by_name, round, edits, decided_at FROM svc_gate_decisions
+        `SELECT decision, decided_by, decided_by_name, round, edits, arguments, arguments_sha256, decided_at
+           FROM svc_gate_decisions
           WHERE run_id = $1 AND wait_seq = $2 ORDER BY id`,
         [run.id, run.eventSeq],
       );
@@ -193,14 +197,17 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
         decidedBy: { id: r.decided_by, name: r.decided_by_name },
         round: r.round,
         edits: r.edits,
+        arguments: r.arguments,
+        argumentsSha256: r.arguments_sha256,
         decidedAt: r.decided_at,
       }));
     },
     async record(decision: NewStopDecision): Promise<boolean> {
       const { rowCount } = await client.query(
         `INSERT INTO svc_gate_decisions (run_id, thread_id, gate, wait_seq, round, decision, decided_by,
-                                         decided_by_name, role, reason, edits, response, outcome, route_to)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14)
+                                         decided_by_name, role, reason, edits, response, outcome, route_to,
+                                         tool_call_id, arguments, arguments_sha256)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, $17)
          ON CONFLICT (run_id, wait_seq, round, decided_by)
            WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')
          DO NOTHING`,
@@ -219,6 +226,9 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
           storable(decision.response),
           decision.outcome,
           decision.routeTo,
+          decision.toolCallId,
+          decision.arguments,
+          decision.argumentsSha256,
         ],
       );
       return (rowCount ?? 0) > 0;
@@ -228,6 +238,12 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
         `UPDATE svc_runs SET pending_gate = jsonb_set(pending_gate, '{context}', (pending_gate->'context') || $2::jsonb)
           WHERE id = $1`,
         [run.id, storableJson(edits)],
+      );
+    },
+    async showToolCall(call: PendingToolCall): Promise<void> {
+      await client.query(
+        `UPDATE svc_runs SET pending_gate = jsonb_set(pending_gate, '{tool_call}', $2) WHERE id = $1`,
+        [run.id, storableJson(call)],
       );
     },
     async claim(resume: PendingResume, lease: Lease, seqReserved: number): Promise<void> {

@@ -525,6 +525,39 @@ const statements = [
   `UPDATE svc_runs SET pending_gate = jsonb_build_object('decide_role', 'member', 'approvals_needed', 1,
                                                          'on_expiry', NULL) || pending_gate
     WHERE pending_gate IS NOT NULL AND NOT pending_gate ? 'decide_role'`,
+  // Tool calls (docs/tools.md): a decision on a tool call names the call and the arguments it approved, bound by hash.
+  `ALTER TABLE svc_gate_decisions ADD COLUMN IF NOT EXISTS tool_call_id text`,
+  `ALTER TABLE svc_gate_decisions ADD COLUMN IF NOT EXISTS arguments text`,
+  `ALTER TABLE svc_gate_decisions ADD COLUMN IF NOT EXISTS arguments_sha256 text`,
+  // A phase's model turns and tool calls, recorded before and after each happens under ids derived from the run, the
+  // node, its visit, the turn and the place in the turn: a node that runs again (a resume, a takeover) replays them,
+  // so no model call and no tool call is made twice. Each column is written once (first write wins).
+  `CREATE TABLE IF NOT EXISTS svc_model_turns (
+     id text PRIMARY KEY,
+     run_id uuid NOT NULL REFERENCES svc_runs(id) ON DELETE CASCADE,
+     text text NOT NULL,
+     tool_calls jsonb NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now()
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_model_turns_by_run ON svc_model_turns (run_id)`,
+  `CREATE TABLE IF NOT EXISTS svc_tool_calls (
+     id text PRIMARY KEY,
+     run_id uuid NOT NULL REFERENCES svc_runs(id) ON DELETE CASCADE,
+     node text NOT NULL,
+     tool text NOT NULL,
+     arguments text NOT NULL,
+     arguments_sha256 text NOT NULL,
+     policy text NOT NULL,
+     rerunnable boolean NOT NULL,
+     decision jsonb,
+     attempts integer NOT NULL DEFAULT 0,
+     started_at timestamptz,
+     result text,
+     is_error boolean,
+     finished_at timestamptz,
+     created_at timestamptz NOT NULL DEFAULT now()
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_tool_calls_by_run ON svc_tool_calls (run_id)`,
   // Every thread belongs to a project: threads from before projects go to the default one, once (the check makes
   // the statement nothing at all once the column is NOT NULL, as every process runs init_db).
   `INSERT INTO svc_orgs (id, name) VALUES ('${DEFAULT_ORG_ID}', 'Default organisation') ON CONFLICT (id) DO NOTHING`,

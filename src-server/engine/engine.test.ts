@@ -18,6 +18,7 @@ const approve = (runId: string, waitSeq: number, name = 'Ann', extra = {}) => ({
     edits: null,
     response: null,
     routeTo: null,
+    toolCall: null,
     ...extra,
   },
   approvalsNeeded: 1,

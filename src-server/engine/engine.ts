@@ -14,7 +14,18 @@ import { expire, settle, type PersonDecision } from './gates';
 import { compileGraph, type CompiledRunGraph } from './graph/graph-builder';
 import { NodeLog } from './node-log';
 import type { IsTransient } from './retry';
-import type { EventStore, Lease, NewRun, NodeStore, RunRecord, RunStore, StartOutcome, StopTx } from '../storage/types';
+import type {
+  EventStore,
+  Lease,
+  NewRun,
+  NodeStore,
+  RunRecord,
+  RunStore,
+  StartOutcome,
+  StopTx,
+  ToolCallStore,
+} from '../storage/types';
+import type { Toolbox } from '../tools/toolbox';
 
 export interface EngineDeps {
   /** This process, as the owner of the runs it executes. */
@@ -24,6 +35,9 @@ export interface EngineDeps {
   nodes: NodeStore;
   checkpointer: BaseCheckpointSaver;
   models: ModelClient;
+  /** The tools of runs' phases, and the record of their calls (docs/tools.md). */
+  toolbox: Toolbox;
+  toolCalls: ToolCallStore;
   catalogEntry(agent: string): CatalogEntry | undefined;
   /** Builds the model's project context from a run's project path (local folder or git URL). */
   projectContext(projectPath: string, signal: AbortSignal): Promise<string>;
@@ -164,7 +178,13 @@ export class Engine {
     try {
       let claimed: RunRecord | undefined;
       const outcome = await this.deps.runs.atStop(request.runId, async (stop): Promise<DecisionOutcome> => {
-        if (!stop || stop.run.eventSeq !== request.waitSeq || stop.run.pendingGate.node !== request.gate) {
+        const waitsFor = stop?.run.pendingGate.tool_call?.call_id ?? null;
+        if (
+          !stop ||
+          stop.run.eventSeq !== request.waitSeq ||
+          stop.run.pendingGate.node !== request.gate ||
+          waitsFor !== (request.decision.toolCall?.id ?? null)
+        ) {
           return { outcome: 'stale' };
         }
         const settled = settle(await stop.decisions(), request.decision, request.approvalsNeeded);
@@ -172,6 +192,15 @@ export class Engine {
         if (!(await stop.record(settled.record))) return { outcome: 'duplicate' };
         if (settled.outcome === 'waiting') {
           if (settled.record.edits) await stop.showEdits(settled.record.edits);
+          const call = stop.run.pendingGate.tool_call;
+          if (call && settled.record.kind === 'edit' && settled.record.arguments) {
+            await stop.showToolCall({
+              ...call,
+              arguments: JSON.parse(settled.record.arguments) as Record<string, unknown>,
+              canonical_arguments: settled.record.arguments,
+              arguments_sha256: settled.record.argumentsSha256!,
+            });
+          }
           return { outcome: 'waiting', approvals: settled.approvals };
         }
         claimed = await this.claim(stop, settled.decision);
@@ -278,6 +307,8 @@ export class Engine {
       nodes: this.nodes,
       checkpointer: this.deps.checkpointer,
       models: this.deps.models,
+      toolbox: this.deps.toolbox,
+      toolCalls: this.deps.toolCalls,
       catalogEntry: this.deps.catalogEntry,
       graphOf: (entry) => this.graphOf(entry),
       projectContext: this.deps.projectContext,

@@ -23,7 +23,8 @@ import {
 import type { NodeLog, RunNodes } from './node-log';
 import { planLeg, type CheckpointSummary, type LegPlan } from './plan';
 import { retryTransient, type IsTransient } from './retry';
-import type { EventStore, NodeStore, RunRecord, RunStore } from '../storage/types';
+import type { EventStore, NodeStore, RunRecord, RunStore, ToolCallStore } from '../storage/types';
+import type { Toolbox } from '../tools/toolbox';
 
 export interface ExecutionDeps {
   /** This process, as the owner of the runs it executes. */
@@ -35,6 +36,8 @@ export interface ExecutionDeps {
   nodes: NodeLog;
   checkpointer: BaseCheckpointSaver;
   models: ModelClient;
+  toolbox: Toolbox;
+  toolCalls: ToolCallStore;
   catalogEntry(agent: string): CatalogEntry | undefined;
   graphOf(entry: CatalogEntry): CompiledRunGraph;
   projectContext(projectPath: string, signal: AbortSignal): Promise<string>;
@@ -185,6 +188,12 @@ export class RunExecution {
       models: deps.models,
       nodeConfigs: await deps.nodeConfigs(run.agent, run.projectId),
       hooks: this.hooks,
+      threadId: run.threadId,
+      tools: {
+        toolbox: deps.toolbox,
+        store: deps.toolCalls,
+        scope: { projectId: run.projectId, projectPath: run.projectPath },
+      },
     };
     let input: Partial<RunStateValue> | Command | null = null;
     let checkpointId: string | undefined;
@@ -244,7 +253,8 @@ export class RunExecution {
     const since = new Date();
     const expiresAt = gate.on_expiry ? new Date(since.getTime() + gate.on_expiry.after_s * 1000) : null;
     const waiting = { ...gate, waiting_since: since.toISOString(), expires_at: expiresAt?.toISOString() ?? null };
-    const paused = await this.publisher!.final({ type: 'gate_waiting', ...waiting }, (event) =>
+    const type = gate.tool_call ? ('tool_waiting' as const) : ('gate_waiting' as const);
+    const paused = await this.publisher!.final({ type, ...waiting }, (event) =>
       this.write('pausing the run at its gate', () =>
         deps.runs.pause(run.id, deps.owner, { gate: waiting, checkpointId: latest?.id ?? null, expiresAt }, [event]),
       ),
@@ -342,8 +352,8 @@ export class RunExecution {
   private readonly hooks: NodeHooks = {
     signal: this.controller.signal,
 
-    enter: async (node, visit) => {
-      this.emit({ type: 'node_enter', node });
+    enter: async (node, visit, announce = true) => {
+      if (announce) this.emit({ type: 'node_enter', node });
       this.nodes.enter(node, visit);
     },
 
@@ -391,6 +401,15 @@ export class RunExecution {
     gateDecided: async (gate: string, visit: number, decision: GateDecision) => {
       this.emit(decisionEvent(gate, decision));
       this.nodes.gateDecided(gate, visit, decidedNodeStatus(decision));
+    },
+
+    record: (what, work) => this.write(what, work),
+
+    event: (event) => this.emit(event),
+
+    decisionFor: (callId) => {
+      const decision = this.run.resume?.decision;
+      return decision?.call_id === callId ? decision : undefined;
     },
   };
 }

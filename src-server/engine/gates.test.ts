@@ -12,10 +12,19 @@ const person = (kind: PersonDecision['kind'], name: string, extra: Partial<Perso
   edits: null,
   response: null,
   routeTo: null,
+  toolCall: null,
   ...extra,
 });
 const recorded = (kind: StopDecision['kind'], name: string, round = 0, edits: Record<string, string> | null = null) =>
-  ({ kind, decidedBy: by(name), round, edits, decidedAt: new Date() }) satisfies StopDecision;
+  ({
+    kind,
+    decidedBy: by(name),
+    round,
+    edits,
+    arguments: null,
+    argumentsSha256: null,
+    decidedAt: new Date(),
+  }) satisfies StopDecision;
 
 describe('what a decision does at a gate', () => {
   it('one approval resumes a gate that needs one', () => {

@@ -12,6 +12,11 @@ export interface PersonDecision {
   response: string | null;
   /** respond: the phase that runs again. */
   routeTo: string | null;
+  /**
+   * A decision on a tool call: the call, and the arguments this person approves (the model's, or an edit's), in
+   * canonical JSON with their SHA-256.
+   */
+  toolCall: { id: string; arguments: string; sha256: string; rerunAfter: number | null } | null;
 }
 
 export type Settlement =
@@ -49,6 +54,9 @@ export function settle(before: readonly StopDecision[], decision: PersonDecision
     response: decision.response,
     routeTo: decision.routeTo,
     outcome: null,
+    toolCallId: decision.toolCall?.id ?? null,
+    arguments: approving(decision.kind) ? (decision.toolCall?.arguments ?? null) : null,
+    argumentsSha256: approving(decision.kind) ? (decision.toolCall?.sha256 ?? null) : null,
   };
   const now = new Date();
   const approvers = approving(decision.kind)
@@ -59,7 +67,12 @@ export function settle(before: readonly StopDecision[], decision: PersonDecision
     given: approvers.length,
     by: approvers.map((a) => ({ id: a.by.id, name: a.by.name, at: a.at.toISOString() })),
   };
-  const base = { reason: decision.reason };
+  const call = decision.toolCall;
+  const base = {
+    reason: decision.reason,
+    ...(call ? { call_id: call.id } : {}),
+    ...(call && call.rerunAfter !== null ? { rerun_after: call.rerunAfter } : {}),
+  };
   if (decision.kind === 'respond') {
     const resume: GateDecision = {
       ...base,
@@ -79,6 +92,18 @@ export function settle(before: readonly StopDecision[], decision: PersonDecision
     };
   }
   if (approvals.given < needed) return { outcome: 'waiting', record, approvals };
+  if (decision.toolCall) {
+    // The round's arguments: the edit that opened it (its approvers approved those), or the model's.
+    const opened = [...before, record].find((d) => d.round === round && d.kind === 'edit');
+    const resume: GateDecision = {
+      ...base,
+      kind: round > 0 ? 'edit' : 'approve',
+      arguments: opened?.arguments ?? decision.toolCall.arguments,
+      arguments_sha256: opened?.argumentsSha256 ?? decision.toolCall.sha256,
+      deciders: approvals.by.map((a) => a.name),
+    };
+    return { outcome: 'resume', record, approvals, decision: resume };
+  }
   const edits = Object.assign(
     {},
     ...before.filter((d) => d.kind === 'edit').map((d) => d.edits ?? {}),
@@ -98,7 +123,9 @@ export function settle(before: readonly StopDecision[], decision: PersonDecision
 export function expire(gate: PendingGate): { record: NewStopDecision; decision: GateDecision } {
   const expiry = gate.on_expiry ?? { action: 'reject' as const, target: null, after_s: 0 };
   const waited = expiry.after_s ? ` after ${formatDuration(expiry.after_s)}` : '';
-  const reason = `nobody decided the gate${waited}`;
+  const call = gate.tool_call;
+  const approves = call !== undefined && expiry.action === 'approve';
+  const reason = `nobody decided the ${call ? 'tool call' : 'gate'}${waited}`;
   return {
     record: {
       kind: 'expire',
@@ -110,8 +137,20 @@ export function expire(gate: PendingGate): { record: NewStopDecision; decision: 
       response: null,
       routeTo: expiry.target,
       outcome: expiry.action,
+      toolCallId: call?.call_id ?? null,
+      arguments: approves ? call!.canonical_arguments : null,
+      argumentsSha256: approves ? call!.arguments_sha256 : null,
     },
-    decision: { kind: 'expire', outcome: expiry.action, reason, to: expiry.target, deciders: ['expiry'] },
+    decision: {
+      kind: 'expire',
+      outcome: expiry.action,
+      reason,
+      to: expiry.target,
+      deciders: ['expiry'],
+      ...(call ? { call_id: call.call_id } : {}),
+      ...(approves ? { arguments: call!.canonical_arguments, arguments_sha256: call!.arguments_sha256 } : {}),
+      ...(approves && call!.interrupted ? { rerun_after: call!.attempts } : {}),
+    },
   };
 }
 

@@ -9,4 +9,4 @@ export type { PersonDecision } from './gates';
 export type { LoggedEvent } from './events/logged-event';
 export { phaseBeforeGate } from './graph/graph-builder';
 // The graph as LangGraph runs it, for the benchmark's in-process baseline (test/bench/run.ts).
-export { compileGraph, executionConfig, initialState, type NodeHooks } from './graph/graph-builder';
+export { compileGraph, executionConfig, initialState, type Execution, type NodeHooks } from './graph/graph-builder';

@@ -7,7 +7,8 @@ import { NO_TOOLS } from '../contracts/tools';
 import type { RunEvent } from '../contracts/events';
 import { DEFAULT_PROJECT_ID } from '../contracts/tenancy';
 import type { Logger } from '../log';
-import type { ModelCall, ModelClient } from '../models/model-client';
+import type { ModelCall, ModelClient, ModelTurn } from '../models/model-client';
+import { createToolbox } from '../tools/toolbox';
 import { MemoryCheckpointer } from '../storage/memory/memory-checkpointer';
 import { MemoryStores } from '../storage/memory/memory-stores';
 import { Engine, type EngineDeps, type RunStart } from './engine';
@@ -69,9 +70,11 @@ export class ScriptedModel implements ModelClient {
   failNext?: Error;
   /** Calls that hang until they are aborted (a process that stalls, or is as good as dead). */
   hangs: (call: ModelCall) => boolean = () => false;
+  /** Turns that call tools, answered in order to calls offered tools; then the scripted tokens. */
+  toolTurns: ModelTurn['tool_calls'][] = [];
   readonly calls: ModelCall[] = [];
 
-  async stream(call: ModelCall): Promise<string> {
+  async stream(call: ModelCall): Promise<ModelTurn> {
     this.calls.push(call);
     const failure = this.failNext;
     this.failNext = undefined;
@@ -79,6 +82,8 @@ export class ScriptedModel implements ModelClient {
     if (this.hangs(call)) {
       await new Promise((_, reject) => call.signal.addEventListener('abort', () => reject(call.signal.reason)));
     }
+    const toolCalls = call.tools?.length ? this.toolTurns.shift() : undefined;
+    if (toolCalls) return { text: '', tool_calls: toolCalls };
     let text = '';
     for (const token of this.tokens) {
       call.signal.throwIfAborted();
@@ -88,7 +93,7 @@ export class ScriptedModel implements ModelClient {
       text += token;
     }
     call.onUsage?.({ queue_wait_ms: null, prompt_tokens: 10, output_tokens: this.tokens.length });
-    return text;
+    return { text, tool_calls: [] };
   }
 
   /** The user message of each call, in order. */
@@ -101,6 +106,16 @@ export class Harness {
   readonly stores: MemoryStores;
   readonly checkpointer = new MemoryCheckpointer();
   readonly model = new ScriptedModel();
+  /** The project tools on the run's project path as it is (a folder of the test's); no MCP server is reached. */
+  readonly toolbox = createToolbox({
+    mcp: {
+      tools: () => Promise.reject(new Error('the engine tests reach no MCP server')),
+      call: () => Promise.reject(new Error('the engine tests reach no MCP server')),
+      close: async () => undefined,
+    },
+    projectFolder: (projectPath, use) => use(projectPath, true),
+    callTimeoutMs: 10_000,
+  });
   private readonly entries = new Map<string, CatalogEntry>();
   private readonly engines: Engine[] = [];
 
@@ -118,6 +133,8 @@ export class Harness {
       nodes: this.stores.nodeStore,
       checkpointer: this.checkpointer,
       models: this.model,
+      toolbox: this.toolbox,
+      toolCalls: this.stores.toolCalls,
       catalogEntry: (agent) => this.entries.get(agent),
       projectContext: async (projectPath) => `files of ${projectPath}`,
       nodeConfigs: async () => new Map(),

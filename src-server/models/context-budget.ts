@@ -35,17 +35,33 @@ function cutInside(message: ChatMessage, maxChars: number): { message: ChatMessa
  * newest user message are never dropped; when they are still over, the trimmable parts of the newest
  * user message (earlier phases' outputs, the project context) are cut. When what is left (the system
  * instructions and the run's own message) still exceeds the budget, the report says so: its
- * `estimated_tokens_after` stays above `budget`. The messages returned carry only role and content.
+ * `estimated_tokens_after` stays above `budget`. The messages returned carry only role, content and tool calls.
+ *
+ * A phase that calls tools adds its own turns after the user message (the model's calls, the tools' answers): they
+ * are never dropped, since an answer without its call (or a call without its answer) is no conversation a provider
+ * takes; when they alone are over the budget, the tools' answers are shortened, oldest first.
  */
+/** A tool's answer is never shortened below this: the model still learns what the tool said first. */
+const TOOL_ANSWER_FLOOR_CHARS = 400;
+
 export function trimToBudget(
   messages: readonly ChatMessage[],
   budget: number,
 ): { messages: ChatMessage[]; report: TrimReport | null } {
   const before = estimateTokens(messages);
-  const plain = (m: ChatMessage): ChatMessage => ({ role: m.role, content: m.content });
+  const plain = (m: ChatMessage): ChatMessage => ({
+    role: m.role,
+    content: m.content,
+    ...(m.tool_calls ? { tool_calls: m.tool_calls } : {}),
+    ...(m.tool_call ? { tool_call: m.tool_call } : {}),
+  });
   if (before <= budget) return { messages: messages.map(plain), report: null };
   const lastUser = messages.findLastIndex((m) => m.role === 'user');
-  const kept = messages.map((m, i) => ({ m, keep: true, protected: m.role === 'system' || i === lastUser }));
+  const kept = messages.map((m, i) => ({
+    m,
+    keep: true,
+    protected: m.role === 'system' || (lastUser >= 0 && i >= lastUser),
+  }));
   let total = before;
   for (const entry of kept) {
     if (total <= budget) break;
@@ -61,6 +77,17 @@ export function trimToBudget(
     const { message, cut } = cutInside(newest.m, Math.max(0, (budget - others - 4) * 4));
     newest.m = message;
     trimmedParts = cut;
+  }
+  for (const entry of kept) {
+    if (total <= budget) break;
+    if (entry.m.role !== 'tool') continue;
+    const excess = (total - budget) * 4;
+    const keep = Math.max(TOOL_ANSWER_FLOOR_CHARS, entry.m.content.length - excess);
+    if (keep >= entry.m.content.length) continue;
+    const shortened = `${entry.m.content.slice(0, keep)}\n[cut to fit the context budget]`;
+    total += estimateTokens([{ ...entry.m, content: shortened }]) - estimateTokens([entry.m]);
+    entry.m = { ...entry.m, content: shortened };
+    trimmedParts = [...trimmedParts, `tool:${entry.m.tool_call?.name ?? 'answer'}`];
   }
   const result = kept.filter((e) => e.keep).map((e) => plain(e.m));
   return {

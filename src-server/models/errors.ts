@@ -10,6 +10,11 @@ export class ContextBudgetError extends Error {
   override name = 'ContextBudgetError';
 }
 
+/** A phase with tools runs on a model that cannot call them: the message names the model. */
+export class ToolsUnsupportedError extends Error {
+  override name = 'ToolsUnsupportedError';
+}
+
 export class ProviderNotConfiguredError extends Error {
   override name = 'ProviderNotConfiguredError';
 }

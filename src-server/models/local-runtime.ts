@@ -14,6 +14,8 @@ const log = getLogger('svc.models');
 export interface ModelInfo {
   context_length: number | null;
   thinking: boolean;
+  /** Whether it calls tools; null when the runtime lists no capabilities (older versions): the call finds out. */
+  tools: boolean | null;
 }
 
 /** The context window of one model's calls: constant per model, because a new `num_ctx` reloads the model. */
@@ -105,6 +107,7 @@ export function modelInfo(base: string, model: string): Promise<ModelInfo | null
         return {
           context_length: typeof length === 'number' && length > 0 ? length : null,
           thinking: (body.capabilities ?? []).includes('thinking'),
+          tools: body.capabilities ? body.capabilities.includes('tools') : null,
         };
       } catch (error) {
         log.debug(`asking the runtime about ${model} failed: ${(error as Error).message}`);
@@ -137,10 +140,17 @@ export function contextWindow(config: Config, contextLength: number | null): Con
   };
 }
 
-/** The window of `model`'s calls, and whether the runtime says it thinks. */
-export async function modelWindow(config: Config, model: string): Promise<ContextWindow & { thinking: boolean }> {
+/** The window of `model`'s calls, and whether the runtime says it thinks and calls tools. */
+export async function modelWindow(
+  config: Config,
+  model: string,
+): Promise<ContextWindow & { thinking: boolean; tools: boolean | null }> {
   const info = await modelInfo(config.LOCAL_LLM_BASE, model);
-  return { ...contextWindow(config, info?.context_length ?? null), thinking: info?.thinking ?? false };
+  return {
+    ...contextWindow(config, info?.context_length ?? null),
+    thinking: info?.thinking ?? false,
+    tools: info?.tools ?? null,
+  };
 }
 
 /** The models the runtime has loaded (`/api/ps`); throws when it cannot be asked. */

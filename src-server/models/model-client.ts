@@ -12,10 +12,37 @@ export interface MessagePart {
 }
 
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
   /** When set, `content` is these texts joined, so that the context budget can cut inside the message. */
   parts?: MessagePart[];
+  /** assistant: the tools the model called in this turn. */
+  tool_calls?: ModelToolCall[];
+  /** tool: the call this message answers. */
+  tool_call?: { id: string; name: string };
+}
+
+/** A tool as a model is offered it: a name the providers accept (`^[A-Za-z0-9_-]{1,64}$`) and a JSON Schema. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/**
+ * One tool call of a model's turn, with its arguments parsed (Ollama sends an object, the cloud providers a JSON
+ * string). `id` is the service's own (the run, node, turn and place in the turn), since Ollama's calls carry none.
+ */
+export interface ModelToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** What one model call produced: its answer's text and the tools it called (none: the answer is final). */
+export interface ModelTurn {
+  text: string;
+  tool_calls: Omit<ModelToolCall, 'id'>[];
 }
 
 export type QueueInfo = Omit<RunEventOf<'queue'>, 'type' | 'node'>;
@@ -37,6 +64,8 @@ export interface ModelCall {
   /** Whose call this is (the run's project): the local-runtime queue shares its slots fairly between tenants. */
   tenant: string;
   messages: ChatMessage[];
+  /** Tools the model may call in this turn; absent or empty: it only writes text. */
+  tools?: ToolSpec[];
   signal: AbortSignal;
   onToken(text: string): void;
   /** The call waits for a local-runtime slot (called again whenever its position changes). */
@@ -55,9 +84,9 @@ export interface ModelCall {
 
 /**
  * What the graph needs from the model layer: stream one chat completion, token by token,
- * abortable, and return the whole text. Provider choice, the local queue and the context budget
- * live behind it, in model-providers.ts.
+ * abortable, and return the whole text with the tools the model called. Provider choice, the local
+ * queue and the context budget live behind it, in model-providers.ts.
  */
 export interface ModelClient {
-  stream(call: ModelCall): Promise<string>;
+  stream(call: ModelCall): Promise<ModelTurn>;
 }

@@ -1,15 +1,61 @@
 import type { Config } from '../config';
-import type { ModelCall, ModelClient } from './model-client';
+import { AIMessage, type AIMessageChunk, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
+import type { BaseMessage } from '@langchain/core/messages';
+import type { ChatMessage, ModelCall, ModelClient, ModelTurn, ToolSpec } from './model-client';
 import { cloudModel } from './cloud-providers';
 import { trimToBudget } from './context-budget';
-import { ContextBudgetError, describeConnectionError } from './errors';
+import { ContextBudgetError, ToolsUnsupportedError, describeConnectionError } from './errors';
 import type { LocalQueue } from './local-queue';
 import { parseModel } from './model-ref';
 import { ASSUMED_LOAD_S, callEnded, lastLoadS, modelWindow, needsLoad } from './local-runtime';
-import { streamOllamaChat } from './ollama-chat';
+import { ResponseError, streamOllamaChat, type OllamaChatRequest, type OllamaMessage } from './ollama-chat';
 
 /** A prompt count this close to num_ctx means the runtime filled the window: it cut the prompt to fit. */
 const PROMPT_CUT_MARGIN = 8;
+
+function toolsUnsupported(model: string, how: string): ToolsUnsupportedError {
+  return new ToolsUnsupportedError(
+    `the local model "${model}" does not support tools (${how}): give this phase a model that calls tools, or no tools`,
+  );
+}
+
+/** Ollama's messages: a model's turn carries its calls (arguments as an object), a tool's answer names its tool. */
+function ollamaMessage(message: ChatMessage): OllamaMessage {
+  if (message.role === 'tool') return { role: 'tool', content: message.content, tool_name: message.tool_call?.name };
+  if (message.tool_calls?.length) {
+    return {
+      role: message.role,
+      content: message.content,
+      tool_calls: message.tool_calls.map((call) => ({ function: { name: call.name, arguments: call.arguments } })),
+    };
+  }
+  return { role: message.role, content: message.content };
+}
+
+const ollamaTools = (tools: readonly ToolSpec[]): OllamaChatRequest['tools'] =>
+  tools.map((tool) => ({ type: 'function', function: tool }));
+
+/** LangChain's messages for the cloud clients, which write each provider's own format for calls and answers. */
+function langChainMessage(message: ChatMessage): BaseMessage {
+  switch (message.role) {
+    case 'system':
+      return new SystemMessage(message.content);
+    case 'user':
+      return new HumanMessage(message.content);
+    case 'tool':
+      return new ToolMessage({ content: message.content, tool_call_id: message.tool_call!.id });
+    case 'assistant':
+      return new AIMessage({
+        content: message.content,
+        tool_calls: (message.tool_calls ?? []).map((call) => ({
+          id: call.id,
+          name: call.name,
+          args: call.arguments,
+          type: 'tool_call' as const,
+        })),
+      });
+  }
+}
 
 /**
  * Every model call of every run. Local calls are trimmed to the context budget and wait for a slot
@@ -18,10 +64,12 @@ const PROMPT_CUT_MARGIN = 8;
  * Cloud calls go straight to their provider through LangChain's clients.
  */
 export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'acquire'>): ModelClient {
-  async function streamLocal(call: ModelCall, model: string): Promise<string> {
+  async function streamLocal(call: ModelCall, model: string): Promise<ModelTurn> {
     const base = config.LOCAL_LLM_BASE;
     // Read once per model: the window is constant per model, since a new num_ctx makes the runtime reload it.
     const window = await modelWindow(config, model);
+    const tools = call.tools?.length ? call.tools : undefined;
+    if (tools && window.tools === false) throw toolsUnsupported(model, 'its /api/show lists no "tools" capability');
     const { messages, report } = trimToBudget(call.messages, window.budget);
     if (report) call.onTrimmed(report);
     if (report && report.estimated_tokens_after > report.budget)
@@ -51,7 +99,8 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
         base,
         {
           model,
-          messages,
+          messages: messages.map(ollamaMessage),
+          ...(tools ? { tools: ollamaTools(tools) } : {}),
           options: { num_ctx: window.num_ctx, num_predict: window.answer },
           ...(window.thinking && think !== 'runtime' ? { think: think === 'auto' } : {}),
         },
@@ -83,9 +132,16 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
             'it may be incomplete',
         });
       }
-      return result.text;
+      return {
+        text: result.text,
+        tool_calls: result.tool_calls.map((c) => ({ name: c.function.name, arguments: c.function.arguments ?? {} })),
+      };
     } catch (error) {
       call.signal.throwIfAborted();
+      // Ollama answers 400 "<model> does not support tools" for a model whose template has no tools.
+      if (tools && error instanceof ResponseError && /does not support tools/.test(error.message)) {
+        throw toolsUnsupported(model, `the runtime answered: ${error.message}`);
+      }
       throw describeConnectionError(error, 'the local model runtime', base);
     } finally {
       // Given back before the run's next call asks: it never waits behind its own last one.
@@ -97,16 +153,20 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
     call: ModelCall,
     provider: 'cloud_a' | 'cloud_b' | 'cloud_c',
     model: string,
-  ): Promise<string> {
+  ): Promise<ModelTurn> {
     const chat = cloudModel(config, provider, model);
+    const tools = call.tools?.length ? call.tools : undefined;
+    // Bound tools make the client send each provider's own function declarations and parse its calls back.
+    const runnable = tools
+      ? chat.bindTools!(tools.map((tool) => ({ type: 'function' as const, function: tool })))
+      : chat;
     let text = '';
+    let whole: AIMessageChunk | undefined;
     let promptTokens: number | null = null;
     let outputTokens: number | null = null;
     try {
-      for await (const chunk of await chat.stream(
-        call.messages.map((m) => ({ role: m.role, content: m.content })),
-        { signal: call.signal },
-      )) {
+      for await (const chunk of await runnable.stream(call.messages.map(langChainMessage), { signal: call.signal })) {
+        if (tools) whole = whole ? whole.concat(chunk) : chunk;
         // Usage comes in pieces that add up (Gemini's deltas; Anthropic's prompt at the start), except Anthropic's
         // answer count: message_delta gives the whole count, which LangChain adds to message_start's placeholder.
         const usage = chunk.usage_metadata;
@@ -127,7 +187,13 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
       throw describeConnectionError(error, `${provider}`, 'its API address');
     }
     call.onUsage?.({ queue_wait_ms: null, prompt_tokens: promptTokens, output_tokens: outputTokens });
-    return text;
+    return {
+      text,
+      tool_calls: (whole?.tool_calls ?? []).map((c) => ({
+        name: c.name,
+        arguments: c.args as Record<string, unknown>,
+      })),
+    };
   }
 
   return {

@@ -11,9 +11,24 @@ export class ResponseError extends Error {
   }
 }
 
+/** A message as Ollama's chat takes it: a tool's answer names its tool (`tool_name`), a model's turn its calls. */
+export interface OllamaMessage {
+  role: string;
+  content: string;
+  tool_calls?: OllamaToolCall[];
+  tool_name?: string;
+}
+
+/** Ollama's tool call: the arguments come as an object, and no id comes with it. */
+export interface OllamaToolCall {
+  function: { name: string; arguments: Record<string, unknown> };
+}
+
 export interface OllamaChatRequest {
   model: string;
-  messages: { role: string; content: string }[];
+  messages: OllamaMessage[];
+  /** Tools the model may call, in Ollama's (OpenAI-like) function format. */
+  tools?: { type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
   /** `num_ctx`: the context window the runtime gives the call; `num_predict`: the most answer tokens. */
   options?: { num_ctx?: number; num_predict?: number };
   /** Ask a thinking model for its reasoning apart (`message.thinking`); absent leaves the runtime's default. */
@@ -23,6 +38,8 @@ export interface OllamaChatRequest {
 /** What the stream's last line reports, besides the answer. */
 export interface OllamaChatResult {
   text: string;
+  /** The tools the model called, in its order (a model may spread them over several lines of the stream). */
+  tool_calls: OllamaToolCall[];
   /** `stop`, or `length` when the answer reached num_predict (or the context was full). */
   done_reason: string | null;
   prompt_eval_count: number | null;
@@ -38,7 +55,7 @@ interface ChatLine {
   prompt_eval_count?: number;
   eval_count?: number;
   load_duration?: number;
-  message?: { content?: string; thinking?: string };
+  message?: { content?: string; thinking?: string; tool_calls?: OllamaToolCall[] };
 }
 
 /**
@@ -69,6 +86,7 @@ export async function streamOllamaChat(
   const decoder = new TextDecoder();
   let buffer = '';
   let text = '';
+  const toolCalls: OllamaToolCall[] = [];
   let last: ChatLine | undefined;
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     buffer += decoder.decode(chunk, { stream: true });
@@ -86,6 +104,7 @@ export async function streamOllamaChat(
       }
       const thought = message.message?.thinking;
       if (thought) onThinking?.(thought);
+      if (message.message?.tool_calls) toolCalls.push(...message.message.tool_calls);
       if (message.done) last = message;
     }
     buffer = buffer.slice(start);
@@ -93,6 +112,7 @@ export async function streamOllamaChat(
   if (!last) throw new ResponseError('the local runtime ended the stream before it was done', 502);
   return {
     text,
+    tool_calls: toolCalls,
     done_reason: last.done_reason ?? null,
     prompt_eval_count: last.prompt_eval_count ?? null,
     eval_count: last.eval_count ?? null,

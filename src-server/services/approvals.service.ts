@@ -130,6 +130,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
           edits,
           response: request.decision === 'respond' ? request.response : null,
           routeTo,
+          toolCall: null,
         },
         approvalsNeeded: policy.approvals,
       });

@@ -194,6 +194,9 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
         response: null,
         routeTo: null,
         outcome: null,
+        toolCallId: null,
+        arguments: null,
+        argumentsSha256: null,
       };
       await stores.runs.atStop(run.id, async (stop) => {
         expect(stop?.run).toMatchObject({ id: run.id, eventSeq: 3, pendingGate: GATE, gateCheckpointId: 'cp-1' });

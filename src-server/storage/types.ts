@@ -8,6 +8,7 @@ import type {
   RunStatus,
 } from '../contracts/runs';
 import type { Role } from '../contracts/tenancy';
+import type { PendingToolCall } from '../contracts/tools';
 
 /**
  * What the run engine stores, as interfaces: PostgreSQL implements them (db/), and so do the in-memory twins
@@ -160,6 +161,9 @@ export interface StopDecision {
   /** Each edit opens a round: approvals count within one. */
   round: number;
   edits: Record<string, string> | null;
+  /** A tool call's approval or edit: the arguments it approved (canonical JSON) and their SHA-256. */
+  arguments: string | null;
+  argumentsSha256: string | null;
   decidedAt: Date;
 }
 
@@ -175,6 +179,10 @@ export interface NewStopDecision {
   routeTo: string | null;
   /** expire: what the expiry does. */
   outcome: 'approve' | 'reject' | 'route' | null;
+  /** A decision on a tool call: the call, and the arguments it runs with (canonical JSON) and their SHA-256. */
+  toolCallId: string | null;
+  arguments: string | null;
+  argumentsSha256: string | null;
 }
 
 /** A run waiting at a gate, locked for a decision: reads and writes in one transaction. */
@@ -185,6 +193,8 @@ export interface StopTx {
   record(decision: NewStopDecision): Promise<boolean>;
   /** The edited text is what the approvers still to come see. */
   showEdits(edits: Record<string, string>): Promise<void>;
+  /** A tool call's edited arguments are what the approvers still to come see. */
+  showToolCall(call: PendingToolCall): Promise<void>;
   /** waiting_approval → running, leased to `lease`, to resume with `resume`. */
   claim(resume: PendingResume, lease: Lease, seqReserved: number): Promise<void>;
 }
@@ -226,4 +236,47 @@ export interface NodeStore {
   dropRunning(runId: string): Promise<string[]>;
   /** Closes every row of the run still open, with `status`. */
   closeOpen(runId: string, status: NodeStatus): Promise<void>;
+}
+
+/** A model's turn in a phase that calls tools, recorded once it is whole: a node that runs again replays it. */
+export interface ModelTurnRecord {
+  text: string;
+  toolCalls: { name: string; arguments: Record<string, unknown> }[];
+}
+
+/** A tool call as recorded before it runs and after: what a node that runs again replays instead of calling. */
+export interface ToolCallRecord {
+  /** `<run>/<node>#<visit>/<turn>/<place in the turn>`: the same whichever process runs the node again. */
+  id: string;
+  runId: string;
+  node: string;
+  /** `<server>.<tool>` */
+  tool: string;
+  /** The arguments the model gave, canonical (RFC 8785), and their SHA-256. */
+  arguments: string;
+  argumentsSha256: string;
+  policy: 'allow' | 'ask' | 'granted' | 'covered' | 'deny';
+  /** Read-only or idempotent: a run that stopped mid-call may run it again without asking. */
+  rerunnable: boolean;
+  /** The decision it runs (or does not run) with, once a person or an expiry took it. */
+  decision: GateDecision | null;
+  /** How often it was started. */
+  attempts: number;
+  result: { text: string; isError: boolean } | null;
+}
+
+export type NewToolCall = Omit<ToolCallRecord, 'decision' | 'attempts' | 'result'>;
+
+export interface ToolCallStore {
+  turn(id: string): Promise<ModelTurnRecord | undefined>;
+  /** Keeps the first turn recorded under `id` (a repeated write changes nothing). */
+  saveTurn(id: string, runId: string, turn: ModelTurnRecord): Promise<void>;
+  /** Records a call before anything happens to it, and returns the record: this one (`created`), or an earlier one. */
+  propose(call: NewToolCall): Promise<{ record: ToolCallRecord; created: boolean }>;
+  /** Keeps the first decision recorded for the call. */
+  decide(id: string, decision: GateDecision): Promise<void>;
+  /** Counts a start of the call, if it has been started `attempts` times so far: false when it had been since. */
+  start(id: string, attempts: number): Promise<boolean>;
+  /** Keeps the first result recorded for the call. */
+  finish(id: string, result: { text: string; isError: boolean }): Promise<void>;
 }

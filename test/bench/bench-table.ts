@@ -2,7 +2,8 @@
  * What every part of the bench shares: a row of its table, how figures are written in it, and the quiet hooks with
  * which LangGraph runs the service's graph outside the service (in process, or in LangGraph's own server).
  */
-import type { NodeHooks } from '../../src-server/engine';
+import type { Execution, NodeHooks } from '../../src-server/engine';
+import { MemoryStores } from '../../src-server/storage/memory/memory-stores';
 
 /** One row of the table `npm run bench` prints (run.ts). */
 export interface BenchRow {
@@ -39,8 +40,21 @@ export function quietHooks(token: (node: string, text: string) => void): NodeHoo
     routeMatched: async () => undefined,
     takeResume: () => false,
     gateDecided: async () => undefined,
+    record: (_what, work) => work(),
+    event: () => undefined,
+    decisionFor: () => undefined,
   };
 }
+
+/** The tools part of an execution whose phases call none (the summary command's). */
+export const noTools: Execution['tools'] = {
+  toolbox: {
+    forPhase: () => Promise.reject(new Error('the benchmarked command calls no tools')),
+    close: async () => undefined,
+  },
+  store: new MemoryStores().toolCalls,
+  scope: { projectId: '', projectPath: null },
+};
 
 /** LangGraph alone: no queue in front of the model. */
 export const noQueue = { acquire: async () => async () => undefined };

@@ -51,7 +51,7 @@ async function call(
   };
   const started = performance.now();
   const first = () => (result.firstPieceMs ??= Math.round(performance.now() - started));
-  result.text = await models.stream({
+  ({ text: result.text } = await models.stream({
     model,
     label: 'check-ollama',
     tenant: '',
@@ -67,7 +67,7 @@ async function call(
     onLoading: (info) => (result.loading = info),
     onWarning: (warning) => result.warnings.push(warning),
     onUsage: (usage) => (result.usage = usage),
-  });
+  }));
   return result;
 }
 

@@ -2,7 +2,9 @@ import { formatSseFrame, TERMINAL_EVENTS, type RunEvent, type RunEventType } fro
 import type { StoredEvent } from '../../storage/types';
 
 /** Events after which a run's stream says nothing more: its end. A gate's wait is an end only while it waits. */
-export const RUN_ENDING_EVENTS: readonly RunEventType[] = TERMINAL_EVENTS.filter((type) => type !== 'gate_waiting');
+export const RUN_ENDING_EVENTS: readonly RunEventType[] = TERMINAL_EVENTS.filter(
+  (type) => type !== 'gate_waiting' && type !== 'tool_waiting',
+);
 
 /** An event with its per-run id, serialised once however many clients follow it, and stored as it was sent. */
 export class LoggedEvent {

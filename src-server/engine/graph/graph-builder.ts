@@ -16,11 +16,16 @@ import type {
   ChatMessage,
   LoadingInfo,
   MessagePart,
+  ModelCall,
   ModelClient,
   QueueInfo,
   TrimReport,
 } from '../../models/model-client';
+import type { ToolCallStore } from '../../storage/types';
+import { sha256Hex } from '../../tools/canonical-arguments';
+import type { Toolbox, ToolScope } from '../../tools/toolbox';
 import { firstMatchingRule } from './routing';
+import { runPublishStep, runToolLoop, type ToolHooks, type ToolLoop } from './tool-loop';
 
 /** A node entered more often than this in one run means routing rules loop. */
 export const MAX_NODE_VISITS = 8;
@@ -55,6 +60,8 @@ export const RunState = Annotation.Root({
   passed_gate: Annotation<string | null>(),
   /** Phases whose output a fork replaced since the last gate decision: the next gate shows them too. */
   edited: Annotation<string[]>(),
+  /** phase → SHA-256 of its output as a gate approved it: a publish step writing exactly that text is covered. */
+  approved_hashes: Annotation<Record<string, string>>(),
 });
 export type RunStateValue = typeof RunState.State;
 
@@ -72,14 +79,18 @@ export function initialState(runId: string, message: string, projectContext: str
     feedback: {},
     passed_gate: null,
     edited: [],
+    approved_hashes: {},
   };
 }
 
 /** What the graph reports to the run that executes it: events, persistence, cancellation. */
-export interface NodeHooks {
+export interface NodeHooks extends ToolHooks {
   readonly signal: AbortSignal;
-  /** `visit`: the how-many-th time the run enters this node (a phase sent back to runs again). */
-  enter(node: string, visit: number): Promise<void>;
+  /**
+   * `visit`: the how-many-th time the run enters this node (a phase sent back to runs again). `announce` false: the
+   * node goes on after a pause at one of its tool calls, and its node_enter was sent when it began.
+   */
+  enter(node: string, visit: number, announce?: boolean): Promise<void>;
   token(node: string, text: string): void;
   /** The node entered last ends (a node never runs twice at once in one run). */
   exit(node: string, status: NodeStatus, output: string): Promise<void>;
@@ -108,6 +119,9 @@ export interface Execution {
   models: ModelClient;
   nodeConfigs: ReadonlyMap<string, NodeConfig>;
   hooks: NodeHooks;
+  threadId: string;
+  /** The tools of the run's phases, their record, and where they act. */
+  tools: { toolbox: Toolbox; store: ToolCallStore; scope: ToolScope };
 }
 
 const EXECUTION = 'svc_execution';
@@ -260,17 +274,26 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
         const { hooks, models, ...options } = executionOf(runConfig);
         const config = options.nodeConfigs.get(node.id);
         const visits = countVisit(state, node.id);
-        await hooks.enter(node.id, visits[node.id]!);
+        const visit = visits[node.id]!;
+        // A node that paused at a tool call goes on where it stopped: it said node_enter when it began.
+        await hooks.enter(node.id, visit, !hooks.takeResume(node.id));
         const messages: ChatMessage[] = [
           { role: 'system', content: systemPrompt(manifest.instructions, phase, config) },
           ...(state.history ?? []),
           userPrompt(state, node.id),
         ];
-        const output = await models.stream({
+        const toolLoop = async (): Promise<ToolLoop> => ({
+          runId: options.runId,
+          node: node.id,
+          visit,
+          toolset: await options.tools.toolbox.forPhase(options.tools.scope, manifest, phase, hooks.signal),
+          store: options.tools.store,
+          hooks,
+        });
+        const call: Omit<ModelCall, 'messages' | 'tools'> = {
           model: options.model,
           label: `run ${options.runId} node ${node.id}`,
           tenant: options.tenant,
-          messages,
           signal: hooks.signal,
           onToken: (text) => hooks.token(node.id, text),
           onQueued: (info) => hooks.queued(node.id, info),
@@ -281,7 +304,26 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
           onLoading: (info) => hooks.loading(node.id, info),
           onWarning: (warning) => hooks.warning(node.id, warning),
           onUsage: (usage) => hooks.usage(node.id, usage),
-        });
+        };
+        let output: string;
+        if (phase.publish) {
+          const from = phase.publish.from;
+          const fill = (value: string) =>
+            value.replaceAll('{run_id}', options.runId).replaceAll('{thread_id}', options.threadId);
+          const answer = await runPublishStep(
+            await toolLoop(),
+            phase.publish,
+            state.outputs?.[from] ?? '',
+            state.approved_hashes?.[from],
+            fill,
+          );
+          output = `Published the approved ${from} with ${phase.publish.tool}: ${answer}`;
+          hooks.token(node.id, output);
+        } else if (phase.tools?.tools.length) {
+          output = await runToolLoop(await toolLoop(), models, call, messages, phase.tools.max_tool_calls);
+        } else {
+          output = (await models.stream({ ...call, messages })).text;
+        }
         // Saved overrides replace the asset's own routes for this node; without them the asset's routes apply.
         const rules = config?.routing_overrides.length ? config.routing_overrides : phase.routes;
         const rule = firstMatchingRule(rules, output);
@@ -323,7 +365,20 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
         }
         // An edit replaces the outputs of the phases the gate showed: what the next phases read.
         const outputs = decision.edits ? { ...state.outputs, ...decision.edits } : state.outputs;
-        return { ...decided, approved: path === 'approve', route: null, outputs, passed_gate: node.id };
+        // What the approvers saw, by hash: a publish step after the gate writes exactly that text without asking again.
+        const shown = Object.keys(gateContext(phase, state).context).filter((id) => Object.hasOwn(outputs ?? {}, id));
+        const approvedHashes =
+          path === 'approve'
+            ? { ...state.approved_hashes, ...Object.fromEntries(shown.map((id) => [id, sha256Hex(outputs[id]!)])) }
+            : state.approved_hashes;
+        return {
+          ...decided,
+          approved: path === 'approve',
+          route: null,
+          outputs,
+          passed_gate: node.id,
+          approved_hashes: approvedHashes,
+        };
       });
       graph.addConditionalEdges(
         node.id as never,

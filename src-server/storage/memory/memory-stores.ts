@@ -1,11 +1,16 @@
 import { RUN_TRANSITIONS, type RunTransitionName } from '../../contracts/run-transitions';
-import type { NodeStatus, PendingGate, RouteMatch, RunStatus } from '../../contracts/runs';
+import type { GateDecision, NodeStatus, PendingGate, RouteMatch, RunStatus } from '../../contracts/runs';
+import type { PendingToolCall } from '../../contracts/tools';
 import type {
   EventStore,
   Lease,
   NewEvent,
   NewRun,
   NewStopDecision,
+  NewToolCall,
+  ModelTurnRecord,
+  ToolCallRecord,
+  ToolCallStore,
   NodeStore,
   NodeWrite,
   PauseAtGate,
@@ -64,6 +69,8 @@ export class MemoryStores {
   private readonly events = new Map<string, StoredEvent[]>();
   private readonly nodes = new Map<string, NodeRow[]>();
   private readonly decisions: DecisionRow[] = [];
+  private readonly turns = new Map<string, ModelTurnRecord>();
+  private readonly calls = new Map<string, ToolCallRecord>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly listeners = new Set<MemoryNotices>();
   /** The next write fails with this error (a database that went away), once. */
@@ -183,12 +190,17 @@ export class MemoryStores {
           decidedBy: decision.decidedBy,
           round: decision.round,
           edits: decision.edits,
+          arguments: decision.arguments,
+          argumentsSha256: decision.argumentsSha256,
           decidedAt: new Date(this.now()),
         });
         return true;
       },
       showEdits: async (edits: Record<string, string>) => {
         row.pendingGate = { ...row.pendingGate!, context: { ...row.pendingGate!.context, ...edits } };
+      },
+      showToolCall: async (call: PendingToolCall) => {
+        row.pendingGate = { ...row.pendingGate!, tool_call: call };
       },
       claim: async (resume: PendingResume, lease: Lease, seqReserved: number) => {
         this.statement();
@@ -449,6 +461,40 @@ export class MemoryStores {
     closeOpen: async (runId: string, status: NodeStatus) => {
       this.statement();
       this.closeNodes(runId, status);
+    },
+  };
+
+  readonly toolCalls: ToolCallStore = {
+    turn: async (id: string) => {
+      this.statement('read');
+      return this.turns.get(id);
+    },
+    saveTurn: async (id: string, _runId: string, turn: ModelTurnRecord) => {
+      this.statement();
+      if (!this.turns.has(id)) this.turns.set(id, structuredClone(turn));
+    },
+    propose: async (call: NewToolCall) => {
+      this.statement();
+      const created = !this.calls.has(call.id);
+      if (created) this.calls.set(call.id, { ...call, decision: null, attempts: 0, result: null });
+      return { record: structuredClone(this.calls.get(call.id)!), created };
+    },
+    decide: async (id: string, decision: GateDecision) => {
+      this.statement();
+      const call = this.calls.get(id);
+      if (call && !call.decision) call.decision = structuredClone(decision);
+    },
+    start: async (id: string, attempts: number) => {
+      this.statement();
+      const call = this.calls.get(id);
+      if (!call || call.attempts !== attempts) return false;
+      call.attempts++;
+      return true;
+    },
+    finish: async (id: string, result: { text: string; isError: boolean }) => {
+      this.statement();
+      const call = this.calls.get(id);
+      if (call && !call.result) call.result = { ...result };
     },
   };
 }

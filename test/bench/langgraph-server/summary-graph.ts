@@ -9,7 +9,7 @@ import { loadCatalog } from '../../../src-server/assets/catalog';
 import { loadConfig } from '../../../src-server/config';
 import { compileGraph, executionConfig } from '../../../src-server/engine';
 import { createModelProviders } from '../../../src-server/models/model-providers';
-import { noQueue, quietHooks } from '../bench-table';
+import { noQueue, noTools, quietHooks } from '../bench-table';
 
 const entry = loadCatalog(process.env.GENERATED_DIR).get('summary');
 if (!entry) throw new Error(`no summary command in the catalog at GENERATED_DIR (${process.env.GENERATED_DIR})`);
@@ -27,6 +27,8 @@ const { thread_id: _thread, ...execution } = executionConfig('', {
   models,
   nodeConfigs: new Map(),
   hooks,
+  threadId: '',
+  tools: noTools,
 }).configurable;
 
 // The API server puts its own (in-memory) checkpointer in place of this one before each run.
