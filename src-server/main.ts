@@ -24,7 +24,10 @@ import { runNodesRepository } from './db/run-nodes.repository';
 import { gateDecisionsRepository } from './db/gate-decisions.repository';
 import { nodeConfigsRepository } from './db/node-configs.repository';
 import { createApp } from './http/app';
-import { buildProjectContext, checkProjectPath } from './context/project-context';
+import { buildProjectContext, checkProjectPath, withProjectFolder } from './context/project-context';
+import { toolCallsRepository } from './db/tool-calls.repository';
+import { McpServers } from './tools/mcp-servers';
+import { createToolbox } from './tools/toolbox';
 import { LocalQueue } from './models/local-queue';
 import { assertModelConfigured } from './models/cloud-providers';
 import { createModelProviders } from './models/model-providers';
@@ -70,23 +73,23 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The package's version, found upward: this file runs from src-server/, or bundled from out/main, out/server. */
-function packageVersion(): string {
+/** The package's folder and version, found upward: this file runs from src-server/, or bundled from out/main, out/server. */
+function ownPackage(): { root: string; version: string } | null {
   for (let dir = import.meta.dirname; ; dir = path.dirname(dir)) {
     try {
       const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
         name?: string;
         version?: string;
       };
-      if (pkg.name === 'agent-workflow-service' && pkg.version) return pkg.version;
+      if (pkg.name === 'agent-workflow-service' && pkg.version) return { root: dir, version: pkg.version };
     } catch {
       // not here: look one folder up
     }
-    if (path.dirname(dir) === dir) return '0.0.0';
+    if (path.dirname(dir) === dir) return null;
   }
 }
 
-const version = packageVersion();
+const version = ownPackage()?.version ?? '0.0.0';
 
 /**
  * The composition root every mode calls (npm start, npm run serve, the desktop app):
@@ -179,6 +182,18 @@ export async function startServer({
     // Who may name which project path is decided by the caller, when a run starts or a thread is created.
     const checkPath = (principal: Principal, projectPath: string) =>
       checkProjectPath(projectPath, projectContextOptions, principal);
+    const toolbox = createToolbox({
+      mcp: new McpServers({
+        env: process.env,
+        idleMs: config.MCP_IDLE_S * 1000,
+        callTimeoutMs: config.TOOL_CALL_TIMEOUT_S * 1000,
+        allowedPrivateHosts: config.MCP_ALLOWED_HOSTS,
+        // A shipped asset names a published server by its program (mcp-server-filesystem): the service's own.
+        binDirs: [path.join(ownPackage()?.root ?? process.cwd(), 'node_modules', '.bin')],
+      }),
+      projectFolder: (projectPath, use) => withProjectFolder(projectPath, projectContextOptions, use),
+      callTimeoutMs: config.TOOL_CALL_TIMEOUT_S * 1000,
+    });
     const runEvents = runEventsRepository(pool);
     const idempotencyKeys = idempotencyKeysRepository(pool);
     const engine = new Engine({
@@ -188,6 +203,8 @@ export async function startServer({
       nodes: runNodesRepository(pool),
       checkpointer,
       models: createModelProviders(config, queue),
+      toolbox,
+      toolCalls: toolCallsRepository(pool),
       catalogEntry: (agent) => catalog.get(agent),
       projectContext: (projectPath, signal) => buildProjectContext(projectPath, { ...projectContextOptions, signal }),
       nodeConfigs: (agent, projectId) => phaseConfig.forRun(agent, projectId),
@@ -239,6 +256,7 @@ export async function startServer({
     stopRuns = async () => {
       clearInterval(pruneEvents);
       await engine.shutdown();
+      await toolbox.close();
       await delivery.close();
       await notifications.close();
       await queue.close();

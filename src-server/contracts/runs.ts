@@ -455,6 +455,36 @@ export const ApprovalItemSchema = z
     on_expiry: GateExpirySchema.nullable(),
     decide_role: RoleSchema,
     approvals: GateApprovalsSchema,
+    tool_call: PendingToolCallSchema.optional().meta({
+      description: 'set when the item is a tool call: decide it at /threads/{thread_id}/tool-calls/{call_id}/…',
+    }),
   })
   .meta({ id: 'ApprovalItem' });
 export type ApprovalItem = z.infer<typeof ApprovalItemSchema>;
+
+export const ToolApproveBodySchema = z
+  .object({
+    reason: z.string().max(2000).optional(),
+    arguments: z.record(z.string(), z.unknown()).optional().meta({
+      description:
+        "edit: the arguments the call runs with instead of the model's; they must fit the tool's input schema (400)",
+    }),
+  })
+  .default({})
+  .meta({ id: 'ToolApproveBody' });
+export type ToolApproveBody = z.infer<typeof ToolApproveBodySchema>;
+
+export const ToolRespondBodySchema = z
+  .object({
+    response: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(64 * 1024)
+      .meta({
+        description: "the tool's answer, written by a person: the call is not run, and the model reads this instead",
+      }),
+    reason: ReasonBodySchema.unwrap().shape.reason,
+  })
+  .meta({ id: 'ToolRespondBody' });
+export type ToolRespondBody = z.infer<typeof ToolRespondBodySchema>;

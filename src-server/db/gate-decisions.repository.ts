@@ -127,6 +127,15 @@ export function gateDecisionsRepository(pool: Pool) {
       return rows[0] && toLast(rows[0]);
     },
 
+    /** The last decision on a tool call of the thread's runs. */
+    async latestForCall(threadId: string, callId: string): Promise<LastDecision | undefined> {
+      const { rows } = await pool.query<LastDecisionRow>(
+        `${LAST_DECISION} WHERE thread_id = $1 AND tool_call_id = $2 ORDER BY id DESC LIMIT 1`,
+        [threadId, callId],
+      );
+      return rows[0] && toLast(rows[0]);
+    },
+
     async listByRun(runId: string): Promise<GateDecisionRecord[]> {
       const { rows } = await pool.query<DecisionRow>(`${SELECT_DECISION} WHERE run_id = $1 ORDER BY id`, [runId]);
       return rows.map(toRecord);

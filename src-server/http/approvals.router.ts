@@ -6,12 +6,23 @@ import {
   GateDecisionRecordSchema,
   RespondBodySchema,
   RunAcceptedSchema,
+  ToolApproveBodySchema,
+  ToolRespondBodySchema,
 } from '../contracts/runs';
 import type { DecisionRequest } from '../services/approvals.service';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
 
 const GateParams = z.object({ id: UuidSchema, gate: z.string().min(1).max(100) });
+/** A call's id: `<run>:<node>:<visit>:<turn>:<place>` (docs/tools.md#exactly-once). */
+const ToolCallParams = z.object({
+  id: UuidSchema,
+  call_id: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[0-9a-f-]{36}:[a-z][a-z0-9_-]*:\d+:\d+:(\d+|publish)$/, 'must be a tool call id'),
+});
 
 const DECIDED = {
   description:
@@ -25,6 +36,12 @@ const DECISION_ERRORS = {
   403: "below the gate's role on the thread's project (member unless the gate declares one) (forbidden)",
   404: "no such thread, or the thread's agent has no gate of that name (not_found)",
   409: 'the gate is not pending, was already decided, the caller already approved it, or its checkpoint is gone (conflict)',
+};
+
+const TOOL_DECISION_ERRORS = {
+  403: "below the role the tool's policy names on the thread's project (member unless it names one) (forbidden)",
+  404: 'no such thread, or no tool call of that id waits or was decided on it (not_found)',
+  409: 'the call is not pending, was already decided, the caller already approved it, or its checkpoint is gone (conflict)',
 };
 
 /**
@@ -87,6 +104,67 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
       const request: DecisionRequest = { decision: 'respond', reason: body.reason ?? null, response: body.response };
       return approvals.decide(ctx.principal, params.id, params.gate, request);
     },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/threads/{id}/tool-calls/{call_id}/approve',
+    operationId: 'approveToolCall',
+    tag: 'approvals',
+    summary:
+      'Approve the tool call a run waits at, or edit it (approve with `arguments`): once it has its approvals it runs with exactly the approved arguments',
+    params: ToolCallParams,
+    body: ToolApproveBodySchema,
+    idempotent: true,
+    errors: {
+      ...TOOL_DECISION_ERRORS,
+      400: "invalid request, or `arguments` do not fit the tool's input schema (invalid_request)",
+    },
+    responses: { 202: DECIDED },
+    handler: ({ params, body, ctx }) =>
+      approvals.decideToolCall(ctx.principal, params.id, params.call_id, {
+        decision: 'approve',
+        reason: body.reason ?? null,
+        ...(body.arguments ? { arguments: body.arguments } : {}),
+      }),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/threads/{id}/tool-calls/{call_id}/reject',
+    operationId: 'rejectToolCall',
+    tag: 'approvals',
+    summary:
+      "Reject the tool call a run waits at: it is not run, and `reason` goes back to the model as the tool's answer",
+    params: ToolCallParams,
+    body: ReasonBodySchema,
+    idempotent: true,
+    errors: TOOL_DECISION_ERRORS,
+    responses: { 202: DECIDED },
+    handler: ({ params, body, ctx }) =>
+      approvals.decideToolCall(ctx.principal, params.id, params.call_id, {
+        decision: 'reject',
+        reason: body.reason ?? null,
+      }),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/threads/{id}/tool-calls/{call_id}/respond',
+    operationId: 'respondToToolCall',
+    tag: 'approvals',
+    summary: "Answer in place of the tool: the call is not run, and the model reads `response` as the tool's answer",
+    params: ToolCallParams,
+    body: ToolRespondBodySchema,
+    idempotent: true,
+    errors: TOOL_DECISION_ERRORS,
+    responses: { 202: DECIDED },
+    handler: ({ params, body, ctx }) =>
+      approvals.decideToolCall(ctx.principal, params.id, params.call_id, {
+        decision: 'respond',
+        reason: body.reason ?? null,
+        response: body.response,
+      }),
   });
 
   api.route({

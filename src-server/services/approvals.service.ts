@@ -12,7 +12,9 @@ import {
 } from '../contracts/runs';
 import type { GateDecisionsRepository, LastDecision } from '../db/gate-decisions.repository';
 import type { RunsRepository } from '../db/runs.repository';
-import { phaseBeforeGate, type Engine } from '../engine';
+import { phaseBeforeGate, type Engine, type PersonDecision } from '../engine';
+import { argumentProblems } from '../contracts/tool-arguments';
+import { canonicalArguments } from '../tools/canonical-arguments';
 import { getLogger } from '../log';
 import type { ThreadsService } from './threads.service';
 
@@ -48,6 +50,12 @@ function decidedEarlier(last: LastDecision | undefined): string {
 /** A person's decision at a gate, as the API takes it. */
 export type DecisionRequest =
   | { decision: 'approve'; reason: string | null; edits?: Record<string, string> }
+  | { decision: 'reject'; reason: string | null }
+  | { decision: 'respond'; reason: string | null; response: string };
+
+/** A person's decision on a tool call the run waits at (docs/tools.md#deciding-a-call). */
+export type ToolDecisionRequest =
+  | { decision: 'approve'; reason: string | null; arguments?: Record<string, unknown> }
   | { decision: 'reject'; reason: string | null }
   | { decision: 'respond'; reason: string | null; response: string };
 
@@ -160,6 +168,93 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
       };
     },
 
+    /**
+     * Decides the tool call a run of the thread waits at: approve it (with edited arguments, checked against the
+     * tool's input schema), reject it (the reason goes back to the model as the tool's answer), or respond in its
+     * place. Roles, several approvers and the record work as at a gate.
+     */
+    async decideToolCall(
+      principal: Principal,
+      threadId: string,
+      callId: string,
+      request: ToolDecisionRequest,
+    ): Promise<RunAccepted> {
+      const thread = await deps.threads.visible(principal, threadId, 'viewer');
+      const run = await runs.waitingInThread(thread.id);
+      const call = run?.pending_gate?.tool_call;
+      if (!run || !call || call.call_id !== callId) {
+        const last = await gates.latestForCall(thread.id, callId);
+        if (!last) throw notFound(`no tool call "${callId}" waits on thread ${thread.id}`);
+        throw conflict(`tool call "${callId}" is not pending on thread ${thread.id}${decidedEarlier(last)}`);
+      }
+      const pending = run.pending_gate!;
+      const policy = policyOf(pending);
+      await access.requireProjectRole(principal, thread.project_id, policy.decide_role, `thread ${thread.id}`);
+
+      let approved = { canonical: call.canonical_arguments, sha256: call.arguments_sha256 };
+      let kind: PersonDecision['kind'] = request.decision;
+      if (request.decision === 'approve' && request.arguments) {
+        const problems = argumentProblems(call.input_schema, request.arguments);
+        if (problems.length) {
+          throw badRequest(
+            `invalid request body: arguments do not fit the input schema of ${call.tool}: ${problems[0]}`,
+            {
+              fields: problems.map((message) => ({ field: 'arguments', message })),
+            },
+          );
+        }
+        const edited = canonicalArguments(request.arguments);
+        if (edited.sha256 !== call.arguments_sha256) {
+          approved = edited;
+          kind = 'edit';
+        }
+      }
+      if (!(await engine.hasPendingInterrupt(thread.id))) {
+        throw conflict(`run ${run.id} cannot be resumed: its graph checkpoint is gone; rerun it as a new thread`);
+      }
+      const result = await engine.decide({
+        runId: run.id,
+        gate: pending.node,
+        waitSeq: run.event_seq,
+        decision: {
+          kind,
+          by: { id: principal.id, name: principal.name },
+          role: await access.scopeRole(principal, 'project', thread.project_id),
+          reason: request.reason,
+          edits: null,
+          response: request.decision === 'respond' ? request.response : null,
+          routeTo: null,
+          toolCall: {
+            id: call.call_id,
+            arguments: approved.canonical,
+            sha256: approved.sha256,
+            rerunAfter: call.interrupted ? call.attempts : null,
+          },
+        },
+        approvalsNeeded: policy.approvals,
+      });
+      if (result.outcome === 'stale') {
+        throw conflict(
+          `tool call "${callId}" on thread ${thread.id} was already decided${decidedEarlier(await gates.latestForCall(thread.id, callId))}`,
+        );
+      }
+      if (result.outcome === 'duplicate') {
+        throw conflict(
+          `you have already approved tool call "${callId}" on thread ${thread.id}: ` +
+            `it needs ${policy.approvals} different people to approve it`,
+        );
+      }
+      log.info(
+        `tool call ${call.tool} ${kind}${result.outcome === 'waiting' ? ` (${result.approvals.given} of ${result.approvals.needed} approvals)` : ''} ` +
+          `call=${callId} thread=${thread.id} run=${run.id} user=${principal.name}`,
+      );
+      const status = result.outcome === 'waiting' ? 'waiting_approval' : 'running';
+      return {
+        ...runAccepted({ runId: run.id, threadId: thread.id }, status, run.event_seq),
+        ...(result.outcome === 'waiting' || policy.approvals > 1 ? { approvals: result.approvals } : {}),
+      };
+    },
+
     /** Every decision taken at the thread's gates, oldest first. */
     async threadDecisions(principal: Principal, threadId: string): Promise<GateDecisionRecord[]> {
       const thread = await deps.threads.visible(principal, threadId, 'viewer');
@@ -197,6 +292,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
           on_expiry: policy.expiry,
           decide_role: policy.decide_role,
           approvals: { needed: policy.approvals, given: gate.approvals.length, by: gate.approvals },
+          ...(gate.pending_gate.tool_call ? { tool_call: gate.pending_gate.tool_call } : {}),
         });
       }
       return items;

@@ -246,7 +246,7 @@ export interface ModelTurnRecord {
 
 /** A tool call as recorded before it runs and after: what a node that runs again replays instead of calling. */
 export interface ToolCallRecord {
-  /** `<run>/<node>#<visit>/<turn>/<place in the turn>`: the same whichever process runs the node again. */
+  /** `<run>:<node>:<visit>:<turn>:<place in the turn>`: the same whichever process runs the node again. */
   id: string;
   runId: string;
   node: string;

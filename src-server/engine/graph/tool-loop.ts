@@ -40,8 +40,8 @@ export interface ToolLoop {
   hooks: ToolHooks;
 }
 
-/** `<run>/<node>#<visit>/<turn>`: the same whichever process runs the node again. */
-const turnId = (loop: ToolLoop, turn: number) => `${loop.runId}/${loop.node}#${loop.visit}/${turn}`;
+/** `<run>:<node>:<visit>:<turn>`, URL-safe: the same whichever process runs the node again. */
+const turnId = (loop: ToolLoop, turn: number) => `${loop.runId}:${loop.node}:${loop.visit}:${turn}`;
 
 /** A tool's answer as the model reads it: marked as the tool's output, data to weigh, never instructions to follow. */
 function asToolMessage(call: ModelToolCall, tool: string, result: ToolResult): ChatMessage {
@@ -85,7 +85,7 @@ export async function runToolLoop(
         `phase ${loop.node} reached its limit of ${maxCalls} tool calls and its model went on calling tools`,
       );
     }
-    const calls: ModelToolCall[] = recorded.toolCalls.map((c, place) => ({ id: `${id}/${place}`, ...c }));
+    const calls: ModelToolCall[] = recorded.toolCalls.map((c, place) => ({ id: `${id}:${place}`, ...c }));
     messages.push({ role: 'assistant', content: recorded.text, tool_calls: calls });
     for (const modelCall of calls) {
       const tool = loop.toolset.offered(modelCall.name);
@@ -154,7 +154,7 @@ export async function runPublishStep(
   );
   args[step.content] = text;
   const covered = approvedSha256 !== undefined && sha256Hex(text) === approvedSha256;
-  const result = await runCall(loop, tool, `${turnId(loop, 0)}/publish`, args, covered ? 'covered' : undefined);
+  const result = await runCall(loop, tool, `${turnId(loop, 0)}:publish`, args, covered ? 'covered' : undefined);
   if (result.is_error) throw new Error(`publishing with ${step.tool} failed: ${result.text}`);
   return result.text;
 }
