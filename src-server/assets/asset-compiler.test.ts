@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadCatalog } from './catalog';
 import { GraphLayoutSchema, ManifestSchema } from '../contracts/assets';
-import { checkLayout, compileAssets, DEFAULT_LAYOUTS, fieldName, writeGenerated } from './asset-compiler';
+import { checkLayout, compileAssets, DEFAULT_LAYOUTS, writeGenerated } from './asset-compiler';
+import { fieldName } from './asset-error';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
@@ -33,7 +34,7 @@ function assets(files: Record<string, string>): string {
 const asset = (front: string, body = 'Do the work well.') => `---\n${front}\n---\n${body}\n`;
 const ok = 'name: demo\ndescription: A demo agent.\ncategory: review';
 const withPhases = (phases: string) => asset(`${ok}\nphases:\n${phases}`);
-const layout = (value: object) => JSON.stringify(value);
+const layout = (value: object) => JSON.stringify(value, null, 2);
 const triageLike = {
   name: 'flow',
   entry: 'a',
@@ -240,11 +241,13 @@ describe('compiling', () => {
   });
 
   it('ships built-in layouts that pass its own checks, already in graph order', () => {
-    for (const builtIn of Object.values(DEFAULT_LAYOUTS)) expect(checkLayout('(built-in)', builtIn)).toEqual(builtIn);
+    for (const builtIn of Object.values(DEFAULT_LAYOUTS))
+      expect(checkLayout({ file: '(built-in)' }, builtIn)).toEqual(builtIn);
   });
 
   it('names fields as they are written in YAML', () => {
     expect(fieldName(['phases', 'analysis', 'routes', 0, 'target'])).toBe('phases.analysis.routes[0].target');
+    expect(fieldName(['tools', 'policies', 'files.*', 'policy'])).toBe('tools.policies["files.*"].policy');
     expect(fieldName([])).toBe('');
   });
 });
@@ -252,7 +255,7 @@ describe('compiling', () => {
 describe('writing generated/', () => {
   const outputOf = (out: string) => fs.readdirSync(path.join(out, 'manifests', 'agents'));
 
-  it('fails from the command line with exit 1 and the file and field, leaving the old output whole', () => {
+  it('fails from the command line with exit 1 and the file, line and field, leaving the old output whole', () => {
     const out = path.join(tempDir('svc-gen-'), 'generated');
     writeGenerated(out, compileAssets(assets({ 'agents/demo.md': asset(ok) })));
     const bad = assets({
@@ -266,7 +269,7 @@ describe('writing generated/', () => {
       failure = e as { status: number; stderr: string };
     }
     expect(failure?.status).toBe(1);
-    expect(failure?.stderr).toMatch(/^build-assets: \S*agents\/bad\.md: category: unknown category "nonsense"/);
+    expect(failure?.stderr).toMatch(/^build-assets: \S*agents\/bad\.md:4: category: unknown category "nonsense"/);
     expect(outputOf(out)).toEqual(['demo.json']);
   });
 
@@ -304,91 +307,91 @@ describe('writing generated/', () => {
   });
 });
 
-describe('bad assets are refused with the file and field', () => {
+describe('bad assets are refused with the file, line and field', () => {
   const cases: [string, Record<string, string>, string][] = [
     [
       'no frontmatter',
       { 'agents/a.md': 'just text' },
-      'agents/a.md: (frontmatter): the file must start with a --- YAML frontmatter block ---',
+      'agents/a.md:1: (frontmatter): the file must start with a --- YAML frontmatter block ---',
     ],
     [
       'invalid YAML',
       { 'agents/a.md': asset('name: [unclosed') },
-      'agents/a.md: (frontmatter): invalid YAML at line 2: Flow sequence in block collection must be sufficiently indented and end with a ]',
+      'agents/a.md:2: (frontmatter): invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
     ],
     [
       'YAML that is not a mapping',
       { 'agents/a.md': asset('- a\n- b') },
-      'agents/a.md: (frontmatter): must be a YAML mapping',
+      'agents/a.md:2: (frontmatter): must be a YAML mapping',
     ],
-    ['a missing name', { 'agents/a.md': asset('description: x') }, 'agents/a.md: name: is required'],
-    ['a missing description', { 'agents/a.md': asset('name: a') }, 'agents/a.md: description: is required'],
+    ['a missing name', { 'agents/a.md': asset('description: x') }, 'agents/a.md:2: name: is required'],
+    ['a missing description', { 'agents/a.md': asset('name: a') }, 'agents/a.md:2: description: is required'],
     [
       'a wrong type',
       { 'agents/a.md': withPhases('  analysis:\n    classification_options: yes') },
-      'agents/a.md: phases.analysis.classification_options: Invalid input: expected array',
+      'agents/a.md:7: phases.analysis.classification_options: Invalid input: expected array',
     ],
     [
       'a wrong type in a list',
       { 'agents/a.md': withPhases('  gate:\n    required_approval_context: [analysis, 3]') },
-      'agents/a.md: phases.gate.required_approval_context[1]: Invalid input: expected string',
+      'agents/a.md:7: phases.gate.required_approval_context[1]: Invalid input: expected string',
     ],
-    ['an unknown field', { 'agents/a.md': asset(`${ok}\ncolour: red`) }, 'agents/a.md: colour: unknown field'],
+    ['an unknown field', { 'agents/a.md': asset(`${ok}\ncolour: red`) }, 'agents/a.md:5: colour: unknown field'],
     [
       'an unknown phase field',
       { 'agents/a.md': withPhases('  analysis:\n    prompt: x') },
-      'agents/a.md: phases.analysis.prompt: unknown field',
+      'agents/a.md:7: phases.analysis.prompt: unknown field',
     ],
     [
       'a bad name',
       { 'agents/a.md': asset('name: Bad Name\ndescription: x') },
-      'agents/a.md: name: must be lowercase letters, digits and dashes',
+      'agents/a.md:2: name: must be lowercase letters, digits and dashes',
     ],
-    ['empty instructions', { 'agents/a.md': asset(ok, '') }, 'agents/a.md: (body): the instructions'],
+    ['empty instructions', { 'agents/a.md': asset(ok, '') }, 'agents/a.md:5: (body): the instructions'],
     [
       'an unknown category',
       { 'agents/a.md': asset('name: a\ndescription: x\ncategory: nonsense') },
-      'agents/a.md: category: unknown category "nonsense": use one of general, review',
+      'agents/a.md:4: category: unknown category "nonsense": use one of general, review',
     ],
     [
       'a custom layout for a command',
       { 'graphs/flow.json': layout(triageLike), 'commands/c.md': asset('name: c\ndescription: x\ncategory: flow') },
-      'commands/c.md: category: custom graph layouts are for agents',
+      'commands/c.md:4: category: custom graph layouts are for agents',
     ],
     [
       'a phase outside the graph',
       { 'agents/a.md': withPhases('  review:\n    description: x') },
-      'agents/a.md: phases.review: node "review" is not in graph "default-agent"',
+      'agents/a.md:6: phases.review: node "review" is not in graph "default-agent"',
     ],
     [
       'a route to a missing node',
       { 'agents/a.md': withPhases('  analysis:\n    routes:\n      - { condition: always, target: nowhere }') },
-      'agents/a.md: phases.analysis.routes[0].target: node "nowhere" is not in graph "default-agent"',
+      'agents/a.md:8: phases.analysis.routes[0].target: node "nowhere" is not in graph "default-agent"',
     ],
     [
       'a route with an unknown condition',
       { 'agents/a.md': withPhases('  analysis:\n    routes:\n      - { condition: maybe, target: output }') },
-      'agents/a.md: phases.analysis.routes[0].condition: unknown condition "maybe": use one of contains, starts_with, ends_with, regex, always',
+      'agents/a.md:8: phases.analysis.routes[0].condition: unknown condition "maybe": use one of contains, starts_with, ends_with, regex, always',
     ],
     [
       "a route with a gate's condition",
       { 'agents/a.md': withPhases('  analysis:\n    routes:\n      - { condition: approved, target: output }') },
-      'agents/a.md: phases.analysis.routes[0].condition: "approved" is a gate decision, not a routing rule',
+      'agents/a.md:8: phases.analysis.routes[0].condition: "approved" is a gate decision, not a routing rule',
     ],
     [
       'a route from a gate',
       { 'agents/a.md': withPhases('  gate:\n    routes:\n      - { condition: always, target: output }') },
-      'agents/a.md: phases.gate.routes: "gate" is a gate node: its edges are defined by graph "default-agent"',
+      'agents/a.md:7: phases.gate.routes: "gate" is a gate node: its edges are defined by graph "default-agent"',
     ],
     [
       'a route without a match value',
       { 'agents/a.md': withPhases('  intake:\n    routes:\n      - { condition: contains, target: output }') },
-      'agents/a.md: phases.intake.routes[0].match: a contains rule needs a match value',
+      'agents/a.md:8: phases.intake.routes[0].match: a contains rule needs a match value',
     ],
     [
       'a route with a bad regular expression',
       { 'agents/a.md': withPhases('  intake:\n    routes:\n      - { condition: regex, match: "(", target: output }') },
-      'agents/a.md: phases.intake.routes[0].match: invalid regular expression',
+      'agents/a.md:8: phases.intake.routes[0].match: invalid regular expression',
     ],
     [
       'two routes with one priority',
@@ -397,7 +400,7 @@ describe('bad assets are refused with the file and field', () => {
           '  intake:\n    routes:\n      - { condition: contains, match: x, target: output, priority: 1 }\n      - { condition: always, target: gate }',
         ),
       },
-      'agents/a.md: phases.intake.routes[1].priority: priority 1 is already used by phases.intake.routes[0]',
+      'agents/a.md:9: phases.intake.routes[1].priority: priority 1 is already used by phases.intake.routes[0]',
     ],
     [
       'routes that loop without an exit',
@@ -406,73 +409,73 @@ describe('bad assets are refused with the file and field', () => {
           '  analysis:\n    routes:\n      - { condition: contains, match: x, target: analysis }\n      - { condition: always, target: intake }',
         ),
       },
-      'agents/a.md: phases.analysis.routes: graph cycle without an exit through "intake", "analysis"',
+      'agents/a.md:7: phases.analysis.routes: graph cycle without an exit through "intake", "analysis"',
     ],
     [
       'an approval question outside a gate',
       { 'agents/a.md': withPhases('  output:\n    approval_question: Sure?') },
-      'agents/a.md: phases.output.approval_question: "output" is not a gate',
+      'agents/a.md:7: phases.output.approval_question: "output" is not a gate',
     ],
     [
       'gate options outside a gate',
       { 'agents/a.md': withPhases('  output:\n    approvals: 2') },
-      'agents/a.md: phases.output.approvals: "output" is not a gate',
+      'agents/a.md:7: phases.output.approvals: "output" is not a gate',
     ],
     [
       'an expiry action without a time',
       { 'agents/a.md': withPhases('  gate:\n    on_expiry: approve') },
-      'agents/a.md: phases.gate.on_expiry: needs expires_after: a gate without it never expires',
+      'agents/a.md:7: phases.gate.on_expiry: needs expires_after: a gate without it never expires',
     ],
     [
       'an expiry that routes to a node that is not a phase',
       { 'agents/a.md': withPhases('  gate:\n    expires_after: 1h\n    on_expiry: cancelled') },
-      'agents/a.md: phases.gate.on_expiry: "cancelled" is not reject, approve or an llm node of graph "default-agent"',
+      'agents/a.md:8: phases.gate.on_expiry: "cancelled" is not reject, approve or an llm node of graph "default-agent"',
     ],
     [
       'a duration without a unit it knows',
       { 'agents/a.md': withPhases('  gate:\n    expires_after: 3 weeks') },
-      'agents/a.md: phases.gate.expires_after',
+      'agents/a.md:7: phases.gate.expires_after',
     ],
     [
       'a role that does not exist',
       { 'agents/a.md': withPhases('  gate:\n    decide_role: boss') },
-      'agents/a.md: phases.gate.decide_role',
+      'agents/a.md:7: phases.gate.decide_role',
     ],
     [
       'approval context outside a gate',
       { 'agents/a.md': withPhases('  output:\n    required_approval_context: [analysis]') },
-      'agents/a.md: phases.output.required_approval_context: "output" is not a gate',
+      'agents/a.md:7: phases.output.required_approval_context: "output" is not a gate',
     ],
     [
       'approval context naming a missing node',
       { 'agents/a.md': withPhases('  gate:\n    required_approval_context: [diff]') },
-      'agents/a.md: phases.gate.required_approval_context[0]: "diff" is not an llm node of graph "default-agent"',
+      'agents/a.md:7: phases.gate.required_approval_context[0]: "diff" is not an llm node of graph "default-agent"',
     ],
     [
       'classification options on a gate',
       { 'agents/a.md': withPhases('  gate:\n    classification_options: [yes, no]') },
-      'agents/a.md: phases.gate.classification_options: "gate" is a gate node',
+      'agents/a.md:7: phases.gate.classification_options: "gate" is a gate node',
     ],
     [
       'a duplicate name',
       { 'agents/a.md': asset(ok), 'commands/b.md': asset('name: demo\ndescription: x') },
-      'commands/b.md: name: "demo" is already used by assets/agents/a.md',
+      'commands/b.md:2: name: "demo" is already used by assets/agents/a.md',
     ],
     ['a layout that is not JSON', { 'graphs/flow.json': '{ nope' }, 'graphs/flow.json: (json):'],
     [
       'a layout with a wrong kind',
       { 'graphs/flow.json': layout({ ...triageLike, nodes: [{ id: 'a', kind: 'robot' }] }) },
-      'graphs/flow.json: nodes[0].kind: Invalid option',
+      'graphs/flow.json:7: nodes[0].kind: Invalid option',
     ],
     [
       'a layout named after another file',
       { 'graphs/flow.json': layout({ ...triageLike, name: 'other' }) },
-      'graphs/flow.json: name: must be "flow", the file\'s name',
+      'graphs/flow.json:2: name: must be "flow", the file\'s name',
     ],
     [
       'a layout replacing a built-in one',
       { 'graphs/default-agent.json': layout({ ...triageLike, name: 'default-agent' }) },
-      'graphs/default-agent.json: name: "default-agent" is a built-in layout',
+      'graphs/default-agent.json:2: name: "default-agent" is a built-in layout',
     ],
     [
       'a layout with a reserved node id',
@@ -482,22 +485,22 @@ describe('bad assets are refused with the file and field', () => {
           nodes: [...triageLike.nodes, { id: '__end__', kind: 'terminal' }],
         }),
       },
-      'graphs/flow.json: nodes[4].id: "__end__" must be lowercase',
+      'graphs/flow.json:22: nodes[4].id: "__end__" must be lowercase',
     ],
     [
       'a layout with a duplicate node',
       { 'graphs/flow.json': layout({ ...triageLike, nodes: [...triageLike.nodes, { id: 'a', kind: 'llm' }] }) },
-      'graphs/flow.json: nodes[4].id: node "a" is defined twice',
+      'graphs/flow.json:22: nodes[4].id: node "a" is defined twice',
     ],
     [
       'a layout with a missing entry',
       { 'graphs/flow.json': layout({ ...triageLike, entry: 'start' }) },
-      'graphs/flow.json: entry: node "start" is not in graph "flow"',
+      'graphs/flow.json:3: entry: node "start" is not in graph "flow"',
     ],
     [
       'a layout with an edge to a missing node',
       { 'graphs/flow.json': layout({ ...triageLike, edges: [...triageLike.edges, { from: 'b', to: '__end__' }] }) },
-      'graphs/flow.json: edges[3].to: node "__end__" is not in graph "flow"',
+      'graphs/flow.json:39: edges[3].to: node "__end__" is not in graph "flow"',
     ],
     [
       'a layout with a condition on an llm edge',
@@ -507,7 +510,7 @@ describe('bad assets are refused with the file and field', () => {
           edges: [{ from: 'a', to: 'g', condition: 'approved' }, ...triageLike.edges.slice(1)],
         }),
       },
-      'graphs/flow.json: edges[0].condition: only a gate\'s edges carry a condition; "a" is an llm node',
+      'graphs/flow.json:26: edges[0].condition: only a gate\'s edges carry a condition; "a" is an llm node',
     ],
     [
       'a layout with an unknown edge condition',
@@ -517,12 +520,12 @@ describe('bad assets are refused with the file and field', () => {
           edges: [...triageLike.edges.slice(0, 2), { from: 'g', to: 'stop', condition: 'maybe' }],
         }),
       },
-      'graphs/flow.json: edges[2].condition: unknown condition "maybe"',
+      'graphs/flow.json:35: edges[2].condition: unknown condition "maybe"',
     ],
     [
       'a gate without a rejected edge',
       { 'graphs/flow.json': layout({ ...triageLike, edges: triageLike.edges.slice(0, 2) }) },
-      'graphs/flow.json: edges: gate "g" needs exactly one rejected edge, it has 0',
+      'graphs/flow.json:22: edges: gate "g" needs exactly one rejected edge, it has 0',
     ],
     [
       'a gate rejecting into an llm node',
@@ -532,22 +535,22 @@ describe('bad assets are refused with the file and field', () => {
           edges: [...triageLike.edges.slice(0, 2), { from: 'g', to: 'a', condition: 'rejected' }],
         }),
       },
-      'graphs/flow.json: edges: gate "g": the rejected edge must lead to a terminal node, "a" is an llm node',
+      'graphs/flow.json:22: edges: gate "g": the rejected edge must lead to a terminal node, "a" is an llm node',
     ],
     [
       'an llm node with two edges',
       { 'graphs/flow.json': layout({ ...triageLike, edges: [...triageLike.edges, { from: 'a', to: 'b' }] }) },
-      'graphs/flow.json: edges: node "a" has 2 outgoing edges',
+      'graphs/flow.json:22: edges: node "a" has 2 outgoing edges',
     ],
     [
       'a terminal node with an edge',
       { 'graphs/flow.json': layout({ ...triageLike, edges: [...triageLike.edges, { from: 'stop', to: 'b' }] }) },
-      'graphs/flow.json: edges[3].from: terminal node "stop" cannot have outgoing edges',
+      'graphs/flow.json:38: edges[3].from: terminal node "stop" cannot have outgoing edges',
     ],
     [
       'an unreachable node',
       { 'graphs/flow.json': layout({ ...triageLike, nodes: [...triageLike.nodes, { id: 'orphan', kind: 'llm' }] }) },
-      'graphs/flow.json: nodes: "orphan" cannot be reached from the entry "a"',
+      'graphs/flow.json:4: nodes: "orphan" cannot be reached from the entry "a"',
     ],
     [
       'a layout cycle without an exit',
@@ -565,12 +568,35 @@ describe('bad assets are refused with the file and field', () => {
           ],
         }),
       },
-      'graphs/loop.json: edges: graph cycle without an exit through "a", "b"',
+      'graphs/loop.json:14: edges: graph cycle without an exit through "a", "b"',
     ],
   ];
 
   it.each(cases)('%s', (_what, files, message) => {
     expect(error(files)).toContain(message);
+  });
+
+  it('points at the line the field is written on, below comments, blank lines and folded text, with any line ending', () => {
+    const front = [
+      '# A demo agent',
+      'name: demo',
+      '',
+      'description: >-',
+      '  A demo',
+      '  agent.',
+      'category: review',
+      'phases:',
+      '  gate:',
+      '    required_approval_context:',
+      '      - analysis',
+      '      - 3',
+    ];
+    for (const newline of ['\n', '\r\n']) {
+      const text = ['---', ...front, '---', 'Do the work well.', ''].join(newline);
+      expect(error({ 'agents/a.md': text })).toMatch(
+        /agents\/a\.md:13: phases\.gate\.required_approval_context\[1\]: Invalid input: expected string/,
+      );
+    }
   });
 
   it('a missing assets folder', () => {
