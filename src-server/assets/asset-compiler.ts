@@ -14,13 +14,12 @@ import {
   type Phase,
   type RoutingRule,
 } from '../contracts/assets';
-import { DEFAULT_GATE_POLICY, type GateExpiry, type GatePolicy } from '../contracts/gate-policy';
 import { NO_TOOLS } from '../contracts/tools';
 import { compilePattern } from './route-pattern';
-import { RoleSchema } from '../contracts/tenancy';
 import { errorMessage } from '../contracts/errors';
-import { fail, fieldName, zodFail, type AssetSource, type FieldPath } from './asset-error';
+import { fail, fieldName, zodFail, type AssetSource } from './asset-error';
 import { fieldLines } from './field-lines';
+import { GATE_OPTION_FIELDS, GATE_OPTION_NAMES, gatePolicy } from './gate-options';
 
 /**
  * Turns asset files into what the server loads:
@@ -74,16 +73,6 @@ export const BUILT_IN_CATEGORIES = ['general', 'review', 'docs', 'analysis', 'op
 
 const GATE_CONDITIONS = ['approved', 'rejected'] as const;
 
-/** A gate's `expires_after`: a number of seconds, minutes, hours or days. */
-const DURATION = /^([1-9][0-9]{0,6})(s|m|h|d)$/;
-const DURATION_S = { s: 1, m: 60, h: 3600, d: 86400 } as const;
-
-function durationSeconds(value: number | string): number {
-  if (typeof value === 'number') return value;
-  const [, amount, unit] = DURATION.exec(value)!;
-  return Number(amount) * DURATION_S[unit as keyof typeof DURATION_S];
-}
-
 const RouteFrontmatterSchema = RoutingRuleSchema.extend({
   // Checked by hand, to tell a gate's conditions apart from a typo.
   condition: z.string(),
@@ -100,16 +89,7 @@ const PhaseFrontmatterSchema = z
     approval_question: z.string().min(1).optional(),
     required_approval_context: z.array(z.string().min(1)).default([]),
     routes: z.array(RouteFrontmatterSchema).default([]),
-    // A gate's options (docs/approvals.md#the-gate-options).
-    decide_role: RoleSchema.optional(),
-    approvals: z.number().int().min(1).max(10).optional(),
-    expires_after: z
-      .union([
-        z.number().int().positive(),
-        z.string().regex(DURATION, 'must be a duration such as 90s, 30m, 48h or 2d'),
-      ])
-      .optional(),
-    on_expiry: z.string().min(1).optional(),
+    ...GATE_OPTION_FIELDS,
   })
   .strict();
 type PhaseFrontmatter = z.infer<typeof PhaseFrontmatterSchema>;
@@ -399,7 +379,7 @@ function compileAsset(
       if (given.approval_question) fail(source, [...at, 'approval_question'], `"${node.id}" is not a gate`);
       if (given.required_approval_context.length)
         fail(source, [...at, 'required_approval_context'], `"${node.id}" is not a gate`);
-      for (const option of ['decide_role', 'approvals', 'expires_after', 'on_expiry'] as const) {
+      for (const option of GATE_OPTION_NAMES) {
         if (given[option] !== undefined) fail(source, [...at, option], `"${node.id}" is not a gate`);
       }
     }
@@ -454,31 +434,6 @@ function compileAsset(
     source: sourcePath,
   });
   return { manifest, source };
-}
-
-/** Who decides a gate, how many approve it, and what its expiry does: on_expiry is reject, approve or a phase id. */
-function gatePolicy(source: AssetSource, at: FieldPath, given: PhaseFrontmatter, layout: GraphLayout): GatePolicy {
-  if (given.on_expiry !== undefined && given.expires_after === undefined) {
-    fail(source, [...at, 'on_expiry'], 'needs expires_after: a gate without it never expires');
-  }
-  let expiry: GateExpiry | null = null;
-  if (given.expires_after !== undefined) {
-    const onExpiry = given.on_expiry ?? 'reject';
-    const action = onExpiry === 'reject' || onExpiry === 'approve' ? onExpiry : 'route';
-    if (action === 'route' && layout.nodes.find((n) => n.id === onExpiry)?.kind !== 'llm') {
-      fail(
-        source,
-        [...at, 'on_expiry'],
-        `"${onExpiry}" is not reject, approve or an llm node of graph "${layout.name}"`,
-      );
-    }
-    expiry = { after_s: durationSeconds(given.expires_after), action, target: action === 'route' ? onExpiry : null };
-  }
-  return {
-    decide_role: given.decide_role ?? DEFAULT_GATE_POLICY.decide_role,
-    approvals: given.approvals ?? DEFAULT_GATE_POLICY.approvals,
-    expiry,
-  };
 }
 
 /** A gate without its own question asks about the phase before it, as the approver sees that output. */
