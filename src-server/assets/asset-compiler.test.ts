@@ -8,6 +8,8 @@ import { loadCatalog } from './catalog';
 import { GraphLayoutSchema, ManifestSchema } from '../contracts/assets';
 import { checkLayout, compileAssets, DEFAULT_LAYOUTS, writeGenerated } from './asset-compiler';
 import { fieldName } from './asset-error';
+import { DEFAULT_GATE_POLICY } from '../contracts/gate-policy';
+import { DEFAULT_MAX_TOOL_CALLS, NO_TOOLS } from '../contracts/tools';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
@@ -249,6 +251,118 @@ describe('compiling', () => {
     expect(fieldName(['phases', 'analysis', 'routes', 0, 'target'])).toBe('phases.analysis.routes[0].target');
     expect(fieldName(['tools', 'policies', 'files.*', 'policy'])).toBe('tools.policies["files.*"].policy');
     expect(fieldName([])).toBe('');
+  });
+});
+
+describe('tools', () => {
+  const declaring = `${ok}
+tools:
+  servers:
+    files:
+      command: mcp-server-filesystem
+      args: ["{project_path}"]
+      env: [GITHUB_TOKEN]
+    everything:
+      command: ./bin/mcp-server-everything
+    tracker:
+      url: https://mcp.example.com/mcp
+      headers: { Authorization: TRACKER_AUTHORIZATION }
+    notes:
+      url: http://127.0.0.1:8931/mcp
+  policies:
+    project.git_diff: allow
+    files.*: allow
+    files.write_file: deny
+    project.read_file: ask
+    project.write_file:
+      policy: ask
+      decide_role: owner
+      approvals: 2
+      expires_after: 2d
+      on_expiry: reject
+phases:
+  intake:
+    tools: [tracker.search]
+  analysis:
+    tools: [project.git_diff, project.read_file, files.*]
+    max_tool_calls: 8
+  gate:
+    required_approval_context: [analysis]
+  output:
+    publish:
+      tool: project.write_file
+      from: analysis
+      content: content
+      arguments: { path: "reviews/{thread_id}.md" }`;
+
+  it("compiles an asset's servers, policies, phase tools and publish step into its manifest", () => {
+    const [demo] = compileAssets(assets({ 'agents/demo.md': asset(declaring) })).manifests;
+    expect(demo!.tools).toEqual({
+      servers: [
+        {
+          name: 'files',
+          transport: 'stdio',
+          command: 'mcp-server-filesystem',
+          args: ['{project_path}'],
+          env: ['GITHUB_TOKEN'],
+        },
+        { name: 'everything', transport: 'stdio', command: './bin/mcp-server-everything', args: [], env: [] },
+        {
+          name: 'tracker',
+          transport: 'http',
+          url: 'https://mcp.example.com/mcp',
+          headers: { Authorization: 'TRACKER_AUTHORIZATION' },
+        },
+        { name: 'notes', transport: 'http', url: 'http://127.0.0.1:8931/mcp', headers: {} },
+      ],
+      policies: [
+        { tool: 'project.git_diff', policy: 'allow', ask: null },
+        { tool: 'files.*', policy: 'allow', ask: null },
+        { tool: 'files.write_file', policy: 'deny', ask: null },
+        { tool: 'project.read_file', policy: 'ask', ask: DEFAULT_GATE_POLICY },
+        {
+          tool: 'project.write_file',
+          policy: 'ask',
+          ask: { decide_role: 'owner', approvals: 2, expiry: { after_s: 172800, action: 'reject', target: null } },
+        },
+      ],
+    });
+    const phase = (id: string) => demo!.phases.find((p) => p.id === id)!;
+    expect(phase('intake').tools).toEqual({ tools: ['tracker.search'], max_tool_calls: DEFAULT_MAX_TOOL_CALLS });
+    expect(phase('analysis').tools).toEqual({
+      tools: ['project.git_diff', 'project.read_file', 'files.*'],
+      max_tool_calls: 8,
+    });
+    expect(phase('output')).not.toHaveProperty('tools');
+    expect(phase('output').publish).toEqual({
+      tool: 'project.write_file',
+      from: 'analysis',
+      content: 'content',
+      arguments: { path: 'reviews/{thread_id}.md' },
+    });
+    for (const id of ['gate', 'cancelled']) {
+      expect(phase(id)).not.toHaveProperty('tools');
+      expect(phase(id)).not.toHaveProperty('publish');
+    }
+  });
+
+  it('declares no tools for an asset without them, as the shipped assets are', () => {
+    const [demo] = compileAssets(assets({ 'agents/demo.md': asset(ok) })).manifests;
+    expect(demo!.tools).toEqual(NO_TOOLS);
+    expect(compileAssets(path.join(root, 'assets')).manifests.map((m) => m.tools)).toEqual(Array(4).fill(NO_TOOLS));
+  });
+
+  it('writes the tools into the generated manifest the server loads', () => {
+    const out = path.join(tempDir('svc-gen-'), 'generated');
+    writeGenerated(out, compileAssets(assets({ 'agents/demo.md': asset(declaring) })));
+    const { manifest } = loadCatalog(out).get('demo')!;
+    expect(manifest.tools.servers.map((s) => `${s.name}:${s.transport}`)).toEqual([
+      'files:stdio',
+      'everything:stdio',
+      'tracker:http',
+      'notes:http',
+    ]);
+    expect(manifest.phases.find((p) => p.id === 'output')!.publish!.tool).toBe('project.write_file');
   });
 });
 
@@ -603,5 +717,249 @@ describe('bad assets are refused with the file, line and field', () => {
     expect(() => compileAssets(path.join(tempDir('svc-assets-'), 'nope'))).toThrow(
       /nope: \(folder\): no such assets folder/,
     );
+  });
+});
+
+describe('bad tools are refused with the file, line and field', () => {
+  // Lines 2-4 are `ok`, `tools:` is line 5, the tools given start on line 6.
+  const withTools = (tools: string, phases?: string) =>
+    asset(`${ok}\ntools:\n${tools}${phases === undefined ? '' : `\nphases:\n${phases}`}`);
+  // With one server: `phases:` is line 9, the phases given start on line 10.
+  const withFiles = (phases: string) =>
+    withTools('  servers:\n    files:\n      command: mcp-server-filesystem', phases);
+  const stdio = (fields: string) =>
+    withTools(`  servers:\n    files:\n      command: mcp-server-filesystem\n${fields}`);
+  const http = (fields: string) => withTools(`  servers:\n    tracker:\n${fields}`);
+  const policy = (line: string) => withTools(`  servers:\n    files:\n      command: x\n  policies:\n    ${line}`);
+  const publishing = (publish: string, gate = '  gate:\n    required_approval_context: [analysis]') =>
+    withFiles(`${gate}\n  output:\n    publish:\n${publish}`);
+
+  const cases: [string, string, string][] = [
+    [
+      'a server named project',
+      withTools('  servers:\n    project:\n      command: x'),
+      'agents/a.md:7: tools.servers.project: "project" is the name of the built-in project tools: give the server another',
+    ],
+    [
+      'a server name a tool name cannot carry',
+      withTools('  servers:\n    fi.les:\n      command: x'),
+      'agents/a.md:7: tools.servers["fi.les"]: "fi.les" must be 1 to 64 letters, digits, _ and -, as tools are named <server>.<tool>',
+    ],
+    [
+      'a server with both a command and a url',
+      withTools('  servers:\n    files: { command: x, url: "https://mcp.example.com/mcp" }'),
+      'agents/a.md:7: tools.servers.files: has both command and url',
+    ],
+    [
+      'a server with neither a command nor a url',
+      withTools('  servers:\n    files: { args: [a] }'),
+      'agents/a.md:7: tools.servers.files: needs command (a program over stdio) or url (a streamable HTTP endpoint)',
+    ],
+    ['an unknown server field', stdio('      cwd: /tmp'), 'agents/a.md:9: tools.servers.files.cwd: unknown field'],
+    ['an unknown tools field', withTools('  allow: [files.*]'), 'agents/a.md:6: tools.allow: unknown field'],
+    [
+      'headers for a stdio server',
+      stdio('      headers: { Authorization: TOKEN }'),
+      'agents/a.md:9: tools.servers.files.headers: are for a server with a url: a stdio server gets env',
+    ],
+    [
+      'env for an HTTP server',
+      http('      url: https://mcp.example.com/mcp\n      env: [TOKEN]'),
+      'agents/a.md:9: tools.servers.tracker.env: is for a server with a command: a server with a url gets headers',
+    ],
+    [
+      'an env entry that is not a variable name',
+      stdio('      env:\n        - GITHUB_TOKEN\n        - ghp_0123456789abcdef'),
+      'agents/a.md:11: tools.servers.files.env[1]: is not the name of an environment variable',
+    ],
+    [
+      "one of the service's secrets in env",
+      stdio('      env: [GITHUB_TOKEN, SESSION_SECRET]'),
+      `agents/a.md:9: tools.servers.files.env[1]: "SESSION_SECRET" is one of the service's own secrets; a tool's server never gets it`,
+    ],
+    [
+      'a header given its value instead of a variable',
+      http('      url: https://mcp.example.com/mcp\n      headers:\n        Authorization: Bearer abc123'),
+      'agents/a.md:10: tools.servers.tracker.headers.Authorization: is not the name of an environment variable',
+    ],
+    [
+      "one of the service's secrets in a header",
+      http('      url: https://mcp.example.com/mcp\n      headers: { X-Db: DATABASE_URL }'),
+      `agents/a.md:9: tools.servers.tracker.headers.X-Db: "DATABASE_URL" is one of the service's own secrets; a tool's server never gets it`,
+    ],
+    [
+      'a header name HTTP does not allow',
+      http('      url: https://mcp.example.com/mcp\n      headers: { "Bad Header": TOKEN }'),
+      'agents/a.md:9: tools.servers.tracker.headers["Bad Header"]: "Bad Header" is not an HTTP header name',
+    ],
+    [
+      'a url that is not http or https',
+      http('      url: ftp://mcp.example.com/mcp'),
+      'agents/a.md:8: tools.servers.tracker.url: must be an http or https URL, not ftp',
+    ],
+    [
+      'a url that is not a URL',
+      http('      url: mcp.example.com/mcp'),
+      'agents/a.md:8: tools.servers.tracker.url: is not a URL',
+    ],
+    [
+      'a url with credentials',
+      http('      url: https://bot:pa55word@mcp.example.com/mcp'),
+      'agents/a.md:8: tools.servers.tracker.url: carries credentials: give them in headers',
+    ],
+    [
+      'a policy for a server that is not declared',
+      policy('jira.*: allow'),
+      'agents/a.md:10: tools.policies["jira.*"]: server "jira" is not declared in tools.servers (nor is it "project", the built-in project tools)',
+    ],
+    [
+      'a policy for a project tool that does not exist',
+      policy('project.delete_file: allow'),
+      'agents/a.md:10: tools.policies["project.delete_file"]: "delete_file" is not a project tool: they are list_files, read_file, search_files, git_diff, git_log, git_show, write_file',
+    ],
+    [
+      'a policy without a tool',
+      policy('files: allow'),
+      'agents/a.md:10: tools.policies.files: "files" is not <server>.<tool> or <server>.*',
+    ],
+    [
+      'a policy with a dotted tool',
+      policy('files.read.all: allow'),
+      'agents/a.md:10: tools.policies["files.read.all"]: "files.read.all" is not <server>.<tool> or <server>.*',
+    ],
+    [
+      'a policy for every server',
+      policy('"*.read_file": allow'),
+      'agents/a.md:10: tools.policies["*.read_file"]: "*.read_file" is not <server>.<tool> or <server>.*',
+    ],
+    [
+      'a policy kind that does not exist',
+      policy('files.*: maybe'),
+      'agents/a.md:10: tools.policies["files.*"].policy: Invalid option: expected one of "allow"|"ask"|"deny"',
+    ],
+    [
+      "a gate's options on a policy that does not ask",
+      policy('files.*:\n      policy: allow\n      approvals: 2'),
+      `agents/a.md:12: tools.policies["files.*"].approvals: only a policy that asks takes a gate's options; this one is allow`,
+    ],
+    [
+      'an ask that would go on at a phase when it expires',
+      policy('project.write_file: { policy: ask, expires_after: 1h, on_expiry: intake }'),
+      'agents/a.md:10: tools.policies["project.write_file"].on_expiry: "intake" is not reject or approve: a tool has no phase to go on at',
+    ],
+    [
+      "an ask with a gate option's bad value",
+      policy('project.write_file: { policy: ask, decide_role: maintainer }'),
+      'agents/a.md:10: tools.policies["project.write_file"].decide_role: Invalid option',
+    ],
+    [
+      'tools on a gate',
+      withFiles('  gate:\n    tools: [project.read_file]'),
+      'agents/a.md:11: phases.gate.tools: "gate" is a gate node: only llm nodes call tools',
+    ],
+    [
+      'a tool call limit on a gate',
+      withFiles('  gate:\n    max_tool_calls: 3'),
+      'agents/a.md:11: phases.gate.max_tool_calls: "gate" is a gate node: only llm nodes call tools',
+    ],
+    [
+      'publish on a terminal node',
+      withFiles('  cancelled:\n    publish: { tool: project.write_file, from: analysis, content: content }'),
+      'agents/a.md:11: phases.cancelled.publish: "cancelled" is a terminal node: only llm nodes call tools',
+    ],
+    [
+      "a phase's tool of a server that is not declared",
+      withFiles('  analysis:\n    tools:\n      - project.read_file\n      - jira.search'),
+      'agents/a.md:13: phases.analysis.tools[1]: server "jira" is not declared in tools.servers',
+    ],
+    [
+      "a phase's project tool that does not exist",
+      withFiles('  analysis:\n    tools: [project.rm]'),
+      'agents/a.md:11: phases.analysis.tools[0]: "rm" is not a project tool',
+    ],
+    [
+      'a tool call limit without tools',
+      withFiles('  analysis:\n    max_tool_calls: 5'),
+      'agents/a.md:11: phases.analysis.max_tool_calls: needs tools: a phase without tools calls none',
+    ],
+    [
+      'a tool call limit above 100',
+      withFiles('  analysis:\n    tools: [files.*]\n    max_tool_calls: 101'),
+      'agents/a.md:12: phases.analysis.max_tool_calls: Too big: expected number to be <=100',
+    ],
+    [
+      'an empty list of tools',
+      withFiles('  analysis:\n    tools: []'),
+      'agents/a.md:11: phases.analysis.tools: Too small',
+    ],
+    [
+      'publish and tools on one phase',
+      withFiles(
+        '  gate:\n    required_approval_context: [analysis]\n  output:\n    tools: [files.*]\n    publish: { tool: project.write_file, from: analysis, content: content }',
+      ),
+      'agents/a.md:14: phases.output.publish: a phase that publishes makes that one call and no other: it takes no tools',
+    ],
+    [
+      "publish on a phase that does not follow a gate's approval",
+      withFiles('  analysis:\n    publish: { tool: project.write_file, from: intake, content: content }'),
+      `agents/a.md:11: phases.analysis.publish: "analysis" does not follow a gate's approval in graph "default-agent": publish writes only text a gate approved`,
+    ],
+    [
+      'publish of a phase the gate does not show',
+      publishing('      tool: project.write_file\n      from: intake\n      content: content'),
+      `agents/a.md:15: phases.output.publish.from: "intake" is not in gate "gate"'s required_approval_context: publish writes only text that gate showed and approved`,
+    ],
+    [
+      'publish after a gate that names no approval context',
+      publishing(
+        '      tool: project.write_file\n      from: analysis\n      content: content',
+        '  gate:\n    approvals: 1',
+      ),
+      `agents/a.md:15: phases.output.publish.from: "analysis" is not in gate "gate"'s required_approval_context`,
+    ],
+    [
+      'publish with every tool of a server',
+      publishing('      tool: files.*\n      from: analysis\n      content: content'),
+      'agents/a.md:14: phases.output.publish.tool: "files.*" names every tool of "files": publish makes one call, name its tool',
+    ],
+    [
+      'publish with a tool of a server that is not declared',
+      publishing('      tool: jira.create_comment\n      from: analysis\n      content: content'),
+      'agents/a.md:14: phases.output.publish.tool: server "jira" is not declared in tools.servers',
+    ],
+    [
+      'publish with a tool name without a server',
+      publishing('      tool: write_file\n      from: analysis\n      content: content'),
+      'agents/a.md:14: phases.output.publish.tool: "write_file" is not <server>.<tool>',
+    ],
+    [
+      'publish giving the content argument twice',
+      publishing(
+        '      tool: project.write_file\n      from: analysis\n      content: content\n      arguments:\n        path: out.md\n        content: draft',
+      ),
+      'agents/a.md:19: phases.output.publish.arguments.content: "content" receives the approved text (content): it is not one of the other arguments',
+    ],
+    [
+      'publish without the argument that receives the text',
+      publishing('      tool: project.write_file\n      from: analysis'),
+      'agents/a.md:13: phases.output.publish.content: is required',
+    ],
+    [
+      'an unknown publish field',
+      publishing('      tool: project.write_file\n      from: analysis\n      content: content\n      mode: append'),
+      'agents/a.md:17: phases.output.publish.mode: unknown field',
+    ],
+  ];
+
+  it.each(cases)('%s', (_what, text, message) => {
+    expect(error({ 'agents/a.md': text })).toContain(message);
+  });
+
+  it('never repeats what stands in the place of a secret', () => {
+    const leaked = [
+      error({ 'agents/a.md': stdio('      env: [ghp_0123456789abcdef]') }),
+      error({ 'agents/a.md': http('      url: https://bot:pa55word@mcp.example.com/mcp') }),
+    ];
+    for (const message of leaked) expect(message).not.toMatch(/ghp_0123456789abcdef|pa55word/);
   });
 });

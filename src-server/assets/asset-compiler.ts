@@ -14,12 +14,12 @@ import {
   type Phase,
   type RoutingRule,
 } from '../contracts/assets';
-import { NO_TOOLS } from '../contracts/tools';
 import { compilePattern } from './route-pattern';
 import { errorMessage } from '../contracts/errors';
 import { fail, fieldName, zodFail, type AssetSource } from './asset-error';
 import { fieldLines } from './field-lines';
 import { GATE_OPTION_FIELDS, GATE_OPTION_NAMES, gatePolicy } from './gate-options';
+import { PHASE_TOOL_FIELDS, phaseToolsOf, toolsDeclarationOf, ToolsFrontmatterSchema } from './tool-declarations';
 
 /**
  * Turns asset files into what the server loads:
@@ -90,6 +90,7 @@ const PhaseFrontmatterSchema = z
     required_approval_context: z.array(z.string().min(1)).default([]),
     routes: z.array(RouteFrontmatterSchema).default([]),
     ...GATE_OPTION_FIELDS,
+    ...PHASE_TOOL_FIELDS,
   })
   .strict();
 type PhaseFrontmatter = z.infer<typeof PhaseFrontmatterSchema>;
@@ -107,6 +108,7 @@ const FrontmatterSchema = z
         PhaseFrontmatterSchema.nullable().transform((p) => p ?? UNDESCRIBED_PHASE),
       )
       .default({}),
+    tools: ToolsFrontmatterSchema.default({ servers: {}, policies: {} }),
   })
   .strict();
 
@@ -371,6 +373,9 @@ function compileAsset(
   for (const key of Object.keys(front.phases)) {
     if (!byId.has(key)) fail(source, ['phases', key], `node "${key}" is not in graph "${layout.name}"`);
   }
+  const tools = toolsDeclarationOf(source, front.tools);
+  const declared = new Set(tools.servers.map((s) => s.name));
+  const shownBy = (gate: string) => front.phases[gate]?.required_approval_context ?? [];
 
   const phases: Phase[] = layout.nodes.map((node) => {
     const given = front.phases[node.id] ?? UNDESCRIBED_PHASE;
@@ -409,6 +414,7 @@ function compileAsset(
         : {}),
       required_approval_context: given.required_approval_context,
       routes: routesOf(source, node, given, layout),
+      ...phaseToolsOf(source, node, given, declared, layout, shownBy),
     };
   });
 
@@ -430,7 +436,7 @@ function compileAsset(
     graph: layout.name,
     instructions: body,
     phases,
-    tools: NO_TOOLS,
+    tools,
     source: sourcePath,
   });
   return { manifest, source };
