@@ -1,7 +1,8 @@
 import path from 'node:path';
-import { AssetError, compileAssets, writeGenerated } from '../src-server/assets/asset-compiler';
+import { compileAssets, writeGenerated } from '../src-server/assets/asset-compiler';
+import { AssetError } from '../src-server/assets/asset-error';
 
-/** `npm run build:assets`: assets/ → generated/. Exits 1 with the file and field of the first problem. */
+/** `npm run build:assets`: assets/ → generated/. Exits 1 with the file, line and field of the first problem. */
 const root = path.resolve(import.meta.dirname, '..');
 const assetsDir = path.resolve(process.argv[2] ?? path.join(root, 'assets'));
 const outDir = path.resolve(process.argv[3] ?? path.join(root, 'generated'));

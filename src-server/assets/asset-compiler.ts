@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML, { YAMLError } from 'yaml';
+import YAML, { LineCounter } from 'yaml';
 import { z } from 'zod';
 import {
   GraphLayoutSchema,
@@ -14,11 +14,12 @@ import {
   type Phase,
   type RoutingRule,
 } from '../contracts/assets';
-import { DEFAULT_GATE_POLICY, type GateExpiry, type GatePolicy } from '../contracts/gate-policy';
-import { NO_TOOLS } from '../contracts/tools';
 import { compilePattern } from './route-pattern';
-import { RoleSchema } from '../contracts/tenancy';
 import { errorMessage } from '../contracts/errors';
+import { fail, fieldName, zodFail, type AssetSource } from './asset-error';
+import { fieldLines } from './field-lines';
+import { GATE_OPTION_FIELDS, GATE_OPTION_NAMES, gatePolicy } from './gate-options';
+import { PHASE_TOOL_FIELDS, phaseToolsOf, toolsDeclarationOf, ToolsFrontmatterSchema } from './tool-declarations';
 
 /**
  * Turns asset files into what the server loads:
@@ -32,10 +33,6 @@ import { errorMessage } from '../contracts/errors';
  * the rejected one leading to a terminal node (the run's cancellation). Branching elsewhere is done by
  * routing rules, evaluated at run time.
  */
-
-export class AssetError extends Error {
-  override name = 'AssetError';
-}
 
 /** Built-in layouts; a category without a custom graph file runs on its kind's default. */
 export const DEFAULT_LAYOUTS: Record<AssetKind, GraphLayout> = {
@@ -76,16 +73,6 @@ export const BUILT_IN_CATEGORIES = ['general', 'review', 'docs', 'analysis', 'op
 
 const GATE_CONDITIONS = ['approved', 'rejected'] as const;
 
-/** A gate's `expires_after`: a number of seconds, minutes, hours or days. */
-const DURATION = /^([1-9][0-9]{0,6})(s|m|h|d)$/;
-const DURATION_S = { s: 1, m: 60, h: 3600, d: 86400 } as const;
-
-function durationSeconds(value: number | string): number {
-  if (typeof value === 'number') return value;
-  const [, amount, unit] = DURATION.exec(value)!;
-  return Number(amount) * DURATION_S[unit as keyof typeof DURATION_S];
-}
-
 const RouteFrontmatterSchema = RoutingRuleSchema.extend({
   // Checked by hand, to tell a gate's conditions apart from a typo.
   condition: z.string(),
@@ -102,16 +89,8 @@ const PhaseFrontmatterSchema = z
     approval_question: z.string().min(1).optional(),
     required_approval_context: z.array(z.string().min(1)).default([]),
     routes: z.array(RouteFrontmatterSchema).default([]),
-    // A gate's options (docs/approvals.md#the-gate-options).
-    decide_role: RoleSchema.optional(),
-    approvals: z.number().int().min(1).max(10).optional(),
-    expires_after: z
-      .union([
-        z.number().int().positive(),
-        z.string().regex(DURATION, 'must be a duration such as 90s, 30m, 48h or 2d'),
-      ])
-      .optional(),
-    on_expiry: z.string().min(1).optional(),
+    ...GATE_OPTION_FIELDS,
+    ...PHASE_TOOL_FIELDS,
   })
   .strict();
 type PhaseFrontmatter = z.infer<typeof PhaseFrontmatterSchema>;
@@ -129,50 +108,38 @@ const FrontmatterSchema = z
         PhaseFrontmatterSchema.nullable().transform((p) => p ?? UNDESCRIBED_PHASE),
       )
       .default({}),
+    tools: ToolsFrontmatterSchema.default({ servers: {}, policies: {} }),
   })
   .strict();
 
-function fail(file: string, field: string, message: string): never {
-  throw new AssetError(`${path.relative(process.cwd(), file) || file}: ${field}: ${message}`);
-}
+/** The frontmatter's YAML starts on the file's second line, below the opening `---`. */
+const FRONTMATTER_FIRST_LINE = 2;
 
-/** `phases.analysis.routes[0].target`, as an author would point at it in the YAML. */
-export function fieldName(segments: readonly PropertyKey[]): string {
-  return segments.reduce<string>(
-    (field, segment) =>
-      typeof segment === 'number' ? `${field}[${segment}]` : field ? `${field}.${String(segment)}` : String(segment),
-    '',
-  );
-}
-
-function zodFail(file: string, error: z.ZodError): never {
-  const issue = error.issues[0]!;
-  if (issue.code === 'unrecognized_keys') fail(file, fieldName([...issue.path, issue.keys[0]!]), 'unknown field');
-  const message =
-    issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? 'is required' : issue.message;
-  fail(file, fieldName(issue.path) || '(frontmatter)', message);
-}
-
-/** Splits `---\nyaml\n---\nbody`; the YAML must be a mapping. */
-export function parseFrontmatter(file: string, text: string): { data: object; body: string } {
+/**
+ * Splits `---\nyaml\n---\nbody`; the YAML must be a mapping. The source it returns knows the line of each field, so
+ * a problem found later still points at the line to fix.
+ */
+export function parseFrontmatter(
+  file: string,
+  text: string,
+): { data: object; body: string; bodyLine: number; source: AssetSource } {
   const match = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---(?:\r?\n([\s\S]*))?$/.exec(text);
-  if (!match) fail(file, '(frontmatter)', 'the file must start with a --- YAML frontmatter block ---');
-  let data: unknown;
-  try {
-    data = YAML.parse(match[1]!);
-  } catch (error) {
-    if (!(error instanceof YAMLError)) throw error;
-    // The parser counts lines from the start of the frontmatter; authors look at the file, one line further.
-    const where = error.linePos ? ` at line ${error.linePos[0].line + 1}` : '';
-    fail(
-      file,
-      '(frontmatter)',
-      `invalid YAML${where}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
-    );
+  if (!match) fail({ file }, '(frontmatter)', 'the file must start with a --- YAML frontmatter block ---', 1);
+  const lineCounter = new LineCounter();
+  const doc = YAML.parseDocument(match[1]!, { lineCounter });
+  const source: AssetSource = { file, lineOf: fieldLines(doc, lineCounter, FRONTMATTER_FIRST_LINE) };
+  const problem = doc.errors[0];
+  if (problem) {
+    const message = problem.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    const line = lineCounter.linePos(problem.pos[0]).line + FRONTMATTER_FIRST_LINE - 1;
+    fail(source, '(frontmatter)', `invalid YAML: ${message}`, line);
   }
+  const data: unknown = doc.toJS();
   if (typeof data !== 'object' || data === null || Array.isArray(data))
-    fail(file, '(frontmatter)', 'must be a YAML mapping');
-  return { data, body: (match[2] ?? '').trim() };
+    fail(source, '(frontmatter)', 'must be a YAML mapping', FRONTMATTER_FIRST_LINE);
+  // The instructions start below the closing `---`; an empty body is reported at that line.
+  const bodyLine = FRONTMATTER_FIRST_LINE + match[1]!.split('\n').length;
+  return { data, body: (match[2] ?? '').trim(), bodyLine, source };
 }
 
 // Where a run goes after a node without a next node; LangGraph reserves the name, so no node has it.
@@ -200,34 +167,37 @@ const aKind = (kind: string) => `${kind === 'llm' ? 'an' : 'a'} ${kind} node`;
  * Checks a layout the runtime can execute and returns it with its nodes in graph order
  * (breadth-first from the entry), the order phases are listed and drawn in.
  */
-export function checkLayout(file: string, layout: GraphLayout): GraphLayout {
+export function checkLayout(source: AssetSource, layout: GraphLayout): GraphLayout {
   const byId = new Map<string, GraphLayout['nodes'][number]>();
   layout.nodes.forEach((node, i) => {
     if (!NODE_ID_PATTERN.test(node.id))
-      fail(file, `nodes[${i}].id`, `"${node.id}" must be lowercase letters, digits, _ and -, starting with a letter`);
-    if (byId.has(node.id)) fail(file, `nodes[${i}].id`, `node "${node.id}" is defined twice`);
+      fail(
+        source,
+        ['nodes', i, 'id'],
+        `"${node.id}" must be lowercase letters, digits, _ and -, starting with a letter`,
+      );
+    if (byId.has(node.id)) fail(source, ['nodes', i, 'id'], `node "${node.id}" is defined twice`);
     byId.set(node.id, node);
   });
-  if (!byId.has(layout.entry)) fail(file, 'entry', `node "${layout.entry}" is not in graph "${layout.name}"`);
+  if (!byId.has(layout.entry)) fail(source, ['entry'], `node "${layout.entry}" is not in graph "${layout.name}"`);
   layout.edges.forEach((edge, i) => {
     for (const end of ['from', 'to'] as const) {
-      if (!byId.has(edge[end]))
-        fail(file, `edges[${i}].${end}`, `node "${edge[end]}" is not in graph "${layout.name}"`);
+      if (!byId.has(edge[end])) fail(source, ['edges', i, end], `node "${edge[end]}" is not in graph "${layout.name}"`);
     }
     const from = byId.get(edge.from)!;
     if (from.kind === 'terminal')
-      fail(file, `edges[${i}].from`, `terminal node "${edge.from}" cannot have outgoing edges`);
+      fail(source, ['edges', i, 'from'], `terminal node "${edge.from}" cannot have outgoing edges`);
     if (edge.condition !== undefined && !(GATE_CONDITIONS as readonly string[]).includes(edge.condition)) {
       fail(
-        file,
-        `edges[${i}].condition`,
+        source,
+        ['edges', i, 'condition'],
         `unknown condition "${edge.condition}": a gate's edges are approved or rejected, other branching is done by routing rules`,
       );
     }
     if (edge.condition !== undefined && from.kind !== 'gate') {
       fail(
-        file,
-        `edges[${i}].condition`,
+        source,
+        ['edges', i, 'condition'],
         `only a gate's edges carry a condition; "${edge.from}" is ${aKind(from.kind)}`,
       );
     }
@@ -237,8 +207,8 @@ export function checkLayout(file: string, layout: GraphLayout): GraphLayout {
     const out = outgoing(node.id);
     if (node.kind === 'llm' && out.length > 1) {
       fail(
-        file,
-        'edges',
+        source,
+        ['edges'],
         `node "${node.id}" has ${out.length} outgoing edges: an llm node has at most one, branching is done by routing rules`,
       );
     }
@@ -246,14 +216,14 @@ export function checkLayout(file: string, layout: GraphLayout): GraphLayout {
     for (const condition of GATE_CONDITIONS) {
       const edges = out.filter((e) => e.condition === condition);
       if (edges.length !== 1)
-        fail(file, 'edges', `gate "${node.id}" needs exactly one ${condition} edge, it has ${edges.length}`);
+        fail(source, ['edges'], `gate "${node.id}" needs exactly one ${condition} edge, it has ${edges.length}`);
     }
-    if (out.length !== 2) fail(file, 'edges', `gate "${node.id}" may only have its approved and rejected edges`);
+    if (out.length !== 2) fail(source, ['edges'], `gate "${node.id}" may only have its approved and rejected edges`);
     const rejected = out.find((e) => e.condition === 'rejected')!.to;
     if (byId.get(rejected)!.kind !== 'terminal') {
       fail(
-        file,
-        'edges',
+        source,
+        ['edges'],
         `gate "${node.id}": the rejected edge must lead to a terminal node, "${rejected}" is ${aKind(byId.get(rejected)!.kind)}`,
       );
     }
@@ -265,11 +235,19 @@ export function checkLayout(file: string, layout: GraphLayout): GraphLayout {
   }
   const unreachable = layout.nodes.filter((n) => !order.includes(n.id)).map((n) => n.id);
   if (unreachable.length)
-    fail(file, 'nodes', `${quoted(unreachable)} cannot be reached from the entry "${layout.entry}"`);
+    fail(source, ['nodes'], `${quoted(unreachable)} cannot be reached from the entry "${layout.entry}"`);
 
   const stuck = nodesWithoutExit(order, (id) => (outgoing(id).length ? outgoing(id).map((e) => e.to) : [END]));
-  if (stuck.length) fail(file, 'edges', `graph cycle without an exit through ${quoted(stuck)}`);
+  if (stuck.length) fail(source, ['edges'], `graph cycle without an exit through ${quoted(stuck)}`);
   return { ...layout, nodes: order.map((id) => byId.get(id)!) };
+}
+
+/** A graph file's problems point at their line too: JSON is YAML, so the same walk finds a field's line. */
+function jsonSource(file: string, text: string): AssetSource {
+  const lineCounter = new LineCounter();
+  const doc = YAML.parseDocument(text, { lineCounter });
+  // What JSON.parse accepts and YAML does not (rare) is still reported, without its line.
+  return doc.errors.length ? { file } : { file, lineOf: fieldLines(doc, lineCounter, 1) };
 }
 
 function readCustomLayouts(graphsDir: string): Map<string, GraphLayout> {
@@ -280,84 +258,86 @@ function readCustomLayouts(graphsDir: string): Map<string, GraphLayout> {
     .filter((f) => f.endsWith('.json'))
     .sort()) {
     const file = path.join(graphsDir, fileName);
+    const text = fs.readFileSync(file, 'utf8');
     let raw: unknown;
     try {
-      raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+      raw = JSON.parse(text);
     } catch (error) {
-      fail(file, '(json)', errorMessage(error));
+      fail({ file }, '(json)', errorMessage(error));
     }
+    const source = jsonSource(file, text);
     const parsed = GraphLayoutSchema.safeParse(raw);
-    if (!parsed.success) zodFail(file, parsed.error);
+    if (!parsed.success) zodFail(source, parsed.error);
     const expected = path.basename(fileName, '.json');
-    if (parsed.data.name !== expected) fail(file, 'name', `must be "${expected}", the file's name`);
+    if (parsed.data.name !== expected) fail(source, ['name'], `must be "${expected}", the file's name`);
     if (Object.values(DEFAULT_LAYOUTS).some((l) => l.name === expected))
-      fail(file, 'name', `"${expected}" is a built-in layout`);
-    layouts.set(expected, checkLayout(file, parsed.data));
+      fail(source, ['name'], `"${expected}" is a built-in layout`);
+    layouts.set(expected, checkLayout(source, parsed.data));
   }
   return layouts;
 }
 
 function layoutFor(
-  file: string,
+  source: AssetSource,
   kind: AssetKind,
   category: string,
   customLayouts: ReadonlyMap<string, GraphLayout>,
 ): GraphLayout {
   const custom = customLayouts.get(category);
   if (custom) {
-    if (kind !== 'agent') fail(file, 'category', `custom graph layouts are for agents; "${category}" is one`);
+    if (kind !== 'agent') fail(source, ['category'], `custom graph layouts are for agents; "${category}" is one`);
     return custom;
   }
   if ((BUILT_IN_CATEGORIES as readonly string[]).includes(category)) return DEFAULT_LAYOUTS[kind];
   fail(
-    file,
-    'category',
+    source,
+    ['category'],
     `unknown category "${category}": use one of ${BUILT_IN_CATEGORIES.join(', ')} or add assets/graphs/${category}.json`,
   );
 }
 
 /** The rules of one phase with their priorities, checked as the runtime checks saved overrides. */
 function routesOf(
-  file: string,
+  source: AssetSource,
   node: GraphLayout['nodes'][number],
   given: PhaseFrontmatter,
   layout: GraphLayout,
 ): RoutingRule[] {
-  const field = `phases.${node.id}.routes`;
+  const field = ['phases', node.id, 'routes'];
   if (given.routes.length && node.kind !== 'llm')
-    fail(file, field, `"${node.id}" is ${aKind(node.kind)}: its edges are defined by graph "${layout.name}"`);
+    fail(source, field, `"${node.id}" is ${aKind(node.kind)}: its edges are defined by graph "${layout.name}"`);
   const priorities = new Map<number, number>();
   return given.routes.map((route, i) => {
-    const at = `${field}[${i}]`;
+    const at = [...field, i];
     if ((GATE_CONDITIONS as readonly string[]).includes(route.condition)) {
       fail(
-        file,
-        `${at}.condition`,
+        source,
+        [...at, 'condition'],
         `"${route.condition}" is a gate decision, not a routing rule: only a gate node's edges in graph "${layout.name}" carry it`,
       );
     }
     const condition = RouteConditionSchema.safeParse(route.condition);
     if (!condition.success)
       fail(
-        file,
-        `${at}.condition`,
+        source,
+        [...at, 'condition'],
         `unknown condition "${route.condition}": use one of ${RouteConditionSchema.options.join(', ')}`,
       );
     if (!layout.nodes.some((n) => n.id === route.target))
-      fail(file, `${at}.target`, `node "${route.target}" is not in graph "${layout.name}"`);
+      fail(source, [...at, 'target'], `node "${route.target}" is not in graph "${layout.name}"`);
     if (condition.data !== 'always' && route.match === '')
-      fail(file, `${at}.match`, `a ${condition.data} rule needs a match value`);
+      fail(source, [...at, 'match'], `a ${condition.data} rule needs a match value`);
     if (condition.data === 'regex') {
       try {
         compilePattern(route.match);
       } catch (error) {
-        fail(file, `${at}.match`, `invalid regular expression: ${errorMessage(error)}`);
+        fail(source, [...at, 'match'], `invalid regular expression: ${errorMessage(error)}`);
       }
     }
     const priority = route.priority ?? i;
     const earlier = priorities.get(priority);
     if (earlier !== undefined)
-      fail(file, `${at}.priority`, `priority ${priority} is already used by ${field}[${earlier}]`);
+      fail(source, [...at, 'priority'], `priority ${priority} is already used by ${fieldName([...field, earlier])}`);
     priorities.set(priority, i);
     return { condition: condition.data, match: route.match, target: route.target, priority };
   });
@@ -377,44 +357,47 @@ function successors(layout: GraphLayout, phase: Phase): string[] {
 
 function compileAsset(
   file: string,
-  source: string,
+  sourcePath: string,
   kind: AssetKind,
   text: string,
   customLayouts: ReadonlyMap<string, GraphLayout>,
-): Manifest {
-  const { data, body } = parseFrontmatter(file, text);
+): { manifest: Manifest; source: AssetSource } {
+  const { data, body, bodyLine, source } = parseFrontmatter(file, text);
   const parsed = FrontmatterSchema.safeParse(data);
-  if (!parsed.success) zodFail(file, parsed.error);
+  if (!parsed.success) zodFail(source, parsed.error);
   const front = parsed.data;
-  if (!body) fail(file, '(body)', 'the instructions (markdown after the frontmatter) are empty');
+  if (!body) fail(source, '(body)', 'the instructions (markdown after the frontmatter) are empty', bodyLine);
 
-  const layout = layoutFor(file, kind, front.category, customLayouts);
+  const layout = layoutFor(source, kind, front.category, customLayouts);
   const byId = new Map(layout.nodes.map((n) => [n.id, n]));
   for (const key of Object.keys(front.phases)) {
-    if (!byId.has(key)) fail(file, `phases.${key}`, `node "${key}" is not in graph "${layout.name}"`);
+    if (!byId.has(key)) fail(source, ['phases', key], `node "${key}" is not in graph "${layout.name}"`);
   }
+  const tools = toolsDeclarationOf(source, front.tools);
+  const declared = new Set(tools.servers.map((s) => s.name));
+  const shownBy = (gate: string) => front.phases[gate]?.required_approval_context ?? [];
 
   const phases: Phase[] = layout.nodes.map((node) => {
     const given = front.phases[node.id] ?? UNDESCRIBED_PHASE;
-    const at = `phases.${node.id}`;
+    const at = ['phases', node.id];
     if (node.kind !== 'gate') {
-      if (given.approval_question) fail(file, `${at}.approval_question`, `"${node.id}" is not a gate`);
+      if (given.approval_question) fail(source, [...at, 'approval_question'], `"${node.id}" is not a gate`);
       if (given.required_approval_context.length)
-        fail(file, `${at}.required_approval_context`, `"${node.id}" is not a gate`);
-      for (const option of ['decide_role', 'approvals', 'expires_after', 'on_expiry'] as const) {
-        if (given[option] !== undefined) fail(file, `${at}.${option}`, `"${node.id}" is not a gate`);
+        fail(source, [...at, 'required_approval_context'], `"${node.id}" is not a gate`);
+      for (const option of GATE_OPTION_NAMES) {
+        if (given[option] !== undefined) fail(source, [...at, option], `"${node.id}" is not a gate`);
       }
     }
     if (node.kind !== 'llm' && given.classification_options.length) {
       fail(
-        file,
-        `${at}.classification_options`,
+        source,
+        [...at, 'classification_options'],
         `"${node.id}" is ${aKind(node.kind)}: only llm nodes produce output to classify`,
       );
     }
     given.required_approval_context.forEach((item, i) => {
       if (byId.get(item)?.kind !== 'llm')
-        fail(file, `${at}.required_approval_context[${i}]`, `"${item}" is not an llm node of graph "${layout.name}"`);
+        fail(source, [...at, 'required_approval_context', i], `"${item}" is not an llm node of graph "${layout.name}"`);
     });
     return {
       id: node.id,
@@ -426,11 +409,12 @@ function compileAsset(
       ...(node.kind === 'gate'
         ? {
             approval_question: given.approval_question ?? defaultQuestion(layout, node.id, front.phases),
-            gate: gatePolicy(file, at, given, layout),
+            gate: gatePolicy(source, at, given, layout),
           }
         : {}),
       required_approval_context: given.required_approval_context,
-      routes: routesOf(file, node, given, layout),
+      routes: routesOf(source, node, given, layout),
+      ...phaseToolsOf(source, node, given, declared, layout, shownBy),
     };
   });
 
@@ -441,10 +425,10 @@ function compileAsset(
   );
   if (stuck.length) {
     const routed = stuck.find((id) => phaseById.get(id)!.routes.length) ?? stuck[0]!;
-    fail(file, `phases.${routed}.routes`, `graph cycle without an exit through ${quoted(stuck)}`);
+    fail(source, ['phases', routed, 'routes'], `graph cycle without an exit through ${quoted(stuck)}`);
   }
 
-  return ManifestSchema.parse({
+  const manifest = ManifestSchema.parse({
     kind,
     name: front.name,
     description: front.description,
@@ -452,30 +436,10 @@ function compileAsset(
     graph: layout.name,
     instructions: body,
     phases,
-    tools: NO_TOOLS,
-    source,
+    tools,
+    source: sourcePath,
   });
-}
-
-/** Who decides a gate, how many approve it, and what its expiry does: on_expiry is reject, approve or a phase id. */
-function gatePolicy(file: string, at: string, given: PhaseFrontmatter, layout: GraphLayout): GatePolicy {
-  if (given.on_expiry !== undefined && given.expires_after === undefined) {
-    fail(file, `${at}.on_expiry`, 'needs expires_after: a gate without it never expires');
-  }
-  let expiry: GateExpiry | null = null;
-  if (given.expires_after !== undefined) {
-    const onExpiry = given.on_expiry ?? 'reject';
-    const action = onExpiry === 'reject' || onExpiry === 'approve' ? onExpiry : 'route';
-    if (action === 'route' && layout.nodes.find((n) => n.id === onExpiry)?.kind !== 'llm') {
-      fail(file, `${at}.on_expiry`, `"${onExpiry}" is not reject, approve or an llm node of graph "${layout.name}"`);
-    }
-    expiry = { after_s: durationSeconds(given.expires_after), action, target: action === 'route' ? onExpiry : null };
-  }
-  return {
-    decide_role: given.decide_role ?? DEFAULT_GATE_POLICY.decide_role,
-    approvals: given.approvals ?? DEFAULT_GATE_POLICY.approvals,
-    expiry,
-  };
+  return { manifest, source };
 }
 
 /** A gate without its own question asks about the phase before it, as the approver sees that output. */
@@ -492,10 +456,10 @@ export interface CompiledAssets {
   layouts: GraphLayout[];
 }
 
-/** Reads every asset under `assetsDir`; throws an AssetError naming the file and field of the first problem. */
+/** Reads every asset under `assetsDir`; throws an AssetError naming the file, line and field of the first problem. */
 export function compileAssets(assetsDir: string): CompiledAssets {
   if (!fs.statSync(assetsDir, { throwIfNoEntry: false })?.isDirectory())
-    fail(assetsDir, '(folder)', 'no such assets folder');
+    fail({ file: assetsDir }, '(folder)', 'no such assets folder');
   const customLayouts = readCustomLayouts(path.join(assetsDir, 'graphs'));
   const manifests: Manifest[] = [];
   const sources = new Map<string, string>();
@@ -510,12 +474,12 @@ export function compileAssets(assetsDir: string): CompiledAssets {
       .filter((f) => f.endsWith('.md'))
       .sort()) {
       const file = path.join(dir, fileName);
-      const source = path.posix.join('assets', folder, fileName);
-      const manifest = compileAsset(file, source, kind, fs.readFileSync(file, 'utf8'), customLayouts);
+      const sourcePath = path.posix.join('assets', folder, fileName);
+      const { manifest, source } = compileAsset(file, sourcePath, kind, fs.readFileSync(file, 'utf8'), customLayouts);
       // Agents and commands share one namespace: both run through POST /graphs/{name}/run.
       const clash = sources.get(manifest.name);
-      if (clash) fail(file, 'name', `"${manifest.name}" is already used by ${clash}`);
-      sources.set(manifest.name, source);
+      if (clash) fail(source, ['name'], `"${manifest.name}" is already used by ${clash}`);
+      sources.set(manifest.name, sourcePath);
       manifests.push(manifest);
     }
   }
