@@ -1,0 +1,340 @@
+import { createHash } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import canonicalize from 'canonicalize';
+import { errorMessage } from '../contracts/errors';
+import { TOOL_NAME_PATTERN, type McpServer, type ToolDefinition, type ToolResult } from '../contracts/tools';
+import { getLogger, registerSecret } from '../log';
+import { abortable } from './abortable';
+import { McpServerError } from './mcp-server-error';
+import { checkMcpServerUrl, mcpUrlOrigin } from './mcp-server-url';
+import { stdioLaunch } from './mcp-stdio-launch';
+import { toolDefinition, toolResult } from './mcp-tool-mapping';
+import { capToolText } from './tool-result-text';
+
+export { McpServerError } from './mcp-server-error';
+
+const log = getLogger('svc.mcp');
+
+/** How long close() waits for a stdio server's process; the SDK kills it with SIGKILL well before. */
+const STOP_WAIT_MS = 10_000;
+
+/** A line a stdio server writes on stderr is logged up to this length: a server cannot flood the log. */
+const MAX_STDERR_LINE = 2000;
+
+export interface McpServersOptions {
+  /**
+   * The service's environment (process.env): a stdio server gets PATH, HOME, LANG and the variables its declaration
+   * names; an http server's headers read their values here.
+   */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Close a server nobody used for this long (ms). */
+  idleMs: number;
+  /** Time limit of one tool call, and of a server's start (connect and initialisation) and of a listing (ms). */
+  callTimeoutMs: number;
+  /** Hosts on the server's own network (loopback, private) an http MCP URL may name, as GIT_ALLOWED_HOSTS for git. */
+  allowedPrivateHosts: readonly string[];
+  /**
+   * Folders searched first for a stdio command given as a bare name: the service's own node_modules/.bin, so that a
+   * shipped asset can name `mcp-server-filesystem`.
+   */
+  binDirs: readonly string[];
+}
+
+/** One server's connection, shared by the calls of one scope with one declaration. */
+interface Connection {
+  key: string;
+  name: string;
+  /** Settles when the server has started and answered MCP's initialisation. */
+  ready: Promise<Client>;
+  /** Settles when the connection has closed: a stdio server's process has exited. */
+  closed: Promise<void>;
+  /** Calls and listings under way: the idle timer runs only when there are none. */
+  users: number;
+  idle: NodeJS.Timeout | undefined;
+  /** Set once the connection is out of the map and closing: a dead or idle one is never reused. */
+  closing: Promise<void> | undefined;
+}
+
+/**
+ * The MCP servers an asset declares, as the service's MCP client (the official SDK's Client): each started on its first
+ * use and shared only by the calls of one scope (the run's project) with the same declaration and project folder,
+ * closed when unused for `idleMs` (a stdio server's process exits), and started again at the next use when it died.
+ */
+export class McpServers {
+  private readonly connections = new Map<string, Connection>();
+  /** Clients being closed: a stdio server may take a few seconds to exit, and close() waits for every one. */
+  private readonly stopping = new Set<Promise<void>>();
+  private shutDown = false;
+
+  constructor(private readonly options: McpServersOptions) {}
+
+  /**
+   * The server's tools as the model sees them (`<server>.<tool>`). Throws McpServerError when the server cannot be
+   * started, reached or listed, and the signal's reason when it aborts.
+   */
+  async tools(
+    scope: string,
+    server: McpServer,
+    projectPath: string | null,
+    signal: AbortSignal,
+  ): Promise<ToolDefinition[]> {
+    try {
+      return await this.use(scope, server, projectPath, signal, async (client, requestSignal) => {
+        const tools: ToolDefinition[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+            timeout: this.options.callTimeoutMs,
+            signal: requestSignal,
+          });
+          for (const tool of page.tools) {
+            if (TOOL_NAME_PATTERN.test(tool.name)) tools.push(toolDefinition(server.name, tool));
+            else
+              log.warn(`${server.name}: tool ${JSON.stringify(tool.name)} left out: not a name ${TOOL_NAME_PATTERN}`);
+          }
+          cursor = page.nextCursor;
+        } while (cursor !== undefined);
+        return tools;
+      });
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      if (error instanceof McpServerError) throw error;
+      throw new McpServerError(`${failure(server.name, error, this.options.callTimeoutMs)} (listing its tools)`);
+    }
+  }
+
+  /**
+   * Calls one tool. Whatever goes wrong on the server's side (it could not start, it timed out, it died, it answered
+   * with an error) is a result with `is_error`; only the signal aborting throws (its reason).
+   */
+  async call(
+    scope: string,
+    server: McpServer,
+    projectPath: string | null,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<ToolResult> {
+    try {
+      return await this.use(scope, server, projectPath, signal, async (client, requestSignal) =>
+        toolResult(
+          await client.callTool({ name: tool, arguments: args }, undefined, {
+            timeout: this.options.callTimeoutMs,
+            signal: requestSignal,
+          }),
+        ),
+      );
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      const text =
+        error instanceof McpServerError ? error.message : failure(server.name, error, this.options.callTimeoutMs);
+      return { text: capToolText(`${text} (calling ${tool})`), is_error: true };
+    }
+  }
+
+  /** Closes every server (stdio processes exit); a later use is refused. */
+  async close(): Promise<void> {
+    this.shutDown = true;
+    await Promise.all([...this.connections.values()].map((connection) => this.drop(connection)));
+    await Promise.all(this.stopping);
+  }
+
+  /**
+   * Runs `work` on the server's connection, started if there is none. The caller's signal is passed to the SDK through
+   * a signal of this request alone: the SDK never removes its listener, and a run's signal serves many calls.
+   */
+  private async use<T>(
+    scope: string,
+    server: McpServer,
+    projectPath: string | null,
+    signal: AbortSignal,
+    work: (client: Client, requestSignal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    signal.throwIfAborted();
+    if (this.shutDown) throw new McpServerError(`MCP server "${server.name}": the service is shutting down`);
+    const key = connectionKey(scope, server, projectPath);
+    const connection = this.connections.get(key) ?? this.start(key, server, projectPath);
+    connection.users += 1;
+    clearTimeout(connection.idle);
+    const request = new AbortController();
+    const forward = () => request.abort(signal.reason);
+    signal.addEventListener('abort', forward, { once: true });
+    try {
+      return await work(await abortable(connection.ready, signal), request.signal);
+    } catch (error) {
+      if (!signal.aborted && isConnectionLost(error)) void this.drop(connection);
+      throw error;
+    } finally {
+      signal.removeEventListener('abort', forward);
+      connection.users -= 1;
+      if (connection.users === 0 && !connection.closing) {
+        connection.idle = setTimeout(() => {
+          log.info(`${server.name}: closed after ${this.options.idleMs} ms unused`);
+          void this.drop(connection);
+        }, this.options.idleMs).unref();
+      }
+    }
+  }
+
+  private start(key: string, server: McpServer, projectPath: string | null): Connection {
+    const connection: Connection = {
+      key,
+      name: server.name,
+      ready: undefined!,
+      closed: undefined!,
+      users: 0,
+      idle: undefined,
+      closing: undefined,
+    };
+    connection.ready = this.connect(server, projectPath, connection);
+    // A start that failed is not kept: the next use tries again.
+    connection.ready.catch(() => void this.drop(connection));
+    this.connections.set(key, connection);
+    return connection;
+  }
+
+  /** Starts or reaches the server and initialises MCP, all within `callTimeoutMs`. */
+  private async connect(server: McpServer, projectPath: string | null, connection: Connection): Promise<Client> {
+    const client = new Client({ name: 'agent-workflow-service', version: '1' });
+    let started = false;
+    connection.closed = new Promise<void>((resolve) => {
+      client.onclose = () => {
+        resolve();
+        // A start that fails is reported by its error, not as a server that stopped.
+        if (!started || connection.closing) return;
+        log.warn(`${server.name}: stopped; it is started again at its next use`);
+        void this.drop(connection);
+      };
+    });
+    // A timer rather than AbortSignal.timeout(): the SDK keeps its listener on the signal after the start, and a
+    // signal that fired later would send the server a cancellation of a request long answered.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new Error('time-out')), this.options.callTimeoutMs);
+    let transport: Transport | undefined;
+    try {
+      transport = await this.transport(server, projectPath, deadline.signal);
+      await client.connect(transport, { timeout: this.options.callTimeoutMs, signal: deadline.signal });
+      started = true;
+      log.info(
+        `${server.name}: started (${server.transport === 'http' ? mcpUrlOrigin(server.url) : processOf(transport)})`,
+      );
+      return client;
+    } catch (error) {
+      // Not waited for: the caller hears of the failure at once, while the process is ended (close() waits).
+      if (transport) void this.stop(connection, client);
+      if (error instanceof McpServerError) throw error;
+      if (deadline.signal.aborted || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)) {
+        throw new McpServerError(`MCP server "${server.name}" did not start within ${this.options.callTimeoutMs} ms`);
+      }
+      throw new McpServerError(`MCP server "${server.name}" could not be started: ${startFailure(error)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async transport(server: McpServer, projectPath: string | null, signal: AbortSignal): Promise<Transport> {
+    if (server.transport === 'stdio') {
+      const launch = await stdioLaunch(server, projectPath, this.options);
+      for (const name of server.env) registerSecret(launch.env[name]);
+      const transport = new StdioClientTransport({ ...launch, stderr: 'pipe' });
+      logLines(server.name, transport.stderr as Readable);
+      return transport;
+    }
+    const url = await checkMcpServerUrl(server.name, server.url, this.options.allowedPrivateHosts, signal);
+    const headers: Record<string, string> = {};
+    for (const [header, variable] of Object.entries(server.headers)) {
+      const value = this.options.env[variable];
+      if (value === undefined) {
+        throw new McpServerError(
+          `MCP server "${server.name}" needs the environment variable ${variable} for its header ${header}, which ` +
+            "the service's environment does not set",
+        );
+      }
+      registerSecret(value);
+      headers[header] = value;
+    }
+    return new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+  }
+
+  /** Takes the connection out of use and closes it (a stdio server's process exits). */
+  private drop(connection: Connection): Promise<void> {
+    if (connection.closing) return connection.closing;
+    clearTimeout(connection.idle);
+    if (this.connections.get(connection.key) === connection) this.connections.delete(connection.key);
+    connection.closing = connection.ready.then(
+      (client) => this.stop(connection, client),
+      () => {},
+    );
+    return connection.closing;
+  }
+
+  /**
+   * Closes the client and waits until its connection has closed: the SDK ends a stdio server that outlives the end of
+   * its input (SIGTERM, then SIGKILL, within seconds), and its `close()` alone does not wait when a failed start has
+   * already begun that.
+   */
+  private stop(connection: Connection, client: Client): Promise<void> {
+    const stopped = client
+      .close()
+      .catch(() => {})
+      .then(() => abortable(connection.closed, AbortSignal.timeout(STOP_WAIT_MS)))
+      .catch(() => log.warn(`${connection.name}: did not stop within ${STOP_WAIT_MS} ms`));
+    this.stopping.add(stopped);
+    void stopped.finally(() => this.stopping.delete(stopped));
+    return stopped;
+  }
+}
+
+/**
+ * Calls share a connection when they share the scope and the declaration, and for a stdio server the project
+ * folder (its arguments and working folder): canonical JSON, so that the order of a declaration's keys does not
+ * matter.
+ */
+function connectionKey(scope: string, server: McpServer, projectPath: string | null): string {
+  const folder = server.transport === 'stdio' ? projectPath : null;
+  return createHash('sha256')
+    .update(canonicalize({ scope, server, folder }) ?? '')
+    .digest('hex');
+}
+
+/** A failure that leaves the connection unusable: it is dropped, and the next use starts the server again. */
+function isConnectionLost(error: unknown): boolean {
+  if (error instanceof McpServerError) return true;
+  return !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed;
+}
+
+function failure(name: string, error: unknown, timeoutMs: number): string {
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    return `MCP server "${name}" did not answer within ${timeoutMs} ms`;
+  }
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+    return `MCP server "${name}" stopped before it answered (its process exited or its connection closed)`;
+  }
+  if (error instanceof McpError) return `MCP server "${name}" answered with an error: ${error.message}`;
+  return `MCP server "${name}" could not be reached: ${errorMessage(error)}`;
+}
+
+function startFailure(error: unknown): string {
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+    return 'it stopped before it answered (its error output is in the log)';
+  }
+  return errorMessage(error);
+}
+
+function processOf(transport: Transport): string {
+  return transport instanceof StdioClientTransport ? `pid ${transport.pid}` : 'no process';
+}
+
+/** A stdio server's stderr, a log line per line, prefixed with the server's name. */
+function logLines(name: string, stream: Readable): void {
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+    const shown = line.length > MAX_STDERR_LINE ? `${line.slice(0, MAX_STDERR_LINE)}…` : line;
+    log.info(`${name}: ${shown}`);
+  });
+}

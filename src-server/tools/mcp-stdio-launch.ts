@@ -1,0 +1,84 @@
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DEFAULT_INHERITED_ENV_VARS, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { PROJECT_PATH_PLACEHOLDER, type McpServer } from '../contracts/tools';
+import { McpServerError } from './mcp-server-error';
+
+export type StdioMcpServer = Extract<McpServer, { transport: 'stdio' }>;
+
+/** What every stdio server gets from the service's environment besides the variables it names. */
+const BASE_VARIABLES = ['PATH', 'HOME', 'LANG'];
+
+/**
+ * How a declared stdio server is started: its command found, `{project_path}` put into its arguments, and an
+ * environment of PATH, HOME, LANG and the variables it names, nothing else (the service's own secrets stay out).
+ * It runs in the project folder, or in the temporary folder when the run has none.
+ */
+export async function stdioLaunch(
+  server: StdioMcpServer,
+  projectPath: string | null,
+  options: { env: Readonly<Record<string, string | undefined>>; binDirs: readonly string[] },
+): Promise<StdioServerParameters & { env: Record<string, string>; cwd: string }> {
+  const args = server.args.map((arg) => {
+    if (!arg.includes(PROJECT_PATH_PLACEHOLDER)) return arg;
+    if (projectPath === null) {
+      throw new McpServerError(
+        `MCP server "${server.name}" needs the run's project folder (${PROJECT_PATH_PLACEHOLDER} in its arguments), ` +
+          'and this run has none',
+      );
+    }
+    return arg.split(PROJECT_PATH_PLACEHOLDER).join(projectPath);
+  });
+  return {
+    command: await findCommand(server.command, options.binDirs),
+    args,
+    env: childEnvironment(server, options.env),
+    cwd: projectPath ?? tmpdir(),
+  };
+}
+
+function childEnvironment(server: StdioMcpServer, env: Readonly<Record<string, string | undefined>>) {
+  const missing = server.env.filter((name) => env[name] === undefined);
+  if (missing.length) {
+    throw new McpServerError(
+      `MCP server "${server.name}" needs the environment variable${missing.length > 1 ? 's' : ''} ` +
+        `${missing.join(', ')}, which the service's environment does not set`,
+    );
+  }
+  const child: Record<string, string> = {};
+  // The SDK adds its own list of the service's variables (USER, SHELL, ...) under the ones given: each is named here
+  // without a value, which the spawn leaves out, so only the variables chosen here reach the server.
+  for (const name of DEFAULT_INHERITED_ENV_VARS) child[name] = undefined as unknown as string;
+  for (const name of [...BASE_VARIABLES, ...server.env]) {
+    const value = env[name];
+    if (value !== undefined) child[name] = value;
+  }
+  return child;
+}
+
+/**
+ * A bare command name is looked for in `binDirs` first (the service's own node_modules/.bin, where the MCP servers it
+ * ships are), then on PATH as the spawn does it. A path is left as it is.
+ */
+async function findCommand(command: string, binDirs: readonly string[]): Promise<string> {
+  if (/[\\/]/.test(command)) return command;
+  const names = process.platform === 'win32' ? [`${command}.cmd`, `${command}.exe`, command] : [command];
+  for (const dir of binDirs) {
+    for (const name of names) {
+      const candidate = path.join(dir, name);
+      if (await isExecutableFile(candidate)) return candidate;
+    }
+  }
+  return command;
+}
+
+async function isExecutableFile(file: string): Promise<boolean> {
+  try {
+    await access(file, constants.X_OK);
+    return (await stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}

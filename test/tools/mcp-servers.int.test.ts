@@ -1,0 +1,327 @@
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startTestMcpHttpServer, type TestMcpHttpServer } from '../fixtures/mcp-test-server';
+import { until } from '../helpers/until';
+import { MAX_TOOL_RESULT_CHARS, type McpServer } from '../../src-server/contracts/tools';
+import { captureLogs } from '../../src-server/log';
+import { McpServerError, McpServers, type McpServersOptions } from '../../src-server/tools/mcp-servers';
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/** The test server (test/fixtures/mcp-test-server.ts) as an asset would declare it over stdio. */
+const testServer: McpServer = {
+  name: 'test',
+  transport: 'stdio',
+  command: process.execPath,
+  args: ['--import', tsxLoader, path.join(root, 'test/fixtures/mcp-test-server-process.ts')],
+  env: ['MCP_TEST_TOKEN'],
+};
+
+const serviceEnv = {
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  LANG: 'C.UTF-8',
+  USER: 'service-user',
+  SESSION_SECRET: 'session-secret-never-shared',
+  MCP_TEST_TOKEN: 'token-for-the-test-server',
+  MCP_HTTP_AUTH: 'Bearer http-token-123',
+};
+
+const open: McpServers[] = [];
+function servers(options: Partial<McpServersOptions> = {}): McpServers {
+  const created = new McpServers({
+    env: serviceEnv,
+    idleMs: 60_000,
+    callTimeoutMs: 10_000,
+    allowedPrivateHosts: [],
+    binDirs: [],
+    ...options,
+  });
+  open.push(created);
+  return created;
+}
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+const never = new AbortController().signal;
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function pidOf(mcp: McpServers, scope = 'project-1'): Promise<number> {
+  const result = await mcp.call(scope, testServer, null, 'pid', {}, never);
+  expect(result.is_error).toBe(false);
+  return Number(result.text);
+}
+
+describe('a stdio MCP server', () => {
+  it('lists its tools under the server name, with MCP annotations and their defaults', async () => {
+    const tools = await servers().tools('project-1', testServer, null, never);
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    expect(byName['test.echo']).toMatchObject({
+      server: 'test',
+      tool: 'echo',
+      description: 'Answers with the text it was given.',
+      annotations: { read_only: true, idempotent: true, destructive: false },
+    });
+    expect(byName['test.echo']!.inputSchema).toMatchObject({
+      type: 'object',
+      properties: { text: { type: 'string' } },
+    });
+    expect(byName['test.slow']!.annotations).toEqual({ read_only: false, idempotent: true, destructive: false });
+    expect(byName['test.crash']!.annotations).toEqual({ read_only: false, idempotent: false, destructive: true });
+  });
+
+  it('calls a tool and joins its text; other content is a note, a long answer is cut, a tool error is carried', async () => {
+    const mcp = servers();
+    expect(await mcp.call('project-1', testServer, null, 'echo', { text: 'hello' }, never)).toEqual({
+      text: 'hello',
+      is_error: false,
+    });
+    expect(await mcp.call('project-1', testServer, null, 'mixed', {}, never)).toEqual({
+      text: 'before\n[image omitted]\n[resource file:///notes.txt]\nafter',
+      is_error: false,
+    });
+    const big = await mcp.call('project-1', testServer, null, 'big', { chars: MAX_TOOL_RESULT_CHARS + 500 }, never);
+    expect(big.text.length).toBeLessThanOrEqual(MAX_TOOL_RESULT_CHARS);
+    expect(big.text).toMatch(/\n\[cut: \d+ of 66036 characters not shown\]$/);
+    expect(await mcp.call('project-1', testServer, null, 'fail', {}, never)).toEqual({
+      text: 'the tool failed on purpose',
+      is_error: true,
+    });
+  });
+
+  it('gets PATH, HOME, LANG and its declared variables from the service, nothing else', async () => {
+    const result = await servers().call('project-1', testServer, null, 'env', { name: 'MCP_TEST_TOKEN' }, never);
+    expect(JSON.parse(result.text)).toEqual({
+      session_secret: 'absent',
+      value: 'token-for-the-test-server',
+      names: ['HOME', 'LANG', 'MCP_TEST_TOKEN', 'PATH'],
+    });
+  });
+
+  it('is refused when a variable it names is not set, naming the variable', async () => {
+    const mcp = servers({ env: { ...serviceEnv, MCP_TEST_TOKEN: undefined } });
+    const listing = mcp.tools('project-1', testServer, null, never);
+    await expect(listing).rejects.toBeInstanceOf(McpServerError);
+    await expect(listing).rejects.toThrow(/"test" needs the environment variable MCP_TEST_TOKEN/);
+    const call = await mcp.call('project-1', testServer, null, 'echo', { text: 'x' }, never);
+    expect(call.is_error).toBe(true);
+    expect(call.text).toMatch(/MCP_TEST_TOKEN/);
+  });
+
+  it('is refused when its arguments need the project folder and the run has none', async () => {
+    const needsFolder: McpServer = { ...testServer, args: [...testServer.args, '{project_path}'] };
+    await expect(servers().tools('project-1', needsFolder, null, never)).rejects.toThrow(
+      /"test" needs the run's project folder/,
+    );
+  });
+
+  it('is an McpServerError naming the server when its command does not exist', async () => {
+    const missing: McpServer = { ...testServer, command: 'no-such-mcp-server' };
+    const listing = servers({ binDirs: [path.join(root, 'node_modules', '.bin')] }).tools(
+      'project-1',
+      missing,
+      null,
+      never,
+    );
+    await expect(listing).rejects.toBeInstanceOf(McpServerError);
+    await expect(listing).rejects.toThrow(/MCP server "test" could not be started: spawn no-such-mcp-server ENOENT/);
+  });
+
+  it('is an McpServerError within the time limit when it never answers its start, and its process is ended', async () => {
+    const pidFile = path.join(await mkdtemp(path.join(tmpdir(), 'mcp-mute-')), 'pid');
+    const mute: McpServer = {
+      ...testServer,
+      command: process.execPath,
+      args: [
+        '-e',
+        'require("fs").writeFileSync(process.argv[1], String(process.pid)); setInterval(() => {}, 1000)',
+        pidFile,
+      ],
+    };
+    const mcp = servers({ callTimeoutMs: 1000 });
+    const started = Date.now();
+    await expect(mcp.tools('project-1', mute, null, never)).rejects.toThrow(
+      'MCP server "test" did not start within 1000 ms',
+    );
+    expect(Date.now() - started).toBeLessThan(1800);
+    const pid = Number(await readFile(pidFile, 'utf8'));
+    await mcp.close();
+    expect(isRunning(pid)).toBe(false);
+    await rm(path.dirname(pidFile), { recursive: true, force: true });
+  });
+
+  it('logs its stderr under svc.mcp, prefixed with its name', async () => {
+    const lines: string[] = [];
+    const restore = captureLogs((line) => lines.push(line));
+    try {
+      const pid = await pidOf(servers());
+      await until(async () =>
+        lines.some((l) => l.includes(`svc.mcp test: mcp-test-server ready (pid ${pid})`)) ? true : undefined,
+      );
+    } finally {
+      restore();
+    }
+  });
+
+  it('answers a call that outlasts the time limit with an error result, on time, and keeps serving', async () => {
+    // Long enough for the server's start (tsx compiles the fixture), which the same limit covers.
+    const mcp = servers({ callTimeoutMs: 5000 });
+    const pid = await pidOf(mcp);
+    const started = Date.now();
+    const result = await mcp.call('project-1', testServer, null, 'slow', { ms: 20_000 }, never);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4900);
+    expect(Date.now() - started).toBeLessThan(6500);
+    expect(result).toEqual({
+      text: 'MCP server "test" did not answer within 5000 ms (calling slow)',
+      is_error: true,
+    });
+    expect(await pidOf(mcp)).toBe(pid);
+  });
+
+  it('answers a call whose server died with an error result, and starts the server again at the next call', async () => {
+    const mcp = servers();
+    const first = await pidOf(mcp);
+    const crash = await mcp.call('project-1', testServer, null, 'crash', {}, never);
+    expect(crash.is_error).toBe(true);
+    expect(crash.text).toMatch(/"test" stopped before it answered/);
+    const second = await pidOf(mcp);
+    expect(second).not.toBe(first);
+    expect(isRunning(first)).toBe(false);
+    expect(await mcp.call('project-1', testServer, null, 'echo', { text: 'again' }, never)).toEqual({
+      text: 'again',
+      is_error: false,
+    });
+  });
+
+  it('throws the reason when the caller aborts a call', async () => {
+    const mcp = servers();
+    await pidOf(mcp);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('run cancelled')), 200);
+    const started = Date.now();
+    await expect(mcp.call('project-1', testServer, null, 'slow', { ms: 20_000 }, controller.signal)).rejects.toThrow(
+      'run cancelled',
+    );
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('shares a process within one scope only', async () => {
+    const mcp = servers();
+    const [a, b] = await Promise.all([pidOf(mcp, 'project-1'), pidOf(mcp, 'project-1')]);
+    expect(a).toBe(b);
+    expect(await pidOf(mcp, 'project-2')).not.toBe(a);
+  });
+
+  it('closes a server unused for idleMs (its process exits), and starts it again when used', async () => {
+    const mcp = servers({ idleMs: 500 });
+    const pid = await pidOf(mcp);
+    expect(isRunning(pid)).toBe(true);
+    await until(async () => (isRunning(pid) ? undefined : true), 10_000);
+    const next = await pidOf(mcp);
+    expect(next).not.toBe(pid);
+  });
+
+  it('stops every process on close', async () => {
+    const mcp = servers();
+    const pids = [await pidOf(mcp, 'project-1'), await pidOf(mcp, 'project-2')];
+    await mcp.close();
+    expect(pids.filter(isRunning)).toEqual([]);
+    const after = await mcp.call('project-1', testServer, null, 'echo', { text: 'x' }, never);
+    expect(after.is_error).toBe(true);
+  });
+});
+
+describe('an http MCP server', () => {
+  let http: TestMcpHttpServer;
+  beforeAll(async () => {
+    http = await startTestMcpHttpServer(serviceEnv.MCP_HTTP_AUTH);
+  });
+  afterAll(() => http.close());
+
+  const declared = (): McpServer => ({
+    name: 'remote',
+    transport: 'http',
+    url: http.url,
+    headers: { Authorization: 'MCP_HTTP_AUTH' },
+  });
+
+  it('is reached when its private host is allowed, its header read from the environment', async () => {
+    const mcp = servers({ allowedPrivateHosts: ['127.0.0.1'] });
+    const tools = await mcp.tools('project-1', declared(), null, never);
+    expect(tools.map((t) => t.name)).toContain('remote.echo');
+    expect(await mcp.call('project-1', declared(), null, 'echo', { text: 'over http' }, never)).toEqual({
+      text: 'over http',
+      is_error: false,
+    });
+  });
+
+  it('is refused on a loopback address that is not allowed, before any request', async () => {
+    const before = http.requests();
+    const mcp = servers({ allowedPrivateHosts: ['git.internal'] });
+    const listing = mcp.tools('project-1', declared(), null, never);
+    await expect(listing).rejects.toBeInstanceOf(McpServerError);
+    await expect(listing).rejects.toThrow(
+      /"remote": http:\/\/127\.0\.0\.1:\d+ leads to an address on the server's own network/,
+    );
+    const localhost = { ...declared(), url: http.url.replace('127.0.0.1', 'localhost') };
+    await expect(mcp.tools('project-1', localhost, null, never)).rejects.toThrow(/own network/);
+    const call = await mcp.call('project-1', declared(), null, 'echo', { text: 'x' }, never);
+    expect(call.is_error).toBe(true);
+    expect(http.requests()).toBe(before);
+  });
+
+  it('is refused when the variable of a header is not set, naming it', async () => {
+    const mcp = servers({ allowedPrivateHosts: ['127.0.0.1'], env: { ...serviceEnv, MCP_HTTP_AUTH: undefined } });
+    await expect(mcp.tools('project-1', declared(), null, never)).rejects.toThrow(
+      /"remote" needs the environment variable MCP_HTTP_AUTH for its header Authorization/,
+    );
+  });
+});
+
+describe('the published filesystem MCP server', () => {
+  let folder: string;
+  beforeAll(async () => {
+    folder = await realpath(await mkdtemp(path.join(tmpdir(), 'mcp-fs-')));
+    await writeFile(path.join(folder, 'notes.txt'), 'notes of the project\n');
+  });
+  afterAll(() => rm(folder, { recursive: true, force: true }));
+
+  it('is found in binDirs by its bare name and reads a file of the project folder', async () => {
+    const files: McpServer = {
+      name: 'files',
+      transport: 'stdio',
+      command: 'mcp-server-filesystem',
+      args: ['{project_path}'],
+      env: [],
+    };
+    const mcp = servers({ binDirs: [path.join(root, 'node_modules', '.bin')] });
+    const tools = await mcp.tools('project-1', files, folder, never);
+    const read = tools.find((t) => t.tool === 'read_text_file') ?? tools.find((t) => t.tool === 'read_file');
+    expect(read?.annotations.read_only).toBe(true);
+    const result = await mcp.call(
+      'project-1',
+      files,
+      folder,
+      read!.tool,
+      { path: path.join(folder, 'notes.txt') },
+      never,
+    );
+    expect(result).toEqual({ text: 'notes of the project\n', is_error: false });
+    const outside = await mcp.call('project-1', files, folder, read!.tool, { path: '/etc/hostname' }, never);
+    expect(outside.is_error).toBe(true);
+  });
+});
