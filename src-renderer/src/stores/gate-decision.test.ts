@@ -50,6 +50,9 @@ describe('a decision in words', () => {
       response: null,
       outcome: 'approve' as const,
       route_to: null,
+      tool_call_id: null,
+      arguments: null,
+      arguments_sha256: null,
       decided_at: '2026-01-01T12:30:00Z',
     };
     // The clock is named no one: the record's `expiry` is not a person.

@@ -1,5 +1,5 @@
 import type { RunEventOf } from '@contracts/events';
-import type { GateExpiry } from '@contracts/assets';
+import type { GateExpiry } from '@contracts/gate-policy';
 import type { GateApprovals, GateDecision, GateDecisionRecord, PendingGate, RunAccepted } from '@contracts/runs';
 import type { Role } from '@contracts/tenancy';
 import type { DecisionChoice } from '../api/threads.api';

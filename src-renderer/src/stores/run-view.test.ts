@@ -38,6 +38,9 @@ const record = (
   response: null,
   outcome: null,
   route_to: null,
+  tool_call_id: null,
+  arguments: null,
+  arguments_sha256: null,
   decided_at: new Date(atS * 1000).toISOString(),
   ...extra,
 });
