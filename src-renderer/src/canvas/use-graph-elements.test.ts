@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { GraphDefinition } from '@contracts/runs';
+import { ref } from 'vue';
 import { applyEvent, emptyView } from '../stores/run-view';
-import { gateMark } from './use-graph-elements';
+import { gateMark, phaseTools, useGraphElements } from './use-graph-elements';
 
 describe("a gate's mark on the canvas", () => {
   it('counts approvals while it waits for several, then says how its last decision went', () => {
@@ -18,5 +20,71 @@ describe("a gate's mark on the canvas", () => {
     applyEvent(view, { type: 'gate_expired', node: 'gate', outcome: 'reject', to: null }, 5);
     expect(gateMark(view, 'gate')).toBe('expired: rejected');
     expect(gateMark(view, 'analysis')).toBeNull();
+  });
+});
+
+describe('a model phase with tools on the canvas', () => {
+  const phase = (id: string, extra: object = {}) => ({
+    id,
+    name: id,
+    kind: 'llm' as const,
+    description: '',
+    overrides: null,
+    overrides_from: null,
+    ...extra,
+  });
+
+  it('carries a tools badge, and waits with a mark while one of its calls waits for a decision', () => {
+    expect(phaseTools({ tools: { tools: ['project.*', 'files.read'], max_tool_calls: 10 } })).toBe(
+      'uses tools: project.*, files.read',
+    );
+    expect(
+      phaseTools({ publish: { tool: 'project.write_file', from: 'analysis', content: 'content', arguments: {} } }),
+    ).toBe('publishes with project.write_file');
+    expect(phaseTools({})).toBeNull();
+
+    const graph = ref({
+      name: 'tool-writer',
+      kind: 'agent',
+      category: 'review',
+      entry: 'intake',
+      phases: [phase('intake', { tools: { tools: ['project.*'], max_tool_calls: 10 } }), phase('analysis')],
+      edges: [{ from: 'intake', to: 'analysis' }],
+    } as unknown as GraphDefinition);
+    const view = ref(emptyView());
+    const { nodes } = useGraphElements(graph, view);
+    applyEvent(view.value, { type: 'node_enter', node: 'intake' }, 1);
+    applyEvent(
+      view.value,
+      {
+        type: 'tool_waiting',
+        node: 'intake',
+        question: 'Run project.write_file?',
+        required_context: [],
+        context: {},
+        tool_call: {
+          call_id: 'c0',
+          tool: 'project.write_file',
+          server: 'project',
+          description: '',
+          arguments: {},
+          canonical_arguments: '{}',
+          arguments_sha256: 'x',
+          input_schema: {},
+          annotations: { read_only: false, idempotent: true, destructive: true },
+          interrupted: false,
+          attempts: 0,
+        },
+      },
+      2,
+    );
+    const [intake, analysis] = nodes.value;
+    expect(intake!.data).toMatchObject({
+      state: 'tool_waiting',
+      tools: 'uses tools: project.*',
+      mark: 'waits for a tool call',
+      waitingCall: 'project.write_file',
+    });
+    expect(analysis!.data).toMatchObject({ state: 'idle', tools: null, mark: null, waitingCall: null });
   });
 });

@@ -1,3 +1,4 @@
+import type { Phase } from '@contracts/assets';
 import type { GraphDefinition } from '@contracts/runs';
 import { MarkerType, type Edge, type Node } from '@vue-flow/core';
 import { computed, type Ref } from 'vue';
@@ -57,6 +58,18 @@ export function gateMark(view: RunView, id: string): string | null {
   }
 }
 
+/** What a model phase says besides its state: the tool call it waits at. */
+export function phaseMark(view: RunView, id: string): string | null {
+  return view.phases[id] === 'tool_waiting' ? 'waits for a tool call' : null;
+}
+
+/** The tools a phase may use, in words, for its badge: its tool patterns, or the tool it publishes with; null: none. */
+export function phaseTools(phase: Pick<Phase, 'tools' | 'publish'>): string | null {
+  if (phase.publish) return `publishes with ${phase.publish.tool}`;
+  if (phase.tools?.tools.length) return `uses tools: ${phase.tools.tools.join(', ')}`;
+  return null;
+}
+
 /** Maps the domain graph and the run on screen to Vue Flow's nodes and edges. */
 export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<RunView>) {
   const nodes = computed<Node[]>(() => {
@@ -72,7 +85,10 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
         state: view.value.phases[phase.id] ?? 'idle',
         flash: view.value.flash === phase.id,
         configured: Boolean(phase.overrides),
-        mark: phase.kind === 'gate' ? gateMark(view.value, phase.id) : null,
+        mark: phase.kind === 'gate' ? gateMark(view.value, phase.id) : phaseMark(view.value, phase.id),
+        tools: phaseTools(phase),
+        waitingCall:
+          view.value.pendingGate?.node === phase.id ? (view.value.pendingGate.tool_call?.tool ?? null) : null,
       },
     }));
   });

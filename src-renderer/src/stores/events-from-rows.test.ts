@@ -212,6 +212,45 @@ describe('a run whose events were pruned', () => {
     expect(shown(expired, eventsFromRows(expired)).phases.gate).toBe('gate_expired');
   });
 
+  it('waits at a tool call of its first phase: the call shows waiting there, its earlier decisions are not gates', () => {
+    const callId = (place: number) => `${RUN}:intake:1:0:${place}`;
+    const pending = {
+      node: 'intake',
+      question: 'Run project.write_file?',
+      required_context: [],
+      context: { 'project.write_file': '{"path":"two.md"}' },
+      tool_call: {
+        call_id: callId(1),
+        tool: 'project.write_file',
+        server: 'project',
+        description: 'Writes a text file of the project.',
+        arguments: { path: 'two.md', content: '2' },
+        canonical_arguments: '{"content":"2","path":"two.md"}',
+        arguments_sha256: 'sha-1',
+        input_schema: { type: 'object' },
+        annotations: { read_only: false, idempotent: true, destructive: true },
+        interrupted: false,
+        attempts: 0,
+      },
+    };
+    const stored = detail({
+      status: 'waiting_approval',
+      pending_gate: pending,
+      approvals: { needed: 1, given: 0, by: [] },
+      resumable: true,
+      nodes: [row('intake', 'waiting_approval', 1000, { exited_at: null })],
+      // The first call of the turn was approved a moment before the second asked.
+      decisions: [record('approve', 999, 'Ada', { gate: 'intake', tool_call_id: callId(0), arguments: '{}' })],
+    });
+    const fromRows = shown(stored, eventsFromRows(stored));
+    expect(fromRows).toMatchObject({ status: 'waiting_approval', pendingGate: pending, resumable: true });
+    expect(fromRows.phases).toEqual({ intake: 'tool_waiting' });
+    expect(fromRows.toolCalls.intake).toEqual([
+      expect.objectContaining({ call_id: callId(1), status: 'waiting', arguments: { path: 'two.md', content: '2' } }),
+    ]);
+    expect(fromRows.transcript.map((entry) => entry.toolCall?.call_id ?? entry.decision?.kind)).toEqual([callId(1)]);
+  });
+
   it('failed in a phase, with the exact error', () => {
     const failed = detail({
       status: 'error',

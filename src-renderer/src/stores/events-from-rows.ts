@@ -6,7 +6,8 @@ import { endEvent } from './run-view';
  * A run whose events are gone (they are kept RUN_EVENTS_RETENTION_DAYS) as the events its stream carried, rebuilt
  * from what outlives them: its node rows, its decision records and the routes it matched, in the order they
  * happened. The run view folds them as it folds a live stream. What only the events held (queue waits, context
- * trims, cold starts) is not there.
+ * trims, cold starts, the tool calls made and their answers) is not there; the tool call a run waits at is, from its
+ * pending gate.
  */
 export function eventsFromRows(detail: RunDetail): RunEvent[] {
   // On the same instant, a decision or a route comes before the phase it leads to.
@@ -38,7 +39,10 @@ export function eventsFromRows(detail: RunDetail): RunEvent[] {
   ];
 }
 
-/** One run of a phase: its reasoning, its answer and warnings, then how it ended, or the gate it waits at. */
+/**
+ * One run of a phase: its reasoning, its answer and warnings, then how it ended, or the gate or the tool call it
+ * waits at.
+ */
 function nodeEvents(detail: RunDetail, node: RunNode): RunEvent[] {
   const id = node.node_id;
   const events: RunEvent[] = [{ type: 'node_enter', node: id }];
@@ -46,7 +50,8 @@ function nodeEvents(detail: RunDetail, node: RunNode): RunEvent[] {
   if (node.output) events.push({ type: 'token', node: id, text: node.output });
   for (const warning of node.warnings) events.push({ type: 'node_warning', node: id, ...warning });
   if (node.status === 'waiting_approval') {
-    if (detail.pending_gate?.node === id) events.push({ type: 'gate_waiting', ...detail.pending_gate });
+    const pending = detail.pending_gate;
+    if (pending?.node === id) events.push({ type: pending.tool_call ? 'tool_waiting' : 'gate_waiting', ...pending });
   } else if (node.exited_at !== null) {
     const { queue_wait_ms, prompt_tokens, output_tokens } = node;
     events.push({ type: 'node_exit', node: id, status: node.status, queue_wait_ms, prompt_tokens, output_tokens });
@@ -54,14 +59,16 @@ function nodeEvents(detail: RunDetail, node: RunNode): RunEvent[] {
   return events;
 }
 
-/** The decisions that moved the run: not the approvals a gate still waiting has so far (its card shows those). */
+/**
+ * The decisions that moved the run at its gates: not the approvals a gate still waiting has so far (its card shows
+ * those), nor the decisions on tool calls, whose calls the rows do not hold.
+ */
 function decisionsTaken(detail: RunDetail): GateDecisionRecord[] {
+  const atGates = detail.decisions.filter((record) => !record.tool_call_id);
   const gate = detail.pending_gate?.node;
   const waiting = detail.nodes.findLast((node) => node.node_id === gate && node.status === 'waiting_approval');
-  if (!waiting) return detail.decisions;
-  return detail.decisions.filter(
-    (record) => record.gate !== gate || Date.parse(record.decided_at) < waiting.entered_at * 1000,
-  );
+  if (!waiting) return atGates;
+  return atGates.filter((record) => record.gate !== gate || Date.parse(record.decided_at) < waiting.entered_at * 1000);
 }
 
 /** A decision record as the event its decision added to the stream; each approval of several as one of its own. */

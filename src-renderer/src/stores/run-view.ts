@@ -1,6 +1,7 @@
 import type { RunEvent } from '@contracts/events';
 import { noteFromEvent, noteFromRecord, sameStop, type DecisionNote } from './gate-decision';
 import { applyRuntimeEvent, type ModelLoading } from './runtime-events';
+import { applyToolEvent, type ToolCallView } from './tool-events';
 import {
   FINISHED_RUN_STATUSES,
   type GateApprovals,
@@ -14,13 +15,15 @@ import {
 
 /**
  * How a phase looks on the canvas. A gate sent back (`gate_returned`) waits for the phase before it to run again;
- * an expired gate (`gate_expired`) was decided by its deadline rule, not by a person.
+ * an expired gate (`gate_expired`) was decided by its deadline rule, not by a person. A model phase waits
+ * (`tool_waiting`) while a person decides one of its tool calls.
  */
 export type PhaseState =
   | 'idle'
   | 'active'
   | 'completed'
   | 'gate_waiting'
+  | 'tool_waiting'
   | 'gate_passed'
   | 'gate_returned'
   | 'gate_expired'
@@ -35,6 +38,8 @@ export interface TranscriptEntry {
   thinking?: string;
   /** A decision at gate `node`, in the order it was taken among the phases' outputs (`text` is then empty). */
   decision?: DecisionNote;
+  /** A tool call of phase `node`, where the phase made it among its answer's parts (`text` is then empty). */
+  toolCall?: ToolCallView;
 }
 
 /**
@@ -70,6 +75,8 @@ export interface RunView {
   /** Nodes in the order they ran: the breadcrumb trail. */
   trail: string[];
   transcript: TranscriptEntry[];
+  /** Per phase: its tool calls, in the order it made them (the same objects as the transcript's). */
+  toolCalls: Record<string, ToolCallView[]>;
   /** Per phase: duration, queue wait and token counts. */
   figures: Record<string, PhaseFigures>;
   queue: { position: number; estimatedWaitS: number } | null;
@@ -108,6 +115,7 @@ export function emptyView(): RunView {
     phases: {},
     trail: [],
     transcript: [],
+    toolCalls: {},
     figures: {},
     queue: null,
     serverQueue: null,
@@ -126,7 +134,7 @@ export function emptyView(): RunView {
 
 function append(view: RunView, node: string, text: string): void {
   const last = view.transcript.at(-1);
-  if (last && last.node === node && !last.decision) last.text += text;
+  if (last && last.node === node && !last.decision && !last.toolCall) last.text += text;
   else view.transcript.push({ node, text });
 }
 
@@ -166,6 +174,7 @@ function liveFigures(view: RunView, node: string): PhaseFigures | null {
 export function applyEvent(view: RunView, event: RunEvent, id: number, now = Date.now()): void {
   view.lastEventId = Math.max(view.lastEventId, id);
   applyRuntimeEvent(view, event);
+  applyToolEvent(view, event);
   switch (event.type) {
     case 'run_start':
       Object.assign(view, {
@@ -182,7 +191,10 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       view.status = 'running';
       view.queue = null;
       if (event.node) {
-        view.transcript = view.transcript.filter((entry) => entry.node !== event.node);
+        // Its recorded model turns and tool calls are replayed, not sent again: only what streamed after its last
+        // call is replaced.
+        const lastCall = view.transcript.findLastIndex((entry) => entry.node === event.node && entry.toolCall);
+        view.transcript = view.transcript.filter((entry, i) => entry.node !== event.node || i <= lastCall);
         view.phases[event.node] = 'idle';
       }
       view.warnings.push(
@@ -243,9 +255,10 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       view.routes.push({ from: event.from, to: event.to });
       view.flash = event.to;
       break;
-    case 'gate_waiting': {
-      const { type: _type, ...gate } = event;
-      view.phases[event.node] = 'gate_waiting';
+    case 'gate_waiting':
+    case 'tool_waiting': {
+      const { type, ...gate } = event;
+      view.phases[event.node] = type;
       view.status = 'waiting_approval';
       view.pendingGate = gate;
       // Reached just now (again, after a respond): nobody has approved this stop yet.
@@ -253,6 +266,14 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       view.resumable = true;
       break;
     }
+    case 'tool_decided':
+      // The phase goes on, whatever was decided: a call not run is told to its model, which answers on.
+      view.phases[event.node] = 'active';
+      view.status = 'running';
+      view.pendingGate = null;
+      view.approvals = null;
+      view.resumable = false;
+      break;
     case 'gate_approved':
     case 'gate_edited':
       // An edited gate is passed: the run goes on with the edited texts.
@@ -301,7 +322,10 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
   }
 }
 
-/** The run ended where it was: the phase working, or the gate waiting (a run cancelled there), ends with it. */
+/**
+ * The run ended where it was: the phase working, or the gate or tool call waiting (a run cancelled there), ends
+ * with it.
+ */
 function stopped(view: RunView, state: 'error' | 'cancelled'): void {
   view.queue = null;
   view.serverQueue = null;
@@ -309,7 +333,7 @@ function stopped(view: RunView, state: 'error' | 'cancelled'): void {
   view.approvals = null;
   view.resumable = false;
   for (const [node, phase] of Object.entries(view.phases))
-    if (phase === 'active' || phase === 'gate_waiting') view.phases[node] = state;
+    if (phase === 'active' || phase === 'gate_waiting' || phase === 'tool_waiting') view.phases[node] = state;
 }
 
 /**
@@ -404,7 +428,9 @@ export class StoredPhases {
  */
 export function recordedTranscript(view: RunView): TranscriptEntry[] {
   const queues = new Map<string, GateDecisionRecord[]>();
-  for (const record of view.decisions) queues.set(record.gate, [...(queues.get(record.gate) ?? []), record]);
+  // A decision on a tool call shows with the call, not between the phases.
+  for (const record of view.decisions.filter((r) => !r.tool_call_id))
+    queues.set(record.gate, [...(queues.get(record.gate) ?? []), record]);
   return view.transcript.flatMap((entry) => {
     if (!entry.decision) return [entry];
     const records = recordsOf(entry.decision, queues.get(entry.decision.gate) ?? []);

@@ -16,6 +16,31 @@ describe('the local runtime in the run view', () => {
     expect(view.transcript).toEqual([{ node: 'dispatch', text: 'The answer.', thinking: 'let me think' }]);
   });
 
+  it('keeps reasoning after a tool call with the answer after the call, not with the call', () => {
+    const view = emptyView();
+    applyEvent(view, { type: 'node_enter', node: 'intake' }, 1);
+    applyEvent(
+      view,
+      {
+        type: 'tool_call',
+        node: 'intake',
+        call_id: 'c0',
+        tool: 'project.read_file',
+        server: 'project',
+        arguments: { path: 'README.md' },
+        arguments_sha256: 'x',
+        policy: 'allow',
+      },
+      2,
+    );
+    applyEvent(view, { type: 'thinking', node: 'intake', text: 'It is a demo.' }, 3);
+    applyEvent(view, { type: 'token', node: 'intake', text: 'A demo.' }, 4);
+    expect(view.transcript.map(({ toolCall, text, thinking }) => toolCall?.call_id ?? { text, thinking })).toEqual([
+      'c0',
+      { text: 'A demo.', thinking: 'It is a demo.' },
+    ]);
+  });
+
   it('shows node warnings and reasoning, live and from the node rows of a run whose events were pruned', () => {
     const view = emptyView();
     applyEvent(view, { type: 'node_warning', node: 'execute', code: 'answer_cut', message: 'stopped' }, 1);

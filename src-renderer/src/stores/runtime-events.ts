@@ -11,7 +11,7 @@ export interface ModelLoading {
 
 /** The parts of the run view this module keeps. */
 interface RuntimeView {
-  transcript: { node: string; text: string; thinking?: string }[];
+  transcript: { node: string; text: string; thinking?: string; toolCall?: unknown }[];
   warnings: string[];
   loading: ModelLoading | null;
 }
@@ -27,10 +27,13 @@ export function warningText(node: string, warning: NodeWarning): string {
   return `${what} for ${node}: ${warning.message}.`;
 }
 
-/** Appends a piece of reasoning to the node's transcript entry (the one its answer streams into). */
+/**
+ * Appends a piece of reasoning to the node's transcript entry (the one its answer streams into); reasoning after a
+ * tool call starts the entry of the answer that follows the call.
+ */
 function appendThinking(view: RuntimeView, node: string, text: string): void {
   const last = view.transcript.at(-1);
-  if (last && last.node === node) last.thinking = (last.thinking ?? '') + text;
+  if (last && last.node === node && !last.toolCall) last.thinking = (last.thinking ?? '') + text;
   else view.transcript.push({ node, text: '', thinking: text });
 }
 
