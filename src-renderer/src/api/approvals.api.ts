@@ -1,8 +1,50 @@
-import { ApprovalItemSchema } from '@contracts/runs';
+import { ApprovalItemSchema, RunAcceptedSchema, type ToolApproveBody, type ToolRespondBody } from '@contracts/runs';
 import { z } from 'zod';
 import { api } from './http';
 
+/**
+ * What a person decides on a tool call a run waits at: run it (with the arguments edited, when `arguments` is given),
+ * answer in the tool's place, or refuse it. The reason is optional; a rejection's reason goes back to the model.
+ */
+export type ToolDecisionChoice =
+  | { kind: 'approve'; arguments?: Record<string, unknown>; reason?: string }
+  | { kind: 'respond'; response: string; reason?: string }
+  | { kind: 'reject'; reason?: string };
+
+const toolCallPath = (threadId: string, callId: string, action: 'approve' | 'reject' | 'respond') =>
+  `/threads/${threadId}/tool-calls/${encodeURIComponent(callId)}/${action}`;
+
+const decided = (path: string, body: ToolApproveBody | { reason?: string } | ToolRespondBody) =>
+  api(path, { method: 'POST', body, schema: RunAcceptedSchema });
+
 export const approvalsApi = {
-  /** The gates waiting for the caller to decide, across every project they may decide in, oldest first. */
+  /** The gates and tool calls waiting for the caller to decide, in every project they may decide in, oldest first. */
   list: () => api('/approvals', { schema: z.array(ApprovalItemSchema) }),
+  /** Runs the call, with `arguments` instead of the model's when given (400 when they do not fit the tool's schema). */
+  approveToolCall: (threadId: string, callId: string, body: ToolApproveBody) =>
+    decided(toolCallPath(threadId, callId, 'approve'), body),
+  /** The call is not run; the reason goes back to the model as the tool's answer. */
+  rejectToolCall: (threadId: string, callId: string, body: { reason?: string }) =>
+    decided(toolCallPath(threadId, callId, 'reject'), body),
+  /** The call is not run; the model reads `response` as the tool's answer. */
+  respondToToolCall: (threadId: string, callId: string, body: ToolRespondBody) =>
+    decided(toolCallPath(threadId, callId, 'respond'), body),
+  /**
+   * One person's decision on a tool call. The answer says where to follow the run from, or, when the call needs
+   * more approvals than this one, the approvals so far.
+   */
+  decideToolCall: (threadId: string, callId: string, choice: ToolDecisionChoice) => {
+    const reason = choice.reason?.trim() ? { reason: choice.reason.trim() } : {};
+    switch (choice.kind) {
+      case 'approve':
+        return approvalsApi.approveToolCall(threadId, callId, {
+          ...reason,
+          ...(choice.arguments ? { arguments: choice.arguments } : {}),
+        });
+      case 'respond':
+        return approvalsApi.respondToToolCall(threadId, callId, { ...reason, response: choice.response });
+      case 'reject':
+        return approvalsApi.rejectToolCall(threadId, callId, reason);
+    }
+  },
 };

@@ -27,7 +27,27 @@ describe('the approvals inbox', () => {
     expect(waitingFor(items, null)).toHaveLength(3);
   });
 
-  it('tells items apart by run and gate', () => {
+  it('tells items apart by run and gate, and the calls of one phase by their call', () => {
     expect(itemKey(item('gate', []))).toBe('11111111-1111-4111-8111-111111111111:gate');
+    const call = (place: number): ApprovalItem => ({
+      ...item('intake', []),
+      tool_call: {
+        call_id: `11111111-1111-4111-8111-111111111111:intake:1:0:${place}`,
+        tool: 'project.write_file',
+        server: 'project',
+        description: '',
+        arguments: {},
+        canonical_arguments: '{}',
+        arguments_sha256: 'x',
+        input_schema: {},
+        annotations: { read_only: false, idempotent: true, destructive: true },
+        interrupted: false,
+        attempts: 0,
+      },
+    });
+    expect(itemKey(call(0))).not.toBe(itemKey(call(1)));
+    expect(itemKey(call(1))).toBe(
+      '11111111-1111-4111-8111-111111111111:intake:11111111-1111-4111-8111-111111111111:intake:1:0:1',
+    );
   });
 });

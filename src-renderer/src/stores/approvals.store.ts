@@ -1,15 +1,19 @@
 import { errorMessage } from '@contracts/errors';
-import type { ApprovalItem } from '@contracts/runs';
+import type { ApprovalItem, RunAccepted } from '@contracts/runs';
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
-import { approvalsApi } from '../api/approvals.api';
+import { approvalsApi, type ToolDecisionChoice } from '../api/approvals.api';
 import { threadsApi, type DecisionChoice } from '../api/threads.api';
-import { approvedBy, outcomeText } from './gate-decision';
+import { approvedBy, outcomeText, toolOutcomeText } from './gate-decision';
 import { useRunsStore } from './runs.store';
 import { useSessionStore } from './session.store';
 
-/** One waiting gate of the inbox: a run stops at one gate at a time, but a gate may be reached again. */
-export const itemKey = (item: Pick<ApprovalItem, 'run_id' | 'gate'>) => `${item.run_id}:${item.gate}`;
+/**
+ * One waiting item of the inbox: a run stops at one gate or tool call at a time, but a gate may be reached again, and
+ * a phase's calls are asked about one after the other.
+ */
+export const itemKey = (item: Pick<ApprovalItem, 'run_id' | 'gate' | 'tool_call'>) =>
+  `${item.run_id}:${item.gate}${item.tool_call ? `:${item.tool_call.call_id}` : ''}`;
 
 /** The gates still waiting for this person: those they have not approved already. */
 export function waitingFor(items: readonly ApprovalItem[], userId: string | null | undefined): ApprovalItem[] {
@@ -65,12 +69,37 @@ export const useApprovalsStore = defineStore('approvals', () => {
     timer = setInterval(() => void refresh(), everyMs);
   }
 
-  async function decide(item: ApprovalItem, decision: DecisionChoice): Promise<void> {
+  /** A decision at a waiting gate. */
+  function decide(item: ApprovalItem, decision: DecisionChoice): Promise<void> {
+    return send(
+      item,
+      () => threadsApi.decideGate(item.thread_id, item.gate, decision),
+      (accepted) => outcomeText(decision, accepted),
+    );
+  }
+
+  /** A decision on a waiting tool call. */
+  function decideToolCall(item: ApprovalItem, choice: ToolDecisionChoice): Promise<void> {
+    const call = item.tool_call;
+    if (!call) return Promise.resolve();
+    return send(
+      item,
+      () => approvalsApi.decideToolCall(item.thread_id, call.call_id, choice),
+      (accepted) => toolOutcomeText(choice, accepted),
+    );
+  }
+
+  /** Sends one decision on an item; what became of it is kept with the item and said at the top of the inbox. */
+  async function send(
+    item: ApprovalItem,
+    decision: () => Promise<RunAccepted>,
+    outcome: (accepted: RunAccepted) => string,
+  ): Promise<void> {
     const key = itemKey(item);
     busy.value = key;
     try {
-      const accepted = await threadsApi.decideGate(item.thread_id, item.gate, decision);
-      const text = outcomeText(decision, accepted);
+      const accepted = await decision();
+      const text = outcome(accepted);
       results.value[key] = { ok: true, text };
       notice.value = {
         ok: true,
@@ -102,5 +131,5 @@ export const useApprovalsStore = defineStore('approvals', () => {
   runs.onDecision(() => void refresh());
   runs.onGateWaiting(() => void refresh());
 
-  return { items, loaded, error, open, busy, results, notice, count, refresh, poll, decide, show };
+  return { items, loaded, error, open, busy, results, notice, count, refresh, poll, decide, decideToolCall, show };
 });

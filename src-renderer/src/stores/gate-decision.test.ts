@@ -13,6 +13,7 @@ import {
   outcomeText,
   sameStop,
   stillNeeded,
+  toolOutcomeText,
   waitingText,
 } from './gate-decision';
 
@@ -128,6 +129,47 @@ describe('a decision in words', () => {
     );
     expect(outcomeText({ kind: 'respond', response: 'more' }, accepted())).toMatch(/^Sent back/);
     expect(outcomeText({ kind: 'reject' }, accepted({ status: 'rejected' }))).toBe('Rejected: the run ends.');
+    // On a tool call the run goes on whatever was decided.
+    expect(toolOutcomeText({ kind: 'approve' }, accepted({ status: 'waiting_approval', approvals: oneOfTwo }))).toBe(
+      'Your approval is recorded: 1 of 2 approvals. The call waits for 1 more.',
+    );
+    expect(toolOutcomeText({ kind: 'approve', arguments: { path: 'a' } }, accepted())).toBe(
+      'Approved with your arguments: the call runs with them, and the run goes on.',
+    );
+    expect(toolOutcomeText({ kind: 'reject', reason: 'no' }, accepted())).toBe(
+      'Rejected: the call is not run; the model is told, and the run goes on.',
+    );
+    expect(toolOutcomeText({ kind: 'respond', response: '42' }, accepted())).toMatch(/^Answered: the model reads/);
+  });
+
+  it("says what was decided on a tool call, and the arguments an edit ran it with, from the call's record", () => {
+    const record = {
+      id: '1',
+      run_id: RUN,
+      thread_id: THREAD,
+      gate: 'intake',
+      decided_by: { id: 'u-ada', name: 'Ada' },
+      role: 'member' as const,
+      reason: null,
+      edits: null,
+      response: null,
+      outcome: null,
+      route_to: null,
+      tool_call_id: `${RUN}:intake:1:0:0`,
+      arguments: '{"content":"edited","path":"notes.md"}',
+      arguments_sha256: 'abc',
+      decided_at: '2026-01-01T12:30:00Z',
+    };
+    const edited = noteFromRecord({ ...record, decision: 'edit' });
+    expect(edited).toMatchObject({ call_id: `${RUN}:intake:1:0:0`, arguments: record.arguments });
+    expect(decisionSummary(edited)).toBe('Approved with edited arguments by Ada');
+    expect(decisionSummary(noteFromRecord({ ...record, decision: 'respond', response: '42' }))).toBe(
+      "Answered in the tool's place by Ada",
+    );
+    // A decision at a gate carries no call.
+    expect(noteFromRecord({ ...record, decision: 'approve', tool_call_id: null, arguments: null })).not.toHaveProperty(
+      'call_id',
+    );
   });
 
   it('tells the stop on screen from another: the gate reached again after a respond is another', () => {
@@ -143,5 +185,31 @@ describe('a decision in words', () => {
     expect(sameStop(stop, { ...stop, context: { analysis: 'second' } })).toBe(false);
     expect(sameStop(stop, { ...stop, node: 'gate2' })).toBe(false);
     expect(sameStop(stop, null)).toBe(false);
+  });
+
+  it('tells one tool call of a phase from the next, even asked at the same moment with the same arguments', () => {
+    const call = (place: number) => ({
+      call_id: `${RUN}:intake:1:0:${place}`,
+      tool: 'project.write_file',
+      server: 'project',
+      description: '',
+      arguments: {},
+      canonical_arguments: '{}',
+      arguments_sha256: 'x',
+      input_schema: {},
+      annotations: { read_only: false, idempotent: true, destructive: true },
+      interrupted: false,
+      attempts: 0,
+    });
+    const first: PendingGate = {
+      node: 'intake',
+      question: 'Run project.write_file?',
+      required_context: [],
+      context: { 'project.write_file': '{}' },
+      tool_call: call(0),
+    };
+    expect(sameStop(first, { ...first })).toBe(true);
+    expect(sameStop(first, { ...first, tool_call: call(1) })).toBe(false);
+    expect(sameStop(first, { ...first, tool_call: undefined })).toBe(false);
   });
 });

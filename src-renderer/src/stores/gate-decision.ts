@@ -2,6 +2,7 @@ import type { RunEventOf } from '@contracts/events';
 import type { GateExpiry } from '@contracts/gate-policy';
 import type { GateApprovals, GateDecision, GateDecisionRecord, PendingGate, RunAccepted } from '@contracts/runs';
 import type { Role } from '@contracts/tenancy';
+import type { ToolDecisionChoice } from '../api/approvals.api';
 import type { DecisionChoice } from '../api/threads.api';
 
 /**
@@ -46,9 +47,11 @@ export function noteFromEvent(event: DecisionEvent): DecisionNote {
   }
 }
 
-/** A stored decision record as a note. */
+/** A stored decision record as a note; one on a tool call keeps the call and the arguments it ran with. */
 export function noteFromRecord(record: GateDecisionRecord): DecisionNote {
   return {
+    ...(record.tool_call_id ? { call_id: record.tool_call_id } : {}),
+    ...(record.tool_call_id && record.arguments ? { arguments: record.arguments } : {}),
     kind: record.decision,
     gate: record.gate,
     deciders: record.decision === 'expire' ? [] : [record.decided_by.name],
@@ -72,8 +75,9 @@ export function decisionSummary(note: DecisionNote): string {
     case 'approve':
       return `Approved${by}`;
     case 'edit':
-      return `Approved with edits${by}`;
+      return note.call_id ? `Approved with edited arguments${by}` : `Approved with edits${by}`;
     case 'respond':
+      if (note.call_id) return `Answered in the tool's place${by}`;
       return `Sent back${note.to ? ` to ${note.to}` : ''}${by}`;
     case 'reject':
       return `Rejected${by}`;
@@ -186,12 +190,33 @@ export function outcomeText(decision: DecisionChoice, accepted: RunAccepted): st
   }
 }
 
-/** Whether a stored gate is the stop on screen: the same gate, reached at the same moment, showing the same texts. */
+/** What became of a decision someone just took on a tool call, said to them (and to screen readers). */
+export function toolOutcomeText(choice: ToolDecisionChoice, accepted: RunAccepted): string {
+  const more = stillNeeded(accepted.approvals ?? null);
+  if (accepted.status === 'waiting_approval' && accepted.approvals && more !== null)
+    return `Your approval is recorded: ${approvalsText(accepted.approvals)}. The call waits for ${more} more.`;
+  switch (choice.kind) {
+    case 'approve':
+      return choice.arguments
+        ? 'Approved with your arguments: the call runs with them, and the run goes on.'
+        : 'Approved: the call runs, and the run goes on.';
+    case 'respond':
+      return "Answered: the model reads your answer in the tool's place, and the run goes on.";
+    case 'reject':
+      return 'Rejected: the call is not run; the model is told, and the run goes on.';
+  }
+}
+
+/**
+ * Whether a stored gate is the stop on screen: the same gate (or tool call), reached at the same moment, showing the
+ * same texts.
+ */
 export function sameStop(shown: PendingGate | null, stored: PendingGate | null): boolean {
   return Boolean(
     shown &&
     stored &&
     shown.node === stored.node &&
+    shown.tool_call?.call_id === stored.tool_call?.call_id &&
     (shown.waiting_since === undefined ||
       stored.waiting_since === undefined ||
       Date.parse(shown.waiting_since) === Date.parse(stored.waiting_since)) &&

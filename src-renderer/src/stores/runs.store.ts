@@ -1,5 +1,6 @@
 import { defineStore } from 'pinia';
 import { computed, ref, watch } from 'vue';
+import { approvalsApi, type ToolDecisionChoice } from '../api/approvals.api';
 import { runsApi } from '../api/runs.api';
 import type { EventHandler } from '../api/sse-client';
 import { threadsApi, type DecisionChoice } from '../api/threads.api';
@@ -204,13 +205,25 @@ export const useRunsStore = defineStore('runs', () => {
 
   /** Approve, edit, respond or reject at the gate on screen. */
   async function decide(decision: DecisionChoice): Promise<void> {
-    const { threadId, runId, pendingGate } = view.value;
-    if (!threadId || !runId || !pendingGate || deciding.value) return;
+    const gate = view.value.pendingGate;
+    if (gate && !gate.tool_call) await send((threadId) => threadsApi.decideGate(threadId, gate.node, decision));
+  }
+
+  /** Approve (with edited arguments or not), respond to or reject the tool call the run on screen waits at. */
+  async function decideToolCall(choice: ToolDecisionChoice): Promise<void> {
+    const call = view.value.pendingGate?.tool_call;
+    if (call) await send((threadId) => approvalsApi.decideToolCall(threadId, call.call_id, choice));
+  }
+
+  /** Sends a decision on the stop on screen; a refusal is shown on the card, with what is stored. */
+  async function send(decision: (threadId: string) => Promise<RunAccepted>): Promise<void> {
+    const { threadId, runId } = view.value;
+    if (!threadId || !runId || deciding.value) return;
     deciding.value = true;
     decisionError.value = null;
     let accepted: RunAccepted;
     try {
-      accepted = await threadsApi.decideGate(threadId, pendingGate.node, decision);
+      accepted = await decision(threadId);
     } catch (e) {
       decisionError.value = `The decision was not taken: ${errorMessage(e)}`;
       // Decided elsewhere in the meantime, or its checkpoint is gone: show what is stored.
@@ -390,6 +403,7 @@ export const useRunsStore = defineStore('runs', () => {
     cancel,
     rerun,
     decide,
+    decideToolCall,
     deciding,
     decisionError,
     adopt,
