@@ -23,6 +23,20 @@ export async function script(tokens: string[], delayMs = 0): Promise<void> {
   await fetch(`${env('E2E_MODEL_URL')}/__script`, { method: 'POST', body: JSON.stringify({ tokens, delayMs }) });
 }
 
+/** A tool call as the fake runtime's model makes it: the name it was offered (`<server>__<tool>`), its arguments. */
+export interface ScriptedToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * Tells the fake model runtime how its next calls that offer tools answer, turn by turn: each turn's tool calls, in
+ * one message as Ollama sends them. Once they are used up, such calls get the scripted tokens.
+ */
+export async function scriptToolTurns(turns: ScriptedToolCall[][]): Promise<void> {
+  await fetch(`${env('E2E_MODEL_URL')}/__script`, { method: 'POST', body: JSON.stringify({ toolTurns: turns }) });
+}
+
 /** The prompts the fake model runtime's Ollama calls were given, in order, after the first `since`. */
 export async function prompts(since = 0): Promise<{ model: string; used: string }[]> {
   const res = await fetch(`${env('E2E_MODEL_URL')}/__prompts?since=${since}`);
