@@ -73,7 +73,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The package's folder and version, found upward: this file runs from src-server/, or bundled from out/main, out/server. */
+/** The package's folder and version, found upward: this file runs from src-server/, or bundled from out/server. */
 function ownPackage(): { root: string; version: string } | null {
   for (let dir = import.meta.dirname; ; dir = path.dirname(dir)) {
     try {
