@@ -108,7 +108,7 @@ export async function writeFixtureCatalog(extra: Manifest[] = []): Promise<strin
   await fs.mkdir(path.join(dir, 'manifests', 'agents'), { recursive: true });
   await fs.mkdir(path.join(dir, 'manifests', 'commands'), { recursive: true });
   await fs.mkdir(path.join(dir, 'graphs'), { recursive: true });
-  for (const manifest of [reviewAgent, summaryCommand, toolAgent, ...extra]) {
+  for (const manifest of [reviewAgent, summaryCommand, ...extra]) {
     await fs.writeFile(
       path.join(dir, 'manifests', `${manifest.kind}s`, `${manifest.name}.json`),
       JSON.stringify(manifest),

@@ -3,9 +3,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GateDecisionRecord, RunDetail } from '../../src-server/contracts/runs';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
+import { toolAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import type { ServerProcess } from '../helpers/process';
 import { requestServer, type TestRequestInit } from '../helpers/request';
@@ -24,9 +25,22 @@ const API_TOKEN = 'tool-runs-test-admin-token-0123456789';
 const LEASE = { RUN_LEASE_S: '2' };
 const ENV = { AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN, ...LEASE };
 
-const ctx = useIntegrationServer({ server: ENV });
+const ctx = useIntegrationServer({ server: false });
+let server: TestServer;
 let project: string;
 const spawned: ServerProcess[] = [];
+/** The fixture catalog with the agent that acts (toolAgent), for this file's servers. */
+let toolCatalog: string;
+const serverEnv = () => ({ ...ENV, GENERATED_DIR: toolCatalog });
+
+beforeAll(async () => {
+  toolCatalog = await writeFixtureCatalog([toolAgent]);
+  server = await ctx.start(serverEnv());
+});
+afterAll(async () => {
+  await server?.close();
+  fs.rmSync(toolCatalog, { recursive: true, force: true });
+});
 
 beforeEach(() => {
   project = fs.mkdtempSync(path.join(os.tmpdir(), 'tool-runs-'));
@@ -41,16 +55,16 @@ type Server = Pick<TestServer, 'request'>;
 type Call = { name: string; arguments: Record<string, unknown> };
 const call = (name: string, args: Record<string, unknown>): Call => ({ name, arguments: args });
 
-const start = (server: Server, message = 'review the change') =>
-  server.request('/graphs/tool-review/run', { method: 'POST', json: { message, project_path: project } });
+const start = (on: Server, message = 'review the change') =>
+  on.request('/graphs/tool-review/run', { method: 'POST', json: { message, project_path: project } });
 
 async function followToEnd(server: Server, runId: string, after: number): Promise<ReceivedEvent[]> {
   return readEvents(await server.request(`/runs/${runId}/stream`, { headers: { 'last-event-id': String(after) } }));
 }
 
 /** Runs the agent until it stops (a tool call, the gate, its end): its events, its run id, its thread. */
-async function runUntilStop(server: Server = ctx.server) {
-  const events = await readEvents(await start(server));
+async function runUntilStop(on: Server = server) {
+  const events = await readEvents(await start(on));
   const first = events[0]!.data as { run_id: string; thread_id: string };
   return { events, runId: first.run_id, threadId: first.thread_id };
 }
@@ -61,7 +75,7 @@ const holds = (check: () => Promise<boolean>, timeoutMs?: number) =>
 
 /** A tool call's row in the record, read through the server's own pool. */
 async function recorded(callId: string) {
-  const { rows } = await ctx.server.pool.query<{ attempts: number; result: string | null }>(
+  const { rows } = await server.pool.query<{ attempts: number; result: string | null }>(
     'SELECT attempts, result FROM svc_tool_calls WHERE id = $1',
     [callId],
   );
@@ -73,7 +87,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const lines = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 
 async function detail(runId: string): Promise<RunDetail> {
-  return (await (await ctx.server.request(`/runs/${runId}`)).json()) as RunDetail;
+  return (await (await server.request(`/runs/${runId}`)).json()) as RunDetail;
 }
 
 function decide(
@@ -83,7 +97,7 @@ function decide(
   body: Record<string, unknown> = {},
   token?: string,
 ) {
-  return ctx.server.request(`/threads/${threadId}/tool-calls/${callId}/${action}`, {
+  return server.request(`/threads/${threadId}/tool-calls/${callId}/${action}`, {
     method: 'POST',
     json: body,
     ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
@@ -111,8 +125,8 @@ describe('a tool call over MCP', () => {
     expect(pending.arguments_sha256).toBe(sha256(pending.canonical_arguments));
 
     // A member is below the policy's owner: 403, and nothing changes.
-    const memberId = await addUser(ctx.server.pool, 'Mo Member');
-    await grantRole(ctx.server.pool, memberId, 'project', DEFAULT_PROJECT_ID, 'member');
+    const memberId = await addUser(server.pool, 'Mo Member');
+    await grantRole(server.pool, memberId, 'project', DEFAULT_PROJECT_ID, 'member');
     const member = await signSession(memberId, SECRET, '1h', 'Mo Member');
     expect((await decide(threadId, pending.call_id, 'approve', {}, member)).status).toBe(403);
     // Arguments that do not fit the tool's input schema: 400, nothing decided.
@@ -130,14 +144,12 @@ describe('a tool call over MCP', () => {
       reason: 'say it plainly',
     });
     expect(accepted.status).toBe(202);
-    const rest = await followToEnd(ctx.server, runId, lastOf(events, 'tool_waiting')!.id);
+    const rest = await followToEnd(server, runId, lastOf(events, 'tool_waiting')!.id);
     expect(rest.map((e) => e.data.type)).toContain('gate_waiting');
     expect(lines(file)).toEqual(['edited by a person']);
     expect(lastOf(rest, 'tool_decided')!.data).toMatchObject({ decision: 'edit', deciders: ['api-token'] });
 
-    const decisions = (await (
-      await ctx.server.request(`/threads/${threadId}/decisions`)
-    ).json()) as GateDecisionRecord[];
+    const decisions = (await (await server.request(`/threads/${threadId}/decisions`)).json()) as GateDecisionRecord[];
     const record = decisions.find((d) => d.tool_call_id === pending.call_id)!;
     expect(record).toMatchObject({ decision: 'edit', gate: 'intake', reason: 'say it plainly' });
     expect(JSON.parse(record.arguments!)).toEqual(edited);
@@ -204,9 +216,9 @@ describe('a fork of a run that called a tool', () => {
     const pending = await waitingCall(runId);
     await decide(threadId, pending.call_id, 'approve');
     await holds(async () => (await detail(runId)).pending_gate?.node === 'gate');
-    await ctx.server.request(`/threads/${threadId}/gates/gate/reject`, { method: 'POST', json: {} });
+    await server.request(`/threads/${threadId}/gates/gate/reject`, { method: 'POST', json: {} });
     await holds(async () => (await detail(runId)).status === 'rejected');
-    const history = (await (await ctx.server.request(`/threads/${threadId}/checkpoints`)).json()) as {
+    const history = (await (await server.request(`/threads/${threadId}/checkpoints`)).json()) as {
       checkpoint_id: string;
       node: string | null;
       next: string[];
@@ -216,7 +228,7 @@ describe('a fork of a run that called a tool', () => {
 
     // From after the call: intake is not run again, its tool's result stands; nothing is appended.
     const after = await readEvents(
-      await ctx.server.request(`/threads/${threadId}/checkpoints/${afterIntake.checkpoint_id}/run`, {
+      await server.request(`/threads/${threadId}/checkpoints/${afterIntake.checkpoint_id}/run`, {
         method: 'POST',
         json: {},
       }),
@@ -224,14 +236,14 @@ describe('a fork of a run that called a tool', () => {
     expect(after.map((e) => e.data.type)).not.toContain('tool_call');
     expect(after.at(-1)!.data.type).toBe('gate_waiting');
     const forkRun = (after[0]!.data as { run_id: string }).run_id;
-    await ctx.server.request(`/threads/${threadId}/gates/gate/reject`, { method: 'POST', json: {} });
+    await server.request(`/threads/${threadId}/gates/gate/reject`, { method: 'POST', json: {} });
     await holds(async () => (await detail(forkRun)).status === 'rejected');
     expect(lines(file)).toEqual(['original']);
 
     // From before it: the call is the fork's own, and asks again.
     ctx.model.toolTurns = [[call('mock__append', { file, line: 'original' })]];
     const before = await readEvents(
-      await ctx.server.request(`/threads/${threadId}/checkpoints/${beforeIntake.checkpoint_id}/run`, {
+      await server.request(`/threads/${threadId}/checkpoints/${beforeIntake.checkpoint_id}/run`, {
         method: 'POST',
         json: {},
       }),
@@ -293,7 +305,7 @@ describe('the project tools in a run', () => {
 describe('exactly once, through a crash', () => {
   /** A server process of its own, with the admin's token on its requests. */
   const spawn = async () => {
-    const child = await ctx.spawn(ENV);
+    const child = await ctx.spawn(serverEnv());
     spawned.push(child);
     return Object.assign(child, {
       request: (to: string, init?: TestRequestInit) => requestServer(child.url, to, init, API_TOKEN),
