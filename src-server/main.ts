@@ -26,6 +26,7 @@ import { nodeConfigsRepository } from './db/node-configs.repository';
 import { createApp } from './http/app';
 import { buildProjectContext, checkProjectPath, withProjectFolder } from './context/project-context';
 import { toolCallsRepository } from './db/tool-calls.repository';
+import { toolGrantsRepository } from './db/tool-grants.repository';
 import { McpServers } from './tools/mcp-servers';
 import { createToolbox } from './tools/toolbox';
 import { LocalQueue } from './models/local-queue';
@@ -312,6 +313,7 @@ export async function startServer({
         threads,
         runs,
         gates,
+        grants: toolGrantsRepository(pool),
         engine,
       }),
       phaseConfig,

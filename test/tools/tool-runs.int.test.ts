@@ -184,6 +184,48 @@ describe('a tool call over MCP', () => {
     expect(((await late.json()) as { error: { message: string } }).error.message).toMatch(/rejected by api-token/);
   });
 
+  it('a grant lets the next calls of the same tool on the thread through, until it is revoked', async () => {
+    const file = path.join(project, 'effects.log');
+    ctx.model.toolTurns = [
+      [call('mock__append', { file, line: 'first' })],
+      [call('mock__append', { file, line: 'second' })],
+    ];
+    const { runId, threadId } = await runUntilStop();
+    const first = await waitingCall(runId);
+    expect((await decide(threadId, first.call_id, 'approve', { allow_for_thread: true })).status).toBe(202);
+    await holds(async () => (await detail(runId)).pending_gate?.node === 'gate');
+    expect(lines(file)).toEqual(['first', 'second']);
+    const events = await followToEnd(server, runId, 0);
+    expect(events.filter((e) => e.data.type === 'tool_call').map((e) => (e.data as { policy: string }).policy)).toEqual(
+      ['ask', 'granted'],
+    );
+    const grants = (await (await server.request(`/threads/${threadId}/tool-grants`)).json()) as {
+      id: string;
+      tool: string;
+      revoked_at: string | null;
+    }[];
+    expect(grants).toEqual([
+      expect.objectContaining({ tool: 'mock.append', call_id: first.call_id, revoked_at: null }),
+    ]);
+
+    // Revoked: the tool asks again on the thread.
+    const revoked = await server.request(`/threads/${threadId}/tool-grants/${grants[0]!.id}/revoke`, {
+      method: 'POST',
+    });
+    expect(revoked.status).toBe(200);
+    await server.request(`/threads/${threadId}/gates/gate/reject`, { method: 'POST', json: {} });
+    await holds(async () => (await detail(runId)).status === 'rejected');
+    ctx.model.toolTurns = [[call('mock__append', { file, line: 'third' })]];
+    const again = await readEvents(
+      await server.request('/graphs/tool-review/run', {
+        method: 'POST',
+        json: { message: 'once more', thread_id: threadId },
+      }),
+    );
+    expect(again.at(-1)!.data).toMatchObject({ type: 'tool_waiting', tool_call: { tool: 'mock.append' } });
+    expect(lines(file)).toEqual(['first', 'second']);
+  });
+
   it('gives a stdio server only the environment it declares', async () => {
     ctx.model.toolTurns = [[call('mock__env', { name: 'PATH' })]];
     const { events } = await runUntilStop();

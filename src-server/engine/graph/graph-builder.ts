@@ -284,6 +284,7 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
         ];
         const toolLoop = async (): Promise<ToolLoop> => ({
           runId: options.runId,
+          threadId: options.threadId,
           node: node.id,
           visit,
           toolset: await options.tools.toolbox.forPhase(options.tools.scope, manifest, phase, hooks.signal),

@@ -33,6 +33,7 @@ export interface ToolHooks {
 
 export interface ToolLoop {
   runId: string;
+  threadId: string;
   node: string;
   visit: number;
   toolset: PhaseToolset;
@@ -176,6 +177,11 @@ async function runCall(
   const { hooks, store } = loop;
   const policy = loop.toolset.policy(tool);
   const proposed = canonicalArguments(args);
+  // A person allowed this tool for the rest of the thread: asked once, not again (read when the call is first seen).
+  const granted =
+    override === undefined &&
+    policy.kind === 'ask' &&
+    (await hooks.record("reading the thread's grants", () => store.granted(loop.threadId, tool.name)));
   const { record, created } = await hooks.record('recording a tool call', () =>
     store.propose({
       id: callId,
@@ -184,7 +190,7 @@ async function runCall(
       tool: tool.name,
       arguments: proposed.canonical,
       argumentsSha256: proposed.sha256,
-      policy: override ?? (policy.kind === 'deny' ? 'deny' : policy.kind),
+      policy: override ?? (granted ? 'granted' : policy.kind),
       rerunnable: tool.annotations.read_only || tool.annotations.idempotent,
     }),
   );
