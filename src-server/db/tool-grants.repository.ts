@@ -24,7 +24,7 @@ const toGrant = (row: GrantRow): ToolGrant => ({
   revoked_at: row.revoked_at?.toISOString() ?? null,
 });
 
-/** Tools a person allowed for the rest of a thread (docs/tools.md#deciding-a-call): recorded, revocable, never deleted. */
+/** Tools a person allowed for the rest of a thread (docs/tools.md#deciding-a-call): recorded, revocable, kept. */
 export function toolGrantsRepository(pool: Pool) {
   return {
     /** Records a grant; one already active for the thread's tool stays as it is (and is answered). */
