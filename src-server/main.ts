@@ -26,6 +26,7 @@ import { nodeConfigsRepository } from './db/node-configs.repository';
 import { createApp } from './http/app';
 import { buildProjectContext, checkProjectPath, withProjectFolder } from './context/project-context';
 import { toolCallsRepository } from './db/tool-calls.repository';
+import { toolGrantsRepository } from './db/tool-grants.repository';
 import { McpServers } from './tools/mcp-servers';
 import { createToolbox } from './tools/toolbox';
 import { LocalQueue } from './models/local-queue';
@@ -73,7 +74,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The package's folder and version, found upward: this file runs from src-server/, or bundled from out/main, out/server. */
+/** The package's folder and version, found upward: this file runs from src-server/, or bundled from out/server. */
 function ownPackage(): { root: string; version: string } | null {
   for (let dir = import.meta.dirname; ; dir = path.dirname(dir)) {
     try {
@@ -312,6 +313,7 @@ export async function startServer({
         threads,
         runs,
         gates,
+        grants: toolGrantsRepository(pool),
         engine,
       }),
       phaseConfig,

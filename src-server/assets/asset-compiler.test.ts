@@ -88,8 +88,9 @@ describe('the shipped assets', () => {
     for (const m of manifests) {
       expect(m.instructions.length).toBeGreaterThan(200);
       expect(m.source).toBe(`assets/${m.kind}s/${m.name}.md`);
+      // A phase that publishes writes the approved text: it has no answer of its own to expect.
       for (const p of m.phases.filter((p) => p.kind === 'llm'))
-        expect(p.description && p.expected_output, `${m.name}.${p.id}`).toBeTruthy();
+        expect(p.description && (p.expected_output || p.publish), `${m.name}.${p.id}`).toBeTruthy();
     }
     expect(fs.readdirSync(path.join(out, 'graphs')).sort()).toEqual([
       'default-agent.json',
@@ -346,10 +347,16 @@ phases:
     }
   });
 
-  it('declares no tools for an asset without them, as the shipped assets are', () => {
+  it('declares no tools for an asset without them, as two of the shipped assets are', () => {
     const [demo] = compileAssets(assets({ 'agents/demo.md': asset(ok) })).manifests;
     expect(demo!.tools).toEqual(NO_TOOLS);
-    expect(compileAssets(path.join(root, 'assets')).manifests.map((m) => m.tools)).toEqual(Array(4).fill(NO_TOOLS));
+    const shipped = compileAssets(path.join(root, 'assets')).manifests;
+    expect(
+      shipped
+        .filter((m) => m.tools === NO_TOOLS || m.tools.servers.length + m.tools.policies.length === 0)
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual(['explain-error', 'incident-triage']);
   });
 
   it('writes the tools into the generated manifest the server loads', () => {

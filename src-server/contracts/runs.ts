@@ -469,6 +469,14 @@ export const ToolApproveBodySchema = z
       description:
         "edit: the arguments the call runs with instead of the model's; they must fit the tool's input schema (400)",
     }),
+    allow_for_thread: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          'also allow this tool for the rest of the thread: its later calls run without asking until the grant is ' +
+          'revoked (refused when its policy needs several approvers)',
+      }),
   })
   .default({})
   .meta({ id: 'ToolApproveBody' });
@@ -488,3 +496,18 @@ export const ToolRespondBodySchema = z
   })
   .meta({ id: 'ToolRespondBody' });
 export type ToolRespondBody = z.infer<typeof ToolRespondBodySchema>;
+
+/** A tool allowed for the rest of a thread by a person's approval; revoked grants stay in the record. */
+export const ToolGrantSchema = z
+  .object({
+    id: z.string(),
+    thread_id: z.uuid(),
+    tool: z.string().meta({ description: '`<server>.<tool>`' }),
+    call_id: z.string().meta({ description: 'the call whose approval gave the grant' }),
+    granted_by: z.object({ id: z.string().nullable(), name: z.string() }),
+    granted_at: z.string(),
+    revoked_by: z.string().nullable(),
+    revoked_at: z.string().nullable().meta({ description: 'null while the grant holds' }),
+  })
+  .meta({ id: 'ToolGrant' });
+export type ToolGrant = z.infer<typeof ToolGrantSchema>;

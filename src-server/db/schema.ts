@@ -558,6 +558,19 @@ const statements = [
      created_at timestamptz NOT NULL DEFAULT now()
    )`,
   `CREATE INDEX IF NOT EXISTS svc_tool_calls_by_run ON svc_tool_calls (run_id)`,
+  // "Allow this tool for the rest of this thread": a grant given with an approval, recorded, revocable.
+  `CREATE TABLE IF NOT EXISTS svc_tool_grants (
+     id bigserial PRIMARY KEY,
+     thread_id uuid NOT NULL REFERENCES svc_threads(id) ON DELETE CASCADE,
+     tool text NOT NULL,
+     call_id text NOT NULL,
+     granted_by text,
+     granted_by_name text NOT NULL,
+     granted_at timestamptz NOT NULL DEFAULT now(),
+     revoked_by_name text,
+     revoked_at timestamptz
+   )`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS svc_tool_grants_active ON svc_tool_grants (thread_id, tool) WHERE revoked_at IS NULL`,
   // Every thread belongs to a project: threads from before projects go to the default one, once (the check makes
   // the statement nothing at all once the column is NOT NULL, as every process runs init_db).
   `INSERT INTO svc_orgs (id, name) VALUES ('${DEFAULT_ORG_ID}', 'Default organisation') ON CONFLICT (id) DO NOTHING`,

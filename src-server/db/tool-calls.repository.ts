@@ -100,5 +100,13 @@ export function toolCallsRepository(pool: Pool): ToolCallStore {
         [id, storable(result.text), result.isError],
       );
     },
+
+    async granted(threadId: string, tool: string): Promise<boolean> {
+      const { rowCount } = await pool.query(
+        'SELECT 1 FROM svc_tool_grants WHERE thread_id = $1 AND tool = $2 AND revoked_at IS NULL',
+        [threadId, tool],
+      );
+      return (rowCount ?? 0) > 0;
+    },
   };
 }

@@ -7,6 +7,7 @@ import {
   RespondBodySchema,
   RunAcceptedSchema,
   ToolApproveBodySchema,
+  ToolGrantSchema,
   ToolRespondBodySchema,
 } from '../contracts/runs';
 import type { DecisionRequest } from '../services/approvals.service';
@@ -126,6 +127,7 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
         decision: 'approve',
         reason: body.reason ?? null,
         ...(body.arguments ? { arguments: body.arguments } : {}),
+        ...(body.allow_for_thread ? { allowForThread: true } : {}),
       }),
   });
 
@@ -165,6 +167,32 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
         reason: body.reason ?? null,
         response: body.response,
       }),
+  });
+
+  api.route({
+    method: 'get',
+    path: '/threads/{id}/tool-grants',
+    operationId: 'listToolGrants',
+    tag: 'approvals',
+    summary: 'The tools allowed for the rest of the thread by an approval, and the grants revoked since, oldest first',
+    params: z.object({ id: UuidSchema }),
+    responses: { 200: { description: 'the grants', schema: z.array(ToolGrantSchema) } },
+    handler: ({ params, ctx }) => approvals.toolGrants(ctx.principal, params.id),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/threads/{id}/tool-grants/{grant_id}/revoke',
+    operationId: 'revokeToolGrant',
+    tag: 'approvals',
+    summary: "Revoke a grant: the tool's next calls on the thread ask again",
+    params: z.object({ id: UuidSchema, grant_id: z.string().regex(/^\d{1,18}$/, 'must be a grant id') }),
+    errors: {
+      403: "below member on the thread's project (forbidden)",
+      404: 'no such thread, or no grant of that id holds on it (not_found)',
+    },
+    responses: { 200: { description: 'the revoked grant', schema: ToolGrantSchema } },
+    handler: ({ params, ctx }) => approvals.revokeToolGrant(ctx.principal, params.id, params.grant_id),
   });
 
   api.route({

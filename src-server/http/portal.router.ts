@@ -160,6 +160,17 @@ curl "$BASE/threads/$THREAD_ID/decisions" -H "Authorization: Bearer $TOKEN"</pre
 <p>The first lists the gates waiting for you across your projects, oldest first; the second, who decided what at a
   thread's gates. A gate may need a role, several approvers, or expire: see the <a href="/docs">API docs</a>.</p>
 
+<h2>Decide a tool call</h2>
+<p>An agent acts through tools; a call its policy asks about stops the run with <code>tool_waiting</code>, whose
+  <code>tool_call.call_id</code> names it (it is in the inbox too). Approve it as it is, or with your own arguments:</p>
+<div class="example"><pre data-example="tool-call">curl -X POST "$BASE/threads/$THREAD_ID/tool-calls/$CALL_ID/approve" \\
+  -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
+  -d '{"reason": "shorter", "arguments": {"path": "NOTES.md", "content": "Reviewed."}}'</pre></div>
+<p>The call runs with exactly those arguments (they must fit the tool's input schema), and the record keeps their
+  SHA-256. <code>…/reject</code> with a <code>reason</code> tells the model why instead; <code>…/respond</code> with a
+  <code>response</code> answers in the tool's place; <code>"allow_for_thread": true</code> lets the tool's later calls
+  on the thread through. See <a href="/docs">the API docs</a>.</p>
+
 <h2>Re-attach to a run</h2>
 <div class="example"><pre data-example="attach">curl -N "$BASE/runs/$RUN_ID/stream" -H "Authorization: Bearer $TOKEN" -H "Last-Event-ID: 0"</pre></div>
 <p>A client that disconnects never stops a run; <code>POST /runs/{id}/cancel</code> does.</p>

@@ -19,6 +19,38 @@ export interface CloudProvider {
   create(config: Config, model: string): BaseChatModel;
 }
 
+interface GeminiContent {
+  role: string;
+  parts: object[];
+}
+type GeminiRequestBuilder = (...args: unknown[]) => { contents: GeminiContent[] };
+
+const answersCalls = (content: GeminiContent | undefined) =>
+  content !== undefined && content.parts.length > 0 && content.parts.every((part) => 'functionResponse' in part);
+
+/**
+ * Gemini refuses the answers to one turn's function calls unless one content holds them all ("the number of function
+ * response parts is equal to the number of function call parts"); LangChain's client writes a content per tool
+ * message. Its request is built by a private method, so the client is given one that joins the answers after it.
+ */
+function joinFunctionResponses(chat: ChatGoogleGenerativeAI): ChatGoogleGenerativeAI {
+  const client = chat as unknown as { _buildGenerateContentRequest?: GeminiRequestBuilder };
+  const build = client._buildGenerateContentRequest?.bind(chat);
+  if (!build) throw new Error('@langchain/google-genai no longer builds its requests in _buildGenerateContentRequest');
+  client._buildGenerateContentRequest = (...args) => {
+    const request = build(...args);
+    const contents: GeminiContent[] = [];
+    for (const content of request.contents) {
+      const last = contents.at(-1);
+      if (answersCalls(content) && answersCalls(last))
+        contents[contents.length - 1] = { ...last!, parts: [...last!.parts, ...content.parts] };
+      else contents.push(content);
+    }
+    return { ...request, contents };
+  };
+  return chat;
+}
+
 export const CLOUD_PROVIDERS: Record<CloudId, CloudProvider> = {
   cloud_a: {
     id: 'cloud_a',
@@ -26,13 +58,15 @@ export const CLOUD_PROVIDERS: Record<CloudId, CloudProvider> = {
     keyVariable: 'CLOUD_A_API_KEY',
     models: ['gemini-2.5-flash', 'gemini-2.5-pro'],
     create: (config, model) =>
-      new ChatGoogleGenerativeAI({
-        model,
-        apiKey: config.CLOUD_A_API_KEY,
-        baseUrl: config.CLOUD_A_BASE_URL,
-        streaming: true,
-        maxRetries: 0,
-      }),
+      joinFunctionResponses(
+        new ChatGoogleGenerativeAI({
+          model,
+          apiKey: config.CLOUD_A_API_KEY,
+          baseUrl: config.CLOUD_A_BASE_URL,
+          streaming: true,
+          maxRetries: 0,
+        }),
+      ),
   },
   cloud_b: {
     id: 'cloud_b',

@@ -15,6 +15,11 @@ export class ToolsUnsupportedError extends Error {
   override name = 'ToolsUnsupportedError';
 }
 
+/** A cloud model called a tool with arguments that are not a JSON object: the message names the provider and tool. */
+export class MalformedToolCallError extends Error {
+  override name = 'MalformedToolCallError';
+}
+
 export class ProviderNotConfiguredError extends Error {
   override name = 'ProviderNotConfiguredError';
 }

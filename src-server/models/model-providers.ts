@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { Config } from '../config';
 import { AIMessage, type AIMessageChunk, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ChatMessage, ModelCall, ModelClient, ModelTurn, ToolSpec } from './model-client';
 import { cloudModel } from './cloud-providers';
 import { trimToBudget } from './context-budget';
-import { ContextBudgetError, ToolsUnsupportedError, describeConnectionError } from './errors';
+import { ContextBudgetError, MalformedToolCallError, ToolsUnsupportedError, describeConnectionError } from './errors';
 import type { LocalQueue } from './local-queue';
 import { parseModel } from './model-ref';
 import { ASSUMED_LOAD_S, callEnded, lastLoadS, modelWindow, needsLoad } from './local-runtime';
@@ -35,6 +36,13 @@ function ollamaMessage(message: ChatMessage): OllamaMessage {
 const ollamaTools = (tools: readonly ToolSpec[]): OllamaChatRequest['tools'] =>
   tools.map((tool) => ({ type: 'function', function: tool }));
 
+/**
+ * A call's id as the cloud providers see it. Ours (`<run>:<node>:<visit>:<turn>:<place>`) has colons, which Anthropic
+ * refuses in a tool_use id (`^[a-zA-Z0-9_-]+$`), and can be longer than the 64 characters of an OpenAI call_id. Derived
+ * from ours alone, so that a call and its answer keep the same id in every later turn, in any process.
+ */
+const providerCallId = (id: string) => `call_${createHash('sha256').update(id).digest('hex').slice(0, 24)}`;
+
 /** LangChain's messages for the cloud clients, which write each provider's own format for calls and answers. */
 function langChainMessage(message: ChatMessage): BaseMessage {
   switch (message.role) {
@@ -43,18 +51,58 @@ function langChainMessage(message: ChatMessage): BaseMessage {
     case 'user':
       return new HumanMessage(message.content);
     case 'tool':
-      return new ToolMessage({ content: message.content, tool_call_id: message.tool_call!.id });
-    case 'assistant':
-      return new AIMessage({
+      return new ToolMessage({
         content: message.content,
-        tool_calls: (message.tool_calls ?? []).map((call) => ({
-          id: call.id,
+        tool_call_id: providerCallId(message.tool_call!.id),
+        // Gemini matches an answer to its call by the tool's name.
+        name: message.tool_call!.name,
+      });
+    case 'assistant': {
+      const calls = message.tool_calls ?? [];
+      return new AIMessage({
+        // A turn of calls alone has no text: no content, as in LangChain's own turns (an empty string would become an
+        // empty assistant message of its own in an OpenAI input).
+        content: calls.length > 0 && !message.content ? [] : message.content,
+        tool_calls: calls.map((call) => ({
+          id: providerCallId(call.id),
           name: call.name,
           args: call.arguments,
           type: 'tool_call' as const,
         })),
       });
+    }
   }
+}
+
+/** Arguments shown in an error, at most this long. */
+const SHOWN_ARGUMENTS_CHARS = 200;
+
+/**
+ * The tool calls of a streamed cloud turn, their arguments parsed from the JSON text the provider sent (Gemini's
+ * object arrives as such a text too). Empty arguments are none; anything but a JSON object fails the call, naming the
+ * provider and the tool, rather than running the tool with arguments the model did not write.
+ */
+function cloudToolCalls(whole: AIMessageChunk | undefined, provider: string): ModelTurn['tool_calls'] {
+  return (whole?.tool_call_chunks ?? []).map((chunk) => {
+    const name = chunk.name ?? '';
+    const text = (chunk.args ?? '').trim();
+    let parsed: unknown = {};
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    if (!name) throw new MalformedToolCallError(`${provider} called a tool without naming it`);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      const shown = text.length > SHOWN_ARGUMENTS_CHARS ? `${text.slice(0, SHOWN_ARGUMENTS_CHARS)}…` : text;
+      throw new MalformedToolCallError(
+        `${provider} called the tool "${name}" with arguments that are not a JSON object: ${shown}`,
+      );
+    }
+    return { name, arguments: parsed as Record<string, unknown> };
+  });
 }
 
 /**
@@ -187,13 +235,7 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
       throw describeConnectionError(error, `${provider}`, 'its API address');
     }
     call.onUsage?.({ queue_wait_ms: null, prompt_tokens: promptTokens, output_tokens: outputTokens });
-    return {
-      text,
-      tool_calls: (whole?.tool_calls ?? []).map((c) => ({
-        name: c.name,
-        arguments: c.args as Record<string, unknown>,
-      })),
-    };
+    return { text, tool_calls: cloudToolCalls(whole, provider) };
   }
 
   return {

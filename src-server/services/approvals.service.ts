@@ -9,9 +9,11 @@ import {
   type GateDecisionRecord,
   type PendingGate,
   type RunAccepted,
+  type ToolGrant,
 } from '../contracts/runs';
 import type { GateDecisionsRepository, LastDecision } from '../db/gate-decisions.repository';
 import type { RunsRepository } from '../db/runs.repository';
+import type { ToolGrantsRepository } from '../db/tool-grants.repository';
 import { phaseBeforeGate, type Engine, type PersonDecision } from '../engine';
 import { argumentProblems } from '../contracts/tool-arguments';
 import { canonicalArguments } from '../tools/canonical-arguments';
@@ -29,6 +31,7 @@ export interface ApprovalsServiceDeps {
   threads: ThreadsService;
   runs: RunsRepository;
   gates: GateDecisionsRepository;
+  grants: ToolGrantsRepository;
   engine: Engine;
 }
 
@@ -55,7 +58,7 @@ export type DecisionRequest =
 
 /** A person's decision on a tool call the run waits at (docs/tools.md#deciding-a-call). */
 export type ToolDecisionRequest =
-  | { decision: 'approve'; reason: string | null; arguments?: Record<string, unknown> }
+  | { decision: 'approve'; reason: string | null; arguments?: Record<string, unknown>; allowForThread?: boolean }
   | { decision: 'reject'; reason: string | null }
   | { decision: 'respond'; reason: string | null; response: string };
 
@@ -191,6 +194,12 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
       const policy = policyOf(pending);
       await access.requireProjectRole(principal, thread.project_id, policy.decide_role, `thread ${thread.id}`);
 
+      const grant = request.decision === 'approve' && request.allowForThread === true;
+      if (grant && policy.approvals > 1) {
+        throw badRequest(
+          `${call.tool} needs ${policy.approvals} people to approve each call: one person cannot allow it for the thread`,
+        );
+      }
       let approved = { canonical: call.canonical_arguments, sha256: call.arguments_sha256 };
       let kind: PersonDecision['kind'] = request.decision;
       if (request.decision === 'approve' && request.arguments) {
@@ -244,8 +253,10 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
             `it needs ${policy.approvals} different people to approve it`,
         );
       }
+      if (grant)
+        await deps.grants.grant(thread.id, call.tool, call.call_id, { id: principal.id, name: principal.name });
       log.info(
-        `tool call ${call.tool} ${kind}${result.outcome === 'waiting' ? ` (${result.approvals.given} of ${result.approvals.needed} approvals)` : ''} ` +
+        `tool call ${call.tool} ${kind}${grant ? ' (allowed for the thread)' : ''}${result.outcome === 'waiting' ? ` (${result.approvals.given} of ${result.approvals.needed} approvals)` : ''} ` +
           `call=${callId} thread=${thread.id} run=${run.id} user=${principal.name}`,
       );
       const status = result.outcome === 'waiting' ? 'waiting_approval' : 'running';
@@ -253,6 +264,22 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
         ...runAccepted({ runId: run.id, threadId: thread.id }, status, run.event_seq),
         ...(result.outcome === 'waiting' || policy.approvals > 1 ? { approvals: result.approvals } : {}),
       };
+    },
+
+    /** The tools allowed for the rest of the thread, and the grants revoked since, oldest first. */
+    async toolGrants(principal: Principal, threadId: string): Promise<ToolGrant[]> {
+      const thread = await deps.threads.visible(principal, threadId, 'viewer');
+      return deps.grants.list(thread.id);
+    },
+
+    /** Revokes a grant: the tool's next calls on the thread ask again. A member of the thread's project may. */
+    async revokeToolGrant(principal: Principal, threadId: string, grantId: string): Promise<ToolGrant> {
+      const thread = await deps.threads.visible(principal, threadId, 'viewer');
+      await access.requireProjectRole(principal, thread.project_id, 'member', `thread ${thread.id}`);
+      const revoked = await deps.grants.revoke(thread.id, grantId, principal.name);
+      if (!revoked) throw notFound(`no grant ${grantId} holds on thread ${thread.id}`);
+      log.info(`tool grant ${revoked.tool} revoked thread=${thread.id} user=${principal.name}`);
+      return revoked;
     },
 
     /** Every decision taken at the thread's gates, oldest first. */

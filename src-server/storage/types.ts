@@ -279,4 +279,6 @@ export interface ToolCallStore {
   start(id: string, attempts: number): Promise<boolean>;
   /** Keeps the first result recorded for the call. */
   finish(id: string, result: { text: string; isError: boolean }): Promise<void>;
+  /** Whether a person allowed `tool` for the rest of the thread (a grant not revoked). */
+  granted(threadId: string, tool: string): Promise<boolean>;
 }

@@ -15,7 +15,7 @@ import { McpServerError } from './mcp-server-error';
 import { checkMcpServerUrl, mcpUrlOrigin } from './mcp-server-url';
 import { stdioLaunch } from './mcp-stdio-launch';
 import { toolDefinition, toolResult } from './mcp-tool-mapping';
-import { capToolText } from './tool-result-text';
+import { capToolText } from './tool-result';
 
 export { McpServerError } from './mcp-server-error';
 

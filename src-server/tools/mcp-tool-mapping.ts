@@ -1,6 +1,6 @@
 import type { CallToolResult, ContentBlock, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolDefinition, ToolResult } from '../contracts/tools';
-import { capToolText } from './tool-result-text';
+import { capToolText } from './tool-result';
 
 /**
  * An MCP tool as the model sees it. The hints take MCP's defaults (not read-only, not idempotent, destructive); MCP

@@ -196,7 +196,7 @@ describe('read_file', () => {
     write(dir, 'wide.txt', `${'y'.repeat(199)}\n`.repeat(1000));
     const text = await ok(dir, 'read_file', { path: 'wide.txt', limit: 1000 });
     expect(text.length).toBeLessThanOrEqual(MAX_TOOL_RESULT_CHARS);
-    expect(text).toMatch(/\n… cut: \d+ more characters$/);
+    expect(text).toMatch(/\n\[cut: \d+ of \d+ characters not shown\]$/);
   });
 });
 
@@ -324,7 +324,7 @@ describe('the git tools', () => {
     const text = await ok(dir, 'git_diff', {});
     expect(text.length).toBeLessThanOrEqual(MAX_TOOL_RESULT_CHARS);
     expect(text.startsWith('diff --git a/big.txt b/big.txt')).toBe(true);
-    expect(text).toMatch(/\n… cut: \d+ more characters and \d+ bytes git printed after$/);
+    expect(text).toMatch(/\n\[cut: \d+ of \d+ characters not shown; \d+ bytes git printed after\]$/);
   });
 });
 

@@ -352,12 +352,11 @@ async function searchFiles(context: CallContext, input: Input<'search_files'>): 
 function gitText(output: GitOutput): string {
   const text = output.stdout.toString('utf8');
   if (output.droppedBytes === 0) return text;
-  return capToolText(
-    text,
-    output.stopped
+  return capToolText(text, {
+    unread: output.stopped
       ? `more than ${output.droppedBytes} bytes git printed after (it was stopped)`
       : `${output.droppedBytes} bytes git printed after`,
-  );
+  });
 }
 
 const pathspec = (paths: readonly string[]) => ['--', ...paths.map(projectRelative)];

@@ -8,19 +8,20 @@ export class ToolCallError extends Error {
   override name = 'ToolCallError';
 }
 
-/** Room kept for the note that says what was cut, so that text and note together stay within the limit. */
-const NOTE_ROOM = 200;
-
 /**
- * `text` cut to MAX_TOOL_RESULT_CHARS, the note included, with a last line saying how much was cut. `unread`
- * names what was never read at all (git's output past the point where it was stopped), for the same note.
+ * A tool's answer cut to `max` characters (MAX_TOOL_RESULT_CHARS), the note of what was cut included, so that the
+ * model and the record know the rest exists. `unread` names what was never read at all (git's output past the point
+ * where it was stopped), for the same note. The cut never splits a character that takes two UTF-16 units.
  */
-export function capToolText(text: string, unread?: string): string {
-  if (text.length <= MAX_TOOL_RESULT_CHARS && unread === undefined) return text;
-  let keep = Math.min(text.length, MAX_TOOL_RESULT_CHARS - NOTE_ROOM);
-  // Never half of a surrogate pair.
-  if (keep < text.length && /[\uD800-\uDBFF]/.test(text.charAt(keep - 1))) keep -= 1;
-  const cut = text.length - keep;
-  const parts = [cut > 0 ? `${cut} more characters` : '', unread ?? ''].filter(Boolean);
-  return `${text.slice(0, keep)}\n… cut: ${parts.join(' and ')}`;
+export function capToolText(text: string, options: { max?: number; unread?: string } = {}): string {
+  const { max = MAX_TOOL_RESULT_CHARS, unread } = options;
+  if (text.length <= max && unread === undefined) return text;
+  const note = (kept: number) => {
+    const cut = text.length - kept;
+    const parts = [cut > 0 ? `${cut} of ${text.length} characters not shown` : '', unread ?? ''].filter(Boolean);
+    return `\n[cut: ${parts.join('; ')}]`;
+  };
+  let kept = text.length <= max - note(text.length).length ? text.length : Math.max(0, max - note(0).length);
+  if (kept > 0 && kept < text.length && /[\uD800-\uDBFF]/.test(text[kept - 1]!)) kept -= 1;
+  return text.slice(0, kept) + note(kept);
 }

@@ -1,5 +1,11 @@
 import type { Manifest, Phase } from '../contracts/assets';
-import { PROJECT_TOOLS_SERVER, type McpServer, type ToolDefinition, type ToolResult } from '../contracts/tools';
+import {
+  PROJECT_PATH_PLACEHOLDER,
+  PROJECT_TOOLS_SERVER,
+  type McpServer,
+  type ToolDefinition,
+  type ToolResult,
+} from '../contracts/tools';
 import type { ToolSpec } from '../models/model-client';
 import { sha256Hex } from './canonical-arguments';
 import { callProjectTool, PROJECT_TOOLS } from './project-tools';
@@ -73,7 +79,12 @@ export function createToolbox(deps: ToolboxDeps): Toolbox {
 
       const definitions: ToolDefinition[] = [];
       if (servers.has(PROJECT_TOOLS_SERVER) && scope.projectPath) definitions.push(...PROJECT_TOOLS);
-      for (const server of manifest.tools.servers.filter((s) => servers.has(s.name))) {
+      // A server started in the run's project folder has nothing to work on without one: its tools are not offered.
+      const reachable = (s: McpServer) =>
+        scope.projectPath !== null ||
+        s.transport !== 'stdio' ||
+        !s.args.some((a) => a.includes(PROJECT_PATH_PLACEHOLDER));
+      for (const server of manifest.tools.servers.filter((s) => servers.has(s.name) && reachable(s))) {
         definitions.push(...(await inFolder((folder) => deps.mcp.tools(scope.projectId, server, folder, signal))));
       }
       const policies = new Map(definitions.map((d) => [d.name, resolvePolicy(manifest.tools.policies, d)]));

@@ -1,6 +1,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DEFAULT_LAYOUTS } from '../../src-server/assets/asset-compiler';
 import type { GraphLayout, Manifest, Phase } from '../../src-server/contracts/assets';
 import { DEFAULT_GATE_POLICY, type GatePolicy } from '../../src-server/contracts/gate-policy';
@@ -60,6 +62,41 @@ export const summaryCommand: Manifest = {
   source: 'assets/commands/summary.md',
   tools: NO_TOOLS,
   phases: phasesOf(DEFAULT_LAYOUTS.command),
+};
+
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/**
+ * The review agent whose intake acts: the project's tools and the test MCP server (test/fixtures/mcp-test-server.ts)
+ * over stdio, as `mock`. Reading asks nobody; `mock.append` (an effect) and the project's write_file ask; `mock.env`
+ * answers, to show what reached the server's environment; `mock.big_secret` is denied.
+ */
+export const toolAgent: Manifest = {
+  ...reviewAgent,
+  name: 'tool-review',
+  source: 'assets/agents/tool-review.md',
+  tools: {
+    servers: [
+      {
+        name: 'mock',
+        transport: 'stdio',
+        command: process.execPath,
+        // tsx by its own address: the server starts in the run's project folder, where no node_modules is.
+        args: ['--import', TSX_LOADER, path.join(import.meta.dirname, '..', 'fixtures', 'mcp-test-server-process.ts')],
+        env: [],
+      },
+    ],
+    policies: [
+      { tool: 'mock.echo', policy: 'allow', ask: null },
+      { tool: 'mock.env', policy: 'allow', ask: null },
+      { tool: 'mock.slow', policy: 'allow', ask: null },
+      { tool: 'mock.crash', policy: 'deny', ask: null },
+      { tool: 'mock.append', policy: 'ask', ask: { ...DEFAULT_GATE_POLICY, decide_role: 'owner' } },
+    ],
+  },
+  phases: reviewAgent.phases.map((p) =>
+    p.id === 'intake' ? { ...p, tools: { tools: ['project.*', 'mock.*'], max_tool_calls: 6 } } : p,
+  ),
 };
 
 /**

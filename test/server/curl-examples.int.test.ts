@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_TOKEN_ADMIN } from '../../src-server/auth/principal';
 import { RunEventSchema, type RunEvent } from '../../src-server/contracts/events';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
+import { DEFAULT_GENERATED_DIR } from '../../src-server/assets/catalog';
+import { toolAgent } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import { compiledLaunch, spawnServer, type ServerProcess } from '../helpers/process';
 
@@ -33,17 +35,28 @@ const ctx = useIntegrationServer({ server: false, catalog: false });
 
 let server: ServerProcess;
 let curlHome: string;
+/** The shipped assets, and the fixture agent that acts (for the tool call example). */
+let catalog: string;
 
 beforeAll(async () => {
   // What `npm start` runs first: the assets and the server brought up to date (the studio is not needed here).
   execFileSync(process.execPath, ['build/build.mjs', 'assets', 'server'], { cwd: root, stdio: 'pipe' });
-  server = await spawnServer(ctx.env({ AUTH_ENABLED: 'true', SVC_API_TOKEN: TOKEN }), 60_000, [], compiledLaunch());
+  catalog = await fs.mkdtemp(path.join(os.tmpdir(), 'curl-examples-generated-'));
+  await fs.cp(DEFAULT_GENERATED_DIR, catalog, { recursive: true });
+  await fs.writeFile(path.join(catalog, 'manifests', 'agents', `${toolAgent.name}.json`), JSON.stringify(toolAgent));
+  server = await spawnServer(
+    ctx.env({ AUTH_ENABLED: 'true', SVC_API_TOKEN: TOKEN, GENERATED_DIR: catalog }),
+    60_000,
+    [],
+    compiledLaunch(),
+  );
   curlHome = await fs.mkdtemp(path.join(os.tmpdir(), 'curl-examples-'));
   await fs.writeFile(path.join(curlHome, '.curlrc'), 'write-out = "\\n@@curl %{http_code} %{content_type}@@\\n"\n');
 }, 120_000);
 afterAll(async () => {
   await server?.stop();
   if (curlHome) await fs.rm(curlHome, { recursive: true, force: true });
+  if (catalog) await fs.rm(catalog, { recursive: true, force: true });
 });
 
 interface Answer {
@@ -202,7 +215,18 @@ describe('the curl examples of the portal page', () => {
 
   it('are each checked below (the typed client is made and used by generated-client.int.test.ts)', () => {
     const curl = [...examples].filter(([, text]) => /^curl\s/m.test(text)).map(([name]) => name);
-    expect(curl).toEqual(['run', 'start', 'approve', 'follow', 'edit', 'respond', 'inbox', 'attach', 'webhook']);
+    expect(curl).toEqual([
+      'run',
+      'start',
+      'approve',
+      'follow',
+      'edit',
+      'respond',
+      'inbox',
+      'tool-call',
+      'attach',
+      'webhook',
+    ]);
     expect([...examples.keys()].filter((name) => !curl.includes(name))).toEqual(['client']);
   });
 
@@ -245,16 +269,14 @@ describe('the curl examples of the portal page', () => {
     expect(resumed.at(-1)!.type).toBe('run_done');
   });
 
-  it("edit: an approval whose edited analysis the next phase reads (at the JSON start's gate)", async () => {
+  it("edit: an approval whose edited analysis is what the run publishes (at the JSON start's gate)", async () => {
     vars.THREAD_ID = startedThread;
-    const asked = ctx.model.prompts.length;
     const [edited] = await example('edit');
     expect(edited!.status).toBe(202);
     vars.STREAM_URL = json(edited!).stream_url as string;
     const resumed = await follow();
     expect(resumed[0]).toMatchObject({ type: 'gate_edited', node: 'gate', reason: 'softer tone' });
-    expect(resumed.at(-1)!.type).toBe('run_done');
-    expect(promptsSince(asked).some((prompt) => prompt.includes('Low risk; one nit.'))).toBe(true);
+    expect(resumed.at(-1)).toMatchObject({ type: 'run_done', output: 'Low risk; one nit.' });
   });
 
   it('respond: the phase before the gate runs again with the feedback, and the gate waits again', async () => {
@@ -292,6 +314,27 @@ describe('the curl examples of the portal page', () => {
         decided_by: { id: API_TOKEN_ADMIN.id, name: 'api-token' },
       }),
     ]);
+  });
+
+  it('decide a tool call: the call runs with exactly the edited arguments', async () => {
+    const project = await fs.mkdtemp(path.join(os.tmpdir(), 'curl-examples-project-'));
+    ctx.model.toolTurns = [[{ name: 'project__write_file', arguments: { path: 'NOTES.md', content: 'draft' } }]];
+    const started = await fetch(`${server.url}/graphs/tool-review/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'note the review', project_path: project }),
+    });
+    const streamed = events({ status: started.status, type: 'text/event-stream', body: await started.text() });
+    const waiting = streamed.at(-1) as { type: string; tool_call: { call_id: string } };
+    expect(waiting.type).toBe('tool_waiting');
+    vars.THREAD_ID = (streamed[0] as { thread_id: string }).thread_id;
+    vars.CALL_ID = waiting.tool_call.call_id;
+    const [answer] = await example('tool-call');
+    expect(answer!.status).toBe(202);
+    await expect
+      .poll(() => fs.readFile(path.join(project, 'NOTES.md'), 'utf8').catch(() => ''), { timeout: 15_000 })
+      .toBe('Reviewed.');
+    await fs.rm(project, { recursive: true, force: true });
   });
 
   it('re-attach to the run example from its first event, through the approval to its end', async () => {

@@ -284,6 +284,7 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
         ];
         const toolLoop = async (): Promise<ToolLoop> => ({
           runId: options.runId,
+          threadId: options.threadId,
           node: node.id,
           visit,
           toolset: await options.tools.toolbox.forPhase(options.tools.scope, manifest, phase, hooks.signal),
@@ -310,19 +311,28 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
           const from = phase.publish.from;
           const fill = (value: string) =>
             value.replaceAll('{run_id}', options.runId).replaceAll('{thread_id}', options.threadId);
-          const answer = await runPublishStep(
+          const text = state.outputs?.[from] ?? '';
+          const publish = await runPublishStep(
             await toolLoop(),
             phase.publish,
-            state.outputs?.[from] ?? '',
+            text,
             state.approved_hashes?.[from],
             fill,
           );
-          output = `Published the approved ${from} with ${phase.publish.tool}: ${answer}`;
+          if (!publish.published) {
+            hooks.warning(node.id, {
+              code: 'not_published',
+              message: `the approved ${from} was not written with ${phase.publish.tool}: ${publish.answer}`,
+            });
+          }
+          output = text;
           hooks.token(node.id, output);
-        } else if (phase.tools?.tools.length) {
-          output = await runToolLoop(await toolLoop(), models, call, messages, phase.tools.max_tool_calls);
         } else {
-          output = (await models.stream({ ...call, messages })).text;
+          // A phase whose tools this run cannot reach (no project path) only writes text, as one without tools does.
+          const loop = phase.tools?.tools.length ? await toolLoop() : undefined;
+          output = loop?.toolset.specs.length
+            ? await runToolLoop(loop, models, call, messages, phase.tools!.max_tool_calls)
+            : (await models.stream({ ...call, messages })).text;
         }
         // Saved overrides replace the asset's own routes for this node; without them the asset's routes apply.
         const rules = config?.routing_overrides.length ? config.routing_overrides : phase.routes;

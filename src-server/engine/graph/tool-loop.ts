@@ -33,6 +33,7 @@ export interface ToolHooks {
 
 export interface ToolLoop {
   runId: string;
+  threadId: string;
   node: string;
   visit: number;
   toolset: PhaseToolset;
@@ -139,6 +140,8 @@ async function refuse(loop: ToolLoop, call: ModelToolCall, tool: string, why: st
 /**
  * A publish step: one call that writes the text a gate approved. The gate's approval covers it when the text is
  * exactly what was approved (its SHA-256 is the one recorded at the approval); otherwise the tool's own policy applies.
+ * A write that cannot be done (no project path, a shared clone, the tool's error) leaves the approved text as the
+ * run's output and says why: the review exists, only its copy is missing.
  */
 export async function runPublishStep(
   loop: ToolLoop,
@@ -146,17 +149,17 @@ export async function runPublishStep(
   text: string,
   approvedSha256: string | undefined,
   fill: (value: string) => string,
-): Promise<string> {
+): Promise<{ published: boolean; answer: string }> {
   const tool = loop.toolset.named(step.tool);
-  if (!tool) throw new Error(`phase ${loop.node} publishes with ${step.tool}, which its run cannot reach`);
+  if (!tool)
+    return { published: false, answer: `${step.tool} cannot be reached from this run (it has no project path)` };
   const args: Record<string, unknown> = Object.fromEntries(
     Object.entries(step.arguments).map(([name, value]) => [name, fill(value)]),
   );
   args[step.content] = text;
   const covered = approvedSha256 !== undefined && sha256Hex(text) === approvedSha256;
   const result = await runCall(loop, tool, `${turnId(loop, 0)}:publish`, args, covered ? 'covered' : undefined);
-  if (result.is_error) throw new Error(`publishing with ${step.tool} failed: ${result.text}`);
-  return result.text;
+  return { published: !result.is_error, answer: result.text };
 }
 
 /**
@@ -174,6 +177,11 @@ async function runCall(
   const { hooks, store } = loop;
   const policy = loop.toolset.policy(tool);
   const proposed = canonicalArguments(args);
+  // A person allowed this tool for the rest of the thread: asked once, not again (read when the call is first seen).
+  const granted =
+    override === undefined &&
+    policy.kind === 'ask' &&
+    (await hooks.record("reading the thread's grants", () => store.granted(loop.threadId, tool.name)));
   const { record, created } = await hooks.record('recording a tool call', () =>
     store.propose({
       id: callId,
@@ -182,7 +190,7 @@ async function runCall(
       tool: tool.name,
       arguments: proposed.canonical,
       argumentsSha256: proposed.sha256,
-      policy: override ?? (policy.kind === 'deny' ? 'deny' : policy.kind),
+      policy: override ?? (granted ? 'granted' : policy.kind),
       rerunnable: tool.annotations.read_only || tool.annotations.idempotent,
     }),
   );

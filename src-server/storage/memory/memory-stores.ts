@@ -71,6 +71,7 @@ export class MemoryStores {
   private readonly decisions: DecisionRow[] = [];
   private readonly turns = new Map<string, ModelTurnRecord>();
   private readonly calls = new Map<string, ToolCallRecord>();
+  private readonly grants = new Set<string>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly listeners = new Set<MemoryNotices>();
   /** The next write fails with this error (a database that went away), once. */
@@ -496,5 +497,14 @@ export class MemoryStores {
       const call = this.calls.get(id);
       if (call && !call.result) call.result = { ...result };
     },
+    granted: async (threadId: string, tool: string) => {
+      this.statement('read');
+      return this.grants.has(`${threadId}/${tool}`);
+    },
   };
+
+  /** Allows a tool for the rest of a thread, as a person's grant does (the services write grants, not the engine). */
+  grant(threadId: string, tool: string): void {
+    this.grants.add(`${threadId}/${tool}`);
+  }
 }
