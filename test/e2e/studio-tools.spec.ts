@@ -202,3 +202,30 @@ test('two writes of one turn, decided one after the other: the first approved, t
     await fs.rm(folder, { recursive: true, force: true });
   }
 });
+
+test('a write allowed for the rest of the thread: the next write of the turn runs without asking', async ({ page }) => {
+  const marker = `grant-${randomUUID().slice(0, 8)}`;
+  const folder = await projectFolder();
+  try {
+    await scriptToolTurns([[writeFile('a.md', `a ${marker}`), writeFile('b.md', `b ${marker}`)]]);
+    await script(words(`Wrote both ${marker}.`));
+    await startWriterRun(page, folder, `Write a and b ${marker}`);
+
+    const card = page.getByTestId('approval-card');
+    await expect(card.getByTestId('tool-arguments')).toHaveValue(/"path": "a.md"/);
+    await card.getByRole('checkbox', { name: /also allow project.write_file for the rest of this thread/ }).check();
+    await card.getByTestId('tool-approve').click();
+
+    // Nobody is asked about the second write: it ran under the grant, and the run went on to its gate.
+    await expect(phase(page, 'gate')).toHaveAttribute('data-state', 'gate_waiting');
+    const calls = page.getByTestId('transcript-tool-call');
+    await expect(calls).toHaveCount(2);
+    await expect(calls.first().getByTestId('tool-call-status')).toHaveText('Approved by api-token; ran');
+    await expect(calls.last().getByTestId('tool-call-status')).toHaveText('Ran (granted for the thread)');
+    expect(await fs.readFile(path.join(folder, 'b.md'), 'utf8')).toBe(`b ${marker}`);
+    await calls.first().scrollIntoViewIfNeeded();
+    await page.screenshot({ path: screenshotPath('tools-granted-for-thread') });
+  } finally {
+    await fs.rm(folder, { recursive: true, force: true });
+  }
+});

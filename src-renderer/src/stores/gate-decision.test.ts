@@ -136,6 +136,9 @@ describe('a decision in words', () => {
     expect(toolOutcomeText({ kind: 'approve', arguments: { path: 'a' } }, accepted())).toBe(
       'Approved with your arguments: the call runs with them, and the run goes on.',
     );
+    expect(toolOutcomeText({ kind: 'approve', allowForThread: true }, accepted())).toBe(
+      'Approved: the call runs, and the run goes on. Its later calls on this thread run without asking.',
+    );
     expect(toolOutcomeText({ kind: 'reject', reason: 'no' }, accepted())).toBe(
       'Rejected: the call is not run; the model is told, and the run goes on.',
     );

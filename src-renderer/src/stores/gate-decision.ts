@@ -196,10 +196,12 @@ export function toolOutcomeText(choice: ToolDecisionChoice, accepted: RunAccepte
   if (accepted.status === 'waiting_approval' && accepted.approvals && more !== null)
     return `Your approval is recorded: ${approvalsText(accepted.approvals)}. The call waits for ${more} more.`;
   switch (choice.kind) {
-    case 'approve':
+    case 'approve': {
+      const granted = choice.allowForThread ? ' Its later calls on this thread run without asking.' : '';
       return choice.arguments
-        ? 'Approved with your arguments: the call runs with them, and the run goes on.'
-        : 'Approved: the call runs, and the run goes on.';
+        ? `Approved with your arguments: the call runs with them, and the run goes on.${granted}`
+        : `Approved: the call runs, and the run goes on.${granted}`;
+    }
     case 'respond':
       return "Answered: the model reads your answer in the tool's place, and the run goes on.";
     case 'reject':
