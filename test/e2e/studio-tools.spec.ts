@@ -83,8 +83,9 @@ test('a write edited in the inbox: a bad edit is refused as it is typed, the goo
 
     // The inbox holds the call, with the tool, its server and description, and the arguments to edit.
     await page.getByTestId('inbox-open').click();
-    const item = page.getByTestId('inbox-item').filter({ hasText: marker });
-    await expect(item).toHaveAttribute('data-kind', 'tool-call');
+    // The call's item: once it is decided the run goes on to its gate, whose item names the same run.
+    const item = page.locator('[data-testid="inbox-item"][data-kind="tool-call"]').filter({ hasText: marker });
+    await expect(item).toHaveCount(1);
     await expect(item.getByRole('heading')).toHaveText('Run project.write_file?');
     await expect(item.getByTestId('tool-call-tool')).toHaveText('project.write_file');
     await expect(item.getByTestId('tool-call-server')).toHaveText('project');
