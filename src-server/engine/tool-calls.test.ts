@@ -195,7 +195,7 @@ describe('a phase that calls tools', () => {
     expect(lastOf(events, 'tool_result')!.event.text).toMatch(/no tool named "project__git_log" is offered/);
   });
 
-  it('asks before a tool that no policy names, whatever its server says of it', async () => {
+  it('asks before a tool whose policy asks, even one that only reads', async () => {
     harness = new Harness([toolAgent([{ tool: 'project.read_file', policy: 'ask', ask: null }])]);
     const engine = harness.engine();
     harness.model.toolTurns = [[call('project__read_file', { path: 'README.md' })]];

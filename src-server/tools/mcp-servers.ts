@@ -1,16 +1,14 @@
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import canonicalize from 'canonicalize';
 import { errorMessage } from '../contracts/errors';
 import { TOOL_NAME_PATTERN, type McpServer, type ToolDefinition, type ToolResult } from '../contracts/tools';
 import { getLogger, registerSecret } from '../log';
 import { abortable } from './abortable';
+import { loadMcpSdk, mcpErrorCode, mcpErrorCodes, type McpSdk } from './mcp-sdk';
 import { McpServerError } from './mcp-server-error';
 import { checkMcpServerUrl, mcpUrlOrigin } from './mcp-server-url';
 import { stdioLaunch } from './mcp-stdio-launch';
@@ -201,7 +199,8 @@ export class McpServers {
 
   /** Starts or reaches the server and initialises MCP, all within `callTimeoutMs`. */
   private async connect(server: McpServer, projectPath: string | null, connection: Connection): Promise<Client> {
-    const client = new Client({ name: 'agent-workflow-service', version: '1' });
+    const sdk = await loadMcpSdk();
+    const client = new sdk.Client({ name: 'agent-workflow-service', version: '1' });
     let started = false;
     connection.closed = new Promise<void>((resolve) => {
       client.onclose = () => {
@@ -218,18 +217,18 @@ export class McpServers {
     const timer = setTimeout(() => deadline.abort(new Error('time-out')), this.options.callTimeoutMs);
     let transport: Transport | undefined;
     try {
-      transport = await this.transport(server, projectPath, deadline.signal);
+      transport = await this.transport(sdk, server, projectPath, deadline.signal);
       await client.connect(transport, { timeout: this.options.callTimeoutMs, signal: deadline.signal });
       started = true;
       log.info(
-        `${server.name}: started (${server.transport === 'http' ? mcpUrlOrigin(server.url) : processOf(transport)})`,
+        `${server.name}: started (${server.transport === 'http' ? mcpUrlOrigin(server.url) : processOf(sdk, transport)})`,
       );
       return client;
     } catch (error) {
       // Not waited for: the caller hears of the failure at once, while the process is ended (close() waits).
       if (transport) void this.stop(connection, client);
       if (error instanceof McpServerError) throw error;
-      if (deadline.signal.aborted || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)) {
+      if (deadline.signal.aborted || mcpErrorCode(error) === sdk.ErrorCode.RequestTimeout) {
         throw new McpServerError(`MCP server "${server.name}" did not start within ${this.options.callTimeoutMs} ms`);
       }
       throw new McpServerError(`MCP server "${server.name}" could not be started: ${startFailure(error)}`);
@@ -238,11 +237,19 @@ export class McpServers {
     }
   }
 
-  private async transport(server: McpServer, projectPath: string | null, signal: AbortSignal): Promise<Transport> {
+  private async transport(
+    sdk: McpSdk,
+    server: McpServer,
+    projectPath: string | null,
+    signal: AbortSignal,
+  ): Promise<Transport> {
     if (server.transport === 'stdio') {
-      const launch = await stdioLaunch(server, projectPath, this.options);
+      const launch = await stdioLaunch(server, projectPath, {
+        ...this.options,
+        inherited: sdk.DEFAULT_INHERITED_ENV_VARS,
+      });
       for (const name of server.env) registerSecret(launch.env[name]);
-      const transport = new StdioClientTransport({ ...launch, stderr: 'pipe' });
+      const transport = new sdk.StdioClientTransport({ ...launch, stderr: 'pipe' });
       logLines(server.name, transport.stderr as Readable);
       return transport;
     }
@@ -259,7 +266,7 @@ export class McpServers {
       registerSecret(value);
       headers[header] = value;
     }
-    return new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+    return new sdk.StreamableHTTPClientTransport(url, { requestInit: { headers } });
   }
 
   /** Takes the connection out of use and closes it (a stdio server's process exits). */
@@ -306,29 +313,29 @@ function connectionKey(scope: string, server: McpServer, projectPath: string | n
 /** A failure that leaves the connection unusable: it is dropped, and the next use starts the server again. */
 function isConnectionLost(error: unknown): boolean {
   if (error instanceof McpServerError) return true;
-  return !(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed;
+  const code = mcpErrorCode(error);
+  return code === undefined || code === mcpErrorCodes()?.ConnectionClosed;
 }
 
 function failure(name: string, error: unknown, timeoutMs: number): string {
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-    return `MCP server "${name}" did not answer within ${timeoutMs} ms`;
-  }
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+  const code = mcpErrorCode(error);
+  if (code === mcpErrorCodes()?.RequestTimeout) return `MCP server "${name}" did not answer within ${timeoutMs} ms`;
+  if (code === mcpErrorCodes()?.ConnectionClosed) {
     return `MCP server "${name}" stopped before it answered (its process exited or its connection closed)`;
   }
-  if (error instanceof McpError) return `MCP server "${name}" answered with an error: ${error.message}`;
+  if (code !== undefined) return `MCP server "${name}" answered with an error: ${errorMessage(error)}`;
   return `MCP server "${name}" could not be reached: ${errorMessage(error)}`;
 }
 
 function startFailure(error: unknown): string {
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+  if (mcpErrorCode(error) === mcpErrorCodes()?.ConnectionClosed) {
     return 'it stopped before it answered (its error output is in the log)';
   }
   return errorMessage(error);
 }
 
-function processOf(transport: Transport): string {
-  return transport instanceof StdioClientTransport ? `pid ${transport.pid}` : 'no process';
+function processOf(sdk: McpSdk, transport: Transport): string {
+  return transport instanceof sdk.StdioClientTransport ? `pid ${transport.pid}` : 'no process';
 }
 
 /** A stdio server's stderr, a log line per line, prefixed with the server's name. */

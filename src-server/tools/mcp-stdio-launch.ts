@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DEFAULT_INHERITED_ENV_VARS, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { PROJECT_PATH_PLACEHOLDER, type McpServer } from '../contracts/tools';
 import { McpServerError } from './mcp-server-error';
 
@@ -19,7 +19,12 @@ const BASE_VARIABLES = ['PATH', 'HOME', 'LANG'];
 export async function stdioLaunch(
   server: StdioMcpServer,
   projectPath: string | null,
-  options: { env: Readonly<Record<string, string | undefined>>; binDirs: readonly string[] },
+  options: {
+    env: Readonly<Record<string, string | undefined>>;
+    binDirs: readonly string[];
+    /** The variables the SDK's transport passes on by itself (its DEFAULT_INHERITED_ENV_VARS), to leave out. */
+    inherited: readonly string[];
+  },
 ): Promise<StdioServerParameters & { env: Record<string, string>; cwd: string }> {
   const args = server.args.map((arg) => {
     if (!arg.includes(PROJECT_PATH_PLACEHOLDER)) return arg;
@@ -34,12 +39,16 @@ export async function stdioLaunch(
   return {
     command: await findCommand(server.command, options.binDirs),
     args,
-    env: childEnvironment(server, options.env),
+    env: childEnvironment(server, options.env, options.inherited),
     cwd: projectPath ?? tmpdir(),
   };
 }
 
-function childEnvironment(server: StdioMcpServer, env: Readonly<Record<string, string | undefined>>) {
+function childEnvironment(
+  server: StdioMcpServer,
+  env: Readonly<Record<string, string | undefined>>,
+  inherited: readonly string[],
+) {
   const missing = server.env.filter((name) => env[name] === undefined);
   if (missing.length) {
     throw new McpServerError(
@@ -50,7 +59,7 @@ function childEnvironment(server: StdioMcpServer, env: Readonly<Record<string, s
   const child: Record<string, string> = {};
   // The SDK adds its own list of the service's variables (USER, SHELL, ...) under the ones given: each is named here
   // without a value, which the spawn leaves out, so only the variables chosen here reach the server.
-  for (const name of DEFAULT_INHERITED_ENV_VARS) child[name] = undefined as unknown as string;
+  for (const name of inherited) child[name] = undefined as unknown as string;
   for (const name of [...BASE_VARIABLES, ...server.env]) {
     const value = env[name];
     if (value !== undefined) child[name] = value;

@@ -8,6 +8,7 @@ import {
 } from '../contracts/tools';
 import type { ToolSpec } from '../models/model-client';
 import { sha256Hex } from './canonical-arguments';
+import type { McpServers } from './mcp-servers';
 import { callProjectTool, PROJECT_TOOLS } from './project-tools';
 import { patternNames, resolvePolicy, type ResolvedPolicy } from './tool-policy';
 
@@ -45,19 +46,8 @@ export function modelToolName(fullName: string, hash: (text: string) => string):
   return name.length <= 64 ? name : `${name.slice(0, 55)}_${hash(fullName).slice(0, 8)}`;
 }
 
-/** What the toolbox needs of the MCP servers (mcp-servers.ts): their tools, and a call. */
-export interface McpPool {
-  tools(scope: string, server: McpServer, projectPath: string | null, signal: AbortSignal): Promise<ToolDefinition[]>;
-  call(
-    scope: string,
-    server: McpServer,
-    projectPath: string | null,
-    tool: string,
-    args: Record<string, unknown>,
-    signal: AbortSignal,
-  ): Promise<ToolResult>;
-  close(): Promise<void>;
-}
+/** What the toolbox needs of the MCP servers: their tools, and a call (the engine's tests give it none). */
+export type McpPool = Pick<McpServers, 'tools' | 'call' | 'close'>;
 
 export interface ToolboxDeps {
   mcp: McpPool;

@@ -68,8 +68,9 @@ const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).
 
 /**
  * The review agent whose intake acts: the project's tools and the test MCP server (test/fixtures/mcp-test-server.ts)
- * over stdio, as `mock`. Reading asks nobody; `mock.append` (an effect) and the project's write_file ask; `mock.env`
- * answers, to show what reached the server's environment; `mock.big_secret` is denied.
+ * over stdio, as `mock`. Reading asks nobody; `mock.append` (an effect, decided by an owner) and the project's
+ * write_file ask; `mock.big` needs two approvers and `mock.mixed` expires after a second; `mock.env` answers, to show
+ * what reached the server's environment; `mock.crash` is denied; the rest of the server's tools are named by no policy.
  */
 export const toolAgent: Manifest = {
   ...reviewAgent,
@@ -92,6 +93,12 @@ export const toolAgent: Manifest = {
       { tool: 'mock.slow', policy: 'allow', ask: null },
       { tool: 'mock.crash', policy: 'deny', ask: null },
       { tool: 'mock.append', policy: 'ask', ask: { ...DEFAULT_GATE_POLICY, decide_role: 'owner' } },
+      { tool: 'mock.big', policy: 'ask', ask: { ...DEFAULT_GATE_POLICY, approvals: 2 } },
+      {
+        tool: 'mock.mixed',
+        policy: 'ask',
+        ask: { ...DEFAULT_GATE_POLICY, expiry: { after_s: 1, action: 'reject', target: null } },
+      },
     ],
   },
   phases: reviewAgent.phases.map((p) =>

@@ -237,6 +237,45 @@ describe('a tool call over MCP', () => {
     expect(seen.names).not.toContain('DATABASE_URL');
   });
 
+  it('waits for two different people when the policy needs two, and an expiry rejects a call nobody decided', async () => {
+    ctx.model.toolTurns = [[call('mock__big', { chars: 3 })]];
+    const { runId, threadId } = await runUntilStop();
+    const pending = await waitingCall(runId);
+    const people = await Promise.all(
+      ['Pat', 'Quinn'].map(async (name) => {
+        const id = await addUser(server.pool, `${name} ${pending.call_id.slice(0, 8)}`);
+        await grantRole(server.pool, id, 'project', DEFAULT_PROJECT_ID, 'member');
+        return signSession(id, SECRET, '1h', name);
+      }),
+    );
+    const first = await decide(threadId, pending.call_id, 'approve', {}, people[0]);
+    expect(first.status).toBe(202);
+    expect(await first.json()).toMatchObject({ status: 'waiting_approval', approvals: { needed: 2, given: 1 } });
+    expect((await decide(threadId, pending.call_id, 'approve', {}, people[0])).status).toBe(409);
+    ctx.model.toolTurns = [[call('mock__mixed', {})]];
+    expect((await decide(threadId, pending.call_id, 'approve', {}, people[1])).status).toBe(202);
+
+    // The next call expires a second after it waits: rejected by the clock, and the model is told.
+    await holds(async () => (await detail(runId)).pending_gate?.tool_call?.tool === 'mock.mixed');
+    ctx.model.reply(['Fine.']);
+    await holds(async () => (await detail(runId)).pending_gate?.node === 'gate', 15_000);
+    const events = await followToEnd(server, runId, 0);
+    const results = events.filter((e) => e.data.type === 'tool_result').map((e) => e.data as { text: string });
+    expect(results[0]!.text).toContain('xxx');
+    expect(results[1]!.text).toMatch(/Nobody approved this call in time: nobody decided the tool call after 1s/);
+    expect(lastOf(events, 'tool_decided')!.data).toMatchObject({ decision: 'expire', outcome: 'reject' });
+  });
+
+  it('asks before a tool that no policy names (fail closed)', async () => {
+    ctx.model.toolTurns = [[call('mock__pid', {})]];
+    const { events } = await runUntilStop();
+    expect(events.at(-1)!.data).toMatchObject({
+      type: 'tool_waiting',
+      decide_role: 'member',
+      tool_call: { tool: 'mock.pid', server: 'mock' },
+    });
+  });
+
   it('never offers a denied tool to the model', async () => {
     ctx.model.toolTurns = [[call('mock__echo', { text: 'hi' })]];
     await runUntilStop();

@@ -3,6 +3,7 @@ import type { GraphDefinition } from '@contracts/runs';
 import { ref } from 'vue';
 import { applyEvent, emptyView } from '../stores/run-view';
 import { gateMark, phaseTools, useGraphElements } from './use-graph-elements';
+import { pendingWrite } from '../stores/pending-tool-call.fixture';
 
 describe("a gate's mark on the canvas", () => {
   it('counts approvals while it waits for several, then says how its last decision went', () => {
@@ -62,19 +63,7 @@ describe('a model phase with tools on the canvas', () => {
         question: 'Run project.write_file?',
         required_context: [],
         context: {},
-        tool_call: {
-          call_id: 'c0',
-          tool: 'project.write_file',
-          server: 'project',
-          description: '',
-          arguments: {},
-          canonical_arguments: '{}',
-          arguments_sha256: 'x',
-          input_schema: {},
-          annotations: { read_only: false, idempotent: true, destructive: true },
-          interrupted: false,
-          attempts: 0,
-        },
+        tool_call: pendingWrite('c0'),
       },
       2,
     );

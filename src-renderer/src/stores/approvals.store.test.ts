@@ -1,6 +1,7 @@
 import type { ApprovalItem } from '@contracts/runs';
 import { describe, expect, it } from 'vitest';
 import { itemKey, waitingFor } from './approvals.store';
+import { pendingWrite } from './pending-tool-call.fixture';
 
 const item = (gate: string, by: string[]): ApprovalItem => ({
   run_id: '11111111-1111-4111-8111-111111111111',
@@ -31,19 +32,7 @@ describe('the approvals inbox', () => {
     expect(itemKey(item('gate', []))).toBe('11111111-1111-4111-8111-111111111111:gate');
     const call = (place: number): ApprovalItem => ({
       ...item('intake', []),
-      tool_call: {
-        call_id: `11111111-1111-4111-8111-111111111111:intake:1:0:${place}`,
-        tool: 'project.write_file',
-        server: 'project',
-        description: '',
-        arguments: {},
-        canonical_arguments: '{}',
-        arguments_sha256: 'x',
-        input_schema: {},
-        annotations: { read_only: false, idempotent: true, destructive: true },
-        interrupted: false,
-        attempts: 0,
-      },
+      tool_call: pendingWrite(`11111111-1111-4111-8111-111111111111:intake:1:0:${place}`),
     });
     expect(itemKey(call(0))).not.toBe(itemKey(call(1)));
     expect(itemKey(call(1))).toBe(

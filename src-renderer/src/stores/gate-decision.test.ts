@@ -16,6 +16,7 @@ import {
   toolOutcomeText,
   waitingText,
 } from './gate-decision';
+import { pendingWrite } from './pending-tool-call.fixture';
 
 const RUN = '11111111-1111-4111-8111-111111111111';
 const THREAD = '22222222-2222-4222-8222-222222222222';
@@ -191,19 +192,7 @@ describe('a decision in words', () => {
   });
 
   it('tells one tool call of a phase from the next, even asked at the same moment with the same arguments', () => {
-    const call = (place: number) => ({
-      call_id: `${RUN}:intake:1:0:${place}`,
-      tool: 'project.write_file',
-      server: 'project',
-      description: '',
-      arguments: {},
-      canonical_arguments: '{}',
-      arguments_sha256: 'x',
-      input_schema: {},
-      annotations: { read_only: false, idempotent: true, destructive: true },
-      interrupted: false,
-      attempts: 0,
-    });
+    const call = (place: number) => pendingWrite(`${RUN}:intake:1:0:${place}`);
     const first: PendingGate = {
       node: 'intake',
       question: 'Run project.write_file?',

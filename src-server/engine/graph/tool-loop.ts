@@ -1,5 +1,5 @@
 import { interrupt } from '@langchain/langgraph';
-import type { Phase } from '../../contracts/assets';
+import type { GatePolicy } from '../../contracts/gate-policy';
 import type { RunEventOf } from '../../contracts/events';
 import { decisionPath, type GateDecision, type PendingGate } from '../../contracts/runs';
 import type { PublishStep, ToolDefinition, ToolResult } from '../../contracts/tools';
@@ -257,7 +257,7 @@ async function decisionOf(
   loop: ToolLoop,
   tool: ToolDefinition,
   record: ToolCallRecord,
-  ask: ReturnType<PhaseToolset['policy']>['ask'],
+  ask: GatePolicy,
   args: Record<string, unknown>,
 ): Promise<GateDecision> {
   if (record.decision) return record.decision;
@@ -301,7 +301,7 @@ function pause(
   loop: ToolLoop,
   tool: ToolDefinition,
   record: ToolCallRecord,
-  ask: ReturnType<PhaseToolset['policy']>['ask'],
+  ask: GatePolicy,
   args: Record<string, unknown>,
   interrupted: boolean,
 ): never {
@@ -331,9 +331,4 @@ function pause(
     },
   };
   for (;;) interrupt<PendingGate, unknown>(pending);
-}
-
-/** The phase's tools and limit, when it has any. */
-export function phaseUsesTools(phase: Phase): boolean {
-  return Boolean(phase.tools?.tools.length || phase.publish);
 }
