@@ -4,6 +4,7 @@
  */
 import type { Execution, NodeHooks } from '../../src-server/engine';
 import { MemoryStores } from '../../src-server/storage/memory/memory-stores';
+import type { ModelClient } from '../../src-server/models/model-client';
 
 /** One row of the table `npm run bench` prints (run.ts). */
 export interface BenchRow {
@@ -47,7 +48,7 @@ export function quietHooks(token: (node: string, text: string) => void): NodeHoo
 }
 
 /** The tools part of an execution whose phases call none (the summary command's). */
-export const noTools: Execution['tools'] = {
+const noTools: Execution['tools'] = {
   toolbox: {
     forPhase: () => Promise.reject(new Error('the benchmarked command calls no tools')),
     close: async () => undefined,
@@ -55,6 +56,18 @@ export const noTools: Execution['tools'] = {
   store: new MemoryStores().toolCalls,
   scope: { projectId: '', projectPath: null },
 };
+
+/** What an execution of the summary command outside the service is given: the model, the hooks, no tools. */
+export const benchExecution = (runId: string, models: ModelClient, hooks: NodeHooks): Execution => ({
+  runId,
+  tenant: '',
+  model: 'fake-model',
+  models,
+  nodeConfigs: new Map(),
+  hooks,
+  threadId: '',
+  tools: noTools,
+});
 
 /** LangGraph alone: no queue in front of the model. */
 export const noQueue = { acquire: async () => async () => undefined };

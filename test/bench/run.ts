@@ -27,7 +27,7 @@ const spawnCompiled = (env: Record<string, string>) => spawnServer(env, 60_000, 
 import { followAccepted, readEvents, readPieces } from '../helpers/sse';
 import { STUDIO_TOKENS_PER_PHASE, studioFollowBench, studioFollowRow } from './studio-follow';
 import { langGraphServerRows } from './langgraph-server/peer';
-import { median, ms, noQueue, noTools, percentile, quietHooks, type BenchRow } from './bench-table';
+import { benchExecution, median, ms, noQueue, percentile, quietHooks, type BenchRow } from './bench-table';
 import { cpuMs } from './process-usage';
 import { stalledReadersRow } from './stalled-readers';
 import {
@@ -566,16 +566,7 @@ async function inProcessRunner(databaseUrl: string, modelUrl: string, generated:
   });
   // Compiled once, as an application that uses LangGraph in process would (and as the service does).
   const graph = compileGraph(entry, checkpointer);
-  const execution = {
-    runId: 'in-process',
-    tenant: '',
-    model: 'fake-model',
-    models,
-    nodeConfigs: new Map(),
-    hooks,
-    threadId: '',
-    tools: noTools,
-  };
+  const execution = benchExecution('in-process', models, hooks);
   /** One run of the summary graph, ready: calling it streams the run to its end. */
   const prepareRun = (message: string) => {
     const threadId = crypto.randomUUID();

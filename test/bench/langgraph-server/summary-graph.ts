@@ -9,7 +9,7 @@ import { loadCatalog } from '../../../src-server/assets/catalog';
 import { loadConfig } from '../../../src-server/config';
 import { compileGraph, executionConfig } from '../../../src-server/engine';
 import { createModelProviders } from '../../../src-server/models/model-providers';
-import { noQueue, noTools, quietHooks } from '../bench-table';
+import { benchExecution, noQueue, quietHooks } from '../bench-table';
 
 const entry = loadCatalog(process.env.GENERATED_DIR).get('summary');
 if (!entry) throw new Error(`no summary command in the catalog at GENERATED_DIR (${process.env.GENERATED_DIR})`);
@@ -20,16 +20,10 @@ const models = createModelProviders(loadConfig({ LOCAL_LLM_BASE: process.env.LOC
 const hooks = quietHooks((node, text) => getWriter()?.({ node, text }));
 
 // The execution's part of the config, without a thread: the API server names the thread of each run.
-const { thread_id: _thread, ...execution } = executionConfig('', {
-  runId: 'langgraph-server',
-  tenant: '',
-  model: 'fake-model',
-  models,
-  nodeConfigs: new Map(),
-  hooks,
-  threadId: '',
-  tools: noTools,
-}).configurable;
+const { thread_id: _thread, ...execution } = executionConfig(
+  '',
+  benchExecution('langgraph-server', models, hooks),
+).configurable;
 
 // The API server puts its own (in-memory) checkpointer in place of this one before each run.
 export const graph = compileGraph(entry, new MemorySaver()).withConfig({ configurable: execution });
