@@ -137,6 +137,7 @@ const schema = z.object({
   // server's own network an asset's MCP URL may name.
   TOOL_CALL_TIMEOUT_S: int(1).default(60),
   MCP_IDLE_S: int(1).default(300),
+  MCP_ELICITATION_TIMEOUT_S: int(1).default(600),
   MCP_ALLOWED_HOSTS: list.default([]),
   /**
    * Whether webhooks may be sent to the server's own network: loopback, link-local (cloud metadata services

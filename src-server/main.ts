@@ -27,6 +27,7 @@ import { createApp } from './http/app';
 import { buildProjectContext, checkProjectPath, withProjectFolder } from './context/project-context';
 import { toolCallsRepository } from './db/tool-calls.repository';
 import { toolGrantsRepository } from './db/tool-grants.repository';
+import { mcpSessionsRepository } from './db/mcp-sessions.repository';
 import { McpServers } from './tools/mcp-servers';
 import { createToolbox } from './tools/toolbox';
 import { LocalQueue } from './models/local-queue';
@@ -328,6 +329,7 @@ export async function startServer({
         maxPerScope: config.WEBHOOK_MAX_PER_SCOPE,
       }),
       idempotencyKeys,
+      mcpSessions: mcpSessionsRepository(pool),
       oidc,
     });
 

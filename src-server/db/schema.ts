@@ -571,6 +571,35 @@ const statements = [
      revoked_at timestamptz
    )`,
   `CREATE UNIQUE INDEX IF NOT EXISTS svc_tool_grants_active ON svc_tool_grants (thread_id, tool) WHERE revoked_at IS NULL`,
+  // The MCP server's sessions (docs/mcp.md#sessions-on-any-process): kept here, not in a process, so that any process
+  // behind a balancer continues one; bound to the person who began it.
+  `CREATE TABLE IF NOT EXISTS svc_mcp_sessions (
+     id text PRIMARY KEY,
+     user_id uuid NOT NULL REFERENCES svc_users(id) ON DELETE CASCADE,
+     protocol_version text NOT NULL,
+     client_name text,
+     client_version text,
+     elicitation boolean NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     last_used_at timestamptz NOT NULL DEFAULT now()
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_mcp_sessions_by_use ON svc_mcp_sessions (last_used_at)`,
+  // A question the MCP server asked inside a call (elicitation) at a gate or a tool call; its answer may reach any
+  // process, which decides through the approvals service and marks the row for the call that waits on it.
+  `CREATE TABLE IF NOT EXISTS svc_mcp_elicitations (
+     id text PRIMARY KEY,
+     session_id text NOT NULL REFERENCES svc_mcp_sessions(id) ON DELETE CASCADE,
+     run_id uuid NOT NULL REFERENCES svc_runs(id) ON DELETE CASCADE,
+     thread_id uuid NOT NULL,
+     gate text NOT NULL,
+     call_id text,
+     context_node text,
+     state text NOT NULL DEFAULT 'asked',
+     outcome text,
+     asked_at timestamptz NOT NULL DEFAULT now(),
+     expires_at timestamptz NOT NULL,
+     answered_at timestamptz
+   )`,
   // Every thread belongs to a project: threads from before projects go to the default one, once (the check makes
   // the statement nothing at all once the column is NOT NULL, as every process runs init_db).
   `INSERT INTO svc_orgs (id, name) VALUES ('${DEFAULT_ORG_ID}', 'Default organisation') ON CONFLICT (id) DO NOTHING`,

@@ -15,7 +15,7 @@ import { wantsJson } from './run-stream';
  * schemas, error codes), not with each release. Sent as the `API-Version` header of every API answer and written
  * in the document's info.version. docs/http-api.md#versioning says what each part means.
  */
-export const API_VERSION = '1.2.1';
+export const API_VERSION = '1.3.0';
 
 /**
  * Sends API_VERSION on every answer of the server, not only the routes': a guard that answers before any route (a
@@ -186,6 +186,12 @@ const TAGS = [
     description: "URLs told of a project's or an organisation's gates and finished runs, and how each delivery went",
   },
   { name: 'auth', description: 'Sign-in with the identity provider, and who the caller is' },
+  {
+    name: 'mcp',
+    description:
+      'The MCP server at /mcp (streamable HTTP, JSON-RPC; described by the MCP specification and its own tools/list, not ' +
+      'here): how it takes a token',
+  },
   { name: 'service', description: "The service's own health" },
 ];
 

@@ -14,6 +14,8 @@ import { approvalRoutes } from './approvals.router';
 import { runRoutes } from './runs.router';
 import { threadRoutes } from './threads.router';
 import { webhookRoutes } from './webhooks.router';
+import { mcpRouter } from './mcp/mcp.router';
+import { resourceMetadataRoutes } from './mcp/resource-metadata';
 import { portalRouter } from './portal.router';
 import { studioRouter } from './studio.router';
 
@@ -33,6 +35,7 @@ export function buildApi(deps: AppDeps): Api {
   approvalRoutes(api, deps);
   threadRoutes(api, deps);
   webhookRoutes(api, deps);
+  resourceMetadataRoutes(api);
   api.page({
     path: '/openapi.json',
     operationId: 'getOpenApiDocument',
@@ -82,6 +85,18 @@ export function createApp(deps: AppDeps): Express {
   app.use(docsRouter(() => api.openApiDocument({ serviceVersion: deps.version })));
   app.use(portalRouter(deps.catalog, deps.config.AUTH_ENABLED));
   app.use(studioRouter());
+  app.use(
+    mcpRouter(deps, {
+      catalog: deps.catalog,
+      access: deps.access,
+      tenancy: deps.tenancy,
+      runsService: deps.runsService,
+      threadsService: deps.threadsService,
+      approvals: deps.approvals,
+      sessions: deps.mcpSessions,
+      elicitationTimeoutS: deps.config.MCP_ELICITATION_TIMEOUT_S,
+    }),
+  );
   app.use(api.router);
   app.use(notFoundHandler);
   app.use(errorHandler);

@@ -5,6 +5,7 @@ import type { Access } from '../auth/access';
 import type { Oidc } from '../auth/oidc';
 import type { TenancyService } from '../auth/tenancy.service';
 import type { IdempotencyKeysRepository } from '../db/idempotency-keys.repository';
+import type { McpSessionsRepository } from '../db/mcp-sessions.repository';
 import type { UsersRepository } from '../db/users.repository';
 import type { Pool } from '../db/pool';
 import type { LocalQueue } from '../models/local-queue';
@@ -31,5 +32,6 @@ export interface AppDeps {
   users: UsersRepository;
   webhooks: WebhooksService;
   idempotencyKeys: IdempotencyKeysRepository;
+  mcpSessions: McpSessionsRepository;
   oidc?: Oidc;
 }

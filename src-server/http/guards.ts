@@ -19,7 +19,8 @@ export function loopbackHostGuard(config: Config): RequestHandler {
 }
 
 /** The answer headers the document declares, readable by a page on a listed origin. */
-const EXPOSED_HEADERS = 'Content-Type, API-Version, Retry-After, Location, Idempotent-Replayed';
+const EXPOSED_HEADERS =
+  'Content-Type, API-Version, Retry-After, Location, Idempotent-Replayed, Mcp-Session-Id, WWW-Authenticate';
 
 /**
  * A path whose percent-encoding does not decode (`%zz`, a lone `%`, a cut or overlong UTF-8 sequence) is answered
@@ -63,7 +64,7 @@ export function cors(config: Config): RequestHandler {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE');
       res.setHeader(
         'Access-Control-Allow-Headers',
-        'Authorization, Content-Type, Last-Event-ID, Accept, Idempotency-Key',
+        'Authorization, Content-Type, Last-Event-ID, Accept, Idempotency-Key, Mcp-Session-Id, Mcp-Protocol-Version',
       );
       res.setHeader('Access-Control-Max-Age', '600');
       res.status(204).end();

@@ -266,6 +266,20 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
       };
     },
 
+    /**
+     * Whether the caller could decide what the thread's run waits at now (a gate or a tool call): her role on the
+     * project reaches the one it asks for, and she has not approved it already. A question is put to her only then.
+     */
+    async mayDecide(principal: Principal, threadId: string): Promise<boolean> {
+      const thread = await deps.threads.visible(principal, threadId, 'viewer');
+      const run = await runs.waitingInThread(thread.id);
+      if (!run?.pending_gate) return false;
+      const policy = policyOf(run.pending_gate);
+      if (!atLeast(await access.scopeRole(principal, 'project', thread.project_id), policy.decide_role)) return false;
+      const approvals = await gates.approvalsOf(run.id, run.event_seq, policy.approvals);
+      return !approvals.by.some((approver) => approver.id === principal.id);
+    },
+
     /** The tools allowed for the rest of the thread, and the grants revoked since, oldest first. */
     async toolGrants(principal: Principal, threadId: string): Promise<ToolGrant[]> {
       const thread = await deps.threads.visible(principal, threadId, 'viewer');

@@ -1,0 +1,134 @@
+import type { Pool } from './pool';
+
+/** An MCP session as its initialize request began it (docs/mcp.md#sessions-on-any-process). */
+export interface McpSession {
+  id: string;
+  user_id: string;
+  protocol_version: string;
+  client_name: string | null;
+  client_version: string | null;
+  /** The client said it can answer form elicitations. */
+  elicitation: boolean;
+}
+
+/**
+ * Where a question asked inside a call stands: `asked` until its answer comes; then `decided` (the answer was taken
+ * as a decision), `declined` (the person declined or dismissed it), `failed` (the decision was refused: `outcome`
+ * says why), or `expired` (nobody answered in time).
+ */
+export type ElicitationState = 'asked' | 'answering' | 'decided' | 'declined' | 'failed' | 'expired';
+
+export interface McpElicitation {
+  id: string;
+  session_id: string;
+  run_id: string;
+  thread_id: string;
+  gate: string;
+  /** The tool call asked about; null at a gate. */
+  call_id: string | null;
+  /** The phase whose output an `edit` replaces (a gate's); null for a tool call. */
+  context_node: string | null;
+  state: ElicitationState;
+  outcome: string | null;
+}
+
+/** Sessions left unused this long are gone: a client that comes back begins a new one (the protocol's 404). */
+export const MCP_SESSION_IDLE_S = 7 * 24 * 3600;
+
+/** The MCP server's sessions and the questions asked in them, shared by every process. */
+export function mcpSessionsRepository(pool: Pool) {
+  return {
+    async create(session: McpSession): Promise<void> {
+      // Sessions nobody used for a week go as new ones come: the table holds what clients may still use.
+      await pool.query(`DELETE FROM svc_mcp_sessions WHERE last_used_at < now() - make_interval(secs => $1)`, [
+        MCP_SESSION_IDLE_S,
+      ]);
+      await pool.query(
+        `INSERT INTO svc_mcp_sessions (id, user_id, protocol_version, client_name, client_version, elicitation)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [
+          session.id,
+          session.user_id,
+          session.protocol_version,
+          session.client_name,
+          session.client_version,
+          session.elicitation,
+        ],
+      );
+    },
+
+    /** The session, if it is this person's and still alive; marks it used. */
+    async use(id: string, userId: string): Promise<McpSession | undefined> {
+      const { rows } = await pool.query<McpSession>(
+        `UPDATE svc_mcp_sessions SET last_used_at = now()
+          WHERE id = $1 AND user_id = $2 AND last_used_at >= now() - make_interval(secs => $3)
+          RETURNING id, user_id, protocol_version, client_name, client_version, elicitation`,
+        [id, userId, MCP_SESSION_IDLE_S],
+      );
+      return rows[0];
+    },
+
+    /** Ends the session (DELETE /mcp): true when it was this person's. */
+    async end(id: string, userId: string): Promise<boolean> {
+      const { rowCount } = await pool.query('DELETE FROM svc_mcp_sessions WHERE id = $1 AND user_id = $2', [
+        id,
+        userId,
+      ]);
+      return (rowCount ?? 0) > 0;
+    },
+
+    async ask(question: Omit<McpElicitation, 'state' | 'outcome'>, timeoutS: number): Promise<void> {
+      await pool.query(
+        `INSERT INTO svc_mcp_elicitations (id, session_id, run_id, thread_id, gate, call_id, context_node, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
+        [
+          question.id,
+          question.session_id,
+          question.run_id,
+          question.thread_id,
+          question.gate,
+          question.call_id,
+          question.context_node,
+          timeoutS,
+        ],
+      );
+    },
+
+    /**
+     * Takes the answer to a question of this session that is still asked and in time: exactly one answer is taken,
+     * on whichever process it reaches. Undefined for anything else (unknown, answered, expired).
+     */
+    async take(id: string, sessionId: string): Promise<McpElicitation | undefined> {
+      const { rows } = await pool.query<McpElicitation>(
+        `UPDATE svc_mcp_elicitations SET state = 'answering', answered_at = now()
+          WHERE id = $1 AND session_id = $2 AND state = 'asked' AND expires_at > now()
+          RETURNING id, session_id, run_id, thread_id, gate, call_id, context_node, state, outcome`,
+        [id, sessionId],
+      );
+      return rows[0];
+    },
+
+    async settle(id: string, state: Exclude<ElicitationState, 'asked' | 'answering'>, outcome: string | null) {
+      await pool.query(`UPDATE svc_mcp_elicitations SET state = $2, outcome = $3 WHERE id = $1`, [id, state, outcome]);
+    },
+
+    /** Gives up on a question nobody answered: true when it was still asked (an answer may have just come). */
+    async expire(id: string): Promise<boolean> {
+      const { rowCount } = await pool.query(
+        `UPDATE svc_mcp_elicitations SET state = 'expired' WHERE id = $1 AND state = 'asked'`,
+        [id],
+      );
+      return (rowCount ?? 0) > 0;
+    },
+
+    async state(id: string): Promise<Pick<McpElicitation, 'state' | 'outcome'> | undefined> {
+      const { rows } = await pool.query<Pick<McpElicitation, 'state' | 'outcome'>>(
+        'SELECT state, outcome FROM svc_mcp_elicitations WHERE id = $1',
+        [id],
+      );
+      return rows[0];
+    },
+  };
+}
+
+export type McpSessionsRepository = ReturnType<typeof mcpSessionsRepository>;

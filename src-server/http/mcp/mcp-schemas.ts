@@ -1,0 +1,133 @@
+import { z } from 'zod';
+
+/**
+ * The inputs and structured results of the MCP server's tools (docs/mcp.md#tools). Smaller than the HTTP API's
+ * schemas: what an assistant needs to act on, in plain fields, with no references between schemas.
+ */
+
+const uuid = z.uuid();
+
+export const ListAgentsOutput = z.object({
+  agents: z.array(
+    z.object({
+      name: z.string(),
+      kind: z.enum(['agent', 'command']),
+      description: z.string(),
+      phases: z.array(z.object({ id: z.string(), kind: z.string(), label: z.string() })),
+      gates: z.array(z.object({ id: z.string(), question: z.string() })),
+    }),
+  ),
+  projects: z
+    .array(z.object({ id: uuid, name: z.string() }))
+    .describe('the projects the caller may run them in (member role or higher)'),
+});
+
+export const RunAgentInput = z.object({
+  agent: z.string().min(1).max(200).describe('the name of an agent or command, as list_agents gives it'),
+  message: z.string().min(1).max(100_000).describe('what to ask it'),
+  project_id: uuid.optional().describe('the project to run in (a new thread); your default project when left out'),
+  thread_id: uuid.optional().describe('continue this thread instead of starting a new one'),
+  model: z.string().max(200).optional().describe('a model such as ollama:llama3.2 or gemini:gemini-2.5-flash'),
+  project_path: z.string().max(4000).optional().describe('the folder or git URL the agent reads'),
+});
+
+const PhaseResult = z.object({ id: z.string(), status: z.string(), output: z.string() });
+
+/** What waits for a person: a gate, or a tool call whose policy asks. */
+const Waiting = z.object({
+  kind: z.enum(['gate', 'tool_call']),
+  gate: z.string().describe('the gate, or the phase that made the tool call'),
+  call_id: z.string().optional().describe('the tool call, for decide_approval'),
+  tool: z.string().optional(),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  question: z.string(),
+  content: z.string().describe('what the person approves: the phase outputs the gate shows'),
+  decide_role: z.string(),
+  why_not_asked: z
+    .string()
+    .optional()
+    .describe('why the question was not answered inside this call; decide it with decide_approval or in the studio'),
+  studio_url: z.string(),
+});
+
+export const RunResult = z.object({
+  run_id: uuid,
+  thread_id: uuid,
+  agent: z.string(),
+  status: z.string().describe('completed, failed, cancelled, rejected, running or waiting_approval'),
+  output: z.string().nullable(),
+  error_detail: z.string().nullable(),
+  phases: z.array(PhaseResult),
+  waiting: Waiting.nullable().describe('set while the run waits for a person'),
+  decisions: z.array(
+    z.object({
+      gate: z.string(),
+      decision: z.string(),
+      by: z.string(),
+      reason: z.string().nullable(),
+      tool_call_id: z.string().nullable(),
+      at: z.string(),
+    }),
+  ),
+  studio_url: z.string(),
+});
+export type RunResult = z.infer<typeof RunResult>;
+
+export const RunIdInput = z.object({ run_id: uuid });
+export const CancelRunInput = RunIdInput.extend({ reason: z.string().max(2000).optional() });
+export const ThreadIdInput = z.object({ thread_id: uuid });
+
+export const ThreadRunsOutput = z.object({
+  runs: z.array(
+    z.object({
+      run_id: uuid,
+      agent: z.string(),
+      status: z.string(),
+      message: z.string().nullable(),
+      output: z.string().nullable(),
+      started_at: z.string(),
+      finished_at: z.string().nullable(),
+    }),
+  ),
+});
+
+export const ApprovalsOutput = z.object({
+  approvals: z.array(
+    Waiting.omit({ why_not_asked: true }).extend({
+      run_id: uuid,
+      thread_id: uuid,
+      agent: z.string(),
+      project: z.string(),
+      message: z.string().nullable(),
+      waiting_since: z.string(),
+      approvals_needed: z.number().int(),
+      approvals_given: z.number().int(),
+    }),
+  ),
+});
+
+export const DecisionKind = z.enum(['approve', 'edit', 'respond', 'reject']);
+export type DecisionKind = z.infer<typeof DecisionKind>;
+
+export const DecideInput = z.object({
+  thread_id: uuid,
+  gate: z.string().max(100).optional().describe('the gate to decide (as list_approvals gives it)'),
+  call_id: z.string().max(200).optional().describe('or the tool call to decide'),
+  decision: DecisionKind.describe(
+    'approve; edit (approve with `text` replacing the gated output, or with `arguments` for a tool call); ' +
+      "respond (send `text` back: to the phase before a gate, or as the tool's answer); reject",
+  ),
+  reason: z.string().max(2000).optional(),
+  text: z.string().max(100_000).optional().describe('edit: the new text; respond: the answer'),
+  arguments: z.record(z.string(), z.unknown()).optional().describe('edit of a tool call: its new arguments'),
+});
+
+export const DecideOutput = z.object({
+  run_id: uuid,
+  thread_id: uuid,
+  status: z.string().describe('running: the run resumed; waiting_approval: it needs more approvals'),
+  approvals_needed: z.number().int().optional(),
+  approvals_given: z.number().int().optional(),
+});
+
+export const CancelOutput = z.object({ run_id: uuid, thread_id: uuid, status: z.string() });

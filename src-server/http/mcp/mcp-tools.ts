@@ -1,0 +1,266 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { atLeast } from '../../auth/access';
+import { badRequest, DATABASE_UNAVAILABLE, ServiceError } from '../../contracts/errors';
+import { isDatabaseUnavailable } from '../../db/pool';
+import { getLogger } from '../../log';
+import type { McpRequestContext, McpServices } from './mcp-call';
+import {
+  ApprovalsOutput,
+  CancelOutput,
+  CancelRunInput,
+  DecideInput,
+  DecideOutput,
+  ListAgentsOutput,
+  RunAgentInput,
+  RunIdInput,
+  RunResult,
+  ThreadIdInput,
+  ThreadRunsOutput,
+} from './mcp-schemas';
+import { RunFollower } from './run-follower';
+import { runResult, waitingOf } from './run-results';
+import { z } from 'zod';
+
+const log = getLogger('svc.mcp');
+
+const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
+
+/**
+ * A tool's answer: its structured result (and the same as JSON text, for clients that read only text), or an error
+ * result with the message the HTTP API would answer. What the caller may not see reads as not found, exactly as there.
+ */
+async function answer(work: () => Promise<Record<string, unknown>>): Promise<CallToolResult> {
+  try {
+    const structured = await work();
+    return { content: [{ type: 'text', text: JSON.stringify(structured, null, 2) }], structuredContent: structured };
+  } catch (error) {
+    let text = 'internal server error';
+    if (error instanceof ServiceError) text = error.message;
+    else if (isDatabaseUnavailable(error)) text = DATABASE_UNAVAILABLE.message;
+    else log.error('an MCP tool call failed', error);
+    return { isError: true, content: [{ type: 'text', text }] };
+  }
+}
+
+/**
+ * The MCP server's tools (docs/mcp.md#tools): another door to the services the HTTP API uses, with the caller's own
+ * rights, so that every check (roles, tenancy, per-user limits) is the same one.
+ */
+export function registerTools(server: McpServer, services: McpServices, context: McpRequestContext): void {
+  const { catalog, runsService, threadsService, approvals, tenancy } = services;
+  const { principal, baseUrl } = context;
+
+  server.registerTool(
+    'list_agents',
+    {
+      title: 'List agents',
+      description:
+        'The agents and commands you can run, with their phases and the approval gates where a person decides, ' +
+        'and the projects you may run them in.',
+      outputSchema: ListAgentsOutput,
+      annotations: READ_ONLY,
+    },
+    () =>
+      answer(async () => {
+        const projects = (await tenancy.list(principal, 'project'))
+          .filter((project) => principal.instanceAdmin || atLeast(project.role, 'member'))
+          .map(({ id, name }) => ({ id, name }));
+        const agents = [...catalog.list('agent'), ...catalog.list('command')].map((manifest) => ({
+          name: manifest.name,
+          kind: manifest.kind,
+          description: manifest.description,
+          phases: manifest.phases.map((phase) => ({ id: phase.id, kind: phase.kind, label: phase.name })),
+          gates: manifest.phases
+            .filter((phase) => phase.kind === 'gate')
+            .map((phase) => ({ id: phase.id, question: phase.approval_question ?? '' })),
+        }));
+        return { agents: projects.length ? agents : [], projects };
+      }),
+  );
+
+  server.registerTool(
+    'run_agent',
+    {
+      title: 'Run an agent',
+      description:
+        'Runs an agent or command with a message and answers its output when it ends. Where the run stops for a ' +
+        'person (an approval gate, or a tool call that asks), you are asked inside this call if your client can ' +
+        "answer questions and you may decide; otherwise the result says the run waits, with what to decide and the " +
+        "studio's link. Progress notifications say which phase runs. It may take minutes: set your client's request " +
+        'timeout accordingly, or reset it on progress.',
+      inputSchema: RunAgentInput,
+      outputSchema: RunResult,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    (input, extra) =>
+      answer(async () => {
+        const run = await runsService.startRun(principal, input.agent, {
+          message: input.message,
+          project_id: input.project_id,
+          thread_id: input.thread_id,
+          model: input.model,
+          project_path: input.project_path,
+        });
+        return new RunFollower(services, context, extra).follow(run);
+      }),
+  );
+
+  server.registerTool(
+    'get_run',
+    {
+      title: 'Read a run',
+      description: "A run's status, its phases and their outputs, what it waits for, and the decisions taken in it.",
+      inputSchema: RunIdInput,
+      outputSchema: RunResult,
+      annotations: READ_ONLY,
+    },
+    ({ run_id }) => answer(async () => runResult(await runsService.runDetail(principal, run_id), baseUrl)),
+  );
+
+  server.registerTool(
+    'list_thread_runs',
+    {
+      title: "List a thread's runs",
+      description: 'The runs of a thread, most recent first.',
+      inputSchema: ThreadIdInput,
+      outputSchema: ThreadRunsOutput,
+      annotations: READ_ONLY,
+    },
+    ({ thread_id }) =>
+      answer(async () => ({
+        runs: (await threadsService.runs(principal, thread_id)).map((run) => ({
+          run_id: run.id,
+          agent: run.agent,
+          status: run.status,
+          message: run.message,
+          output: run.output,
+          started_at: run.started_at,
+          finished_at: run.finished_at,
+        })),
+      })),
+  );
+
+  server.registerTool(
+    'list_approvals',
+    {
+      title: 'List approvals waiting for you',
+      description:
+        'The gates and tool calls that wait for your decision, oldest first, in every project where your role lets ' +
+        'you decide them. Decide one with decide_approval.',
+      outputSchema: ApprovalsOutput,
+      annotations: READ_ONLY,
+    },
+    () =>
+      answer(async () => ({
+        approvals: (await approvals.inbox(principal)).map((item) => {
+          const { why_not_asked: _none, ...waiting } = waitingOf(
+            {
+              node: item.gate,
+              question: item.question,
+              required_context: item.required_context,
+              context: item.context,
+              decide_role: item.decide_role,
+              ...(item.tool_call ? { tool_call: item.tool_call } : {}),
+            },
+            item.thread_id,
+            baseUrl,
+          );
+          return {
+            ...waiting,
+            run_id: item.run_id,
+            thread_id: item.thread_id,
+            agent: item.agent,
+            project: item.project.name,
+            message: item.message,
+            waiting_since: item.waiting_since,
+            approvals_needed: item.approvals.needed,
+            approvals_given: item.approvals.given,
+          };
+        }),
+      })),
+  );
+
+  server.registerTool(
+    'decide_approval',
+    {
+      title: 'Decide an approval',
+      description:
+        'Approve, edit, respond to or reject a gate (name it with `gate`) or a tool call (name it with `call_id`) ' +
+        'that a run of the thread waits at. The run resumes once it has its approvals.',
+      inputSchema: DecideInput,
+      outputSchema: DecideOutput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    (input) => answer(async () => decided(await decideApproval(services, context, input))),
+  );
+
+  server.registerTool(
+    'cancel_run',
+    {
+      title: 'Cancel a run',
+      description: 'Cancels a running run or one that waits for approval; its model call in flight is stopped.',
+      inputSchema: CancelRunInput,
+      outputSchema: CancelOutput,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    ({ run_id, reason }) =>
+      answer(async () => {
+        const cancelled = await runsService.cancelRun(principal, run_id, reason ?? null);
+        return { run_id: cancelled.run_id, thread_id: cancelled.thread_id, status: cancelled.status };
+      }),
+  );
+}
+
+type Decided = Awaited<ReturnType<McpServices['approvals']['decide']>>;
+
+function decided(accepted: Decided): z.infer<typeof DecideOutput> {
+  return {
+    run_id: accepted.run_id,
+    thread_id: accepted.thread_id,
+    status: accepted.status,
+    ...(accepted.approvals
+      ? { approvals_needed: accepted.approvals.needed, approvals_given: accepted.approvals.given }
+      : {}),
+  };
+}
+
+/** decide_approval: the same decisions as the HTTP API's approve, reject and respond routes. */
+async function decideApproval(
+  { approvals, threadsService, runsService }: McpServices,
+  { principal }: McpRequestContext,
+  input: z.infer<typeof DecideInput>,
+): Promise<Decided> {
+  const { thread_id: threadId, decision } = input;
+  const reason = input.reason ?? null;
+  if ((input.gate === undefined) === (input.call_id === undefined)) {
+    throw badRequest('name either the gate or the call_id to decide');
+  }
+  if (decision === 'respond' && !input.text) throw badRequest('respond needs the answer in `text`');
+  if (input.call_id !== undefined) {
+    if (decision === 'edit' && !input.arguments) throw badRequest('an edit of a tool call needs `arguments`');
+    if (decision === 'approve' || decision === 'edit') {
+      return approvals.decideToolCall(principal, threadId, input.call_id, {
+        decision: 'approve',
+        reason,
+        ...(decision === 'edit' ? { arguments: input.arguments } : {}),
+      });
+    }
+    if (decision === 'respond') {
+      return approvals.decideToolCall(principal, threadId, input.call_id, { decision, reason, response: input.text! });
+    }
+    return approvals.decideToolCall(principal, threadId, input.call_id, { decision, reason });
+  }
+  const gate = input.gate!;
+  if (decision === 'edit') {
+    if (!input.text) throw badRequest('an edit needs the new text in `text`');
+    // The text replaces the output of the last phase the gate shows, as the question asked inside a call says.
+    const waiting = (await threadsService.runs(principal, threadId)).find((run) => run.status === 'waiting_approval');
+    const shown = waiting ? Object.keys((await runsService.runDetail(principal, waiting.id)).pending_gate?.context ?? {}) : [];
+    const node = shown.at(-1);
+    if (!node) throw badRequest(`gate "${gate}" shows no output to edit on thread ${threadId}`);
+    return approvals.decide(principal, threadId, gate, { decision: 'approve', reason, edits: { [node]: input.text } });
+  }
+  if (decision === 'respond') return approvals.decide(principal, threadId, gate, { decision, reason, response: input.text! });
+  return approvals.decide(principal, threadId, gate, { decision, reason });
+}

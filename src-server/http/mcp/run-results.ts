@@ -1,0 +1,44 @@
+import { DEFAULT_GATE_POLICY } from '../../contracts/gate-policy';
+import type { PendingGate, RunDetail } from '../../contracts/runs';
+import { gatedContent } from './elicitation-form';
+import { studioUrl } from './mcp-call';
+import type { RunResult } from './mcp-schemas';
+
+/** What waits for a person, as the tools show it; `whyNotAsked` when the call could not ask. */
+export function waitingOf(gate: PendingGate, threadId: string, baseUrl: string, whyNotAsked?: string) {
+  const call = gate.tool_call;
+  return {
+    kind: call ? ('tool_call' as const) : ('gate' as const),
+    gate: gate.node,
+    ...(call ? { call_id: call.call_id, tool: call.tool, arguments: call.arguments } : {}),
+    question: gate.question,
+    content: gatedContent(gate),
+    decide_role: gate.decide_role ?? DEFAULT_GATE_POLICY.decide_role,
+    ...(whyNotAsked ? { why_not_asked: whyNotAsked } : {}),
+    studio_url: studioUrl(baseUrl, threadId),
+  };
+}
+
+/** A run as get_run and run_agent answer it. */
+export function runResult(run: RunDetail, baseUrl: string, whyNotAsked?: string): RunResult {
+  const waiting = run.status === 'waiting_approval' && run.pending_gate;
+  return {
+    run_id: run.id,
+    thread_id: run.thread_id,
+    agent: run.agent,
+    status: run.status,
+    output: run.output,
+    error_detail: run.error_detail,
+    phases: run.nodes.map((node) => ({ id: node.node_id, status: node.status, output: node.output })),
+    waiting: waiting ? waitingOf(run.pending_gate!, run.thread_id, baseUrl, whyNotAsked) : null,
+    decisions: run.decisions.map((d) => ({
+      gate: d.gate,
+      decision: d.decision,
+      by: d.decided_by.name,
+      reason: d.reason,
+      tool_call_id: d.tool_call_id,
+      at: d.decided_at,
+    })),
+    studio_url: studioUrl(baseUrl, run.thread_id),
+  };
+}
