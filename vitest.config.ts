@@ -6,7 +6,7 @@ export default defineConfig({
   test: {
     include: ['src-server/**/*.test.ts', 'src-main/**/*.test.ts', 'src-renderer/**/*.test.ts', 'test/**/*.test.ts'],
     // The keychain test needs a Secret Service: `npm run test:keychain` provides one.
-    exclude: ['test/e2e/**', 'test/reliability/**', '**/node_modules/**', '**/*.keychain.test.ts'],
+    exclude: ['test/e2e/**', 'test/reliability/**', 'test/mcp-tools/**', '**/node_modules/**', '**/*.keychain.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -57,7 +57,9 @@ afterAll(async () => {
   for (const client of clients) await client.close().catch(() => undefined);
 });
 
-const accept = (content: Record<string, string>): Answerer => async () => ({ action: 'accept', content });
+const accept =
+  (content: Record<string, string>): Answerer =>
+  async () => ({ action: 'accept', content });
 
 describe('the tools', () => {
   it('lists its tools with descriptions, input and output schemas, and read-only annotations', async () => {
@@ -174,7 +176,11 @@ describe('approval inside the call', () => {
     expect(approvals.structuredContent).toMatchObject({
       approvals: expect.arrayContaining([expect.objectContaining({ run_id: waiting.run_id, gate: 'gate' })]),
     });
-    const decided = await mcp.call('decide_approval', { thread_id: waiting.thread_id, gate: 'gate', decision: 'approve' });
+    const decided = await mcp.call('decide_approval', {
+      thread_id: waiting.thread_id,
+      gate: 'gate',
+      decision: 'approve',
+    });
     expect(decided.structuredContent).toMatchObject({ run_id: waiting.run_id, status: 'running' });
     await until(async () => {
       const read = await mcp.call('get_run', { run_id: waiting.run_id });

@@ -24,8 +24,7 @@ const OPTIONS: Record<DecisionKind, { gate: string; tool: string }> = {
   reject: { gate: 'Reject', tool: 'Reject the call' },
 };
 
-const cap = (text: string) =>
-  text.length > MAX_QUESTION_CHARS ? `${text.slice(0, MAX_QUESTION_CHARS - 1)}…` : text;
+const cap = (text: string) => (text.length > MAX_QUESTION_CHARS ? `${text.slice(0, MAX_QUESTION_CHARS - 1)}…` : text);
 
 /** The gated content as a person reads it: each phase the gate shows under its name, or the tool call. */
 export function gatedContent(gate: PendingGate): string {

@@ -20,7 +20,7 @@ import {
 } from './mcp-schemas';
 import { RunFollower } from './run-follower';
 import { runResult, waitingOf } from './run-results';
-import { z } from 'zod';
+import type { z } from 'zod';
 
 const log = getLogger('svc.mcp');
 
@@ -86,7 +86,7 @@ export function registerTools(server: McpServer, services: McpServices, context:
       description:
         'Runs an agent or command with a message and answers its output when it ends. Where the run stops for a ' +
         'person (an approval gate, or a tool call that asks), you are asked inside this call if your client can ' +
-        "answer questions and you may decide; otherwise the result says the run waits, with what to decide and the " +
+        'answer questions and you may decide; otherwise the result says the run waits, with what to decide and the ' +
         "studio's link. Progress notifications say which phase runs. It may take minutes: set your client's request " +
         'timeout accordingly, or reset it on progress.',
       inputSchema: RunAgentInput,
@@ -256,11 +256,14 @@ async function decideApproval(
     if (!input.text) throw badRequest('an edit needs the new text in `text`');
     // The text replaces the output of the last phase the gate shows, as the question asked inside a call says.
     const waiting = (await threadsService.runs(principal, threadId)).find((run) => run.status === 'waiting_approval');
-    const shown = waiting ? Object.keys((await runsService.runDetail(principal, waiting.id)).pending_gate?.context ?? {}) : [];
+    const shown = waiting
+      ? Object.keys((await runsService.runDetail(principal, waiting.id)).pending_gate?.context ?? {})
+      : [];
     const node = shown.at(-1);
     if (!node) throw badRequest(`gate "${gate}" shows no output to edit on thread ${threadId}`);
     return approvals.decide(principal, threadId, gate, { decision: 'approve', reason, edits: { [node]: input.text } });
   }
-  if (decision === 'respond') return approvals.decide(principal, threadId, gate, { decision, reason, response: input.text! });
+  if (decision === 'respond')
+    return approvals.decide(principal, threadId, gate, { decision, reason, response: input.text! });
   return approvals.decide(principal, threadId, gate, { decision, reason });
 }

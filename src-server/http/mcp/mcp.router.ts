@@ -75,7 +75,10 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: stateful ? () => session.id : undefined,
     });
-    const server = new McpServer({ name: 'agent-workflow-service', version: deps.version }, { instructions: INSTRUCTIONS });
+    const server = new McpServer(
+      { name: 'agent-workflow-service', version: deps.version },
+      { instructions: INSTRUCTIONS },
+    );
     registerTools(server, services, { principal, session, transport, baseUrl: baseUrlOf(req) });
     res.on('close', () => {
       void transport.close();

@@ -66,7 +66,10 @@ export class RunFollower {
     if (token === undefined) return;
     this.progress += 1;
     await this.extra
-      .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: this.progress, message } })
+      .sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress: this.progress, message },
+      })
       .catch(() => undefined);
   }
 
@@ -127,7 +130,9 @@ export class RunFollower {
       },
       { relatedRequestId: this.extra.requestId },
     );
-    log.info(`asked ${principal.name} at ${gate.tool_call ? gate.tool_call.tool : gate.node} run=${run.id} question=${id}`);
+    log.info(
+      `asked ${principal.name} at ${gate.tool_call ? gate.tool_call.tool : gate.node} run=${run.id} question=${id}`,
+    );
     return this.awaitAnswer(id, run, seen);
   }
 

@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * The MCP project's own tools against /mcp: `npm run test:mcp-tools` (it installs them in test/mcp-tools first, apart
+ * from the main install, since they pin versions for Node 20).
+ */
+export default defineConfig({
+  test: {
+    root: new URL('../..', import.meta.url).pathname,
+    include: ['test/mcp-tools/**/*.test.ts'],
+    globalSetup: ['test/helpers/global-setup.ts'],
+    testTimeout: 180_000,
+    hookTimeout: 60_000,
+  },
+});
