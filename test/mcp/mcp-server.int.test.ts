@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
+import { toolAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import { addUser, signSession } from '../helpers/sessions';
 import { until } from '../helpers/until';
@@ -219,6 +223,43 @@ describe('approval inside the call', () => {
       status: 'waiting_approval',
       waiting: { why_not_asked: 'the question was declined in the client; the run still waits' },
     });
+  });
+});
+
+describe('a tool call that asks', () => {
+  it('is asked inside the call with its arguments; the edited call runs once, as approved', async () => {
+    const catalog = await writeFixtureCatalog([toolAgent]);
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-tool-'));
+    const server = await ctx.start({
+      AUTH_ENABLED: 'true',
+      SESSION_SECRET: SECRET,
+      SVC_API_TOKEN: API_TOKEN,
+      GENERATED_DIR: catalog,
+    });
+    try {
+      const file = path.join(project, 'effects.log');
+      ctx.model.toolTurns = [[{ name: 'mock__append', arguments: { file, line: 'proposed' } }]];
+      ctx.model.reply(['Appended.']);
+      const asked: string[] = [];
+      const mcp = await connectMcp(server.url, API_TOKEN, async (request) => {
+        asked.push(request.message);
+        return request.message.includes('mock.append')
+          ? { action: 'accept', content: { decision: 'edit', text: JSON.stringify({ file, line: 'edited' }) } }
+          : { action: 'accept', content: { decision: 'approve' } };
+      });
+      clients.push(mcp);
+      const result = await mcp.call('run_agent', { agent: 'tool-review', message: 'append', project_path: project });
+      expect(result.structuredContent).toMatchObject({ status: 'completed' });
+      expect(asked[0]).toContain('mock.append');
+      expect(asked[0]).toContain('"line": "proposed"');
+      expect(fs.readFileSync(file, 'utf8').split('\n').filter(Boolean)).toEqual(['edited']);
+      const { decisions } = result.structuredContent as { decisions: Record<string, unknown>[] };
+      expect(decisions[0]).toMatchObject({ decision: 'edit', tool_call_id: expect.stringMatching(/:intake:/) });
+    } finally {
+      await server.close();
+      fs.rmSync(project, { recursive: true, force: true });
+      fs.rmSync(catalog, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import type { PendingGate } from '../../contracts/runs';
+import { gateDecision, MAX_QUESTION_CHARS, questionFor, readAnswer, toolDecision } from './elicitation-form';
+
+const gate: PendingGate = {
+  node: 'gate',
+  question: 'Publish this review?',
+  required_context: ['analysis'],
+  context: { intake: 'The ask.', analysis: 'The review.' },
+};
+
+describe('the question asked at a gate', () => {
+  it('carries the question and every phase the gate shows; an edit replaces the last of them', () => {
+    const question = questionFor('review', gate);
+    expect(question.message).toBe('review: Publish this review?\n\n## intake\nThe ask.\n\n## analysis\nThe review.');
+    expect(question.contextNode).toBe('analysis');
+    expect(question.requestedSchema.required).toEqual(['decision']);
+    expect(question.requestedSchema.properties.decision!.oneOf).toEqual([
+      { const: 'approve', title: 'Approve' },
+      { const: 'edit', title: 'Approve with my edited text' },
+      { const: 'respond', title: 'Send my answer back to the phase before' },
+      { const: 'reject', title: 'Reject' },
+    ]);
+  });
+
+  it('is cut to a size a client can show', () => {
+    const long = questionFor('review', { ...gate, context: { analysis: 'x'.repeat(3 * MAX_QUESTION_CHARS) } });
+    expect(long.message).toHaveLength(MAX_QUESTION_CHARS);
+    expect(long.message.endsWith('…')).toBe(true);
+  });
+
+  it('shows a tool call by its tool and arguments', () => {
+    const question = questionFor('tool-review', {
+      ...gate,
+      node: 'intake',
+      question: 'Run mock.append?',
+      tool_call: {
+        call_id: 'r:intake:1:1:0',
+        tool: 'mock.append',
+        server: 'mock',
+        description: 'Appends a line.',
+        arguments: { line: 'hello' },
+        canonical_arguments: '{"line":"hello"}',
+        arguments_sha256: 'x',
+        input_schema: {},
+        annotations: {},
+        interrupted: false,
+        attempts: 0,
+      },
+    });
+    expect(question.message).toContain('mock.append: Appends a line.\narguments:\n{\n  "line": "hello"\n}');
+    expect(question.contextNode).toBeNull();
+  });
+});
+
+describe('an answer', () => {
+  it('is refused unless its decision is one of the four', () => {
+    expect(readAnswer({ decision: 'maybe' })).toBe('the decision must be one of approve, edit, respond, reject');
+    expect(readAnswer(undefined)).toBe('the decision must be one of approve, edit, respond, reject');
+    expect(readAnswer({ decision: 'approve', reason: '  ', text: 3 })).toEqual({
+      decision: 'approve',
+      reason: null,
+      text: null,
+    });
+  });
+
+  it('becomes the gate decision it names; an edit or an answer without text is none', () => {
+    const answer = (decision: string, text?: string) => readAnswer({ decision, reason: 'why', text }) as never;
+    expect(gateDecision(answer('approve'), 'analysis')).toEqual({ decision: 'approve', reason: 'why' });
+    expect(gateDecision(answer('edit', 'New.'), 'analysis')).toEqual({
+      decision: 'approve',
+      reason: 'why',
+      edits: { analysis: 'New.' },
+    });
+    expect(gateDecision(answer('respond', 'More.'), 'analysis')).toEqual({
+      decision: 'respond',
+      reason: 'why',
+      response: 'More.',
+    });
+    expect(gateDecision(answer('reject'), 'analysis')).toEqual({ decision: 'reject', reason: 'why' });
+    expect(gateDecision(answer('edit'), 'analysis')).toBe('an edit needs the text');
+    expect(gateDecision(answer('respond'), 'analysis')).toBe('an answer needs the text');
+  });
+
+  it('edits a tool call with a JSON object, nothing else', () => {
+    const answer = (text: string) => readAnswer({ decision: 'edit', text }) as never;
+    expect(toolDecision(answer('{"line":"x"}'))).toEqual({
+      decision: 'approve',
+      reason: null,
+      arguments: { line: 'x' },
+    });
+    expect(toolDecision(answer('not json'))).toBe('the edited arguments are not JSON');
+    expect(toolDecision(answer('[1]'))).toBe('the edited arguments must be an object');
+  });
+});
