@@ -243,9 +243,10 @@ describe('a tool call that asks', () => {
       const asked: string[] = [];
       const mcp = await connectMcp(server.url, API_TOKEN, async (request) => {
         asked.push(request.message);
-        return request.message.includes('mock.append')
-          ? { action: 'accept', content: { decision: 'edit', text: JSON.stringify({ file, line: 'edited' }) } }
-          : { action: 'accept', content: { decision: 'approve' } };
+        const content: Record<string, string> = request.message.includes('mock.append')
+          ? { decision: 'edit', text: JSON.stringify({ file, line: 'edited' }) }
+          : { decision: 'approve' };
+        return { action: 'accept', content };
       });
       clients.push(mcp);
       const result = await mcp.call('run_agent', { agent: 'tool-review', message: 'append', project_path: project });

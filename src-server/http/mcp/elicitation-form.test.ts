@@ -43,7 +43,7 @@ describe('the question asked at a gate', () => {
         canonical_arguments: '{"line":"hello"}',
         arguments_sha256: 'x',
         input_schema: {},
-        annotations: {},
+        annotations: { read_only: false, idempotent: false, destructive: false },
         interrupted: false,
         attempts: 0,
       },
