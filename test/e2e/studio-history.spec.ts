@@ -1,5 +1,17 @@
 import { expect, test } from './studio.fixtures';
-import { openStudio, phase, screenshotPath, script, sql, startRun, words } from './studio.fixtures';
+import {
+  api,
+  baseUrl,
+  openStudio,
+  phase,
+  screenshotPath,
+  script,
+  signInByLink,
+  sql,
+  startRun,
+  token,
+  words,
+} from './studio.fixtures';
 
 test("a thread's timeline steps through its checkpoints, and a fork from an earlier phase with an edited message runs as a branch", async ({
   page,
@@ -120,4 +132,20 @@ test("a fork from the gate with a phase's output rewritten and another model sho
   await page.screenshot({ path: screenshotPath('history-fork-edited-output') });
   await page.getByTestId('gate-reject').click();
   await expect(page.getByTestId('run-status')).toContainText('Run rejected');
+});
+
+test("a link to a thread (`/ui?thread=…`, as the MCP server's results give) opens that thread's latest run", async ({
+  page,
+}) => {
+  await script(words('Linked summary.'));
+  const started = await api('/agents/repo-summary/runs', { method: 'POST', json: { message: 'a linked run' } });
+  const { run_id: runId, thread_id: threadId } = (await started.json()) as { run_id: string; thread_id: string };
+  await expect
+    .poll(async () => ((await (await api(`/runs/${runId}`)).json()) as { status: string }).status)
+    .toBe('completed');
+  await signInByLink(page, `${baseUrl()}/ui?thread=${threadId}#token=${token()}`, page.getByTestId('run-id'));
+  await expect(page.getByTestId('run-id')).toHaveText(runId);
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  // The link is used once: the address no longer names the thread.
+  expect(new URL(page.url()).search).toBe('');
 });

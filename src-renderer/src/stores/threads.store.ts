@@ -48,5 +48,10 @@ export const useThreadsStore = defineStore('threads', () => {
     await load();
   }
 
-  return { threads, nextCursor, error, load, loadMore, remove };
+  /** The agent a thread belongs to (its latest run's), for a link that names only the thread; null when it has none. */
+  async function agentOf(id: string): Promise<string | null> {
+    return (await threadsApi.runs(id))[0]?.agent ?? null;
+  }
+
+  return { threads, nextCursor, error, load, loadMore, remove, agentOf };
 });
