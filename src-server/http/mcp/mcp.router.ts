@@ -1,13 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import {
-  isInitializeRequest,
-  isJSONRPCErrorResponse,
-  isJSONRPCResultResponse,
-  type InitializeRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { InitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/principal';
 import { errorBody, forbidden, ServiceError } from '../../contracts/errors';
 import type { McpSession } from '../../db/mcp-sessions.repository';
@@ -16,6 +9,7 @@ import { jsonBodyParser } from '../errors';
 import { isQuestionId, takeAnswer } from './elicitation-answers';
 import type { McpServices } from './mcp-call';
 import { registerTools } from './mcp-tools';
+import { loadMcpServerSdk } from './mcp-server-sdk';
 
 export const MCP_PATH = '/mcp';
 /** Where a client that was refused for want of a token learns what this resource is (RFC 9728). */
@@ -72,6 +66,7 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
   }
 
   async function serve(req: Request, res: Response, principal: Principal, session: McpSession, stateful: boolean) {
+    const { McpServer, StreamableHTTPServerTransport } = await loadMcpServerSdk();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: stateful ? () => session.id : undefined,
     });
@@ -92,7 +87,8 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
     const principal = await caller(req, res);
     if (!principal) return;
     const message: unknown = req.body;
-    if (isInitializeRequest(message)) {
+    const sdk = await loadMcpServerSdk();
+    if (sdk.isInitializeRequest(message)) {
       const session: McpSession = {
         id: randomBytes(24).toString('base64url'),
         user_id: principal.id,
@@ -106,7 +102,7 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
     }
     const session = await sessionOf(req, res, principal);
     if (!session) return;
-    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && isQuestionId(message.id)) {
+    if (sdk.isResponse(message) && isQuestionId(message.id)) {
       await takeAnswer(services, principal, session.id, message);
       res.status(202).end();
       return;
