@@ -10,6 +10,7 @@ import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { DEFAULT_GENERATED_DIR } from '../../src-server/assets/catalog';
 import { toolAgent } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
+import { connectMcp } from '../mcp/mcp-client';
 import { compiledLaunch, spawnServer, type ServerProcess } from '../helpers/process';
 
 /**
@@ -227,7 +228,7 @@ describe('the curl examples of the portal page', () => {
       'attach',
       'webhook',
     ]);
-    expect([...examples.keys()].filter((name) => !curl.includes(name))).toEqual(['client']);
+    expect([...examples.keys()].filter((name) => !curl.includes(name))).toEqual(['mcp', 'client']);
   });
 
   it('run an agent and read its stream: run_start with the ids, the phases, and gate_waiting at the end', async () => {
@@ -343,6 +344,21 @@ describe('the curl examples of the portal page', () => {
     expect(replayed[0]).toMatchObject({ type: 'run_start', run_id: vars.RUN_ID });
     expect(types(replayed)).toEqual(expect.arrayContaining(['gate_waiting', 'gate_approved']));
     expect(replayed.at(-1)!.type).toBe('run_done');
+  });
+
+  it("the MCP client entry, with the token in its place, connects an MCP client to this server's tools", async () => {
+    const entry = JSON.parse(examples.get('mcp')!) as {
+      mcpServers: Record<string, { type: string; url: string; headers: Record<string, string> }>;
+    };
+    const added = entry.mcpServers['agent-workflow']!;
+    expect(added).toMatchObject({ type: 'http', url: `${server.url}/mcp` });
+    const token = /^Bearer (.+)$/.exec(added.headers.Authorization!)![1]!.replace('paste-your-token-here', TOKEN);
+    const mcp = await connectMcp(server.url, token);
+    try {
+      expect((await mcp.client.listTools()).tools.map((t) => t.name)).toContain('run_agent');
+    } finally {
+      await mcp.close();
+    }
   });
 
   it('register a webhook on the default project, whose secret is shown once', async () => {
