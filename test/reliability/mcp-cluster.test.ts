@@ -52,7 +52,7 @@ describe('the MCP server behind a round-robin balancer', () => {
       expect(run).toMatchObject({ status: 'completed', output: 'Reviewed through nginx.' });
       expect(run.decisions).toEqual([expect.objectContaining({ decision: 'approve', reason: 'from any process' })]);
 
-      const asking = loggedBy('svc.mcp', `run=${run.run_id}`, 'question=');
+      const asking = loggedBy('svc.api', 'asked', `run=${run.run_id}`, 'question=');
       const deciding = loggedBy('svc.api', 'gate gate approve', `run=${run.run_id}`);
       expect(asking).toHaveLength(1);
       expect(deciding).toHaveLength(1);

@@ -6,7 +6,7 @@ import { getLogger } from '../../log';
 import { gateDecision, readAnswer, toolDecision, type FormAnswer } from './elicitation-form';
 import type { McpServices } from './mcp-call';
 
-const log = getLogger('svc.mcp');
+const log = getLogger('svc.api');
 
 /** The ids of the questions this server asks, as it sends them in `elicitation/create`. */
 export const isQuestionId = (id: unknown): id is string => typeof id === 'string' && id.startsWith('elicit-');

@@ -22,7 +22,7 @@ import { RunFollower } from './run-follower';
 import { runResult, waitingOf } from './run-results';
 import type { z } from 'zod';
 
-const log = getLogger('svc.mcp');
+const log = getLogger('svc.api');
 
 const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
 

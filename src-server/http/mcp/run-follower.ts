@@ -9,7 +9,7 @@ import type { McpRequestContext, McpServices, ToolExtra } from './mcp-call';
 import type { RunResult } from './mcp-schemas';
 import { runResult } from './run-results';
 
-const log = getLogger('svc.mcp');
+const log = getLogger('svc.api');
 
 /** How often a call that waits for a person looks at the question's row and at the run. */
 const POLL_MS = 500;
@@ -18,6 +18,15 @@ const POLL_MS = 500;
  * progress (the SDK's `resetTimeoutOnProgress`) then waits as long as the person takes.
  */
 const HEARTBEAT_MS = 15_000;
+/** The events a progress notification tells of. */
+const REPORTED = new Set<RunEvent['type']>([
+  'node_enter',
+  'queue',
+  'server_queue',
+  'tool_call',
+  'gate_waiting',
+  'tool_waiting',
+]);
 
 /**
  * Follows a run inside one `tools/call` (docs/mcp.md#approval-inside-the-call): its events become progress
@@ -44,7 +53,8 @@ export class RunFollower {
         for (const event of batch) {
           after = event.id;
           moved = true;
-          await this.report(JSON.parse(event.data) as RunEvent);
+          // Tokens are most of a run's events: only the few that say where the run is are read.
+          if (REPORTED.has(event.type)) await this.report(JSON.parse(event.data) as RunEvent);
         }
       }
       const detail = await this.services.runsService.runDetail(this.context.principal, run.runId);
