@@ -202,7 +202,7 @@ curl "$BASE/threads/$THREAD_ID/decisions" -H "Authorization: Bearer $TOKEN"</pre
 <p>Its tools list the agents, run one and return its output, read runs, list the approvals waiting for you and
   decide them, and cancel a run. Where a run stops for a person, a client that can ask you (elicitation) shows the
   question inside the call and the run goes on with your answer; any other client gets the run's ids and the
-  question, to decide later. ${authEnabled ? 'Give it a personal access token from the studio\'s Settings: it lasts until you revoke it. ' : ''}<code>/mcp</code> is
+  question, to decide later. ${authEnabled ? "Give it a personal access token from the studio's Settings: it lasts until you revoke it. " : ''}<code>/mcp</code> is
   not in the OpenAPI document: it speaks the MCP protocol, whose <code>tools/list</code> describes each tool.</p>
 
 <h2>Generate a typed client</h2>
