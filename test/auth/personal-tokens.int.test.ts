@@ -92,6 +92,7 @@ describe('a personal access token', () => {
       Promise.all(calls.map(async ([path, init]) => (await as(bearer, path, init)).status));
     expect(await statuses(created.token)).toEqual([201, 200, 403, 403]);
     expect(await statuses(ada.session)).toEqual([201, 200, 403, 403]);
+    expect(ctx.server.logs.join('\n')).not.toContain(created.token.slice('svcpat_'.length));
   });
 
   it('is listed without its secret, newest first, with when it was last used (written at most once a minute)', async () => {

@@ -1,8 +1,14 @@
 import { expect, openStudio, screenshotPath, test } from './studio.fixtures';
 
-test('Settings appear only inside the desktop app, which provides window.desktop', async ({ page }) => {
+test('The desktop settings appear only inside the desktop app, which provides window.desktop', async ({ page }) => {
+  // In a browser, signed in to a server that asks for tokens, Settings hold the person's tokens only.
   await openStudio(page);
-  await expect(page.getByTestId('settings-open')).toHaveCount(0);
+  await page.getByTestId('settings-open').click();
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  await expect(dialog.getByRole('heading', { name: 'Personal access tokens' })).toBeVisible();
+  await expect(dialog.getByTestId('desktop-settings')).toHaveCount(0);
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
 
   // A stand-in for the preload bridge: the studio only decides whether to offer the desktop settings.
   await page.addInitScript(() => {
@@ -11,9 +17,9 @@ test('Settings appear only inside the desktop app, which provides window.desktop
   });
   await page.reload();
   await page.getByTestId('settings-open').click();
-  await expect(page.getByRole('dialog', { name: 'Settings' })).toBeVisible();
+  await expect(dialog).toBeVisible();
   await page.keyboard.press('Escape');
-  await expect(page.getByRole('dialog', { name: 'Settings' })).toBeHidden();
+  await expect(dialog).toBeHidden();
 });
 
 test('Settings say which saved value the app could not use, and why a correction is refused', async ({ page }) => {
