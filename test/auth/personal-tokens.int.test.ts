@@ -7,6 +7,7 @@ import { useIntegrationServer } from '../helpers/integration';
 import { requestServer, type TestRequestInit } from '../helpers/request';
 import type { TestServer } from '../helpers/server';
 import { addUser, signSession } from '../helpers/sessions';
+import { connectMcp } from '../mcp/mcp-client';
 
 /**
  * Personal access tokens over real HTTP and PostgreSQL: a person makes one with her session (or the API token's
@@ -165,6 +166,18 @@ describe('a personal access token', () => {
     const self = own.find((t) => token.startsWith(t.prefix))!;
     expect((await as(token, `/me/tokens/${self.id}/revoke`, { method: 'POST' })).status).toBe(204);
     expect((await as(token, '/auth/me')).status).toBe(401);
+  });
+
+  it('is taken by the MCP server at /mcp, until it is revoked', async () => {
+    const { id, token } = await create(ada.session, 'MCP client');
+    const mcp = await connectMcp(ctx.server.url, token);
+    try {
+      expect((await mcp.client.listTools()).tools.map((t) => t.name)).toContain('list_agents');
+    } finally {
+      await mcp.close();
+    }
+    await as(ada.session, `/me/tokens/${id}/revoke`, { method: 'POST' });
+    await expect(connectMcp(ctx.server.url, token)).rejects.toThrow(/401|unauthori[sz]ed/i);
   });
 
   it('of a deleted user answers 401', async () => {
