@@ -12,6 +12,8 @@ export const DESKTOP_CHANNELS = [
   'database:test',
   'server:restart',
   'notification:show',
+  'mcp:get',
+  'mcp:new-token',
 ] as const;
 export type DesktopChannel = (typeof DESKTOP_CHANNELS)[number];
 
@@ -24,6 +26,14 @@ export const SECRET_NAMES = [
   'OIDC_CLIENT_SECRET',
 ] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
+
+/**
+ * The personal access token the app made for MCP clients, with its id (to revoke it when it is replaced). Only the
+ * app writes it; the studio reads it back through `mcpClient()` alone, to show the client configuration again.
+ */
+export const MCP_TOKEN_SECRET = 'MCP_CLIENT_TOKEN';
+/** Every name the app keeps in the keychain: those the studio sets, and the one the app makes itself. */
+export type StoredSecretName = SecretName | typeof MCP_TOKEN_SECRET;
 
 export interface DesktopSettings {
   database: { mode: 'embedded' } | { mode: 'remote'; url: string };
@@ -39,6 +49,16 @@ export interface AppInfo {
   /** Saved settings the server could not use at its last start (their defaults were used instead), one line each. */
   settingsProblems: string[];
   keychain: { available: boolean; reason: string | null };
+}
+
+/** How an MCP client reaches this app's server (Settings → MCP clients). */
+export interface McpClient {
+  /** The server's MCP endpoint, `<server url>/mcp`; null while no server runs. */
+  url: string | null;
+  /** The personal access token the app made for MCP clients and keeps in the keychain; null before the first. */
+  token: string | null;
+  /** A client configuration (JSON) with both, to copy; null without either. */
+  config: string | null;
 }
 
 /** A system notification the studio raises (an approval is waiting): plain text only. */
@@ -61,4 +81,10 @@ export interface DesktopApi {
   restartServer(): Promise<AppInfo>;
   /** Shows a system notification; resolves when it is clicked (the window is then brought forward) or closed. */
   showNotification(notification: DesktopNotification): Promise<NotificationOutcome>;
+  mcpClient(): Promise<McpClient>;
+  /**
+   * Makes a personal access token for MCP clients (as the app's local user, through the server's API), keeps it in
+   * the keychain, and revokes the one it replaces; clients configured with that one must be given the new one.
+   */
+  newMcpToken(): Promise<McpClient>;
 }

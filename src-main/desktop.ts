@@ -14,6 +14,7 @@ import type {
 import { SECRET_NAMES } from './desktop-api';
 import { assertSecretName, toNotification } from './guards';
 import type { Keychain } from './keychain';
+import { mcpClient, replaceMcpToken } from './mcp-client';
 import { choosePort } from './ports';
 import { readSettings, resolveServerEnv, usableSettings, withPassword, writeSettings } from './settings';
 import { errorMessage } from '../src-server/contracts/errors';
@@ -134,6 +135,12 @@ export function createDesktop(deps: DesktopDeps) {
     async showNotification(notification) {
       const checked = toNotification(notification);
       return deps.showNotification ? deps.showNotification(checked) : 'closed';
+    },
+    mcpClient: () => mcpClient(server?.url ?? null, deps.keychain),
+    async newMcpToken() {
+      if (!server || !apiToken) throw new Error('the server is not running: a token is made through it');
+      await replaceMcpToken({ serverUrl: server.url, apiToken, keychain: deps.keychain });
+      return mcpClient(server.url, deps.keychain);
     },
   };
 

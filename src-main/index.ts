@@ -82,6 +82,8 @@ void app.whenReady().then(async () => {
       'app:info': desktop.api.appInfo,
       'database:test': desktop.api.testDatabase,
       'notification:show': desktop.api.showNotification,
+      'mcp:get': desktop.api.mcpClient,
+      'mcp:new-token': desktop.api.newMcpToken,
       'server:restart': async () => {
         const info = await desktop.api.restartServer();
         await window?.loadURL(desktop.windowUrl());

@@ -1,4 +1,4 @@
-import type { SecretName } from './desktop-api';
+import type { StoredSecretName } from './desktop-api';
 import { errorMessage } from '../src-server/contracts/errors';
 
 export const KEYCHAIN_SERVICE = 'agent-workflow-service';
@@ -10,9 +10,9 @@ export const KEYCHAIN_SERVICE = 'agent-workflow-service';
 export interface Keychain {
   readonly available: boolean;
   readonly reason: string | null;
-  get(name: SecretName): Promise<string | null>;
-  set(name: SecretName, value: string): Promise<void>;
-  delete(name: SecretName): Promise<void>;
+  get(name: StoredSecretName): Promise<string | null>;
+  set(name: StoredSecretName, value: string): Promise<void>;
+  delete(name: StoredSecretName): Promise<void>;
 }
 
 /** The part of keytar's API used here, written out so that its types are not needed. */

@@ -15,6 +15,8 @@ const desktop: DesktopApi = {
   testDatabase: (url, password) => ipcRenderer.invoke('database:test', url, password),
   restartServer: () => ipcRenderer.invoke('server:restart'),
   showNotification: (notification) => ipcRenderer.invoke('notification:show', notification),
+  mcpClient: () => ipcRenderer.invoke('mcp:get'),
+  newMcpToken: () => ipcRenderer.invoke('mcp:new-token'),
 };
 
 contextBridge.exposeInMainWorld('desktop', desktop);

@@ -2,11 +2,11 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { DesktopSettings, SecretName } from './desktop-api';
+import type { DesktopSettings, StoredSecretName } from './desktop-api';
 import type { Keychain } from './keychain';
 import { readSettings, resolveServerEnv, usableSettings, writeSettings } from './settings';
 
-function memoryKeychain(values: Partial<Record<SecretName, string>>): Keychain {
+function memoryKeychain(values: Partial<Record<StoredSecretName, string>>): Keychain {
   return {
     available: true,
     reason: null,

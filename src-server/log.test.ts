@@ -53,4 +53,11 @@ describe('log lines', () => {
     expect(lines[0]).not.toContain('sk-very-secret-value');
     expect(lines[0]).toContain('key *** failed');
   });
+
+  it('never contain a personal access token, which is recognised by its form', () => {
+    const token = `svcpat_${'A1b2_-'.repeat(7)}x`;
+    getLogger('svc.api').warn(`refused Authorization: Bearer ${token}.`);
+    expect(lines[0]).not.toContain(token);
+    expect(lines[0]).toContain('Bearer svcpat_***.');
+  });
 });

@@ -1,8 +1,9 @@
+import { PERSONAL_TOKEN_PREFIX } from './contracts/auth';
+
 /**
  * Log lines are exactly `<ISO 8601 timestamp> <LEVEL> <logger> <message>` on stdout.
  * Known secrets are masked in every line, whatever the caller passed in.
  */
-
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
 
 const rank: Record<LogLevel, number> = { DEBUG: 10, INFO: 20, WARNING: 30, ERROR: 40 };
@@ -29,8 +30,14 @@ export function captureLogs(sink: (line: string) => void): () => void {
   };
 }
 
+/**
+ * Personal access tokens are too many to register one by one, and each is recognisable by its form: whatever quotes
+ * one (a request line, an error) shows only its prefix.
+ */
+const PERSONAL_TOKENS = new RegExp(`${PERSONAL_TOKEN_PREFIX}[A-Za-z0-9_-]{43}`, 'g');
+
 function mask(text: string): string {
-  let out = text;
+  let out = text.replace(PERSONAL_TOKENS, `${PERSONAL_TOKEN_PREFIX}***`);
   for (const secret of secrets) out = out.split(secret).join('***');
   return out;
 }

@@ -6,11 +6,13 @@ import type { Server } from 'node:http';
 import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
 import { createAccess, ensureBuiltInPrincipals } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
+import { personalTokensService } from './auth/personal-tokens.service';
 import type { Principal } from './auth/principal';
 import { createOidc } from './auth/oidc';
 import { tenancyService } from './auth/tenancy.service';
 import { tenancyRepository } from './db/tenancy.repository';
 import { usersRepository } from './db/users.repository';
+import { personalTokensRepository } from './db/personal-tokens.repository';
 import { baseUrl, type Config } from './config';
 import { dataDirMode, ensureFolderMode } from './db/data-dir';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
@@ -48,6 +50,7 @@ import { approvalsService } from './services/approvals.service';
 import { threadsService } from './services/threads.service';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
 import { errorMessage } from './contracts/errors';
+import { PERSONAL_TOKENS_MAX } from './contracts/auth';
 
 const log = getLogger('svc.api');
 
@@ -159,7 +162,8 @@ export async function startServer({
     const catalog = loadCatalog(generatedDir);
     const users = usersRepository(pool);
     await ensureBuiltInPrincipals(users);
-    const auth = createAuthenticator(config, users);
+    const personalTokenRows = personalTokensRepository(pool);
+    const auth = createAuthenticator(config, users, personalTokenRows);
     const access = createAccess(tenancyRows);
     const runs = runsRepository(pool);
     const gates = gateDecisionsRepository(pool);
@@ -322,6 +326,11 @@ export async function startServer({
       queue,
       tenancy,
       users,
+      personalTokens: personalTokensService({
+        tokens: personalTokenRows,
+        authEnabled: config.AUTH_ENABLED,
+        max: PERSONAL_TOKENS_MAX,
+      }),
       webhooks: webhooksService({
         access,
         webhooks: webhookRows,

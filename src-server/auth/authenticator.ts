@@ -3,9 +3,12 @@ import type { Request } from 'express';
 import { jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { INSECURE_SESSION_SECRET, type Config } from '../config';
 import type { UsersRepository } from '../db/users.repository';
+import type { PersonalTokensRepository } from '../db/personal-tokens.repository';
+import { PERSONAL_TOKEN_PATTERN, PERSONAL_TOKEN_PREFIX } from '../contracts/auth';
 import { getLogger, registerSecret } from '../log';
 import { unauthorized } from '../contracts/errors';
 import { ANONYMOUS_ADMIN, API_TOKEN_ADMIN, isBuiltInPrincipal, type Principal } from './principal';
+import { personalTokenDigest } from './personal-tokens.service';
 
 const log = getLogger('svc.auth');
 export const SESSION_ISSUER = 'agent-workflow-service';
@@ -47,8 +50,15 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(digest(a), digest(b));
 }
 
-/** `users` answers whether a session's user still exists: deleting a user ends their sessions. */
-export function createAuthenticator(config: Config, users: Pick<UsersRepository, 'get'>): Authenticator {
+/**
+ * `users` answers whether a session's user still exists: deleting a user ends their sessions. `personalTokens` finds
+ * the owner of a personal access token (its row goes with its owner's).
+ */
+export function createAuthenticator(
+  config: Config,
+  users: Pick<UsersRepository, 'get'>,
+  personalTokens: Pick<PersonalTokensRepository, 'findLive' | 'touch'>,
+): Authenticator {
   const oidcConfigured = Boolean(config.OIDC_ISSUER_URL);
   const generatedToken =
     config.AUTH_ENABLED && !oidcConfigured && !config.SVC_API_TOKEN ? randomBytes(24).toString('base64url') : undefined;
@@ -73,6 +83,7 @@ export function createAuthenticator(config: Config, users: Pick<UsersRepository,
     if (!match) throw unauthorized();
     const token = match[1]!;
     if (apiToken && sameSecret(token, apiToken)) return API_TOKEN_ADMIN;
+    if (token.startsWith(PERSONAL_TOKEN_PREFIX)) return personalTokenPrincipal(token);
     let payload: JWTPayload;
     try {
       // Every session this server issues has an expiry: a token without one is not ours, and would never end.
@@ -95,6 +106,33 @@ export function createAuthenticator(config: Config, users: Pick<UsersRepository,
    */
   async function isSignedInUser(id: string): Promise<boolean> {
     return UUID.test(id) && !isBuiltInPrincipal(id) && Boolean(await users.get(id));
+  }
+
+  /**
+   * The owner of a live personal access token, with her own roles: a signed-in user's token is her session's
+   * principal; the API token administrator's is that administrator, but only while this server has an API token (a
+   * server that signs people in with OIDC alone has no such administrator, and a token must not bring one back). Its
+   * last use is written at most once a minute, not on every request.
+   */
+  async function personalTokenPrincipal(token: string): Promise<Principal> {
+    const found = PERSONAL_TOKEN_PATTERN.test(token)
+      ? await personalTokens.findLive(personalTokenDigest(token))
+      : undefined;
+    if (!found) throw unauthorized('invalid or expired token');
+    let principal: Principal;
+    if (found.user_id === API_TOKEN_ADMIN.id && apiToken) principal = API_TOKEN_ADMIN;
+    else if (isBuiltInPrincipal(found.user_id)) throw unauthorized('invalid or expired token');
+    else {
+      principal = {
+        id: found.user_id,
+        kind: 'session',
+        name: found.name ?? found.email ?? found.user_id,
+        email: found.email ?? undefined,
+        instanceAdmin: false,
+      };
+    }
+    if (found.stale) await personalTokens.touch(found.id);
+    return principal;
   }
 
   /** The signed-in user a verified session or stream token names. */

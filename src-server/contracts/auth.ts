@@ -38,3 +38,50 @@ export const LoginQuerySchema = z.object({
     .optional()
     .meta({ description: 'a random value of the studio tab, handed back with the token' }),
 });
+
+/**
+ * What every personal access token starts with: a leaked one is recognisable (secret scanners, the log mask), and
+ * the server tells it from a session JWT by this alone.
+ */
+export const PERSONAL_TOKEN_PREFIX = 'svcpat_';
+/** The whole form of a token: the prefix, then 32 random bytes in base64url (43 characters). */
+export const PERSONAL_TOKEN_PATTERN = /^svcpat_[A-Za-z0-9_-]{43}$/;
+/** The most live (unrevoked) tokens one person may hold. */
+export const PERSONAL_TOKENS_MAX = 50;
+
+export const PersonalTokenSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    prefix: z.string().meta({
+      description: 'the first characters of the token (`svcpat_` and six more), to recognise it; never the secret',
+    }),
+    created_at: z.string(),
+    last_used_at: z
+      .string()
+      .nullable()
+      .meta({ description: 'when a request last came with it, to about a minute; null if never' }),
+  })
+  .meta({ id: 'PersonalToken' });
+export type PersonalToken = z.infer<typeof PersonalTokenSchema>;
+
+export const CreatePersonalTokenSchema = z
+  .object({
+    name: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(100)
+      .meta({ description: 'what it is for, e.g. "Claude Desktop on my laptop"' }),
+  })
+  .meta({ id: 'CreatePersonalToken' });
+export type CreatePersonalToken = z.infer<typeof CreatePersonalTokenSchema>;
+
+export const CreatedPersonalTokenSchema = PersonalTokenSchema.extend({
+  token: z.string().meta({
+    description:
+      'The token, `svcpat_` and 43 characters: shown in this answer only (the server keeps its SHA-256). ' +
+      'Send it as `Authorization: Bearer <token>`.',
+  }),
+}).meta({ id: 'CreatedPersonalToken' });
+export type CreatedPersonalToken = z.infer<typeof CreatedPersonalTokenSchema>;

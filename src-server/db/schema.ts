@@ -614,6 +614,21 @@ const statements = [
        ALTER TABLE svc_threads ALTER COLUMN project_id SET NOT NULL;
      END IF;
    END $$`,
+  // Personal access tokens (docs/security.md#personal-access-tokens): a person's lasting bearer for a script or an MCP
+  // client. Only the token's SHA-256 is kept (the token is shown once); `prefix` is its first characters, to tell
+  // tokens apart in a list. A revoked token keeps its row, with when it was revoked and last used.
+  `CREATE TABLE IF NOT EXISTS svc_personal_tokens (
+     id uuid PRIMARY KEY,
+     user_id uuid NOT NULL REFERENCES svc_users(id) ON DELETE CASCADE,
+     name text NOT NULL,
+     token_sha256 text NOT NULL UNIQUE,
+     prefix text NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     last_used_at timestamptz,
+     revoked_at timestamptz
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_personal_tokens_live_by_user ON svc_personal_tokens (user_id, created_at DESC)
+     WHERE revoked_at IS NULL`,
 ];
 
 /**

@@ -13,6 +13,7 @@ import { modelRoutes } from './models.router';
 import { approvalRoutes } from './approvals.router';
 import { runRoutes } from './runs.router';
 import { threadRoutes } from './threads.router';
+import { tokenRoutes } from './tokens.router';
 import { webhookRoutes } from './webhooks.router';
 import { mcpRouter } from './mcp/mcp.router';
 import { resourceMetadataRoutes } from './mcp/resource-metadata';
@@ -30,6 +31,7 @@ export function buildApi(deps: AppDeps): Api {
   phaseConfigRoutes(api, deps);
   modelRoutes(api, deps);
   authRoutes(api, deps, { oidc: deps.oidc, users: deps.users });
+  tokenRoutes(api, deps);
   tenancyRoutes(api, deps.tenancy);
   runRoutes(api, deps);
   approvalRoutes(api, deps);

@@ -3,6 +3,7 @@ import type { Authenticator } from '../auth/authenticator';
 import type { Config } from '../config';
 import type { Access } from '../auth/access';
 import type { Oidc } from '../auth/oidc';
+import type { PersonalTokensService } from '../auth/personal-tokens.service';
 import type { TenancyService } from '../auth/tenancy.service';
 import type { IdempotencyKeysRepository } from '../db/idempotency-keys.repository';
 import type { McpSessionsRepository } from '../db/mcp-sessions.repository';
@@ -30,6 +31,7 @@ export interface AppDeps {
   queue: LocalQueue;
   tenancy: TenancyService;
   users: UsersRepository;
+  personalTokens: PersonalTokensService;
   webhooks: WebhooksService;
   idempotencyKeys: IdempotencyKeysRepository;
   mcpSessions: McpSessionsRepository;

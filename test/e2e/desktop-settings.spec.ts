@@ -1,8 +1,14 @@
-import { expect, openStudio, test } from './studio.fixtures';
+import { expect, openStudio, screenshotPath, test } from './studio.fixtures';
 
-test('Settings appear only inside the desktop app, which provides window.desktop', async ({ page }) => {
+test('The desktop settings appear only inside the desktop app, which provides window.desktop', async ({ page }) => {
+  // In a browser, signed in to a server that asks for tokens, Settings hold the person's tokens only.
   await openStudio(page);
-  await expect(page.getByTestId('settings-open')).toHaveCount(0);
+  await page.getByTestId('settings-open').click();
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  await expect(dialog.getByRole('heading', { name: 'Personal access tokens' })).toBeVisible();
+  await expect(dialog.getByTestId('desktop-settings')).toHaveCount(0);
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
 
   // A stand-in for the preload bridge: the studio only decides whether to offer the desktop settings.
   await page.addInitScript(() => {
@@ -11,9 +17,9 @@ test('Settings appear only inside the desktop app, which provides window.desktop
   });
   await page.reload();
   await page.getByTestId('settings-open').click();
-  await expect(page.getByRole('dialog', { name: 'Settings' })).toBeVisible();
+  await expect(dialog).toBeVisible();
   await page.keyboard.press('Escape');
-  await expect(page.getByRole('dialog', { name: 'Settings' })).toBeHidden();
+  await expect(dialog).toBeHidden();
 });
 
 test('Settings say which saved value the app could not use, and why a correction is refused', async ({ page }) => {
@@ -36,6 +42,7 @@ test('Settings say which saved value the app could not use, and why a correction
           keychain: { available: true, reason: null },
         }),
         secretStatus: async () => ({}),
+        mcpClient: async () => ({ url: `${location.origin}/mcp`, token: null, config: null }),
         setSettings: async (settings: { localLlmBase: string | null }) => {
           if (!settings.localLlmBase?.startsWith('http')) {
             throw new Error(`Error invoking remote method 'settings:set': Error: ${problem}`);
@@ -65,4 +72,60 @@ test('Settings say which saved value the app could not use, and why a correction
   expect(await page.evaluate(() => (window as unknown as { e2eSaved: unknown[] }).e2eSaved)).toEqual([
     { database: { mode: 'embedded' }, localLlmBase: 'http://192.168.1.5:11434' },
   ]);
+});
+
+test('Settings → MCP clients make a token, show the configuration to copy, and replace it after asking', async ({
+  page,
+}) => {
+  // A stand-in for the preload bridge, answering as the main process does (src-main/mcp-client.ts).
+  await page.addInitScript(() => {
+    let made = 0;
+    const client = (token: string | null) => ({
+      url: `${location.origin}/mcp`,
+      token,
+      config: token
+        ? JSON.stringify(
+            {
+              mcpServers: {
+                'agent-workflow': {
+                  type: 'http',
+                  url: `${location.origin}/mcp`,
+                  headers: { Authorization: `Bearer ${token}` },
+                },
+              },
+            },
+            null,
+            2,
+          )
+        : null,
+    });
+    Object.defineProperty(window, 'desktop', {
+      value: {
+        getSettings: async () => ({ database: { mode: 'embedded' }, localLlmBase: null }),
+        appInfo: async () => ({
+          version: '0.0.0',
+          apiUrl: location.origin,
+          apiToken: 'token',
+          serverError: null,
+          settingsProblems: [],
+          keychain: { available: true, reason: null },
+        }),
+        secretStatus: async () => ({}),
+        mcpClient: async () => client(null),
+        newMcpToken: async () => client(`svcpat_made-${++made}`),
+      },
+    });
+  });
+  await openStudio(page);
+  await page.getByTestId('settings-open').click();
+  const mcp = page.getByRole('dialog', { name: 'Settings' }).getByTestId('mcp-clients');
+  await expect(mcp).toContainText('/mcp');
+  await mcp.getByRole('button', { name: 'Create a token for MCP clients' }).click();
+  await expect(mcp.getByTestId('mcp-config')).toContainText('"Authorization": "Bearer svcpat_made-1"');
+  await mcp.screenshot({ path: screenshotPath('desktop-mcp-clients') });
+
+  await mcp.getByRole('button', { name: 'Replace token…' }).click();
+  await expect(mcp).toContainText('Clients using the current token stop working.');
+  await mcp.getByRole('button', { name: 'Replace token', exact: true }).click();
+  await expect(mcp.getByTestId('mcp-config')).toContainText('"Authorization": "Bearer svcpat_made-2"');
 });

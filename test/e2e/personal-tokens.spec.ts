@@ -1,0 +1,45 @@
+import AxeBuilder from '@axe-core/playwright';
+import { api, expect, openStudio, screenshotPath, test } from './studio.fixtures';
+
+test('Settings → Personal access tokens: made with a name, shown once, listed with their use, revoked after asking', async ({
+  page,
+  context,
+}) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await openStudio(page);
+  await page.getByTestId('settings-open').click();
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  const tokens = dialog.getByTestId('personal-tokens');
+  const name = `e2e script ${Date.now()}`;
+
+  await tokens.getByLabel('Token name').fill(name);
+  await tokens.getByRole('button', { name: 'Create token' }).click();
+  const created = tokens.getByTestId('created-token');
+  await expect(created).toContainText('It will not be shown again.');
+  const token = (await created.locator('code').textContent())!;
+  expect(token).toMatch(/^svcpat_[A-Za-z0-9_-]{43}$/);
+  await created.getByRole('button', { name: 'Copy' }).click();
+  await expect(created).toContainText('Copied');
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+  await dialog.screenshot({ path: screenshotPath('personal-tokens') });
+  const axe = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
+
+  const row = tokens.getByTestId('personal-token').filter({ hasText: name });
+  await expect(row).toContainText(token.slice(0, 13));
+  await expect(row.locator('td').nth(2)).toHaveText('never');
+  // A script uses it; the list, read again, says when.
+  expect((await api('/auth/me', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+  await created.getByRole('button', { name: 'Done' }).click();
+  await expect(created).toHaveCount(0);
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await page.getByTestId('settings-open').click();
+  await expect(row.locator('td').nth(2)).not.toHaveText('never');
+  await expect(tokens).not.toContainText(token);
+
+  await row.getByRole('button', { name: `Revoke ${name}` }).click();
+  await expect(row).toContainText('Clients using it stop working.');
+  await row.getByRole('button', { name: 'Revoke', exact: true }).click();
+  await expect(row).toHaveCount(0);
+  expect((await api('/auth/me', { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+});
