@@ -30,6 +30,10 @@ import { buildProjectContext, checkProjectPath, withProjectFolder } from './cont
 import { toolCallsRepository } from './db/tool-calls.repository';
 import { toolGrantsRepository } from './db/tool-grants.repository';
 import { mcpSessionsRepository } from './db/mcp-sessions.repository';
+import { instanceSettingsRepository } from './db/instance-settings.repository';
+import { modelPullsRepository } from './db/model-pulls.repository';
+import { DefaultModel } from './services/default-model';
+import { localModelsService } from './services/local-models.service';
 import { McpServers } from './tools/mcp-servers';
 import { createToolbox } from './tools/toolbox';
 import { LocalQueue } from './models/local-queue';
@@ -261,12 +265,24 @@ export async function startServer({
     pruneEvents.unref();
     stopRuns = async () => {
       clearInterval(pruneEvents);
+      defaultModel.stop();
+      localModels.stop();
       await engine.shutdown();
       await toolbox.close();
       await delivery.close();
       await notifications.close();
       await queue.close();
     };
+    const defaultModel = new DefaultModel(config.DEFAULT_MODEL, instanceSettingsRepository(pool));
+    await defaultModel.start();
+    const modelPulls = modelPullsRepository(pool);
+    const localModels = localModelsService({
+      config,
+      pulls: modelPulls,
+      speeds: () => modelPulls.speeds(),
+      defaultModel,
+      checkModel: (model) => assertModelConfigured(config, model),
+    });
     const threadRows = threadsRepository(pool);
     const threads = threadsService({
       catalog,
@@ -284,7 +300,7 @@ export async function startServer({
       runs,
       gates,
       engine,
-      defaultModel: config.DEFAULT_MODEL,
+      defaultModel: () => defaultModel.current(),
       checkModel: (model) => assertModelConfigured(config, model),
       maxLocalRunsPerUser: config.LOCAL_LLM_MAX_RUNS_PER_USER,
       localRetryAfterS: async () => {
@@ -324,6 +340,7 @@ export async function startServer({
       phaseConfig,
       access,
       queue,
+      localModels,
       tenancy,
       users,
       personalTokens: personalTokensService({

@@ -64,3 +64,89 @@ export const QueueStatusSchema = z
   })
   .meta({ id: 'QueueStatus' });
 export type QueueStatus = z.infer<typeof QueueStatusSchema>;
+
+/** Where a pull stands, as the runtime streams it: its status line and the bytes of every layer so far. */
+export interface PullProgress {
+  status: string;
+  total: number;
+  completed: number;
+}
+
+export const ModelPullStatusSchema = z.enum(['pulling', 'done', 'failed', 'cancelled']);
+
+export const ModelPullSchema = z
+  .object({
+    id: z.uuid(),
+    model: z.string(),
+    status: ModelPullStatusSchema,
+    detail: z.string().meta({ description: "the runtime's last status line, e.g. `pulling dde5aa3fc5ff`" }),
+    total: z.number().int().meta({ description: 'bytes of the layers announced so far' }),
+    completed: z.number().int().meta({ description: 'bytes of them received so far' }),
+    error: z.string().nullable(),
+    cancel_requested: z.boolean(),
+    started_by: z.string(),
+    started_at: z.string(),
+    updated_at: z.string(),
+    finished_at: z.string().nullable(),
+  })
+  .meta({ id: 'ModelPull' });
+export type ModelPull = z.infer<typeof ModelPullSchema>;
+
+export const LocalModelSchema = z
+  .object({
+    name: z.string(),
+    size: z.number().nullable().meta({ description: 'bytes on disk' }),
+    family: z.string().nullable(),
+    parameter_size: z.string().nullable().meta({ description: 'e.g. 3.2B' }),
+    quantization: z.string().nullable().meta({ description: 'e.g. Q4_K_M' }),
+    modified_at: z.string().nullable().meta({ description: 'when the runtime last pulled or changed it' }),
+    context_length: z.number().int().nullable().meta({ description: "the model's own context length" }),
+    capabilities: z.array(z.string()).meta({ description: '`tools`, `thinking` where the runtime says so' }),
+    loaded_until: z
+      .string()
+      .nullable()
+      .meta({ description: 'loaded now, until this time (the runtime unloads it then); null when not loaded' }),
+    measured: z
+      .object({
+        phases: z.number().int().meta({ description: 'the recent phases of runs with this model measured here' }),
+        tokens_per_s: z.number().nullable().meta({ description: 'median answer tokens a second over those phases' }),
+        load_s: z.number().nullable().meta({ description: 'the last load this process saw, in seconds' }),
+      })
+      .meta({ description: 'what this service measured of the model' }),
+  })
+  .meta({ id: 'LocalModel' });
+export type LocalModel = z.infer<typeof LocalModelSchema>;
+
+export const LocalModelsSchema = z
+  .object({
+    reachable: z.boolean(),
+    error: z.string().nullable(),
+    models: z.array(LocalModelSchema),
+    pulls: z.array(ModelPullSchema).meta({ description: 'pulls under way, and the last ones that ended' }),
+    default_model: z.string().meta({ description: 'what a run uses when neither it nor its thread names a model' }),
+    may_manage: z.boolean().meta({ description: 'whether the caller may pull, delete and set the default' }),
+  })
+  .meta({ id: 'LocalModels' });
+export type LocalModels = z.infer<typeof LocalModelsSchema>;
+
+export const PullModelBodySchema = z
+  .object({
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .meta({ description: 'e.g. llama3.2:3b', examples: ['llama3.2'] }),
+  })
+  .meta({ id: 'PullModelBody' });
+
+export const ModelNameBodySchema = z
+  .object({
+    model: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .meta({ examples: ['llama3.2'] }),
+  })
+  .meta({ id: 'ModelNameBody' });

@@ -571,6 +571,30 @@ const statements = [
      revoked_at timestamptz
    )`,
   `CREATE UNIQUE INDEX IF NOT EXISTS svc_tool_grants_active ON svc_tool_grants (thread_id, tool) WHERE revoked_at IS NULL`,
+  // Models pulled into the local runtime (docs/models.md#pulling): the progress every process and studio reads, one
+  // pull of a model at a time.
+  `CREATE TABLE IF NOT EXISTS svc_model_pulls (
+     id uuid PRIMARY KEY,
+     model text NOT NULL,
+     status text NOT NULL DEFAULT 'pulling',
+     detail text NOT NULL DEFAULT '',
+     total bigint NOT NULL DEFAULT 0,
+     completed bigint NOT NULL DEFAULT 0,
+     error text,
+     cancel_requested boolean NOT NULL DEFAULT false,
+     started_by text NOT NULL,
+     started_at timestamptz NOT NULL DEFAULT now(),
+     updated_at timestamptz NOT NULL DEFAULT now(),
+     finished_at timestamptz
+   )`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS svc_model_pulls_one_at_a_time ON svc_model_pulls (model) WHERE status = 'pulling'`,
+  // Settings of the instance changed from the studio rather than the environment: `default_model`.
+  `CREATE TABLE IF NOT EXISTS svc_instance_settings (
+     key text PRIMARY KEY,
+     value text NOT NULL,
+     updated_by text NOT NULL,
+     updated_at timestamptz NOT NULL DEFAULT now()
+   )`,
   // The MCP server's sessions (docs/mcp.md#sessions-on-any-process): kept here, not in a process, so that any process
   // behind a balancer continues one; bound to the person who began it.
   `CREATE TABLE IF NOT EXISTS svc_mcp_sessions (

@@ -14,6 +14,7 @@ import type { PhaseConfigService } from '../services/phase-config.service';
 import type { ApprovalsService } from '../services/approvals.service';
 import type { RunsService } from '../services/runs.service';
 import type { ThreadsService } from '../services/threads.service';
+import type { LocalModelsService } from '../services/local-models.service';
 import type { WebhooksService } from '../webhooks/webhooks.service';
 
 /** What the routers are built from: the services and settings main.ts composes. */
@@ -29,6 +30,7 @@ export interface AppDeps {
   phaseConfig: PhaseConfigService;
   access: Access;
   queue: LocalQueue;
+  localModels: LocalModelsService;
   tenancy: TenancyService;
   users: UsersRepository;
   personalTokens: PersonalTokensService;

@@ -57,9 +57,8 @@ async function localContext(config: Config, model: string): Promise<LocalContext
   };
 }
 
-/** Whether DEFAULT_MODEL can run: a local default the runtime does not have fails every run that relies on it. */
-function defaultModel(config: Config, local: LocalRuntimeStatus): Models['default_model'] {
-  const id = config.DEFAULT_MODEL;
+/** Whether the default model can run: a local default the runtime does not have fails every run that relies on it. */
+function defaultModel(id: string, local: LocalRuntimeStatus): Models['default_model'] {
   const { provider, name } = parseModel(id);
   if (provider !== 'local' || !local.reachable) return { id, available: null, message: null };
   const available = local.models.some((m) => fullModelName(m) === fullModelName(name));
@@ -75,8 +74,11 @@ function defaultModel(config: Config, local: LocalRuntimeStatus): Models['defaul
   };
 }
 
-/** GET /models: every model grouped by provider, with whether the provider is configured. */
-export async function listModels(config: Config): Promise<Models> {
+/**
+ * GET /models: every model grouped by provider, with whether the provider is configured, and whether the default
+ * model (DEFAULT_MODEL, or the one chosen in the studio) can run.
+ */
+export async function listModels(config: Config, defaultModelId: string): Promise<Models> {
   const local = await localRuntimeStatus(config);
   return {
     providers: [
@@ -102,6 +104,6 @@ export async function listModels(config: Config): Promise<Models> {
         };
       }),
     ],
-    default_model: defaultModel(config, local),
+    default_model: defaultModel(defaultModelId, local),
   };
 }

@@ -29,7 +29,8 @@ export interface RunsServiceDeps {
   runs: RunsRepository;
   gates: GateDecisionsRepository;
   engine: Engine;
-  defaultModel: string;
+  /** The model a run uses when neither it nor its thread names one (services/default-model.ts). */
+  defaultModel(): string;
   /** Throws when the model's provider is not configured, before any run is created. */
   checkModel(model: string): void;
   /** Local-runtime runs one user may have going at once (see LOCAL_LLM_MAX_RUNS_PER_USER). */
@@ -129,7 +130,7 @@ export function runsService(deps: RunsServiceDeps) {
         // The thread's own path too, with this caller's rights: a member cannot run in a folder an admin named.
         const projectPath = request.project_path ?? thread.project_path;
         if (projectPath) await deps.checkProjectPath(principal, projectPath);
-        const model = request.model ?? thread.model ?? deps.defaultModel;
+        const model = request.model ?? thread.model ?? deps.defaultModel();
         run = {
           id: runId,
           threadId: thread.id,
@@ -144,7 +145,7 @@ export function runsService(deps: RunsServiceDeps) {
       } else {
         projectId = await access.resolveProject(principal, request.project_id, 'member');
         if (request.project_path) await deps.checkProjectPath(principal, request.project_path);
-        const model = request.model ?? deps.defaultModel;
+        const model = request.model ?? deps.defaultModel();
         // A refused run leaves no empty thread behind: the thread is written with the run, or not at all.
         run = {
           id: runId,
@@ -193,7 +194,7 @@ export function runsService(deps: RunsServiceDeps) {
         );
       }
       const source = checkpoint.run_id ? await runs.detail(checkpoint.run_id) : undefined;
-      const model = request.model ?? source?.model ?? thread.model ?? deps.defaultModel;
+      const model = request.model ?? source?.model ?? thread.model ?? deps.defaultModel();
       const message = request.message ?? checkpoint.state.message ?? source?.message ?? '';
       const projectPath = source?.project_path ?? thread.project_path;
       const runId = randomUUID();
