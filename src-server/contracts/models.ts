@@ -41,7 +41,10 @@ export const ModelsSchema = z
     ),
     default_model: z
       .object({
-        id: z.string().meta({ description: 'DEFAULT_MODEL: what a run uses when neither it nor its thread names one' }),
+        id: z.string().meta({
+          description:
+            'what a run uses when neither it nor its thread names one: DEFAULT_MODEL, or the model chosen at PUT /models/default',
+        }),
         available: z.boolean().nullable().meta({
           description: 'false when it is a local model the runtime does not have; null when that cannot be told',
         }),

@@ -233,6 +233,8 @@ const MATRIX: Row[] = [
     '/agents',
     '/commands',
     '/models',
+    // Everyone sees the runtime's models; managing them is the instance administrator's (rows below).
+    '/models/local',
     '/queue/status',
     '/auth/me',
     '/threads',
@@ -380,6 +382,27 @@ const MATRIX: Row[] = [
     only: 'default',
   }),
   row('POST', 'create an organisation', () => '/orgs', { kind: 'instance' }, { body: () => ({ name: 'New org' }) }),
+  row(
+    'POST',
+    'pull a local model',
+    () => '/models/local/pulls',
+    { kind: 'instance' },
+    { body: () => ({ name: 'llama3.2:1b' }) },
+  ),
+  row(
+    'POST',
+    'delete a local model',
+    () => '/models/local/delete',
+    { kind: 'instance' },
+    { body: () => ({ model: 'llama3.2' }) },
+  ),
+  row(
+    'PUT',
+    'choose the default model',
+    () => '/models/default',
+    { kind: 'instance' },
+    { body: () => ({ model: 'llama3.2' }) },
+  ),
   ...(
     [
       ['a project', 'project_id', 'project'],

@@ -2,13 +2,22 @@
  * The local-runtime checks of the test suite, against a real Ollama instead of the stand-in: for a person who has
  * one. Not run by CI. `npm run check:ollama` (LOCAL_LLM_BASE, default http://127.0.0.1:11434); CHECK_MODEL picks the
  * model (default: the runtime's first), CHECK_THINKING_MODEL a thinking model (default: the first whose /api/show
- * lists the `thinking` capability; the check is skipped without one). The checks go through the service's own
+ * lists the `thinking` capability; the check is skipped without one), CHECK_PULL_MODEL a model to pull (skipped without
+ * one, as it downloads). The checks go through the service's own
  * model layer (the context window, the warnings, the counts, reasoning, cold starts), with no queue in front.
  * Each prints PASS, FAIL or SKIP; the exit code is 1 when one failed.
  */
 import { loadConfig, type Config } from '../../src-server/config';
 import type { NodeWarning } from '../../src-server/contracts/runs';
-import { forgetLoaded, loadedModels, modelInfo, modelWindow } from '../../src-server/models/local-runtime';
+import type { PullProgress } from '../../src-server/contracts/models';
+import {
+  forgetLoaded,
+  fullModelName,
+  loadedModels,
+  modelInfo,
+  modelWindow,
+} from '../../src-server/models/local-runtime';
+import { pullModel, runtimeModels } from '../../src-server/models/runtime-models';
 import type { CallUsage, ChatMessage, LoadingInfo, TrimReport } from '../../src-server/models/model-client';
 import { createModelProviders } from '../../src-server/models/model-providers';
 import { runtimeAddress } from '../../src-server/models/runtime-address';
@@ -196,6 +205,38 @@ async function main(): Promise<void> {
   );
   const warm = await call(model, [system, user('Say hello again.')]);
   report(warm.loading ? 'FAIL' : 'PASS', 'warm call', warm.loading ? 'model_loading for a loaded model' : 'no load');
+
+  // 7. The Models view's list and pull, through the same calls the service makes (models/runtime-models.ts).
+  const listed = await runtimeModels(base);
+  const described = listed.find((m) => m.name === fullModelName(model) || m.name === model);
+  report(
+    described?.size && described.family ? 'PASS' : 'FAIL',
+    'model list',
+    described
+      ? `${described.name}: ${described.size} bytes, ${described.family} ${described.parameter_size ?? ''} ${described.quantization ?? ''}`
+      : `${model} is not in /api/tags`,
+  );
+  const pullName = process.env.CHECK_PULL_MODEL;
+  if (!pullName)
+    report('SKIP', 'pull', 'set CHECK_PULL_MODEL to a small model to pull (e.g. all-minilm), as it downloads');
+  else {
+    const seen: PullProgress[] = [];
+    try {
+      await pullModel(base, pullName, AbortSignal.timeout(1_800_000), (progress) => seen.push(progress));
+      const bytes = seen.filter((p) => p.total > 0);
+      const grows = bytes.every(
+        (p, i) => i === 0 || p.completed >= bytes[i - 1]!.completed || p.total > bytes[i - 1]!.total,
+      );
+      const now = (await runtimeModels(base)).some((m) => m.name === fullModelName(pullName) || m.name === pullName);
+      report(
+        seen.at(-1)?.status === 'success' && grows && now ? 'PASS' : 'FAIL',
+        'pull',
+        `${seen.length} progress lines, ${bytes.at(-1)?.completed ?? 0} of ${bytes.at(-1)?.total ?? 0} bytes, listed after: ${now}`,
+      );
+    } catch (error) {
+      report('FAIL', 'pull', (error as Error).message);
+    }
+  }
 
   console.log(failed ? `${failed} check(s) failed` : 'all checks passed');
   process.exit(failed ? 1 : 0);
