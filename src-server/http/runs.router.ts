@@ -197,6 +197,35 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
   });
 
   api.route({
+    method: 'get',
+    path: '/runs/{id}/wait',
+    operationId: 'waitForRun',
+    tag: 'runs',
+    summary:
+      'Wait, without a stream, until the run ends or stops for a person (a gate, a tool call that asks), at most timeout_s seconds; answers the run',
+    params: RunIdParams,
+    query: z.object({
+      timeout_s: z.coerce.number().int().min(1).max(60).default(30).meta({
+        description: 'how long to wait at most (1–60 s, default 30); ask again while `status` is still `running`',
+      }),
+    }),
+    responses: {
+      200: {
+        description:
+          'the run when it ended (`completed`, `rejected`, `error`, `cancelled`), stopped for a person ' +
+          '(`waiting_approval`, with `pending_gate`), or the wait was over (`running`)',
+        schema: RunDetailSchema,
+      },
+    },
+    handler: async ({ params, query, ctx, res }) => {
+      // The client hung up: stop waiting (an answer that finished closes the response too, after the wait).
+      const gone = new AbortController();
+      res.on('close', () => gone.abort());
+      return runsService.waitFor(ctx.principal, params.id, query.timeout_s, gone.signal);
+    },
+  });
+
+  api.route({
     method: 'post',
     path: '/runs/{id}/cancel',
     operationId: 'cancelRun',

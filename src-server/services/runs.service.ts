@@ -240,6 +240,25 @@ export function runsService(deps: RunsServiceDeps) {
       await visibleRun(principal, runId);
     },
 
+    /**
+     * Waits until the run ends or stops for a person (a gate, a tool call that asks), or `timeoutS` passes, and
+     * answers its detail: the status says which. Follows the run's stored events, so it waits on any process.
+     */
+    async waitFor(principal: Principal, runId: string, timeoutS: number, signal: AbortSignal): Promise<RunDetail> {
+      const run = await visibleRun(principal, runId);
+      if (run.status === 'running') {
+        const waiting = AbortSignal.any([signal, AbortSignal.timeout(timeoutS * 1000)]);
+        try {
+          for await (const _batch of engine.join(run.id, await engine.lastEventId(run.id), waiting)) {
+            // Nothing to read: the join ends at the run's end or its stop, or when the wait is over.
+          }
+        } catch (error) {
+          if (!waiting.aborted) throw error;
+        }
+      }
+      return this.runDetail(principal, runId);
+    },
+
     async runDetail(principal: Principal, runId: string): Promise<RunDetail> {
       const run = await visibleRun(principal, runId);
       const nodes = await runs.nodes(run.id);

@@ -249,6 +249,7 @@ const MATRIX: Row[] = [
   row('GET', 'run history', (w) => `/threads/${w.finished.thread_id}/runs`, role('project', 'viewer', 200)),
   row('GET', 'run detail', (w) => `/runs/${w.finished.run_id}`, role('project', 'viewer', 200)),
   row('GET', 'follow a run', (w) => `/runs/${w.finished.run_id}/stream`, role('project', 'viewer', 200)),
+  row('GET', 'wait for a run', (w) => `/runs/${w.finished.run_id}/wait?timeout_s=1`, role('project', 'viewer', 200)),
   row('GET', 'checkpoints', (w) => `/threads/${w.finished.thread_id}/checkpoints`, role('project', 'viewer', 200)),
   row(
     'POST',
