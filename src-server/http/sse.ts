@@ -118,14 +118,18 @@ export function openSse(res: Response, watcher?: StreamWatcher): SseStream {
   }, HEARTBEAT_MS);
   watcher?.streamOpened();
   const closed = new Promise<void>((resolve) => {
-    res.on('close', () => {
+    const onClose = () => {
       watcher?.streamClosed();
       ended = true;
       clearInterval(heartbeat);
       clearTimeout(watchdog);
       for (const resolveRoom of roomWaiters) resolveRoom();
       resolve();
-    });
+    };
+    // A client that left before its stream opened (while the request was being answered) is closed already, and
+    // its 'close' will not come again.
+    if (res.closed) onClose();
+    else res.on('close', onClose);
   });
 
   return {
