@@ -272,7 +272,7 @@ export class ServiceMetrics implements RunObserver, ModelCallObserver, DeliveryO
   }
 
   private showCluster(figures: ClusterFigures): Registry {
-    // An agent whose last run in progress ended is shown at 0 (its catalog's agents always are), not left out.
+    // Set afresh: an agent no longer in the catalog leaves once its last run ends; the catalog's stay, at 0.
     this.runsInProgress.reset();
     for (const agent of this.sources.agents()) {
       this.runsInProgress.set({ agent, status: 'running' }, 0);
