@@ -1,8 +1,8 @@
 /**
  * The layers of the code, checked by `npm run lint:layers` (dependency-cruiser). Imports point down:
  *
- *   contracts → config, log → storage → db → assets, models, context, auth, net, webhooks, tools → engine → services
- *     → http → main.ts, cli.ts
+ *   contracts → config, log → storage → db → assets, models, context, auth, net, webhooks, tools → engine → services,
+ *     metrics → http → main.ts, cli.ts
  *
  * and the entry points (src-main, build scripts, the studio) reach the server only where named below. Outside
  * engine/, only its index is imported. docs/architecture.md draws the same picture, and test/server/layer-rules.test.ts
@@ -89,6 +89,30 @@ module.exports = {
       comment: 'Request services hold the rules; the routers above them hold the HTTP.',
       from: { path: layer('services/') },
       to: { path: '^src-server/http/|^src-server/(main|cli)\\.ts$' },
+    },
+    {
+      name: 'metrics-below-http',
+      severity: 'error',
+      comment:
+        'metrics/ counts what the engine, the models and the streams tell it through their interfaces, and reads the ' +
+        'cluster through db/; the route that serves it is in http/.',
+      from: { path: layer('metrics/') },
+      to: { path: '^src-server/(services|http)/|^src-server/(main|cli)\\.ts$' },
+    },
+    {
+      name: 'metrics-are-told-not-reached',
+      severity: 'error',
+      comment:
+        'The engine, the models and the rest below http/ tell an observer main.ts hands them; they never import ' +
+        'metrics/ (nor prom-client: eslint.config.js keeps it in metrics/).',
+      from: {
+        path: [
+          '^src-server/(contracts|storage|db|engine|services)/',
+          layer(LOWER_SERVICES),
+          '^src-server/(config|log)\\.ts$',
+        ],
+      },
+      to: { path: layer('metrics/') },
     },
     {
       name: 'http-below-entry-points',

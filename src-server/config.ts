@@ -13,6 +13,7 @@ export const INSECURE_SESSION_SECRET = 'change-me-insecure-session-secret';
 export const SERVICE_SECRET_VARIABLES = [
   'SESSION_SECRET',
   'SVC_API_TOKEN',
+  'METRICS_TOKEN',
   'OIDC_CLIENT_SECRET',
   'CLOUD_A_API_KEY',
   'CLOUD_B_API_KEY',
@@ -87,6 +88,11 @@ const schema = z.object({
   SESSION_SECRET: z.string().min(1).default(INSECURE_SESSION_SECRET),
   SESSION_TTL_S: int(60).default(86400),
   SVC_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * The bearer token that opens GET /metrics, and nothing else (docs/observability.md). Unset: the server serves no
+   * metrics and measures nothing for them.
+   */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CORS_ORIGINS: list.default([]),
   /**
    * The proxies whose X-Forwarded-* headers are believed (for the client's address and whether it came over TLS):

@@ -39,12 +39,17 @@ import { createToolbox } from './tools/toolbox';
 import { LocalQueue } from './models/local-queue';
 import { assertModelConfigured } from './models/cloud-providers';
 import { createModelProviders } from './models/model-providers';
+import { localRuntimeStatus } from './models/model-catalog';
+import { observeModelCalls } from './models/observed-model-client';
 import { addressSecrets } from './models/runtime-address';
 import { llmQueueRepository } from './db/llm-queue.repository';
 import { runEventsRepository } from './db/run-events.repository';
 import { listenForRunNotifications } from './db/run-notifications';
 import { webhooksRepository } from './db/webhooks.repository';
 import { idempotencyKeysRepository } from './db/idempotency-keys.repository';
+import { metricsRepository } from './db/metrics.repository';
+import { ModelLabels } from './metrics/model-labels';
+import { ServiceMetrics } from './metrics/service-metrics';
 import { WebhookDelivery } from './webhooks/webhook-delivery';
 import { webhooksService } from './webhooks/webhooks.service';
 import { Engine } from './engine';
@@ -121,6 +126,7 @@ export async function startServer({
     config.CLOUD_B_API_KEY,
     config.CLOUD_C_API_KEY,
     config.OIDC_CLIENT_SECRET,
+    config.METRICS_TOKEN,
     ...addressSecrets(config.LOCAL_LLM_BASE),
   ]) {
     registerSecret(secret);
@@ -206,13 +212,31 @@ export async function startServer({
     });
     const runEvents = runEventsRepository(pool);
     const idempotencyKeys = idempotencyKeysRepository(pool);
+    // Only with METRICS_TOKEN: without it nothing is measured, and the run's path is as it was.
+    const clusterFigures = metricsRepository(pool);
+    const metrics = config.METRICS_TOKEN
+      ? new ServiceMetrics(
+          {
+            agents: () => [...catalog.list('agent'), ...catalog.list('command')].map((manifest) => manifest.name),
+            cluster: () => clusterFigures.clusterFigures(),
+            queue: () => queue.status(),
+            load: (): Engine['load'] => engine.load,
+          },
+          new ModelLabels(config.DEFAULT_MODEL, async () => {
+            const local = await localRuntimeStatus(config, { showAddress: false });
+            if (!local.reachable) throw new Error(local.error ?? 'the local runtime does not answer');
+            return local.models;
+          }),
+        )
+      : undefined;
+    const models = createModelProviders(config, queue);
     const engine = new Engine({
       owner,
       runs,
       events: runEvents,
       nodes: runNodesRepository(pool),
       checkpointer,
-      models: createModelProviders(config, queue),
+      models: metrics ? observeModelCalls(models, metrics) : models,
       toolbox,
       toolCalls: toolCallsRepository(pool),
       catalogEntry: (agent) => catalog.get(agent),
@@ -227,6 +251,7 @@ export async function startServer({
       pollMs: 1000,
       log: getLogger('svc.engine'),
       failures: getLogger('svc.sse'),
+      observer: metrics,
     });
     // The sender of the webhook outbox, which the database's triggers fill (docs/webhooks.md).
     const webhookRows = webhooksRepository(pool);
@@ -239,6 +264,7 @@ export async function startServer({
       allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
       retentionDays: config.WEBHOOK_RETENTION_DAYS,
       userAgent: `agent-workflow-service/${version}`,
+      observer: metrics,
     });
     const notifications = await listenForRunNotifications(databaseUrl, {
       cancelled: (runId) => engine.cancelled(runId),
@@ -357,6 +383,7 @@ export async function startServer({
       idempotencyKeys,
       mcpSessions: mcpSessionsRepository(pool),
       oidc,
+      metrics,
     });
 
     const server = await listen(app, config);

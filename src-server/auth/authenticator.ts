@@ -50,6 +50,20 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(digest(a), digest(b));
 }
 
+/** The token of a request's `Authorization: Bearer <token>` header, or undefined when it has none. */
+function bearerToken(req: Request): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+}
+
+/**
+ * Whether the request's bearer token is `secret`, compared in constant time: for a route that takes a token of its
+ * own instead of a caller's (GET /metrics and METRICS_TOKEN).
+ */
+export function bearerIs(req: Request, secret: string): boolean {
+  const token = bearerToken(req);
+  return token !== undefined && sameSecret(token, secret);
+}
+
 /**
  * `users` answers whether a session's user still exists: deleting a user ends their sessions. `personalTokens` finds
  * the owner of a personal access token (its row goes with its owner's).
@@ -78,10 +92,8 @@ export function createAuthenticator(
   const secret = new TextEncoder().encode(secretText);
 
   async function bearer(req: Request): Promise<Principal> {
-    const header = req.headers.authorization ?? '';
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw unauthorized();
-    const token = match[1]!;
+    const token = bearerToken(req);
+    if (token === undefined) throw unauthorized();
     if (apiToken && sameSecret(token, apiToken)) return API_TOKEN_ADMIN;
     if (token.startsWith(PERSONAL_TOKEN_PREFIX)) return personalTokenPrincipal(token);
     let payload: JWTPayload;

@@ -14,6 +14,7 @@ import { expire, settle, type PersonDecision } from './gates';
 import { compileGraph, type CompiledRunGraph } from './graph/graph-builder';
 import { NodeLog } from './node-log';
 import type { IsTransient } from './retry';
+import type { RunObserver } from './run-observer';
 import type {
   EventStore,
   Lease,
@@ -57,6 +58,8 @@ export interface EngineDeps {
   pollMs: number;
   log: Logger;
   failures: Logger;
+  /** Told of each leg's and each phase's end, for the metrics; none when they are off. */
+  observer?: RunObserver;
 }
 
 /** A run to start: its row, and the project it runs in. */
@@ -124,7 +127,10 @@ export class Engine {
     return { owner: this.deps.owner, leaseS: this.deps.leaseS };
   }
 
-  /** Legs executing here, and legs waiting for a place. */
+  /**
+   * Legs executing here, legs waiting for a place, and the events published here and not yet stored (read by the
+   * metrics at each scrape).
+   */
   get load(): { active: number; waiting: number; eventBacklog: number } {
     return { active: this.admission.active, waiting: this.admission.queued, eventBacklog: this.events.backlog };
   }
@@ -320,6 +326,7 @@ export class Engine {
       isTransient: this.deps.isTransient,
       log: this.deps.log,
       failures: this.deps.failures,
+      observer: this.deps.observer,
     };
     const execution = new RunExecution(run, deps);
     this.executions.get(run.id)?.stop('lost', new LegStoppedError('the run went on in another leg'));

@@ -23,6 +23,7 @@ import {
 import type { NodeLog, RunNodes } from './node-log';
 import { planLeg, type CheckpointSummary, type LegPlan } from './plan';
 import { retryTransient, type IsTransient } from './retry';
+import type { LegOutcome, RunObserver } from './run-observer';
 import type { EventStore, NodeStore, RunRecord, RunStore, ToolCallStore } from '../storage/types';
 import type { Toolbox } from '../tools/toolbox';
 
@@ -53,6 +54,7 @@ export interface ExecutionDeps {
   log: Logger;
   /** svc.sse: a run's failure, with its traceback (the specification's logger for it). */
   failures: Logger;
+  observer?: RunObserver;
 }
 
 /** A leg waiting for a place hears its position at most this often (and when it is next). */
@@ -80,12 +82,19 @@ export class RunExecution {
   private readonly nodes: RunNodes;
   /** The gate this leg resumes with its decision, until that gate's node takes it. */
   private resumeGate: string | null = null;
+  /** How the leg ended, once it has: a leg that records no end of its own was interrupted. */
+  private outcome: LegOutcome = 'interrupted';
 
   constructor(
     readonly run: RunRecord,
     private readonly deps: ExecutionDeps,
   ) {
-    this.nodes = deps.nodes.forRun(run.id, deps.databaseWaitS * 1000);
+    const { observer } = deps;
+    this.nodes = deps.nodes.forRun(
+      run.id,
+      deps.databaseWaitS * 1000,
+      observer && ((node, status, seconds) => observer.phaseEnded(run.agent, node, status, seconds)),
+    );
   }
 
   /** Stops the leg from outside (a cancel, the clock, a shutdown, or a lease found lost). */
@@ -97,6 +106,7 @@ export class RunExecution {
 
   async execute(): Promise<void> {
     const { deps, run } = this;
+    const began = performance.now();
     const timeout = setTimeout(
       () => this.stop('timeout', new TimeoutError(`run exceeded ${deps.runTimeoutS}s`)),
       deps.runTimeoutS * 1000,
@@ -123,6 +133,7 @@ export class RunExecution {
       leave();
       clearTimeout(timeout);
       this.publisher?.close();
+      deps.observer?.legEnded(run.agent, this.outcome, (performance.now() - began) / 1000);
     }
   }
 
@@ -242,7 +253,8 @@ export class RunExecution {
           ),
         ),
     );
-    if (!ended) await this.lost();
+    if (ended) this.outcome = rejected ? 'rejected' : 'completed';
+    else await this.lost();
   }
 
   private async pause(gate: PendingGate): Promise<void> {
@@ -259,7 +271,8 @@ export class RunExecution {
         deps.runs.pause(run.id, deps.owner, { gate: waiting, checkpointId: latest?.id ?? null, expiresAt }, [event]),
       ),
     );
-    if (!paused) await this.lost();
+    if (paused) this.outcome = 'waiting_approval';
+    else await this.lost();
   }
 
   /**
@@ -298,7 +311,8 @@ export class RunExecution {
           deps.runs.finish(run.id, deps.owner, { status: 'error', errorDetail: detail }, [event]),
         ),
       );
-      if (!ended) await this.lost();
+      if (ended) this.outcome = 'error';
+      else await this.lost();
     } catch (storeError) {
       // The database went away meanwhile: as above, the readers here learn of the end, the run is taken over later.
       deps.failures.error(`run ${run.id}: could not record its end`, storeError);
@@ -323,6 +337,7 @@ export class RunExecution {
    */
   private async cancelled(): Promise<void> {
     const { deps, run } = this;
+    this.outcome = 'cancelled';
     this.nodes.closeOpen('cancelled');
     await this.nodes.drain().catch(() => undefined);
     await deps.events.flush();

@@ -7,6 +7,7 @@ export { Engine } from './engine';
 export type { DecisionOutcome, DecisionRequest, EngineDeps, RunStart } from './engine';
 export type { PersonDecision } from './gates';
 export type { LoggedEvent } from './events/logged-event';
+export type { LegOutcome, RunObserver } from './run-observer';
 export { phaseBeforeGate } from './graph/graph-builder';
 // The graph as LangGraph runs it, for the benchmark's in-process baseline (test/bench/run.ts).
 export { compileGraph, executionConfig, initialState, type Execution, type NodeHooks } from './graph/graph-builder';

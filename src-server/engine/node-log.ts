@@ -12,6 +12,9 @@ export interface NodeFigures {
   output_tokens: number | null;
 }
 
+/** Told when a node this execution entered ends (its row closed), with the seconds since it was entered. */
+export type NodeEnded = (node: string, status: NodeStatus, seconds: number) => void;
+
 /** A running node's output so far reaches its row this often: a process that dies loses at most this much. */
 const OUTPUT_FLUSH_MS = 500;
 /**
@@ -46,9 +49,12 @@ export class NodeLog {
     this.timer.unref();
   }
 
-  /** `waitMs`: how long a leg waits for its node rows to be stored while the database is away. */
-  forRun(runId: string, waitMs: number): RunNodes {
-    return new RunNodes(runId, this.writer, this.outputs, waitMs);
+  /**
+   * `waitMs`: how long a leg waits for its node rows to be stored while the database is away; `ended`: told of each
+   * node's end (the metrics' phase durations).
+   */
+  forRun(runId: string, waitMs: number, ended?: NodeEnded): RunNodes {
+    return new RunNodes(runId, this.writer, this.outputs, waitMs, ended);
   }
 
   flush(): Promise<void> {
@@ -113,6 +119,7 @@ export class RunNodes {
     private readonly writer: BatchWriter<NodeWrite>,
     private readonly outputs: GrowingOutputs,
     private readonly waitMs: number,
+    private readonly ended?: NodeEnded,
   ) {}
 
   enter(node: string, visit: number): void {
@@ -176,7 +183,9 @@ export class RunNodes {
     const open = this.open.get(node);
     if (!open) return;
     this.open.delete(node);
-    this.save(open.row, { status, output, exitedAt: performance.now() });
+    const exitedAt = performance.now();
+    this.save(open.row, { status, output, exitedAt });
+    this.ended?.(node, status, (exitedAt - open.row.enteredAt) / 1000);
   }
 
   /** A gate's row stays open while it waits; its decision closes it, in whichever process resumes the run. */
@@ -208,7 +217,10 @@ export class RunNodes {
   /** The nodes this execution left open, closed with `status` and the output they had (a failure, a cancel). */
   closeOpen(status: NodeStatus): void {
     const now = performance.now();
-    for (const { row } of this.open.values()) this.save(row, { status, exitedAt: now });
+    for (const { row } of this.open.values()) {
+      this.save(row, { status, exitedAt: now });
+      this.ended?.(row.node, status, (now - row.enteredAt) / 1000);
+    }
     this.open.clear();
   }
 

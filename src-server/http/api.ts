@@ -15,7 +15,7 @@ import { wantsJson } from './run-stream';
  * schemas, error codes), not with each release. Sent as the `API-Version` header of every API answer and written
  * in the document's info.version. docs/http-api.md#versioning says what each part means.
  */
-export const API_VERSION = '1.5.0';
+export const API_VERSION = '1.6.0';
 
 /**
  * Sends API_VERSION on every answer of the server, not only the routes': a guard that answers before any route (a
@@ -59,6 +59,12 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   tag: string;
   /** Public routes answer without a token even when authentication is on. */
   public?: boolean;
+  /**
+   * The route takes a bearer token of its own, which its handler checks, instead of a caller's (GET /metrics and
+   * METRICS_TOKEN): the request is not authenticated as a caller of the API, whatever it sends, and the document names
+   * this security scheme for it.
+   */
+  ownToken?: { scheme: string; description: string };
   /**
    * The path parameter naming a run whose stream token (`?access_token=`, see Authenticator.issueStreamToken) is
    * accepted here instead of an Authorization header: for a browser's EventSource, which cannot send one.
@@ -117,8 +123,8 @@ const implied: Partial<Record<ErrorStatus, string>> = {
 /**
  * The errors a route can answer: 400 where there is input to validate, 401 unless it is public, 403 from the Host
  * guard on any route, 404 where a path names an object, 409 and 422 where it takes an Idempotency-Key, 413 and 415
- * where it takes a body, 503 unless it is public (a session's token is checked against the database); then the
- * route's own, which say what else their status means.
+ * where it takes a body, 503 unless it is public or takes a token of its own (a session's token is checked against the
+ * database); then the route's own, which say what else their status means.
  */
 export function errorStatuses(spec: RouteSpec<AnyObject, AnyObject, z.ZodType>): Map<number, string> {
   const statuses = new Map<number, string>();
@@ -131,7 +137,8 @@ export function errorStatuses(spec: RouteSpec<AnyObject, AnyObject, z.ZodType>):
   add(413, spec.body);
   add(415, spec.body);
   add(422, spec.idempotent);
-  add(503, !spec.public);
+  // A token of the route's own is not looked up in the database.
+  add(503, !spec.public && !spec.ownToken);
   for (const [status, description] of Object.entries(spec.errors ?? {})) {
     const alsoImplied = statuses.get(Number(status));
     // A route's own 403 and 409 are other situations than the implied ones; its 400 and 404 say all of theirs.
@@ -267,6 +274,10 @@ export class Api {
   route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType = z.ZodUndefined, R = unknown>(
     spec: RouteSpec<P, Q, B, R>,
   ): void {
+    if (spec.ownToken) {
+      const { scheme, description } = spec.ownToken;
+      this.registry.registerComponent('securitySchemes', scheme, { type: 'http', scheme: 'bearer', description });
+    }
     const responses: Record<string, object> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
       const success = Number(status) < 300;
@@ -303,7 +314,7 @@ export class Api {
       operationId: spec.operationId,
       summary: spec.summary,
       tags: [spec.tag],
-      security: spec.public ? [] : [{ bearer: [] }],
+      security: spec.ownToken ? [{ [spec.ownToken.scheme]: [] }] : spec.public ? [] : [{ bearer: [] }],
       request: {
         ...(headers ? { headers: headers as never } : {}),
         ...(spec.params ? { params: spec.params as never } : {}),
@@ -324,9 +335,11 @@ export class Api {
         .find((s) => s >= 200 && s < 300) ?? 200;
     this.router[spec.method](expressPath, ...bodyParsers, async (req, res) => {
       const streamOf = spec.streamTokenFor ? String(req.params[spec.streamTokenFor]) : undefined;
-      const principal = spec.public
-        ? await this.auth.authenticate(req).catch(() => PUBLIC_VISITOR)
-        : await this.auth.authenticate(req, streamOf ? { streamOf } : undefined);
+      const principal = spec.ownToken
+        ? PUBLIC_VISITOR
+        : spec.public
+          ? await this.auth.authenticate(req).catch(() => PUBLIC_VISITOR)
+          : await this.auth.authenticate(req, streamOf ? { streamOf } : undefined);
       // No body at all is not a body of another media type: the schema says whether it may be left out (400 if not).
       const noBody = spec.body && bodyless(req);
       // express.json() leaves a body of another media type unread; say so rather than "expected object".

@@ -8,6 +8,7 @@ import { authRoutes } from './auth.router';
 import { cors, loopbackHostGuard, pathEncodingGuard } from './guards';
 import { tenancyRoutes } from './tenancy.router';
 import { healthRoutes } from './health.router';
+import { metricsRoutes } from './metrics.router';
 import { securityHeaders } from './security-headers';
 import { modelRoutes } from './models.router';
 import { approvalRoutes } from './approvals.router';
@@ -27,6 +28,7 @@ import { studioRouter } from './studio.router';
 export function buildApi(deps: AppDeps): Api {
   const api = new Api(deps.auth, deps.config.BODY_LIMIT, deps.idempotencyKeys);
   healthRoutes(api, deps);
+  metricsRoutes(api, deps);
   assetRoutes(api, deps);
   phaseConfigRoutes(api, deps);
   modelRoutes(api, deps);

@@ -10,6 +10,7 @@ import type { McpSessionsRepository } from '../db/mcp-sessions.repository';
 import type { UsersRepository } from '../db/users.repository';
 import type { Pool } from '../db/pool';
 import type { LocalQueue } from '../models/local-queue';
+import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { PhaseConfigService } from '../services/phase-config.service';
 import type { ApprovalsService } from '../services/approvals.service';
 import type { RunsService } from '../services/runs.service';
@@ -38,4 +39,6 @@ export interface AppDeps {
   idempotencyKeys: IdempotencyKeysRepository;
   mcpSessions: McpSessionsRepository;
   oidc?: Oidc;
+  /** This server's metrics, when METRICS_TOKEN is set (GET /metrics, and the run streams it counts). */
+  metrics?: ServiceMetrics;
 }

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { FollowableRun } from '../services/runs.service';
-import { openSse } from './sse';
+import { openSse, type StreamWatcher } from './sse';
 
 /** Event ids are PostgreSQL integers: a larger id says the client has seen everything there will be. */
 const MAX_EVENT_ID = 2 ** 31 - 1;
@@ -27,8 +27,13 @@ export function wantsJson(req: Request): boolean {
  * events: each batch is written, then the loop waits until the client has room for more (a client that stops
  * reading is dropped after the stall limit, http/sse.ts), so a slow reader is never handed a whole run at once.
  */
-export async function pipeRunStream(run: FollowableRun, afterId: number, res: Response): Promise<void> {
-  const sse = openSse(res);
+export async function pipeRunStream(
+  run: FollowableRun,
+  afterId: number,
+  res: Response,
+  watcher?: StreamWatcher,
+): Promise<void> {
+  const sse = openSse(res, watcher);
   const gone = new AbortController();
   void sse.closed.then(() => gone.abort());
   try {

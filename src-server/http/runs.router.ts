@@ -55,7 +55,7 @@ const ResumeHeaders = z.object({
     }),
 });
 
-export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDeps): void {
+export function runRoutes(api: Api, { runsService, threadsService, auth, metrics }: AppDeps): void {
   const RUN_ERRORS = {
     403: 'needs the member role on the project or on the thread (forbidden)',
     404: 'no such agent or command, thread or project (not_found)',
@@ -75,7 +75,7 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
    * Idempotency-Key answers the stored RunAccepted, and its run is looked up (and its access checked) again.
    */
   const followFromStart = async (answer: RunAccepted, { ctx, res }: { ctx: RequestContext; res: Response }) =>
-    pipeRunStream(started.get(answer) ?? (await runsService.stream(ctx.principal, answer.run_id, 0)), 0, res);
+    pipeRunStream(started.get(answer) ?? (await runsService.stream(ctx.principal, answer.run_id, 0)), 0, res, metrics);
 
   api.route({
     method: 'post',
@@ -159,7 +159,7 @@ export function runRoutes(api: Api, { runsService, threadsService, auth }: AppDe
       const afterId = lastEventId(req);
       const run = await runsService.stream(ctx.principal, params.id, afterId);
       if (run.over) return undefined;
-      await pipeRunStream(run, afterId, res);
+      await pipeRunStream(run, afterId, res, metrics);
     },
   });
 

@@ -82,3 +82,46 @@ describe('the SSE writer and slow readers', () => {
     expect(slow.received()).toBeLessThan(MAX_BEHIND_BYTES);
   });
 });
+
+describe('the streams it tells a watcher of', () => {
+  it('counts a stream open until its client leaves, also one whose client left before it opened', async () => {
+    let open = 0;
+    const watcher = { streamOpened: () => open++, streamClosed: () => open-- };
+    const streams: SseStream[] = [];
+    const app = express();
+    app.get('/stream', (req, res) => {
+      streams.push(openSse(res, watcher));
+    });
+    // Opened only once its client has gone, as when a client leaves while its request is being answered.
+    app.get('/late', (req, res) => {
+      res.once('close', () => setImmediate(() => streams.push(openSse(res, watcher))));
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    closers.push(() => server.close());
+    const port = (server.address() as AddressInfo).port;
+    const connect = (path: string) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      return socket;
+    };
+    const until = async (done: () => boolean) => {
+      while (!done()) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+
+    const client = connect('/stream');
+    await until(() => streams.length === 1);
+    expect(open).toBe(1);
+    client.destroy();
+    await streams[0]!.closed;
+    expect(open).toBe(0);
+
+    const early = connect('/late');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    early.destroy();
+    await until(() => streams.length === 2);
+    await streams[1]!.closed;
+    expect(open).toBe(0);
+  });
+});

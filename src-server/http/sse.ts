@@ -40,12 +40,18 @@ export interface SseStream {
   readonly closed: Promise<void>;
 }
 
+/** Told when a stream opens and when it closes: the process's open streams, for its metrics. */
+export interface StreamWatcher {
+  streamOpened(): void;
+  streamClosed(): void;
+}
+
 /**
  * The one SSE writer: `event:`, `id:` and a JSON `data:` line per event, a comment every 15 s so
  * proxies keep idle streams open, no buffering hints for reverse proxies, and a bound on what a client
  * that does not read may leave in memory.
  */
-export function openSse(res: Response): SseStream {
+export function openSse(res: Response, watcher?: StreamWatcher): SseStream {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -110,14 +116,20 @@ export function openSse(res: Response): SseStream {
     // A stream with frames on their way needs no keep-alive.
     if (!queued && !res.writableNeedDrain && !ended) res.write(': keep-alive\n\n');
   }, HEARTBEAT_MS);
+  watcher?.streamOpened();
   const closed = new Promise<void>((resolve) => {
-    res.on('close', () => {
+    const onClose = () => {
+      watcher?.streamClosed();
       ended = true;
       clearInterval(heartbeat);
       clearTimeout(watchdog);
       for (const resolveRoom of roomWaiters) resolveRoom();
       resolve();
-    });
+    };
+    // A client that left before its stream opened (while the request was being answered) is closed already, and
+    // its 'close' will not come again.
+    if (res.closed) onClose();
+    else res.on('close', onClose);
   });
 
   return {

@@ -35,6 +35,15 @@ export interface WebhookDeliveryOptions {
   /** Days an ended delivery is kept; 0: forever. */
   retentionDays: number;
   userAgent: string;
+  /** Told of each attempt this process records, for the metrics; none when they are off. */
+  observer?: DeliveryObserver;
+}
+
+/** What an attempt did to its delivery: delivered it, left it to be tried again, or gave it up as failed. */
+export type AttemptOutcome = 'delivered' | 'retried' | 'failed';
+
+export interface DeliveryObserver {
+  deliveryAttempted(outcome: AttemptOutcome): void;
 }
 
 export class DeliveryTimeoutError extends Error {
@@ -184,6 +193,7 @@ export class WebhookDelivery {
     // The path and query of a webhook URL often carry a token: log lines name its origin only.
     const where = `webhook ${delivery.webhook_id} delivery ${delivery.id} (${delivery.event_type}) to ${webhookOrigin(delivery.url)}`;
     const outcome = httpStatus !== null ? `HTTP ${httpStatus}` : error;
+    if (recorded) this.options.observer?.deliveryAttempted(recorded.status === 'pending' ? 'retried' : recorded.status);
     if (!recorded) log.info(`${where}: attempt ${delivery.attempt} ended after its claim passed to another process`);
     else if (recorded.status === 'delivered') log.info(`${where}: delivered at attempt ${delivery.attempt}`);
     else if (recorded.status === 'failed') log.warn(`${where}: given up after attempt ${delivery.attempt}: ${outcome}`);
