@@ -218,7 +218,7 @@ test('the State tab shows thread, last node, output tail and the phase trail', a
   await page.screenshot({ path: screenshotPath('09-state-1920') });
 });
 
-test('keyboard only: choose an agent, open a phase, run with Enter, approve', async ({ page }) => {
+test('keyboard only: choose an agent, open a phase, run with Ctrl+Enter, approve', async ({ page }) => {
   await openStudio(page, 'repo-summary');
   await page.getByTestId('asset-change-review').focus();
   await page.keyboard.press('Enter');
@@ -229,10 +229,35 @@ test('keyboard only: choose an agent, open a phase, run with Enter, approve', as
 
   await script(words('Keyboard review.'));
   await page.getByTestId('run-message').focus();
-  await page.keyboard.type('Review: typed, not clicked');
+  await page.keyboard.type('Review: typed,');
+  // Enter is a new line in the message; Ctrl+Enter runs it.
   await page.keyboard.press('Enter');
+  await page.keyboard.type('not clicked');
+  await expect(page.getByTestId('run-message')).toHaveValue('Review: typed,\nnot clicked');
+  await page.keyboard.press('Control+Enter');
   await expect(page.getByTestId('approval-card')).toBeVisible();
   await page.getByTestId('gate-approve').focus();
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+});
+
+test('the message box starts empty for another thread or agent, and "continue this thread" keeps the choice made', async ({
+  page,
+}) => {
+  await openStudio(page, 'repo-summary');
+  await completeRun(page, 'First summary of the day', 'One.');
+  await completeRun(page, 'Second summary of the day', 'Two.');
+  // The second run was sent as a new thread: after it, the box stays as the person left it.
+  await expect(page.getByTestId('run-continue-thread')).not.toBeChecked();
+
+  await page.getByTestId('run-message').fill('meant for the second thread');
+  await page.getByTestId('thread-item').filter({ hasText: 'First summary of the day' }).click();
+  await expect(page.getByTestId('run-id')).not.toBeEmpty();
+  await expect(page.getByTestId('run-message')).toHaveValue('');
+  // A thread the person opened: the next message continues it.
+  await expect(page.getByTestId('run-continue-thread')).toBeChecked();
+
+  await page.getByTestId('run-message').fill('meant for repo-summary');
+  await page.getByTestId('asset-explain-error').click();
+  await expect(page.getByTestId('run-message')).toHaveValue('');
 });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { useIntegrationServer } from '../helpers/integration';
+import { MCP_TOOLS } from '../mcp/mcp-client';
 
 /**
  * /mcp checked by the MCP project's own tools, as installed in this folder: the conformance suite in server mode and
@@ -55,14 +56,6 @@ describe("the MCP Inspector's command line", () => {
     ]);
     expect(code, output).toBe(0);
     const { tools } = JSON.parse(output) as { tools: { name: string }[] };
-    expect(tools.map((t) => t.name).sort()).toEqual([
-      'cancel_run',
-      'decide_approval',
-      'get_run',
-      'list_agents',
-      'list_approvals',
-      'list_thread_runs',
-      'run_agent',
-    ]);
+    expect(tools.map((t) => t.name).sort()).toEqual(MCP_TOOLS);
   });
 });

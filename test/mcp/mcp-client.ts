@@ -8,6 +8,17 @@ import {
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
 
+/** The tools the server offers, sorted by name. */
+export const MCP_TOOLS = [
+  'cancel_run',
+  'decide_approval',
+  'get_run',
+  'list_agents',
+  'list_approvals',
+  'list_thread_runs',
+  'run_agent',
+];
+
 /** How a test answers the questions the server asks inside a call; absent: the client cannot be asked. */
 export type Answerer = (request: ElicitRequest['params']) => Promise<ElicitResult>;
 

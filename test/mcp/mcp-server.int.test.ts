@@ -9,7 +9,7 @@ import { toolAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import { addUser, signSession } from '../helpers/sessions';
 import { until } from '../helpers/until';
-import { connectMcp, errorText, type Answerer, type TestMcpClient } from './mcp-client';
+import { connectMcp, errorText, MCP_TOOLS, type Answerer, type TestMcpClient } from './mcp-client';
 
 /**
  * The service as an MCP server (docs/mcp.md), driven by the official SDK's client over streamable HTTP against the
@@ -70,15 +70,7 @@ describe('the tools', () => {
     const { client } = await connect(ann);
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    expect([...byName.keys()].sort()).toEqual([
-      'cancel_run',
-      'decide_approval',
-      'get_run',
-      'list_agents',
-      'list_approvals',
-      'list_thread_runs',
-      'run_agent',
-    ]);
+    expect([...byName.keys()].sort()).toEqual(MCP_TOOLS);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(20);
       expect(tool.outputSchema).toMatchObject({ type: 'object' });

@@ -69,6 +69,8 @@ export const useRunsStore = defineStore('runs', () => {
   const lastRequest = ref<RunRequestForm | null>(null);
   const streaming = ref(false);
   const error = ref<string | null>(null);
+  /** Counts the threads a person opened (not those a run started): the run form resets itself on each. */
+  const openedThreads = ref(0);
   const now = ref(Date.now());
   setInterval(() => (now.value = Date.now()), 5000);
   let controller: AbortController | null = null;
@@ -363,6 +365,7 @@ export const useRunsStore = defineStore('runs', () => {
     const runs = await threadsApi.runs(threadId);
     if (runs[0]) await load(runs[0].id);
     else view.value = { ...emptyView(), threadId };
+    openedThreads.value++;
   }
 
   async function resumeAfterReload(): Promise<void> {
@@ -395,6 +398,7 @@ export const useRunsStore = defineStore('runs', () => {
     transcript,
     streaming,
     error,
+    openedThreads,
     stuck,
     lastRequest,
     start,
