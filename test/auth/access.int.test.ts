@@ -227,6 +227,8 @@ const MATRIX: Row[] = [
       ['/auth/login', 404],
       // A callback without a pending sign-in is refused the same way for everyone.
       ['/auth/callback', 400],
+      // What a 401 from /mcp points an MCP client to.
+      ['/.well-known/oauth-protected-resource/mcp', 200],
     ] as const
   ).map(([path, status]) => row('GET', `public ${path}`, () => path, { kind: 'public', status })),
   ...[
