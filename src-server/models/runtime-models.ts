@@ -3,8 +3,8 @@ import { isIP } from 'node:net';
 import { badRequest, errorMessage, notFound, serviceUnavailable } from '../contracts/errors';
 import type { PullProgress } from '../contracts/models';
 import { isInternalAddress } from '../net/internal-address';
-import { describeConnectionError } from './errors';
-import { runtimeAddress } from './runtime-address';
+import { ConnectionRefusedError, describeConnectionError } from './errors';
+import { runtimeAddress, shownAddress } from './runtime-address';
 
 /**
  * The local runtime's own model management (Ollama's `/api/tags`, `/api/pull`, `/api/delete`): what it has, pulling
@@ -34,7 +34,13 @@ async function runtimeFetch(base: string, path: string, init: RequestInit): Prom
     });
   } catch (error) {
     if ((error as Error).name === 'AbortError') throw error;
-    throw serviceUnavailable(errorMessage(describeConnectionError(error, 'the local model runtime', address.url)));
+    const described = describeConnectionError(error, 'the local model runtime', address.url);
+    // fetch's own message is "fetch failed": what failed is in its cause.
+    throw serviceUnavailable(
+      described instanceof ConnectionRefusedError
+        ? described.message
+        : `cannot reach the local model runtime at ${shownAddress(base)}: ${errorMessage((error as { cause?: unknown }).cause ?? error)}`,
+    );
   }
 }
 
@@ -70,10 +76,17 @@ export async function runtimeModels(base: string): Promise<RuntimeModel[]> {
  * own network: the runtime would fetch from it on the server's behalf, which git clones and webhooks may not either.
  * A name without a host is the runtime's default registry.
  */
-export async function checkModelName(name: string): Promise<void> {
+/** Refuses what is no model name (`field`: the body field that held it), before the runtime is asked. */
+export function assertModelName(name: string, field = 'name'): void {
   if (!MODEL_NAME.test(name) || name.length > 200) {
-    throw badRequest(`invalid request body: name: "${name.slice(0, 80)}" is not a model name such as llama3.2:3b`);
+    throw badRequest(`invalid request body: ${field}: "${name.slice(0, 80)}" is not a model name such as llama3.2:3b`, {
+      fields: [{ field, message: 'not a model name' }],
+    });
   }
+}
+
+export async function checkModelName(name: string): Promise<void> {
+  assertModelName(name);
   const parts = name.split('/');
   const first = parts[0]!;
   if (parts.length < 2 || !(first.includes('.') || first.includes(':') || first === 'localhost')) return;

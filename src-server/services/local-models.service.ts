@@ -7,7 +7,7 @@ import { getLogger } from '../log';
 import { fullModelName, lastLoadS, modelInfo } from '../models/local-runtime';
 import { localRuntimeStatus } from '../models/model-catalog';
 import { parseModel } from '../models/model-ref';
-import { checkModelName, deleteModel, pullModel, runtimeModels } from '../models/runtime-models';
+import { assertModelName, checkModelName, deleteModel, pullModel, runtimeModels } from '../models/runtime-models';
 import type { Config } from '../config';
 import type { DefaultModel } from './default-model';
 
@@ -145,6 +145,7 @@ export function localModelsService(deps: LocalModelsServiceDeps) {
 
     async remove(principal: Principal, name: string): Promise<void> {
       requireManager(principal);
+      assertModelName(name, 'model');
       await deleteModel(base, name);
       log.info(`model ${name} deleted from the local runtime (by ${principal.name})`);
     },
@@ -155,6 +156,7 @@ export function localModelsService(deps: LocalModelsServiceDeps) {
       deps.checkModel(model);
       const { provider, name } = parseModel(model);
       if (provider === 'local') {
+        assertModelName(name, 'model');
         const have = (await runtimeModels(base)).map((m) => fullModelName(m.name));
         if (!have.includes(fullModelName(name))) {
           throw notFound(`the local runtime has no model "${name}": pull it first`);
