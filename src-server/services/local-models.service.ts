@@ -4,10 +4,16 @@ import { conflict, errorMessage, forbidden, notFound } from '../contracts/errors
 import type { LocalModel, LocalModels, ModelPull, PullProgress } from '../contracts/models';
 import type { MeasuredSpeed, ModelPullsRepository } from '../db/model-pulls.repository';
 import { getLogger } from '../log';
-import { fullModelName, lastLoadS, modelInfo } from '../models/local-runtime';
-import { localRuntimeStatus } from '../models/model-catalog';
+import { fullModelName, lastLoadS, loadedModels, modelInfo } from '../models/local-runtime';
 import { parseModel } from '../models/model-ref';
-import { assertModelName, checkModelName, deleteModel, pullModel, runtimeModels } from '../models/runtime-models';
+import {
+  assertModelName,
+  checkModelName,
+  deleteModel,
+  pullModel,
+  runtimeModels,
+  type RuntimeModel,
+} from '../models/runtime-models';
 import type { Config } from '../config';
 import type { DefaultModel } from './default-model';
 
@@ -95,17 +101,21 @@ export function localModelsService(deps: LocalModelsServiceDeps) {
     defaultModelId: () => deps.defaultModel.current(),
 
     async list(principal: Principal): Promise<LocalModels> {
-      const [status, speeds, recent] = await Promise.all([localRuntimeStatus(config), deps.speeds(), pulls.recent()]);
+      // One /api/tags: the list with its details says whether the runtime answers.
+      const listing = runtimeModels(base).then(
+        (found) => ({ found, error: null }),
+        (error: unknown) => ({ found: [] as RuntimeModel[], error: errorMessage(error) }),
+      );
+      const [{ found, error }, speeds, recent] = await Promise.all([listing, deps.speeds(), pulls.recent()]);
+      const reachable = error === null;
+      const loaded = new Map(
+        (reachable ? await loadedModels(base).catch(() => []) : []).map((m) => [fullModelName(m.name), m.expires_at]),
+      );
       const models: LocalModel[] = [];
-      if (status.reachable) {
-        const loaded = new Map(status.loaded.map((m) => [fullModelName(m.name), m.expires_at]));
-        for (const model of await runtimeModels(base)) {
-          models.push({ ...model, ...(await describe(model.name, speeds, loaded)) });
-        }
-      }
+      for (const model of found) models.push({ ...model, ...(await describe(model.name, speeds, loaded)) });
       return {
-        reachable: status.reachable,
-        error: status.error,
+        reachable,
+        error,
         models,
         pulls: recent,
         default_model: deps.defaultModel.current(),

@@ -37,10 +37,12 @@ export function gatedContent(gate: PendingGate): string {
     .join('\n\n');
 }
 
+/** The phase whose output an edit at a gate replaces: the last one the gate shows (the one just before it). */
+export const editedPhase = (gate: PendingGate): string | null => Object.keys(gate.context).at(-1) ?? null;
+
 /** The question put to a person at a gate or a tool call of a run of `agent`. */
 export function questionFor(agent: string, gate: PendingGate): Question {
   const forTool = Boolean(gate.tool_call);
-  const nodes = Object.keys(gate.context);
   return {
     message: cap(`${agent}: ${gate.question}\n\n${gatedContent(gate)}`),
     requestedSchema: {
@@ -65,7 +67,7 @@ export function questionFor(agent: string, gate: PendingGate): Question {
       },
       required: ['decision'],
     },
-    contextNode: forTool ? null : (nodes.at(-1) ?? null),
+    contextNode: forTool ? null : editedPhase(gate),
   };
 }
 

@@ -18,6 +18,7 @@ import {
   ThreadIdInput,
   ThreadRunsOutput,
 } from './mcp-schemas';
+import { editedPhase } from './elicitation-form';
 import { RunFollower } from './run-follower';
 import { runResult, waitingOf } from './run-results';
 import type { z } from 'zod';
@@ -254,12 +255,10 @@ async function decideApproval(
   const gate = input.gate!;
   if (decision === 'edit') {
     if (!input.text) throw badRequest('an edit needs the new text in `text`');
-    // The text replaces the output of the last phase the gate shows, as the question asked inside a call says.
+    // The text replaces the output of the phase an edit asked inside a call replaces (editedPhase).
     const waiting = (await threadsService.runs(principal, threadId)).find((run) => run.status === 'waiting_approval');
-    const shown = waiting
-      ? Object.keys((await runsService.runDetail(principal, waiting.id)).pending_gate?.context ?? {})
-      : [];
-    const node = shown.at(-1);
+    const pending = waiting ? (await runsService.runDetail(principal, waiting.id)).pending_gate : null;
+    const node = pending ? editedPhase(pending) : null;
     if (!node) throw badRequest(`gate "${gate}" shows no output to edit on thread ${threadId}`);
     return approvals.decide(principal, threadId, gate, { decision: 'approve', reason, edits: { [node]: input.text } });
   }
