@@ -18,7 +18,7 @@ import { dataDirMode, ensureFolderMode } from './db/data-dir';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { connectionShortfall, createPool, isDatabaseUnavailable, withAdvisoryLock, type Pool } from './db/pool';
 import { sweepOrphanedRuns } from './db/runs.repository';
-import { CheckpointSaver } from './db/checkpointer';
+import { CHECKPOINT_SCHEMA, CheckpointSaver } from './db/checkpointer';
 import { initDb, MIGRATION_LOCK_KEY } from './db/schema';
 import { threadsRepository } from './db/threads.repository';
 import { runsRepository } from './db/runs.repository';
@@ -62,9 +62,6 @@ import { errorMessage } from './contracts/errors';
 import { PERSONAL_TOKENS_MAX } from './contracts/auth';
 
 const log = getLogger('svc.api');
-
-/** The LangGraph checkpointer's tables live in their own schema, graph_checkpoints. */
-export const CHECKPOINT_SCHEMA = 'graph_checkpoints';
 
 export class StartupError extends Error {
   override name = 'StartupError';
@@ -268,6 +265,7 @@ export async function startServer({
     });
     const notifications = await listenForRunNotifications(databaseUrl, {
       cancelled: (runId) => engine.cancelled(runId),
+      runReady: (threadId) => void engine.startQueued(threadId),
       eventsStored: (runId, seq) => engine.events.stored(runId, seq),
       queueChanged: (granted) => queue.changed(granted),
       webhooksQueued: () => delivery.wake(),

@@ -21,6 +21,16 @@ const DEPRECATED_BY = {
 };
 
 const RUN_EVENTS = [
+  /**
+   * The run waits in its thread's queue (multitask_strategy `enqueue`): it starts, with `run_start`, when the runs
+   * ahead of it have ended. `position` 1 is next.
+   */
+  z.object({
+    type: z.literal('run_queued'),
+    run_id: z.uuid(),
+    thread_id: z.uuid(),
+    position: z.number().int().min(1),
+  }),
   z.object({
     type: z.literal('run_start'),
     run_id: z.uuid(),

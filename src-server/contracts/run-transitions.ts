@@ -15,12 +15,18 @@ export interface RunTransition {
  */
 export const RUN_TRANSITIONS = {
   start: { from: null, to: 'running', when: 'a run request or a fork is accepted' },
+  enqueue: { from: null, to: 'queued', when: 'a run request with `enqueue` finds its thread busy' },
+  dequeue: { from: ['queued'], to: 'running', when: 'the runs ahead of it in its thread have ended' },
   pause: { from: ['running'], to: 'waiting_approval', when: 'the run reaches a gate' },
   resume: { from: ['waiting_approval'], to: 'running', when: 'the gate is decided, or expires' },
   complete: { from: ['running'], to: 'completed', when: 'the graph ends' },
   reject: { from: ['running'], to: 'rejected', when: 'a rejection at a gate ends the run' },
   fail: { from: ['running'], to: 'error', when: 'the run fails, times out, or its processes keep dying' },
-  cancel: { from: ['running', 'waiting_approval'], to: 'cancelled', when: 'a cancel, or its thread is deleted' },
+  cancel: {
+    from: ['queued', 'running', 'waiting_approval'],
+    to: 'cancelled',
+    when: 'a cancel, a later run that interrupts or rolls back, or its thread is deleted',
+  },
   sweep: { from: ['running'], to: 'error', when: 'startup: running for over an hour with no lease' },
 } as const satisfies Record<string, RunTransition>;
 

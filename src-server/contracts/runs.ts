@@ -7,9 +7,31 @@ import { ReasonBodySchema } from './common';
 import { RoleSchema } from './tenancy';
 
 /** Run status values (docs/run-lifecycle.md#run-statuses). */
-export const RunStatusSchema = z.enum(['running', 'waiting_approval', 'completed', 'rejected', 'error', 'cancelled']);
+export const RunStatusSchema = z.enum([
+  'queued',
+  'running',
+  'waiting_approval',
+  'completed',
+  'rejected',
+  'error',
+  'cancelled',
+]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'rejected', 'error', 'cancelled'];
+
+/**
+ * What a run request does when its thread is busy (a run running, waiting at a gate, or queued):
+ * docs/run-lifecycle.md#a-second-message-to-a-busy-thread.
+ */
+export const MultitaskStrategySchema = z.enum(['reject', 'enqueue', 'interrupt', 'rollback']).meta({
+  id: 'MultitaskStrategy',
+  description:
+    'when the thread is busy: `reject` answers 409 (the default); `enqueue` queues the run after the runs ahead of ' +
+    'it, in order; `interrupt` cancels the active and queued runs, keeping what they produced, and starts this one; ' +
+    '`rollback` cancels them and removes the active run with its events and checkpoints (409 when a person decided ' +
+    'at one of its stops or one of its tool calls ran)',
+});
+export type MultitaskStrategy = z.infer<typeof MultitaskStrategySchema>;
 
 export const NodeStatusSchema = z.enum([
   'running',
@@ -32,6 +54,7 @@ export const RunRequestSchema = z
       description:
         "the project of a new thread; without it the caller's only project. With thread_id it must be the thread's",
     }),
+    multitask_strategy: MultitaskStrategySchema.optional(),
   })
   .meta({ id: 'RunRequest' });
 export type RunRequest = z.infer<typeof RunRequestSchema>;

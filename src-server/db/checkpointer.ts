@@ -12,6 +12,16 @@ import type pg from 'pg';
 import { nextChannelVersion } from '../storage/channel-versions';
 import { whileUnavailable } from './retry';
 
+/** The LangGraph checkpointer's tables live in their own schema. */
+export const CHECKPOINT_SCHEMA = 'graph_checkpoints';
+
+/** Its tables, for the statements that remove checkpoints (a rollback, retention). */
+export const CHECKPOINT_TABLES = {
+  checkpoints: `"${CHECKPOINT_SCHEMA}".checkpoints`,
+  blobs: `"${CHECKPOINT_SCHEMA}".checkpoint_blobs`,
+  writes: `"${CHECKPOINT_SCHEMA}".checkpoint_writes`,
+} as const;
+
 /**
  * LangGraph's PostgreSQL checkpointer (schema `graph_checkpoints`), as the run engine needs it:
  *

@@ -10,12 +10,17 @@ const log = getLogger('svc.db');
 /** The channel on which a cancelled run's id is announced to every server process (see runs.repository cancel). */
 export const CANCEL_CHANNEL = 'svc_run_cancel';
 
+/** The channel on which a thread whose run ended, with runs queued behind it, is announced (schema.ts svc_run_ready). */
+export const RUN_READY_CHANNEL = 'svc_run_ready';
+
 /** The channel on which the local-runtime queue announces that its slots or waiters changed. */
 export const QUEUE_CHANNEL = 'svc_llm_queue';
 
 export interface RunNotificationHandlers {
   /** A run was cancelled: the process executing it aborts it. */
   cancelled(runId: string): void;
+  /** A thread's line of queued runs may move: a process with room starts the next one. */
+  runReady?(threadId: string): void;
   /** Events of a run were stored up to `seq`: followers in this process fetch them. */
   eventsStored(runId: string, seq: number): void;
   /** The local-runtime queue changed; `granted` are the tickets that got a slot just now. */
@@ -51,6 +56,8 @@ export async function listenForRunNotifications(
       if (colon > 0 && Number.isInteger(seq)) handlers.eventsStored(payload.slice(0, colon), seq);
     } else if (message.channel === QUEUE_CHANNEL) {
       handlers.queueChanged(payload ? payload.split(',').map(Number) : []);
+    } else if (message.channel === RUN_READY_CHANNEL) {
+      if (payload) handlers.runReady?.(payload);
     } else if (message.channel === WEBHOOK_CHANNEL) {
       handlers.webhooksQueued?.();
     }
@@ -66,7 +73,8 @@ export async function listenForRunNotifications(
     try {
       await next.connect();
       await next.query(
-        `LISTEN ${CANCEL_CHANNEL}; LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${QUEUE_CHANNEL}; LISTEN ${WEBHOOK_CHANNEL}`,
+        `LISTEN ${CANCEL_CHANNEL}; LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${QUEUE_CHANNEL}; LISTEN ${WEBHOOK_CHANNEL}; ` +
+          `LISTEN ${RUN_READY_CHANNEL}`,
       );
       if (closed) {
         await next.end();

@@ -17,6 +17,7 @@ import type {
   StopDecision,
   StopTx,
 } from '../storage/types';
+import { CHECKPOINT_TABLES } from './checkpointer';
 import { withTransaction, type Pool } from './pool';
 import { CANCEL_CHANNEL } from './run-notifications';
 import { RUN_EVENTS_CHANNEL } from './run-events.repository';
@@ -258,6 +259,111 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
   };
 }
 
+type Queryable = Pick<pg.PoolClient, 'query'>;
+
+/** Writes a new run's row through svc_start_run (schema.ts), which applies the strategy under the thread's lock. */
+async function startRow(db: Queryable, run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome> {
+  const { rows } = await db.query<{
+    outcome: 'started' | 'active' | 'over_limit' | 'queued';
+    active_id: string | null;
+    active_status: RunStatus | null;
+    going: number | null;
+  }>(
+    `SELECT outcome, active_id, active_status, going
+       FROM svc_start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15, $16)`,
+    [
+      run.id,
+      run.threadId,
+      run.newThread !== null,
+      run.newThread?.projectId ?? null,
+      run.agent,
+      run.model,
+      storable(run.message),
+      run.projectPath,
+      run.createdBy,
+      lease.owner,
+      lease.leaseS,
+      seqReserved,
+      run.forkedFrom ? storableJson(run.forkedFrom) : null,
+      run.localRuntime,
+      run.localCap,
+      run.strategy,
+    ],
+  );
+  const row = rows[0]!;
+  const active = { id: row.active_id!, status: row.active_status! };
+  if (row.outcome === 'active') return { outcome: 'active', active };
+  if (row.outcome === 'queued') return { outcome: 'queued', active, position: row.going! };
+  if (row.outcome === 'over_limit') return { outcome: 'over_limit', going: row.going! };
+  return { outcome: 'started' };
+}
+
+/**
+ * `rollback`, in the transaction of the run that replaces it: under the thread's lock, the queued runs are cancelled
+ * and the active run is removed with everything it left (its events, nodes and records go with its row; its
+ * checkpoints, their writes, and the values only they referred to are deleted), unless a person decided at one of
+ * its stops or one of its tool calls ran. Its process hears of the cancel and stops. Returns why not, or undefined.
+ */
+async function rollBack(client: pg.PoolClient, run: NewRun): Promise<StartOutcome | undefined> {
+  await client.query(`SELECT 1 FROM svc_threads WHERE id = $1 FOR UPDATE`, [run.threadId]);
+  const { rows } = await client.query<{
+    id: string;
+    status: RunStatus;
+    decided: boolean;
+    tool_ran: boolean;
+  }>(
+    `SELECT r.id, r.status,
+            EXISTS (SELECT 1 FROM svc_gate_decisions d WHERE d.run_id = r.id) AS decided,
+            EXISTS (SELECT 1 FROM svc_tool_calls c WHERE c.run_id = r.id AND c.started_at IS NOT NULL) AS tool_ran
+       FROM svc_runs r WHERE r.thread_id = $1 AND r.status IN ('running', 'waiting_approval')
+      ORDER BY r.started_at DESC LIMIT 1`,
+    [run.threadId],
+  );
+  const active = rows[0];
+  if (active && (active.decided || active.tool_ran)) {
+    return {
+      outcome: 'not_rollbackable',
+      active: { id: active.id, status: active.status },
+      why: active.decided ? 'decision' : 'tool_call',
+    };
+  }
+  await client.query(
+    `SELECT svc_cancel_run(id, $2) FROM svc_runs WHERE thread_id = $1 AND status = 'queued' ORDER BY queued_at`,
+    [run.threadId, `rolled back by run ${run.id}`],
+  );
+  if (!active) return undefined;
+  // Its checkpoints are those whose `run_id` channel names it (its value, a JSON string, is kept as a blob).
+  await client.query(
+    `WITH its AS (
+       SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id FROM ${CHECKPOINT_TABLES.checkpoints} c
+         JOIN ${CHECKPOINT_TABLES.blobs} b
+           ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'run_id'
+          AND b.version = c.checkpoint->'channel_versions'->>'run_id'
+        WHERE c.thread_id = $2 AND b.type = 'json' AND convert_from(b.blob, 'UTF8') = to_json($1::text)::text
+     ), writes AS (
+       DELETE FROM ${CHECKPOINT_TABLES.writes} w USING its
+        WHERE w.thread_id = its.thread_id AND w.checkpoint_ns = its.checkpoint_ns AND w.checkpoint_id = its.checkpoint_id
+     )
+     DELETE FROM ${CHECKPOINT_TABLES.checkpoints} c USING its
+      WHERE c.thread_id = its.thread_id AND c.checkpoint_ns = its.checkpoint_ns AND c.checkpoint_id = its.checkpoint_id`,
+    [active.id, run.threadId],
+  );
+  // A value is shared by every checkpoint whose channel is at its version: only those no checkpoint left refers to go.
+  await client.query(
+    `DELETE FROM ${CHECKPOINT_TABLES.blobs} b
+      WHERE b.thread_id = $1
+        AND NOT EXISTS (SELECT 1 FROM ${CHECKPOINT_TABLES.checkpoints} c, jsonb_each_text(c.checkpoint->'channel_versions') v
+                         WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns
+                           AND v.key = b.channel AND v.value = b.version)`,
+    [run.threadId],
+  );
+  await client.query(
+    `WITH gone AS (DELETE FROM svc_runs WHERE id = $1 RETURNING id) SELECT pg_notify($2, id::text) FROM gone`,
+    [active.id, CANCEL_CHANNEL],
+  );
+  return undefined;
+}
+
 /**
  * Runs: the engine's store of their rows (RunStore, storage/types.ts) and what the API reads of them. Every status
  * change is one statement guarded by the status it expects (contracts/run-transitions.ts), so two processes never
@@ -266,38 +372,50 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
 export function runsRepository(pool: Pool) {
   const store = {
     async start(run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome> {
-      const { rows } = await pool.query<{
-        outcome: 'started' | 'active' | 'over_limit';
-        active_id: string | null;
-        active_status: RunStatus | null;
-        going: number | null;
-      }>(
-        `SELECT outcome, active_id, active_status, going
-           FROM svc_start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15)`,
-        [
-          run.id,
-          run.threadId,
-          run.newThread !== null,
-          run.newThread?.projectId ?? null,
-          run.agent,
-          run.model,
-          storable(run.message),
-          run.projectPath,
-          run.createdBy,
-          lease.owner,
-          lease.leaseS,
-          seqReserved,
-          run.forkedFrom ? storableJson(run.forkedFrom) : null,
-          run.localRuntime,
-          run.localCap,
-        ],
-      );
-      const row = rows[0]!;
-      if (row.outcome === 'active') {
-        return { outcome: 'active', active: { id: row.active_id!, status: row.active_status! } };
+      if (run.strategy === 'rollback' && !run.newThread) {
+        return withTransaction(pool, async (client) => {
+          const removed = await rollBack(client, run);
+          if (removed) return removed;
+          return startRow(client, { ...run, strategy: 'reject' }, lease, seqReserved);
+        });
       }
-      if (row.outcome === 'over_limit') return { outcome: 'over_limit', going: row.going! };
-      return { outcome: 'started' };
+      return startRow(pool, run, lease, seqReserved);
+    },
+
+    async claimQueued(lease: Lease, seqReserved: number, threadId?: string): Promise<RunRecord | undefined> {
+      const head = await pool.query<{ thread_id: string }>(
+        `SELECT q.thread_id FROM svc_runs q
+          WHERE q.status = 'queued' AND ($1::uuid IS NULL OR q.thread_id = $1)
+            AND NOT EXISTS (SELECT 1 FROM svc_runs a
+                             WHERE a.thread_id = q.thread_id AND a.status IN ('running', 'waiting_approval'))
+          ORDER BY q.queued_at LIMIT 1`,
+        [threadId ?? null],
+      );
+      const thread = head.rows[0]?.thread_id;
+      if (!thread) return undefined;
+      // Looked at again under the thread's lock, which a start holds too: the line's head, if nothing else runs.
+      return withTransaction(pool, async (client) => {
+        await client.query(`SELECT 1 FROM svc_threads WHERE id = $1 FOR UPDATE`, [thread]);
+        const { rows } = await client.query<RunRow>(
+          `WITH claimed AS (
+             UPDATE svc_runs SET status = 'running', started_at = now(), owner_id = $2,
+                    lease_until = now() + make_interval(secs => $3), attempts = 1,
+                    seq_reserved = GREATEST(seq_reserved, event_seq + $4)
+              WHERE id = (SELECT id FROM svc_runs WHERE thread_id = $1 AND status = 'queued'
+                           ORDER BY queued_at LIMIT 1)
+                AND ${statusGuard('dequeue')}
+                AND NOT EXISTS (SELECT 1 FROM svc_runs a
+                                 WHERE a.thread_id = $1 AND a.status IN ('running', 'waiting_approval'))
+              RETURNING *
+           ), named AS (
+             UPDATE svc_threads SET last_message = c.message, model = c.model, updated_at = now()
+               FROM claimed c WHERE svc_threads.id = c.thread_id
+           )
+           SELECT ${COLUMNS} FROM claimed r JOIN svc_threads t ON t.id = r.thread_id`,
+          [thread, lease.owner, lease.leaseS, seqReserved],
+        );
+        return rows[0] && toRecord(rows[0]);
+      });
     },
 
     async get(runId: string): Promise<RunRecord | undefined> {
@@ -311,9 +429,9 @@ export function runsRepository(pool: Pool) {
         [runId],
       );
       const row = rows[0];
-      return (
-        row && { status: row.status, eventSeq: row.event_seq, executing: row.status === 'running' && row.executing }
-      );
+      // A queued run will be executed: a reader waits for it.
+      const executing = (row?.status === 'running' && row.executing) || row?.status === 'queued';
+      return row && { status: row.status, eventSeq: row.event_seq, executing };
     },
 
     async claimLapsed(lease: Lease): Promise<RunRecord | undefined> {
@@ -414,29 +532,11 @@ export function runsRepository(pool: Pool) {
     async cancel(runId: string, reason: string | null): Promise<boolean> {
       // The run's run_cancelled is stored with the change, after every id its executing process may hand out, so a
       // reader finds the run's end wherever it reads; that process hands the stored event to its own readers.
-      const result = await pool.query(
-        `WITH cancelled AS (
-           UPDATE svc_runs SET status = 'cancelled', finished_at = now(), pending_gate = NULL, owner_id = NULL,
-                  lease_until = NULL, resume_decision = NULL, end_reason = COALESCE($2, end_reason),
-                  event_seq = GREATEST(seq_reserved, event_seq) + 1
-            WHERE id = $1 AND ${statusGuard('cancel')}
-            RETURNING id, event_seq, end_reason
-         ), closed AS (
-           UPDATE svc_run_nodes SET status = 'cancelled', exited_at = extract(epoch FROM now())
-            WHERE exited_at IS NULL AND run_id IN (SELECT id FROM cancelled)
-         ), stored AS (
-           INSERT INTO svc_run_events (run_id, seq, type, data)
-           SELECT id, event_seq, 'run_cancelled',
-                  json_build_object('type', 'run_cancelled', 'run_id', id, 'reason', end_reason)::text
-             FROM cancelled
-           RETURNING run_id, seq
-         )
-         SELECT id, pg_notify($3, id::text),
-                (SELECT pg_notify($4, run_id::text || ':' || seq) FROM stored) AS announced
-           FROM cancelled`,
-        [runId, storable(reason), CANCEL_CHANNEL, RUN_EVENTS_CHANNEL],
-      );
-      return (result.rowCount ?? 0) > 0;
+      const { rows } = await pool.query<{ cancelled: boolean }>(`SELECT svc_cancel_run($1, $2) AS cancelled`, [
+        runId,
+        storable(reason),
+      ]);
+      return rows[0]!.cancelled;
     },
 
     async addRoute(runId: string, route: RouteMatch): Promise<void> {
@@ -499,8 +599,8 @@ export function runsRepository(pool: Pool) {
 
     async activeInThread(threadId: string): Promise<StoredRun | undefined> {
       const { rows } = await pool.query<RunRow>(
-        `${SELECT_RUN} WHERE r.thread_id = $1 AND r.status IN ('running', 'waiting_approval')
-          ORDER BY r.started_at DESC LIMIT 1`,
+        `${SELECT_RUN} WHERE r.thread_id = $1 AND r.status IN ('running', 'waiting_approval', 'queued')
+          ORDER BY r.status = 'queued', r.started_at DESC LIMIT 1`,
         [threadId],
       );
       return rows[0] && toStored(rows[0]);

@@ -1,6 +1,8 @@
 import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID } from '../contracts/tenancy';
 import type { Pool } from './pool';
 import { withAdvisoryLock } from './pool';
+import { RUN_EVENTS_CHANNEL } from './run-events.repository';
+import { CANCEL_CHANNEL, RUN_READY_CHANNEL } from './run-notifications';
 
 /** Same key for every process on one database: init_db runs one at a time. */
 export const MIGRATION_LOCK_KEY = 7_305_112;
@@ -653,6 +655,117 @@ const statements = [
    )`,
   `CREATE INDEX IF NOT EXISTS svc_personal_tokens_live_by_user ON svc_personal_tokens (user_id, created_at DESC)
      WHERE revoked_at IS NULL`,
+  // A second message to a busy thread (docs/run-lifecycle.md#a-second-message-to-a-busy-thread). A queued run waits
+  // in its thread's line, in the order its request was accepted (`queued_at`, taken under the thread's lock).
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS queued_at timestamptz`,
+  `CREATE INDEX IF NOT EXISTS svc_runs_queued_by_thread ON svc_runs (thread_id, queued_at) WHERE status = 'queued'`,
+  // A cancel, with its run_cancelled stored after every id the executing process may hand out, and announced: one
+  // statement for a cancel request and for the runs a later request interrupts.
+  `CREATE OR REPLACE FUNCTION svc_cancel_run(p_run uuid, p_reason text) RETURNS boolean LANGUAGE plpgsql AS $fn$
+   DECLARE
+     c record;
+   BEGIN
+     UPDATE svc_runs SET status = 'cancelled', finished_at = now(), pending_gate = NULL, owner_id = NULL,
+            lease_until = NULL, resume_decision = NULL, end_reason = COALESCE(p_reason, end_reason),
+            event_seq = GREATEST(seq_reserved, event_seq) + 1
+      WHERE id = p_run AND status IN ('queued', 'running', 'waiting_approval')
+      RETURNING id, event_seq, end_reason INTO c;
+     IF NOT FOUND THEN
+       RETURN false;
+     END IF;
+     UPDATE svc_run_nodes SET status = 'cancelled', exited_at = extract(epoch FROM now())
+      WHERE exited_at IS NULL AND run_id = p_run;
+     INSERT INTO svc_run_events (run_id, seq, type, data)
+     VALUES (p_run, c.event_seq, 'run_cancelled',
+             json_build_object('type', 'run_cancelled', 'run_id', p_run, 'reason', c.end_reason)::text);
+     PERFORM pg_notify('${CANCEL_CHANNEL}', p_run::text);
+     PERFORM pg_notify('${RUN_EVENTS_CHANNEL}', p_run::text || ':' || c.event_seq);
+     RETURN true;
+   END
+   $fn$`,
+  // A run that ends (or a queued one cancelled) with runs queued behind it in its thread: every process hears that
+  // the thread's line may move, and one of them starts the next run (runs.repository.ts claimQueued).
+  `CREATE OR REPLACE FUNCTION svc_run_ready() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     IF EXISTS (SELECT 1 FROM svc_runs WHERE thread_id = NEW.thread_id AND status = 'queued') THEN
+       PERFORM pg_notify('${RUN_READY_CHANNEL}', NEW.thread_id::text);
+     END IF;
+     RETURN NULL;
+   END
+   $fn$`,
+  `CREATE OR REPLACE TRIGGER svc_runs_ready AFTER UPDATE OF status ON svc_runs
+     FOR EACH ROW
+     WHEN (OLD.status IS DISTINCT FROM NEW.status AND NEW.status IN ('completed', 'rejected', 'error', 'cancelled'))
+     EXECUTE FUNCTION svc_run_ready()`,
+  // svc_start_run with what a request does when the thread is busy (p_strategy): 'reject' answers which run is
+  // active or queued; 'enqueue' writes the run as queued, behind the others; 'interrupt' cancels the queued runs and
+  // the active one first. ('rollback' is runs.repository.ts's: it removes the active run, then calls this.)
+  `DROP FUNCTION IF EXISTS svc_start_run(uuid, uuid, boolean, uuid, text, text, text, text, uuid, text,
+     double precision, integer, jsonb, boolean, integer)`,
+  `CREATE OR REPLACE FUNCTION svc_start_run(
+     p_run uuid, p_thread uuid, p_new_thread boolean, p_project uuid, p_agent text, p_model text, p_message text,
+     p_project_path text, p_user uuid, p_owner text, p_lease_s double precision, p_seq_reserved integer,
+     p_forked_from jsonb, p_local boolean, p_local_cap integer, p_strategy text)
+   RETURNS TABLE (outcome text, active_id uuid, active_status text, going integer) LANGUAGE plpgsql AS $fn$
+   DECLARE
+     n integer;
+     a record;
+     q record;
+   BEGIN
+     IF p_local AND p_local_cap IS NOT NULL THEN
+       PERFORM pg_advisory_xact_lock(7305117, hashtext(p_user::text));
+       SELECT count(*) INTO n FROM svc_runs WHERE created_by = p_user AND status = 'running' AND local_runtime;
+       IF n >= p_local_cap THEN
+         RETURN QUERY SELECT 'over_limit'::text, NULL::uuid, NULL::text, n;
+         RETURN;
+       END IF;
+     END IF;
+     IF p_new_thread THEN
+       INSERT INTO svc_threads (id, agent, model, last_message, project_path, project_id, created_by)
+       VALUES (p_thread, p_agent, p_model, p_message, p_project_path, p_project, p_user);
+     ELSE
+       PERFORM 1 FROM svc_threads WHERE id = p_thread FOR UPDATE;
+       -- The thread's active run first, else the first in its line.
+       SELECT id, status INTO a FROM svc_runs
+        WHERE thread_id = p_thread AND status IN ('running', 'waiting_approval', 'queued')
+        ORDER BY status = 'queued', started_at DESC LIMIT 1;
+       IF FOUND THEN
+         IF p_strategy = 'enqueue' THEN
+           SELECT count(*) INTO n FROM svc_runs WHERE thread_id = p_thread AND status = 'queued';
+           -- The run's first event (run_queued, id 1) is stored with it; it starts after it (claimQueued).
+           INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by,
+                                 seq_reserved, event_seq, forked_from, local_runtime, queued_at)
+           VALUES (p_run, p_thread, p_agent, p_model, 'queued', p_message, p_project_path, p_user, 1, 1,
+                   p_forked_from, p_local, clock_timestamp());
+           INSERT INTO svc_run_events (run_id, seq, type, data)
+           VALUES (p_run, 1, 'run_queued', json_build_object('type', 'run_queued', 'run_id', p_run,
+                                                             'thread_id', p_thread, 'position', n + 1)::text);
+           RETURN QUERY SELECT 'queued'::text, a.id, a.status, n + 1;
+           RETURN;
+         ELSIF p_strategy = 'interrupt' THEN
+           FOR q IN SELECT id FROM svc_runs WHERE thread_id = p_thread AND status IN ('running', 'waiting_approval', 'queued')
+                     ORDER BY status <> 'queued' LOOP
+             PERFORM svc_cancel_run(q.id, 'interrupted by run ' || p_run);
+           END LOOP;
+         ELSE
+           RETURN QUERY SELECT 'active'::text, a.id, a.status, NULL::integer;
+           RETURN;
+         END IF;
+       END IF;
+     END IF;
+     IF NOT p_new_thread THEN
+       -- A run names the thread's path (the one it was given, else the thread's own); a branch keeps the thread's.
+       UPDATE svc_threads SET last_message = p_message, model = p_model, updated_at = now(),
+              project_path = COALESCE(CASE WHEN p_forked_from IS NULL THEN p_project_path END, project_path)
+        WHERE id = p_thread;
+     END IF;
+     INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by, owner_id,
+                           lease_until, seq_reserved, forked_from, local_runtime)
+     VALUES (p_run, p_thread, p_agent, p_model, 'running', p_message, p_project_path, p_user, p_owner,
+             now() + make_interval(secs => p_lease_s), p_seq_reserved, p_forked_from, p_local);
+     RETURN QUERY SELECT 'started'::text, NULL::uuid, NULL::text, NULL::integer;
+   END
+   $fn$`,
 ];
 
 /**

@@ -175,6 +175,21 @@ export class Engine {
   }
 
   /**
+   * Starts the next queued run of a thread whose runs ahead of it have ended (of any such thread with none given), if
+   * another process has not: told by the database when a run ends with runs queued behind it, and looked for by the
+   * supervisor in case that notice was lost.
+   */
+  async startQueued(threadId?: string): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const run = await this.deps.runs.claimQueued(this.lease, SEQ_BLOCK, threadId);
+      if (run) this.execute(run);
+    } catch (error) {
+      this.deps.log.warn(`starting a queued run failed: ${errorMessage(error)}`);
+    }
+  }
+
+  /**
    * Records a person's decision at the stop a run waits at, and resumes the run when the decision settles the gate
    * (engine/gates.ts): in one transaction under the run's row lock, so two decisions at once are counted one after
    * the other, and exactly one resumes the run.
@@ -362,6 +377,14 @@ export class Engine {
       const idle = [...ours].filter((runId) => !this.executions.has(runId) && !this.admitting.has(runId));
       if (idle.length > 0 && !this.stopped) await runs.releaseLeases(this.deps.owner, idle);
       for (let run = await runs.claimLapsed(this.lease); run; run = await runs.claimLapsed(this.lease)) {
+        this.execute(run);
+        if (this.stopped) return;
+      }
+      for (
+        let run = await runs.claimQueued(this.lease, SEQ_BLOCK);
+        run;
+        run = await runs.claimQueued(this.lease, SEQ_BLOCK)
+      ) {
         this.execute(run);
         if (this.stopped) return;
       }

@@ -151,6 +151,7 @@ export class Harness {
     });
     this.stores.listen({
       cancelled: (runId) => engine.cancelled(runId),
+      runReady: (threadId) => void engine.startQueued(threadId),
       eventsStored: (runId, seq) => engine.events.stored(runId, seq),
     });
     this.engines.push(engine);
@@ -172,6 +173,7 @@ export class Harness {
       forkedFrom: null,
       localRuntime: true,
       localCap: null,
+      strategy: 'reject',
       ...extra,
     };
     return { run, outcome: engine.start(run) };

@@ -59,14 +59,16 @@ export function runRoutes(api: Api, { runsService, threadsService, auth, metrics
   const RUN_ERRORS = {
     403: 'needs the member role on the project or on the thread (forbidden)',
     404: 'no such agent or command, thread or project (not_found)',
-    409: 'the thread already has an active run, or belongs to another agent (conflict)',
+    409:
+      'the thread is busy (a run running, waiting or queued) and multitask_strategy is reject; a rollback of a run ' +
+      'that cannot be rolled back; or the thread belongs to another agent (conflict)',
     429: 'the caller has LOCAL_LLM_MAX_RUNS_PER_USER runs on the local runtime already; see Retry-After (too_many_requests)',
   } as const;
   const AgentParams = z.object({ agent: z.string().min(1).max(200) });
   /** Runs this process just started, by their answer: followed as they are, with no second look-up. */
   const started = new WeakMap<RunAccepted, FollowableRun>();
   const accepted = (run: FollowableRun): RunAccepted => {
-    const answer = runAccepted(run, 'running', 0);
+    const answer = runAccepted(run, run.status, 0);
     started.set(answer, run);
     return answer;
   };
@@ -116,13 +118,16 @@ export function runRoutes(api: Api, { runsService, threadsService, auth, metrics
     responses: {
       202: {
         description:
-          'The run started and goes on in the background: follow its events at `stream_url` (GET /runs/{id}/stream), ' +
+          "The run started and goes on in the background (`status` running), or waits in its thread's line " +
+          '(`queued`, multitask_strategy enqueue): follow its events at `stream_url` (GET /runs/{id}/stream), ' +
           'read it at `run_url` (GET /runs/{id}). The answer is JSON whatever the Accept header says.',
         schema: RunAcceptedSchema,
       },
     },
-    handler: async ({ params, body, ctx }) =>
-      runAccepted(await runsService.startRun(ctx.principal, params.agent, body), 'running', 0),
+    handler: async ({ params, body, ctx }) => {
+      const run = await runsService.startRun(ctx.principal, params.agent, body);
+      return runAccepted(run, run.status, 0);
+    },
   });
 
   api.route({

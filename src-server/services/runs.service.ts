@@ -18,7 +18,18 @@ function activeRunConflict(threadId: string, active: { id: string; status: strin
   return conflict(
     active.status === 'waiting_approval'
       ? `thread ${threadId} has run ${active.id} waiting for approval: approve, reject or cancel it first`
-      : `thread ${threadId} already has run ${active.id} running`,
+      : active.status === 'queued'
+        ? `thread ${threadId} already has run ${active.id} queued`
+        : `thread ${threadId} already has run ${active.id} running`,
+  );
+}
+
+/** Why a `rollback` cannot remove the thread's active run: what it did cannot be taken back. */
+function notRollbackable(active: { id: string }, why: 'decision' | 'tool_call') {
+  return conflict(
+    why === 'decision'
+      ? `run ${active.id} cannot be rolled back: a person decided at one of its stops; use interrupt to keep it`
+      : `run ${active.id} cannot be rolled back: one of its tool calls ran; use interrupt to keep it`,
   );
 }
 
@@ -47,6 +58,8 @@ export interface FollowableRun {
   threadId: string;
   /** The last event before this request's part of the run (0 for a new run; the gate's for a decision). */
   since: number;
+  /** `queued`: the run waits in its thread's line (multitask_strategy `enqueue`). */
+  status: 'running' | 'queued';
   /** The run's events after `afterId`, in batches, to its end or the gate it waits at. */
   events(afterId: number, signal: AbortSignal): AsyncIterable<LoggedEvent[]>;
 }
@@ -80,7 +93,10 @@ export function runsService(deps: RunsServiceDeps) {
    * (409), or a local model would take the caller past her share of the runtime (429). Both are checked where the row
    * is written, under locks, so a burst of requests across processes cannot pass a check taken before the others.
    */
-  async function admit(principal: Principal, run: Omit<RunStart, 'localRuntime' | 'localCap' | 'createdBy'>) {
+  async function admit(
+    principal: Principal,
+    run: Omit<RunStart, 'localRuntime' | 'localCap' | 'createdBy'>,
+  ): Promise<'running' | 'queued'> {
     deps.checkModel(run.model);
     const localRuntime = parseModel(run.model).provider === 'local';
     const started = await engine.start({
@@ -89,7 +105,9 @@ export function runsService(deps: RunsServiceDeps) {
       localRuntime,
       localCap: deps.maxLocalRunsPerUser,
     });
+    if (started.outcome === 'queued') return 'queued';
     if (started.outcome === 'active') throw activeRunConflict(run.threadId, started.active);
+    if (started.outcome === 'not_rollbackable') throw notRollbackable(started.active, started.why);
     if (started.outcome === 'over_limit') {
       throw tooManyRequests(
         `you have ${started.going} runs on the local runtime already (at most ${deps.maxLocalRunsPerUser} at once): ` +
@@ -97,12 +115,19 @@ export function runsService(deps: RunsServiceDeps) {
         await deps.localRetryAfterS(),
       );
     }
+    return 'running';
   }
 
-  const followable = (runId: string, threadId: string, since: number): FollowableRun => ({
+  const followable = (
+    runId: string,
+    threadId: string,
+    since: number,
+    status: 'running' | 'queued' = 'running',
+  ): FollowableRun => ({
     runId,
     threadId,
     since,
+    status,
     events: (afterId, signal) => engine.join(runId, afterId, signal),
   });
 
@@ -110,6 +135,7 @@ export function runsService(deps: RunsServiceDeps) {
     async startRun(principal: Principal, agent: string, request: RunRequest): Promise<FollowableRun> {
       const entry = entryFor(agent);
       const runId = randomUUID();
+      const strategy = request.multitask_strategy ?? 'reject';
       let run: Parameters<typeof admit>[1];
       let projectId: string;
       if (request.thread_id) {
@@ -125,8 +151,10 @@ export function runsService(deps: RunsServiceDeps) {
           throw conflict(`thread ${thread.id} belongs to "${thread.agent}", not "${entry.manifest.name}"`);
         }
         // Most callers learn of an active run here; the row's insert checks again, under the thread's lock.
-        const active = await runs.activeInThread(thread.id);
-        if (active) throw activeRunConflict(thread.id, active);
+        if (strategy === 'reject') {
+          const active = await runs.activeInThread(thread.id);
+          if (active) throw activeRunConflict(thread.id, active);
+        }
         // The thread's own path too, with this caller's rights: a member cannot run in a folder an admin named.
         const projectPath = request.project_path ?? thread.project_path;
         if (projectPath) await deps.checkProjectPath(principal, projectPath);
@@ -141,6 +169,7 @@ export function runsService(deps: RunsServiceDeps) {
           model,
           message: request.message,
           projectPath,
+          strategy,
         };
       } else {
         projectId = await access.resolveProject(principal, request.project_id, 'member');
@@ -157,14 +186,16 @@ export function runsService(deps: RunsServiceDeps) {
           model,
           message: request.message,
           projectPath: request.project_path ?? null,
+          strategy,
         };
       }
       // The start line first: the run may log its first steps as soon as it is admitted.
       log.info(
         `graph run start agent=${entry.manifest.name} model=${run.model} thread=${run.threadId} run=${runId} user=${principal.name}`,
       );
-      await admit(principal, run);
-      return followable(runId, run.threadId, 0);
+      const status = await admit(principal, run);
+      if (status === 'queued') log.info(`run ${runId} queued in thread ${run.threadId}`);
+      return followable(runId, run.threadId, 0, status);
     },
 
     /**
@@ -212,6 +243,7 @@ export function runsService(deps: RunsServiceDeps) {
         model,
         message,
         projectPath,
+        strategy: 'reject',
       });
       return followable(runId, thread.id, 0);
     },
@@ -242,11 +274,11 @@ export function runsService(deps: RunsServiceDeps) {
 
     /**
      * Waits until the run ends or stops for a person (a gate, a tool call that asks), or `timeoutS` passes, and
-     * answers its detail: the status says which. Follows the run's stored events, so it waits on any process.
+     * answers its detail: the status says which (a queued run is waited for through its turn). Follows the run's stored events, so it waits on any process.
      */
     async waitFor(principal: Principal, runId: string, timeoutS: number, signal: AbortSignal): Promise<RunDetail> {
       const run = await visibleRun(principal, runId);
-      if (run.status === 'running') {
+      if (run.status === 'running' || run.status === 'queued') {
         const waiting = AbortSignal.any([signal, AbortSignal.timeout(timeoutS * 1000)]);
         try {
           for await (const _batch of engine.join(run.id, await engine.lastEventId(run.id), waiting)) {

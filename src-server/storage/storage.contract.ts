@@ -52,6 +52,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       forkedFrom: null,
       localRuntime: true,
       localCap: null,
+      strategy: 'reject',
       ...extra,
     });
     const event = (runId: string, seq: number, type = 'token') => ({
@@ -112,6 +113,93 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       expect(
         await stores.runs.start(newRun({ createdBy: user, localRuntime: false, localCap: 2 }), lease, 10_000),
       ).toEqual({ outcome: 'started' });
+    });
+
+    it('queues runs behind a busy thread in order, and starts the head of the line only when the thread is free', async () => {
+      const first = newRun();
+      await stores.runs.start(first, lease, 10_000);
+      const [second, third] = [1, 2].map(() =>
+        newRun({ threadId: first.threadId, newThread: null, strategy: 'enqueue' }),
+      );
+      expect(await stores.runs.start(second!, lease, 10_000)).toEqual({
+        outcome: 'queued',
+        active: { id: first.id, status: 'running' },
+        position: 1,
+      });
+      expect(await stores.runs.start(third!, lease, 10_000)).toMatchObject({ outcome: 'queued', position: 2 });
+      expect(await stores.runs.progress(second!.id)).toEqual({ status: 'queued', eventSeq: 1, executing: true });
+      expect((await stores.events.after(second!.id, 0, 10)).map((e) => e.type)).toEqual(['run_queued']);
+      // A reject finds the line too.
+      expect(await stores.runs.start(newRun({ threadId: first.threadId, newThread: null }), lease, 10_000)).toEqual({
+        outcome: 'active',
+        active: { id: first.id, status: 'running' },
+      });
+      expect(await stores.runs.claimQueued(lease, 10_000, first.threadId)).toBeUndefined();
+      await stores.runs.finish(first.id, lease.owner, { status: 'completed', output: 'ok' }, [
+        event(first.id, 2, 'run_done'),
+      ]);
+      const claims = await Promise.all(
+        ['process-b', 'process-c'].map((owner) => stores.runs.claimQueued({ owner, leaseS: 30 }, 10_000)),
+      );
+      const claimed = claims.filter((c) => c !== undefined);
+      expect(claimed).toHaveLength(1);
+      expect(claimed[0]).toMatchObject({ id: second!.id, status: 'running', attempts: 1, eventSeq: 1 });
+      expect(claimed[0]!.seqReserved).toBeGreaterThanOrEqual(10_001);
+      expect(await stores.runs.claimQueued(lease, 10_000, first.threadId)).toBeUndefined();
+      expect(await stores.runs.cancel(second!.id, null)).toBe(true);
+      expect(await stores.runs.claimQueued(lease, 10_000, first.threadId)).toMatchObject({ id: third!.id });
+    });
+
+    it('interrupts: cancels the queued runs and the active one, and starts the new run', async () => {
+      const first = newRun();
+      await stores.runs.start(first, lease, 10_000);
+      const queued = newRun({ threadId: first.threadId, newThread: null, strategy: 'enqueue' });
+      await stores.runs.start(queued, lease, 10_000);
+      const next = newRun({ threadId: first.threadId, newThread: null, strategy: 'interrupt' });
+      expect(await stores.runs.start(next, lease, 10_000)).toEqual({ outcome: 'started' });
+      for (const id of [first.id, queued.id]) {
+        expect(await stores.runs.get(id)).toMatchObject({
+          status: 'cancelled',
+          endReason: `interrupted by run ${next.id}`,
+        });
+      }
+      expect(await stores.runs.get(next.id)).toMatchObject({ status: 'running' });
+    });
+
+    it('rolls back: removes the active run, unless a person decided at one of its stops', async () => {
+      const first = newRun();
+      await stores.runs.start(first, lease, 10_000);
+      await stores.events.append([event(first.id, 1, 'run_start')]);
+      const next = newRun({ threadId: first.threadId, newThread: null, strategy: 'rollback' });
+      expect(await stores.runs.start(next, lease, 10_000)).toEqual({ outcome: 'started' });
+      expect(await stores.runs.get(first.id)).toBeUndefined();
+      expect(await stores.events.after(first.id, 0, 10)).toEqual([]);
+
+      const decided = await waitingRun();
+      await stores.runs.atStop(decided.id, async (stop) => {
+        await stop!.record({
+          kind: 'approve',
+          decidedBy: { id: randomUUID(), name: 'ann' },
+          role: 'member',
+          round: 1,
+          reason: null,
+          edits: null,
+          response: null,
+          routeTo: null,
+          outcome: null,
+          toolCallId: null,
+          arguments: null,
+          argumentsSha256: null,
+        });
+      });
+      const refused = newRun({ threadId: decided.threadId, newThread: null, strategy: 'rollback' });
+      expect(await stores.runs.start(refused, lease, 10_000)).toEqual({
+        outcome: 'not_rollbackable',
+        active: { id: decided.id, status: 'waiting_approval' },
+        why: 'decision',
+      });
+      expect(await stores.runs.get(decided.id)).toMatchObject({ status: 'waiting_approval' });
+      expect(await stores.runs.get(refused.id)).toBeUndefined();
     });
 
     it('lets exactly one process claim a run whose lease lapsed, and counts the attempt', async () => {

@@ -2,6 +2,7 @@ import type { RouteMatch } from '../contracts/runs';
 import type {
   GateDecision,
   GateDecisionKind,
+  MultitaskStrategy,
   NodeStatus,
   NodeWarning,
   PendingGate,
@@ -75,6 +76,8 @@ export interface NewRun {
   localRuntime: boolean;
   /** The most local-runtime runs the user may have going at once; null: no limit. */
   localCap: number | null;
+  /** What to do when the thread is busy: its active run, or runs queued (contracts/runs.ts MultitaskStrategy). */
+  strategy: MultitaskStrategy;
 }
 
 export type StartOutcome =
@@ -82,7 +85,11 @@ export type StartOutcome =
   /** The thread has this run running or waiting: nothing was written. */
   | { outcome: 'active'; active: { id: string; status: RunStatus } }
   /** The user has `going` local-runtime runs already: nothing was written. */
-  | { outcome: 'over_limit'; going: number };
+  | { outcome: 'over_limit'; going: number }
+  /** `enqueue`: written as queued behind `active` (the thread's active run, or the first queued), `position`-th. */
+  | { outcome: 'queued'; active: { id: string; status: RunStatus }; position: number }
+  /** `rollback`: the active run cannot be removed (a person decided at one of its stops, or a tool call ran). */
+  | { outcome: 'not_rollbackable'; active: { id: string; status: RunStatus }; why: 'decision' | 'tool_call' };
 
 /** One stored event: the id clients saw (`seq`), its type and its JSON text exactly as it was sent. */
 export interface StoredEvent {
@@ -126,6 +133,11 @@ export interface RunStore {
   start(run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome>;
   get(runId: string): Promise<RunRecord | undefined>;
   progress(runId: string): Promise<RunProgress | undefined>;
+  /**
+   * Starts the next queued run of a thread (of any thread with none given) whose runs ahead have ended: queued →
+   * running, leased to `lease`. Under the thread's lock, so a thread never has two runs going.
+   */
+  claimQueued(lease: Lease, seqReserved: number, threadId?: string): Promise<RunRecord | undefined>;
   /** Claims one running run whose lease lapsed (its process died), with its attempts counted up. */
   claimLapsed(lease: Lease): Promise<RunRecord | undefined>;
   /** Renews the lease of every run `lease.owner` executes; returns their ids. */
@@ -144,7 +156,7 @@ export interface RunStore {
   pause(runId: string, owner: string, pause: PauseAtGate, events: NewEvent[]): Promise<boolean>;
   /** Ends a run (running → completed, rejected or error) with its last events, as pause() does. */
   finish(runId: string, owner: string, end: RunEnd, events: NewEvent[]): Promise<boolean>;
-  /** Cancels a running or waiting run and closes its open nodes; false when it had finished already. */
+  /** Cancels a queued, running or waiting run and closes its open nodes; false when it had finished already. */
   cancel(runId: string, reason: string | null): Promise<boolean>;
   /** Records a routing rule's match on the run (once, however often it is written). */
   addRoute(runId: string, route: RouteMatch): Promise<void>;

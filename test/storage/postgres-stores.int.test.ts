@@ -1,3 +1,4 @@
+import { CHECKPOINT_SCHEMA, CheckpointSaver } from '../../src-server/db/checkpointer';
 import { runEventsRepository } from '../../src-server/db/run-events.repository';
 import { runNodesRepository } from '../../src-server/db/run-nodes.repository';
 import { runsRepository } from '../../src-server/db/runs.repository';
@@ -10,6 +11,8 @@ storageContract('PostgreSQL', async () => {
   const db = await createTestDatabase();
   const pool = createPool(db.url);
   await initDb(pool);
+  // A rollback removes a run's checkpoints too: their tables are there, as in every server.
+  await new CheckpointSaver(pool, { schema: CHECKPOINT_SCHEMA, waitS: 1 }).setup();
   return {
     runs: runsRepository(pool),
     events: runEventsRepository(pool),

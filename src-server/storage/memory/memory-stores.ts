@@ -31,6 +31,8 @@ interface Row extends RunRecord {
   ownerId: string | null;
   leaseUntil: number | null;
   startedAt: number;
+  /** When it joined its thread's line (queued runs), for their order. */
+  queuedAt: number | null;
   pendingGate: PendingGate | null;
   gateExpiresAt: number | null;
   gateCheckpointId: string | null;
@@ -54,6 +56,7 @@ interface DecisionRow extends StopDecision {
 /** What the stores tell the processes using them, as PostgreSQL's NOTIFY does. */
 export interface MemoryNotices {
   cancelled?(runId: string): void;
+  runReady?(threadId: string): void;
   eventsStored?(runId: string, seq: number): void;
 }
 
@@ -130,6 +133,70 @@ export class MemoryStores {
       stored.set(event.runId, Math.max(stored.get(event.runId) ?? 0, event.seq));
     }
     for (const [runId, seq] of stored) for (const l of this.listeners) l.eventsStored?.(runId, seq);
+  }
+
+  /** A thread's active run (running or waiting) and its queued runs, in their order. */
+  private busy(threadId: string): { active: Row | undefined; queued: Row[] } {
+    const rows = [...this.runs.values()].filter((r) => r.threadId === threadId);
+    return {
+      active: rows
+        .filter((r) => r.status === 'running' || r.status === 'waiting_approval')
+        .sort((a, b) => b.startedAt - a.startedAt)[0],
+      queued: rows.filter((r) => r.status === 'queued').sort((a, b) => a.queuedAt! - b.queuedAt!),
+    };
+  }
+
+  private insert(run: NewRun, lease: Lease, at: Pick<Row, 'status' | 'seqReserved' | 'eventSeq'>): void {
+    const queued = at.status === 'queued';
+    this.runs.set(run.id, {
+      id: run.id,
+      threadId: run.threadId,
+      projectId: this.threads.get(run.threadId)?.projectId ?? '',
+      agent: run.agent,
+      model: run.model,
+      message: run.message,
+      projectPath: run.projectPath,
+      ...at,
+      attempts: 1,
+      forkedFrom: run.forkedFrom,
+      resume: null,
+      endReason: null,
+      createdBy: run.createdBy,
+      localRuntime: run.localRuntime,
+      ownerId: queued ? null : lease.owner,
+      leaseUntil: queued ? null : this.now() + lease.leaseS * 1000,
+      startedAt: this.now(),
+      // Two runs queued in one millisecond keep the order they came in.
+      queuedAt: queued ? this.now() + this.runs.size / 1e6 : null,
+      pendingGate: null,
+      gateExpiresAt: null,
+      gateCheckpointId: null,
+      routes: [],
+    });
+  }
+
+  private cancelRow(row: Row, reason: string | null): void {
+    const seq = Math.max(row.seqReserved, row.eventSeq) + 1;
+    Object.assign(row, {
+      status: RUN_TRANSITIONS.cancel.to,
+      pendingGate: null,
+      ownerId: null,
+      leaseUntil: null,
+      resume: null,
+      endReason: reason ?? row.endReason,
+      eventSeq: seq,
+    });
+    this.closeNodes(row.id, 'cancelled');
+    const data = JSON.stringify({ type: 'run_cancelled', run_id: row.id, reason: row.endReason });
+    this.storeEvents([{ runId: row.id, seq, type: 'run_cancelled', data }]);
+    for (const l of this.listeners) l.cancelled?.(row.id);
+    this.ended(row);
+  }
+
+  /** A run of a thread ended: with runs queued behind it, the processes hear that the line may move (svc_run_ready). */
+  private ended(row: Row): void {
+    if (!this.busy(row.threadId).queued.length) return;
+    for (const l of this.listeners) l.runReady?.(row.threadId);
   }
 
   private record(row: Row): RunRecord {
@@ -233,38 +300,56 @@ export class MemoryStores {
       if (run.newThread) {
         this.threads.set(run.threadId, { projectId: run.newThread.projectId });
       } else {
-        const active = [...this.runs.values()]
-          .filter((r) => r.threadId === run.threadId && (r.status === 'running' || r.status === 'waiting_approval'))
-          .sort((a, b) => b.startedAt - a.startedAt)[0];
-        if (active) return { outcome: 'active', active: { id: active.id, status: active.status } };
+        const busy = this.busy(run.threadId);
+        const head = busy.active ?? busy.queued[0];
+        if (head) {
+          const active = { id: head.id, status: head.status };
+          if (run.strategy === 'enqueue') {
+            this.insert(run, lease, { status: 'queued', seqReserved: 1, eventSeq: 1 });
+            const position = busy.queued.length + 1;
+            const data = JSON.stringify({ type: 'run_queued', run_id: run.id, thread_id: run.threadId, position });
+            this.storeEvents([{ runId: run.id, seq: 1, type: 'run_queued', data }]);
+            return { outcome: 'queued', active, position };
+          }
+          if (run.strategy === 'rollback' && busy.active) {
+            const decided = this.decisions.some((d) => d.runId === busy.active!.id);
+            const toolRan = [...this.calls.values()].some((c) => c.runId === busy.active!.id && c.attempts > 0);
+            if (decided || toolRan)
+              return { outcome: 'not_rollbackable', active, why: decided ? 'decision' : 'tool_call' };
+          }
+          if (run.strategy === 'reject') return { outcome: 'active', active };
+          const reason = `${run.strategy === 'rollback' ? 'rolled back' : 'interrupted'} by run ${run.id}`;
+          for (const queued of busy.queued) this.cancelRow(queued, reason);
+          if (busy.active && run.strategy === 'rollback') {
+            this.runs.delete(busy.active.id);
+            this.events.delete(busy.active.id);
+            this.nodes.delete(busy.active.id);
+            for (const l of this.listeners) l.cancelled?.(busy.active.id);
+          } else if (busy.active) {
+            this.cancelRow(busy.active, reason);
+          }
+        }
       }
-      const projectId = this.threads.get(run.threadId)?.projectId ?? '';
-      this.runs.set(run.id, {
-        id: run.id,
-        threadId: run.threadId,
-        projectId,
-        agent: run.agent,
-        model: run.model,
-        message: run.message,
-        projectPath: run.projectPath,
-        status: RUN_TRANSITIONS.start.to,
-        attempts: 1,
-        seqReserved,
-        eventSeq: 0,
-        forkedFrom: run.forkedFrom,
-        resume: null,
-        endReason: null,
-        createdBy: run.createdBy,
-        localRuntime: run.localRuntime,
+      this.insert(run, lease, { status: RUN_TRANSITIONS.start.to, seqReserved, eventSeq: 0 });
+      return { outcome: 'started' };
+    },
+
+    claimQueued: async (lease: Lease, seqReserved: number, threadId?: string) => {
+      this.statement();
+      const next = [...this.runs.values()]
+        .filter((r) => r.status === 'queued' && (!threadId || r.threadId === threadId))
+        .filter((r) => !this.busy(r.threadId).active)
+        .sort((a, b) => a.queuedAt! - b.queuedAt!)[0];
+      if (!next) return undefined;
+      Object.assign(next, {
+        status: RUN_TRANSITIONS.dequeue.to,
+        startedAt: this.now(),
         ownerId: lease.owner,
         leaseUntil: this.now() + lease.leaseS * 1000,
-        startedAt: this.now(),
-        pendingGate: null,
-        gateExpiresAt: null,
-        gateCheckpointId: null,
-        routes: [],
+        attempts: 1,
+        seqReserved: Math.max(next.seqReserved, next.eventSeq + seqReserved),
       });
-      return { outcome: 'started' };
+      return this.record(next);
     },
 
     get: async (runId: string) => {
@@ -280,7 +365,7 @@ export class MemoryStores {
         row && {
           status: row.status,
           eventSeq: row.eventSeq,
-          executing: row.status === 'running' && row.ownerId !== null,
+          executing: (row.status === 'running' && row.ownerId !== null) || row.status === 'queued',
         }
       );
     },
@@ -354,6 +439,7 @@ export class MemoryStores {
       });
       if (end.status === 'error') this.closeNodes(runId, 'error');
       this.storeEvents(events);
+      this.ended(row);
       return true;
     },
 
@@ -361,20 +447,7 @@ export class MemoryStores {
       this.statement();
       const row = this.runs.get(runId);
       if (!this.guarded(row, 'cancel')) return false;
-      const seq = Math.max(row.seqReserved, row.eventSeq) + 1;
-      Object.assign(row, {
-        status: RUN_TRANSITIONS.cancel.to,
-        pendingGate: null,
-        ownerId: null,
-        leaseUntil: null,
-        resume: null,
-        endReason: reason ?? row.endReason,
-        eventSeq: seq,
-      });
-      this.closeNodes(runId, 'cancelled');
-      const data = JSON.stringify({ type: 'run_cancelled', run_id: runId, reason: row.endReason });
-      this.storeEvents([{ runId, seq, type: 'run_cancelled', data }]);
-      for (const l of this.listeners) l.cancelled?.(runId);
+      this.cancelRow(row, reason);
       return true;
     },
 
