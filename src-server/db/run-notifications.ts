@@ -10,7 +10,7 @@ const log = getLogger('svc.db');
 /** The channel on which a cancelled run's id is announced to every server process (see runs.repository cancel). */
 export const CANCEL_CHANNEL = 'svc_run_cancel';
 
-/** The channel on which a thread whose run ended, with runs queued behind it, is announced (schema.ts svc_run_ready). */
+/** The channel on which a thread whose run ended with runs queued behind it is announced (schema.ts svc_run_ready). */
 export const RUN_READY_CHANNEL = 'svc_run_ready';
 
 /** The channel on which the local-runtime queue announces that its slots or waiters changed. */

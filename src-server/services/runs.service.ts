@@ -274,7 +274,8 @@ export function runsService(deps: RunsServiceDeps) {
 
     /**
      * Waits until the run ends or stops for a person (a gate, a tool call that asks), or `timeoutS` passes, and
-     * answers its detail: the status says which (a queued run is waited for through its turn). Follows the run's stored events, so it waits on any process.
+     * answers its detail: the status says which (a queued run is waited for through its turn). Follows the run's
+     * stored events, so it waits on any process.
      */
     async waitFor(principal: Principal, runId: string, timeoutS: number, signal: AbortSignal): Promise<RunDetail> {
       const run = await visibleRun(principal, runId);
