@@ -80,6 +80,8 @@ export interface RunView {
   /** Per phase: duration, queue wait and token counts. */
   figures: Record<string, PhaseFigures>;
   queue: { position: number; estimatedWaitS: number } | null;
+  /** A queued run's place in its thread's line (1: next), until it starts. */
+  lineup: number | null;
   /** The run waits for the server itself, not for the model: its place among the runs the server admits. */
   serverQueue: { position: number; running: number } | null;
   /** The local runtime is loading the model of the phase about to answer. */
@@ -118,6 +120,7 @@ export function emptyView(): RunView {
     toolCalls: {},
     figures: {},
     queue: null,
+    lineup: null,
     serverQueue: null,
     loading: null,
     warnings: [],
@@ -176,6 +179,9 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
   applyRuntimeEvent(view, event);
   applyToolEvent(view, event);
   switch (event.type) {
+    case 'run_queued':
+      Object.assign(view, { runId: event.run_id, threadId: event.thread_id, status: 'queued', lineup: event.position });
+      break;
     case 'run_start':
       Object.assign(view, {
         runId: event.run_id,
@@ -183,6 +189,7 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
         agent: event.agent,
         model: event.model,
         status: 'running',
+        lineup: null,
       });
       view.startedAt ??= new Date().toISOString();
       break;

@@ -20,7 +20,7 @@ import {
 } from './run-view';
 import { useThreadsStore } from './threads.store';
 import { errorMessage } from '@contracts/errors';
-import type { ForkRequest, RunAccepted } from '@contracts/runs';
+import type { ForkRequest, MultitaskStrategy, RunAccepted } from '@contracts/runs';
 
 /** The live run survives a page reload: its id is kept for this tab, and the studio re-attaches. */
 const LIVE_RUN_KEY = 'svc.liveRun';
@@ -33,6 +33,8 @@ export interface RunRequestForm {
   threadId?: string;
   /** The project of a new thread; without it the server takes the caller's only project (or asks which). */
   projectId?: string;
+  /** What to do when the thread is busy (queue, interrupt, roll back); the server rejects by default. */
+  strategy?: MultitaskStrategy;
 }
 
 type Open = (signal: AbortSignal, onEvent: EventHandler) => Promise<unknown>;
@@ -104,7 +106,8 @@ export const useRunsStore = defineStore('runs', () => {
       for (const { id, event } of events) {
         if (options.phases) options.phases.apply(view.value, event, id);
         else applyEvent(view.value, event, id);
-        if (event.type === 'run_start') sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
+        if (event.type === 'run_start' || event.type === 'run_queued')
+          sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
       }
     });
     try {
@@ -126,13 +129,13 @@ export const useRunsStore = defineStore('runs', () => {
         streaming.value = false;
         controller = null;
       }
-      if (view.value.status !== 'running') sessionStorage.removeItem(LIVE_RUN_KEY);
+      if (view.value.status !== 'running' && view.value.status !== 'queued') sessionStorage.removeItem(LIVE_RUN_KEY);
       // Never throws: a failed reload is shown above the thread list with a Retry.
       void useThreadsStore().load();
     }
     if (current.signal.aborted) return;
     announceGate();
-    if (view.value.runId && view.value.status !== 'running') await settleStored();
+    if (view.value.runId && view.value.status !== 'running' && view.value.status !== 'queued') await settleStored();
   }
 
   /** The run on screen stopped at a gate: told to the listeners (the inbox, the notification). */
@@ -161,6 +164,7 @@ export const useRunsStore = defineStore('runs', () => {
       ...(form.projectPath ? { project_path: form.projectPath } : {}),
       // A new thread goes to the project chosen in the switcher; a thread keeps its own.
       ...(threadId ? { thread_id: threadId } : form.projectId ? { project_id: form.projectId } : {}),
+      ...(threadId && form.strategy ? { multitask_strategy: form.strategy } : {}),
     };
     await follow((signal, onEvent) => runsApi.start(form.agent, body, signal, onEvent));
   }
