@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MultitaskStrategySchema } from '../../contracts/runs';
 
 /**
  * The inputs and structured results of the MCP server's tools (docs/mcp.md#tools). Smaller than the HTTP API's
@@ -27,6 +28,10 @@ export const RunAgentInput = z.object({
   message: z.string().min(1).max(100_000).describe('what to ask it'),
   project_id: uuid.optional().describe('the project to run in (a new thread); your default project when left out'),
   thread_id: uuid.optional().describe('continue this thread instead of starting a new one'),
+  multitask_strategy: MultitaskStrategySchema.optional().describe(
+    'when the thread has a run going: reject (the default: an error), enqueue (runs after it), interrupt (cancels ' +
+      'it and runs this now) or rollback (removes it and runs this instead)',
+  ),
   model: z.string().max(200).optional().describe('a model such as ollama:llama3.2 or gemini:gemini-2.5-flash'),
   project_path: z.string().max(4000).optional().describe('the folder or git URL the agent reads'),
 });

@@ -100,6 +100,7 @@ export function registerTools(server: McpServer, services: McpServices, context:
           message: input.message,
           project_id: input.project_id,
           thread_id: input.thread_id,
+          multitask_strategy: input.multitask_strategy,
           model: input.model,
           project_path: input.project_path,
         });
