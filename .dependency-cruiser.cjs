@@ -1,15 +1,15 @@
 /**
  * The layers of the code, checked by `npm run lint:layers` (dependency-cruiser). Imports point down:
  *
- *   contracts → config, log → storage → db → assets, models, context, auth, net, webhooks, tools → engine → services,
- *     metrics → http → main.ts, cli.ts
+ *   contracts → config, log → storage → db → assets, models, context, auth, net, webhooks, tools, tracing → engine →
+ *     services, metrics → http → main.ts, cli.ts
  *
  * and the entry points (src-main, build scripts, the studio) reach the server only where named below. Outside
  * engine/, only its index is imported. docs/architecture.md draws the same picture, and test/server/layer-rules.test.ts
  * checks that every rule matches modules (a rule that matches nothing passes for nothing).
  */
 const layer = (name) => `^src-server/${name}`;
-const LOWER_SERVICES = '(assets|models|context|auth|net|webhooks|tools)/';
+const LOWER_SERVICES = '(assets|models|context|auth|net|webhooks|tools|tracing)/';
 
 module.exports = {
   forbidden: [
@@ -55,7 +55,8 @@ module.exports = {
       name: 'lower-services-below-the-engine',
       severity: 'error',
       comment:
-        'assets, models, context, auth, net, webhooks and tools serve the run engine, the services and http; they never reach up.',
+        'assets, models, context, auth, net, webhooks, tools and tracing serve the run engine, the services and http; ' +
+        'they never reach up.',
       from: { path: layer(LOWER_SERVICES) },
       to: { path: '^src-server/(engine|services|http)/|^src-server/(main|cli)\\.ts$' },
     },

@@ -86,11 +86,12 @@ interface RunRow {
   forked_from: RunRecord['forkedFrom'];
   resume_decision: PendingResume | null;
   gate_checkpoint_id: string | null;
+  trace_context: string | null;
 }
 
 const COLUMNS = `r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
   r.end_reason, r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id, r.attempts,
-  r.seq_reserved, r.forked_from, r.resume_decision, r.gate_checkpoint_id`;
+  r.seq_reserved, r.forked_from, r.resume_decision, r.gate_checkpoint_id, r.trace_context`;
 
 const SELECT_RUN = `SELECT ${COLUMNS} FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id`;
 
@@ -131,6 +132,7 @@ function toRecord(row: RunRow): RunRecord {
     forkedFrom: row.forked_from,
     resume: row.resume_decision,
     endReason: row.end_reason,
+    traceContext: row.trace_context,
   };
 }
 
@@ -270,7 +272,7 @@ async function startRow(db: Queryable, run: NewRun, lease: Lease, seqReserved: n
     going: number | null;
   }>(
     `SELECT outcome, active_id, active_status, going
-       FROM svc_start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15, $16)`,
+       FROM svc_start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15, $16, $17)`,
     [
       run.id,
       run.threadId,
@@ -288,6 +290,7 @@ async function startRow(db: Queryable, run: NewRun, lease: Lease, seqReserved: n
       run.localRuntime,
       run.localCap,
       run.strategy,
+      run.traceContext,
     ],
   );
   const row = rows[0]!;

@@ -658,6 +658,8 @@ const statements = [
   // A second message to a busy thread (docs/run-lifecycle.md#a-second-message-to-a-busy-thread). A queued run waits
   // in its thread's line, in the order its request was accepted (`queued_at`, taken under the thread's lock).
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS queued_at timestamptz`,
+  // A run's trace (docs/observability.md#traces): its W3C traceparent, which every leg and every wait continues.
+  `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS trace_context text`,
   `CREATE INDEX IF NOT EXISTS svc_runs_queued_by_thread ON svc_runs (thread_id, queued_at) WHERE status = 'queued'`,
   // A cancel, with its run_cancelled stored after every id the executing process may hand out, and announced: one
   // statement for a cancel request and for the runs a later request interrupts.
@@ -705,7 +707,7 @@ const statements = [
   `CREATE OR REPLACE FUNCTION svc_start_run(
      p_run uuid, p_thread uuid, p_new_thread boolean, p_project uuid, p_agent text, p_model text, p_message text,
      p_project_path text, p_user uuid, p_owner text, p_lease_s double precision, p_seq_reserved integer,
-     p_forked_from jsonb, p_local boolean, p_local_cap integer, p_strategy text)
+     p_forked_from jsonb, p_local boolean, p_local_cap integer, p_strategy text, p_trace_context text)
    RETURNS TABLE (outcome text, active_id uuid, active_status text, going integer) LANGUAGE plpgsql AS $fn$
    DECLARE
      n integer;
@@ -734,9 +736,9 @@ const statements = [
            SELECT count(*) INTO n FROM svc_runs WHERE thread_id = p_thread AND status = 'queued';
            -- The run's first event (run_queued, id 1) is stored with it; it starts after it (claimQueued).
            INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by,
-                                 seq_reserved, event_seq, forked_from, local_runtime, queued_at)
+                                 seq_reserved, event_seq, forked_from, local_runtime, queued_at, trace_context)
            VALUES (p_run, p_thread, p_agent, p_model, 'queued', p_message, p_project_path, p_user, 1, 1,
-                   p_forked_from, p_local, clock_timestamp());
+                   p_forked_from, p_local, clock_timestamp(), p_trace_context);
            INSERT INTO svc_run_events (run_id, seq, type, data)
            VALUES (p_run, 1, 'run_queued', json_build_object('type', 'run_queued', 'run_id', p_run,
                                                              'thread_id', p_thread, 'position', n + 1)::text);
@@ -760,9 +762,9 @@ const statements = [
         WHERE id = p_thread;
      END IF;
      INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by, owner_id,
-                           lease_until, seq_reserved, forked_from, local_runtime)
+                           lease_until, seq_reserved, forked_from, local_runtime, trace_context)
      VALUES (p_run, p_thread, p_agent, p_model, 'running', p_message, p_project_path, p_user, p_owner,
-             now() + make_interval(secs => p_lease_s), p_seq_reserved, p_forked_from, p_local);
+             now() + make_interval(secs => p_lease_s), p_seq_reserved, p_forked_from, p_local, p_trace_context);
      RETURN QUERY SELECT 'started'::text, NULL::uuid, NULL::text, NULL::integer;
    END
    $fn$`,

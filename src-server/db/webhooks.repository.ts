@@ -28,6 +28,8 @@ export interface ClaimedDelivery {
   payload: string;
   url: string;
   secret: string;
+  /** The trace of the run the event is about (its W3C traceparent), which the delivery continues; null: none. */
+  trace_context: string | null;
 }
 
 /** How an attempt went, as it is kept and shown. */
@@ -261,7 +263,9 @@ export function webhooksRepository(pool: Pool) {
                FROM due WHERE d.id = due.id AND due.attempts < $4
              RETURNING d.id, d.webhook_id, d.event_type, d.attempts AS attempt, d.payload
            )
-           SELECT c.id, c.webhook_id, c.event_type, c.attempt, c.payload, w.url, w.secret
+           SELECT c.id, c.webhook_id, c.event_type, c.attempt, c.payload, w.url, w.secret,
+                  (SELECT r.trace_context FROM svc_runs r
+                    WHERE r.id::text = c.payload::jsonb->'data'->>'run_id') AS trace_context
              FROM claimed c JOIN svc_webhooks w ON w.id = c.webhook_id`,
           [owner, leaseS, limit, maxAttempts, limits.perOrg, limits.perProject],
         );

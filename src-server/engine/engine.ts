@@ -27,6 +27,7 @@ import type {
   ToolCallStore,
 } from '../storage/types';
 import type { Toolbox } from '../tools/toolbox';
+import { recordWait, type WaitAtStop } from '../tracing/run-trace';
 
 export interface EngineDeps {
   /** This process, as the owner of the runs it executes. */
@@ -60,6 +61,8 @@ export interface EngineDeps {
   failures: Logger;
   /** Told of each leg's and each phase's end, for the metrics; none when they are off. */
   observer?: RunObserver;
+  /** Prompts and answers go into the model calls' spans (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT). */
+  traceContent?: boolean;
 }
 
 /** A run to start: its row, and the project it runs in. */
@@ -166,6 +169,7 @@ export class Engine {
           forkedFrom: run.forkedFrom,
           resume: null,
           endReason: null,
+          traceContext: run.traceContext,
         });
       }
       return outcome;
@@ -198,6 +202,7 @@ export class Engine {
     this.admitting.add(request.runId);
     try {
       let claimed: RunRecord | undefined;
+      let waited: WaitAtStop | undefined;
       const outcome = await this.deps.runs.atStop(request.runId, async (stop): Promise<DecisionOutcome> => {
         const waitsFor = stop?.run.pendingGate.tool_call?.call_id ?? null;
         if (
@@ -225,8 +230,10 @@ export class Engine {
           return { outcome: 'waiting', approvals: settled.approvals };
         }
         claimed = await this.claim(stop, settled.decision);
+        waited = waitAt(stop, settled.decision.kind);
         return { outcome: 'resumed', approvals: settled.approvals };
       });
+      if (waited) recordWait(waited);
       if (claimed) this.execute(claimed);
       return outcome;
     } finally {
@@ -342,6 +349,7 @@ export class Engine {
       log: this.deps.log,
       failures: this.deps.failures,
       observer: this.deps.observer,
+      traceContent: this.deps.traceContent ?? false,
     };
     const execution = new RunExecution(run, deps);
     this.executions.get(run.id)?.stop('lost', new LegStoppedError('the run went on in another leg'));
@@ -389,10 +397,12 @@ export class Engine {
         if (this.stopped) return;
       }
       for (;;) {
+        let waited: WaitAtStop | undefined;
         const expired = await runs.atExpiredStop(async (stop) => {
           const { record, decision } = expire(stop.run.pendingGate);
           await stop.record(record);
           const claimed = await this.claim(stop, decision);
+          waited = waitAt(stop, 'expire');
           this.deps.log.info(
             `gate ${stop.run.pendingGate.node} expired thread=${stop.run.threadId} run=${stop.run.id}: ` +
               `${decision.outcome}${decision.to ? ` → ${decision.to}` : ''}`,
@@ -400,6 +410,7 @@ export class Engine {
           return claimed;
         });
         if (!expired) break;
+        if (waited) recordWait(waited);
         this.execute(expired);
         if (this.stopped) return;
       }
@@ -407,4 +418,18 @@ export class Engine {
       this.deps.log.warn(`renewing run leases failed: ${errorMessage(error)}`);
     }
   }
+}
+
+/** The stop a decision settled, as its wait's span tells it: since when the run waited there, and what ended it. */
+function waitAt(stop: StopTx, decision: string): WaitAtStop {
+  const gate = stop.run.pendingGate;
+  return {
+    runId: stop.run.id,
+    traceContext: stop.run.traceContext,
+    kind: gate.tool_call ? 'tool_call' : 'gate',
+    node: gate.node,
+    tool: gate.tool_call?.tool,
+    since: gate.waiting_since ? new Date(gate.waiting_since) : new Date(),
+    decision,
+  };
 }

@@ -26,6 +26,7 @@ import { retryTransient, type IsTransient } from './retry';
 import type { LegOutcome, RunObserver } from './run-observer';
 import type { EventStore, NodeStore, RunRecord, RunStore, ToolCallStore } from '../storage/types';
 import type { Toolbox } from '../tools/toolbox';
+import { LegTrace } from '../tracing/run-trace';
 
 export interface ExecutionDeps {
   /** This process, as the owner of the runs it executes. */
@@ -55,6 +56,8 @@ export interface ExecutionDeps {
   /** svc.sse: a run's failure, with its traceback (the specification's logger for it). */
   failures: Logger;
   observer?: RunObserver;
+  /** Prompts and answers go into the model calls' spans (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT). */
+  traceContent: boolean;
 }
 
 /** A leg waiting for a place hears its position at most this often (and when it is next). */
@@ -84,12 +87,17 @@ export class RunExecution {
   private resumeGate: string | null = null;
   /** How the leg ended, once it has: a leg that records no end of its own was interrupted. */
   private outcome: LegOutcome = 'interrupted';
+  /** The leg's spans in the run's trace (tracing/run-trace.ts): they record nothing while tracing is off. */
+  private readonly trace: LegTrace;
+  /** What failed the leg, for its span. */
+  private failure?: unknown;
 
   constructor(
     readonly run: RunRecord,
     private readonly deps: ExecutionDeps,
   ) {
     const { observer } = deps;
+    this.trace = new LegTrace(run, deps.traceContent);
     this.nodes = deps.nodes.forRun(
       run.id,
       deps.databaseWaitS * 1000,
@@ -122,17 +130,20 @@ export class RunExecution {
       const entry = deps.catalogEntry(run.agent);
       const latest = await this.latestCheckpoint();
       const plan = planLeg(run, latest, { maxAttempts: deps.maxAttempts, agentLoaded: entry !== undefined });
+      this.trace.planned(plan.kind);
       await this.open(plan);
       if (plan.kind === 'give_up') throw new RunAbandonedError(plan.reason);
       if (plan.kind === 'resume') this.resumeGate = latest?.gate ?? null;
       leave = await this.admit();
       await this.runGraph(entry!, plan);
     } catch (error) {
+      this.failure = error;
       await this.fail(error);
     } finally {
       leave();
       clearTimeout(timeout);
       this.publisher?.close();
+      this.trace.end(this.outcome, this.failure);
       deps.observer?.legEnded(run.agent, this.outcome, (performance.now() - began) / 1000);
     }
   }
@@ -196,7 +207,7 @@ export class RunExecution {
       runId: run.id,
       tenant: run.projectId,
       model: run.model,
-      models: deps.models,
+      models: this.trace.models(deps.models),
       nodeConfigs: await deps.nodeConfigs(run.agent, run.projectId),
       hooks: this.hooks,
       threadId: run.threadId,
@@ -370,6 +381,7 @@ export class RunExecution {
     enter: async (node, visit, announce = true) => {
       if (announce) this.emit({ type: 'node_enter', node });
       this.nodes.enter(node, visit);
+      this.trace.phaseEntered(node, visit);
     },
 
     token: (node, text) => {
@@ -381,6 +393,7 @@ export class RunExecution {
       const figures = this.nodes.figures(node);
       this.emit(figures ? { type: 'node_exit', node, status, ...figures } : { type: 'node_exit', node, status });
       this.nodes.exit(node, status, output);
+      this.trace.phaseEnded(status);
     },
 
     queued: (node: string, info: QueueInfo) => this.emit({ type: 'queue', node, ...info }),
@@ -419,6 +432,8 @@ export class RunExecution {
     },
 
     record: (what, work) => this.write(what, work),
+
+    traced: (tool, callId, work) => this.trace.toolCall(tool, callId, work),
 
     event: (event) => this.emit(event),
 

@@ -17,6 +17,7 @@ const run = (extra: Partial<RunRecord> = {}): RunRecord => ({
   forkedFrom: null,
   resume: null,
   endReason: null,
+  traceContext: null,
   ...extra,
 });
 

@@ -174,6 +174,7 @@ export class Harness {
       localRuntime: true,
       localCap: null,
       strategy: 'reject',
+      traceContext: null,
       ...extra,
     };
     return { run, outcome: engine.start(run) };

@@ -64,7 +64,8 @@ export function cors(config: Config): RequestHandler {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE');
       res.setHeader(
         'Access-Control-Allow-Headers',
-        'Authorization, Content-Type, Last-Event-ID, Accept, Idempotency-Key, Mcp-Session-Id, Mcp-Protocol-Version',
+        'Authorization, Content-Type, Last-Event-ID, Accept, Idempotency-Key, Mcp-Session-Id, Mcp-Protocol-Version, ' +
+          'traceparent, tracestate',
       );
       res.setHeader('Access-Control-Max-Age', '600');
       res.status(204).end();

@@ -101,7 +101,8 @@ export function runRoutes(api: Api, { runsService, threadsService, auth, metrics
         alternatives: { 'application/json': RunAcceptedSchema },
       },
     },
-    handler: async ({ params, body, ctx }) => accepted(await runsService.startRun(ctx.principal, params.agent, body)),
+    handler: async ({ params, body, ctx, req }) =>
+      accepted(await runsService.startRun(ctx.principal, params.agent, body, req.get('traceparent'))),
     streamAnswer: followFromStart,
   });
 
@@ -124,8 +125,8 @@ export function runRoutes(api: Api, { runsService, threadsService, auth, metrics
         schema: RunAcceptedSchema,
       },
     },
-    handler: async ({ params, body, ctx }) => {
-      const run = await runsService.startRun(ctx.principal, params.agent, body);
+    handler: async ({ params, body, ctx, req }) => {
+      const run = await runsService.startRun(ctx.principal, params.agent, body, req.get('traceparent'));
       return runAccepted(run, run.status, 0);
     },
   });
@@ -281,8 +282,8 @@ export function runRoutes(api: Api, { runsService, threadsService, auth, metrics
         alternatives: { 'application/json': RunAcceptedSchema },
       },
     },
-    handler: async ({ params, body, ctx }) =>
-      accepted(await runsService.forkRun(ctx.principal, params.id, params.checkpoint_id, body)),
+    handler: async ({ params, body, ctx, req }) =>
+      accepted(await runsService.forkRun(ctx.principal, params.id, params.checkpoint_id, body, req.get('traceparent'))),
     streamAnswer: followFromStart,
   });
 
@@ -305,8 +306,12 @@ export function runRoutes(api: Api, { runsService, threadsService, auth, metrics
         schema: RunAcceptedSchema,
       },
     },
-    handler: async ({ params, body, ctx }) =>
-      runAccepted(await runsService.forkRun(ctx.principal, params.id, params.checkpoint_id, body), 'running', 0),
+    handler: async ({ params, body, ctx, req }) =>
+      runAccepted(
+        await runsService.forkRun(ctx.principal, params.id, params.checkpoint_id, body, req.get('traceparent')),
+        'running',
+        0,
+      ),
   });
 
   api.route({

@@ -55,6 +55,10 @@ export interface CallUsage {
   queue_wait_ms: number | null;
   prompt_tokens: number | null;
   output_tokens: number | null;
+  /** The model that answered, as the runtime or provider named it. */
+  response_model?: string | null;
+  /** Why the answer ended, in the runtime's or provider's own words (`stop`, `length`, `end_turn`, …). */
+  finish_reason?: string | null;
 }
 
 export interface ModelCall {

@@ -161,6 +161,8 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
         queue_wait_ms: queueWaitMs,
         prompt_tokens: result.prompt_eval_count,
         output_tokens: result.eval_count,
+        response_model: model,
+        finish_reason: result.done_reason,
       });
       // The runtime fits a longer prompt into num_ctx by cutting it from the front; its count then fills the window.
       if (result.prompt_eval_count !== null && result.prompt_eval_count >= window.num_ctx - PROMPT_CUT_MARGIN) {
@@ -212,6 +214,7 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
     let whole: AIMessageChunk | undefined;
     let promptTokens: number | null = null;
     let outputTokens: number | null = null;
+    let ending: { model: string | null; reason: string | null } = { model: null, reason: null };
     try {
       for await (const chunk of await runnable.stream(call.messages.map(langChainMessage), { signal: call.signal })) {
         if (tools) whole = whole ? whole.concat(chunk) : chunk;
@@ -225,6 +228,7 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
               ? Math.max(outputTokens ?? 0, usage.output_tokens ?? 0)
               : (outputTokens ?? 0) + (usage.output_tokens ?? 0);
         }
+        ending = endingOf(chunk.response_metadata, ending);
         const piece = chunk.text;
         if (!piece) continue;
         text += piece;
@@ -234,7 +238,13 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
       call.signal.throwIfAborted();
       throw describeConnectionError(error, `${provider}`, 'its API address');
     }
-    call.onUsage?.({ queue_wait_ms: null, prompt_tokens: promptTokens, output_tokens: outputTokens });
+    call.onUsage?.({
+      queue_wait_ms: null,
+      prompt_tokens: promptTokens,
+      output_tokens: outputTokens,
+      response_model: ending.model,
+      finish_reason: ending.reason,
+    });
     return { text, tool_calls: cloudToolCalls(whole, provider) };
   }
 
@@ -244,5 +254,21 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
       const { provider, name } = parseModel(call.model);
       return provider === 'local' ? streamLocal(call, name) : streamCloud(call, provider, name);
     },
+  };
+}
+
+/**
+ * The model that answered and why it stopped, from the response metadata LangChain's clients put on the chunks
+ * (each provider names them its own way; the last chunk that names one wins).
+ */
+function endingOf(
+  metadata: Record<string, unknown> | undefined,
+  before: { model: string | null; reason: string | null },
+): { model: string | null; reason: string | null } {
+  if (!metadata) return before;
+  const text = (value: unknown) => (typeof value === 'string' && value ? value : null);
+  return {
+    model: text(metadata.model_name) ?? text(metadata.model) ?? before.model,
+    reason: text(metadata.finish_reason) ?? text(metadata.stop_reason) ?? text(metadata.finishReason) ?? before.reason,
   };
 }

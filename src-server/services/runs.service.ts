@@ -9,6 +9,7 @@ import { badRequest, conflict, notFound, tooManyRequests } from '../contracts/er
 import type { Engine, LoggedEvent, RunStart } from '../engine';
 import { getLogger } from '../log';
 import { parseModel } from '../models/model-ref';
+import { startRunTrace } from '../tracing/run-trace';
 import type { ThreadsService } from './threads.service';
 
 const log = getLogger('svc.api');
@@ -95,7 +96,8 @@ export function runsService(deps: RunsServiceDeps) {
    */
   async function admit(
     principal: Principal,
-    run: Omit<RunStart, 'localRuntime' | 'localCap' | 'createdBy'>,
+    run: Omit<RunStart, 'localRuntime' | 'localCap' | 'createdBy' | 'traceContext'>,
+    traceparent: string | undefined,
   ): Promise<'running' | 'queued'> {
     deps.checkModel(run.model);
     const localRuntime = parseModel(run.model).provider === 'local';
@@ -104,6 +106,8 @@ export function runsService(deps: RunsServiceDeps) {
       createdBy: principal.id,
       localRuntime,
       localCap: deps.maxLocalRunsPerUser,
+      // The run's trace begins here, under the request's own when it sent one (a refused run leaves a short trace).
+      traceContext: startRunTrace(run, traceparent),
     });
     if (started.outcome === 'queued') return 'queued';
     if (started.outcome === 'active') throw activeRunConflict(run.threadId, started.active);
@@ -132,7 +136,13 @@ export function runsService(deps: RunsServiceDeps) {
   });
 
   return {
-    async startRun(principal: Principal, agent: string, request: RunRequest): Promise<FollowableRun> {
+    /** `traceparent`: the W3C trace context the request came with; the run's trace continues it. */
+    async startRun(
+      principal: Principal,
+      agent: string,
+      request: RunRequest,
+      traceparent?: string,
+    ): Promise<FollowableRun> {
       const entry = entryFor(agent);
       const runId = randomUUID();
       const strategy = request.multitask_strategy ?? 'reject';
@@ -193,7 +203,7 @@ export function runsService(deps: RunsServiceDeps) {
       log.info(
         `graph run start agent=${entry.manifest.name} model=${run.model} thread=${run.threadId} run=${runId} user=${principal.name}`,
       );
-      const status = await admit(principal, run);
+      const status = await admit(principal, run, traceparent);
       if (status === 'queued') log.info(`run ${runId} queued in thread ${run.threadId}`);
       return followable(runId, run.threadId, 0, status);
     },
@@ -207,6 +217,7 @@ export function runsService(deps: RunsServiceDeps) {
       threadId: string,
       checkpointId: string,
       request: ForkRequest,
+      traceparent?: string,
     ): Promise<FollowableRun> {
       const thread = await deps.threads.visible(principal, threadId, 'member');
       const entry = entryFor(thread.agent);
@@ -233,18 +244,22 @@ export function runsService(deps: RunsServiceDeps) {
         `graph run fork agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} ` +
           `checkpoint=${checkpointId} user=${principal.name}`,
       );
-      await admit(principal, {
-        id: runId,
-        threadId: thread.id,
-        projectId: thread.project_id,
-        newThread: null,
-        forkedFrom: { checkpoint_id: checkpointId, run_id: checkpoint.run_id, outputs },
-        agent: entry.manifest.name,
-        model,
-        message,
-        projectPath,
-        strategy: 'reject',
-      });
+      await admit(
+        principal,
+        {
+          id: runId,
+          threadId: thread.id,
+          projectId: thread.project_id,
+          newThread: null,
+          forkedFrom: { checkpoint_id: checkpointId, run_id: checkpoint.run_id, outputs },
+          agent: entry.manifest.name,
+          model,
+          message,
+          projectPath,
+          strategy: 'reject',
+        },
+        traceparent,
+      );
       return followable(runId, thread.id, 0);
     },
 

@@ -53,6 +53,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       localRuntime: true,
       localCap: null,
       strategy: 'reject',
+      traceContext: null,
       ...extra,
     });
     const event = (runId: string, seq: number, type = 'token') => ({

@@ -59,6 +59,8 @@ export interface RunRecord {
   forkedFrom: ForkedFrom | null;
   resume: PendingResume | null;
   endReason: string | null;
+  /** The W3C `traceparent` of the run's trace, which every leg continues (null: tracing was off when it began). */
+  traceContext: string | null;
 }
 
 export interface NewRun {
@@ -78,6 +80,8 @@ export interface NewRun {
   localCap: number | null;
   /** What to do when the thread is busy: its active run, or runs queued (contracts/runs.ts MultitaskStrategy). */
   strategy: MultitaskStrategy;
+  /** The run's trace context (tracing/run-trace.ts startRunTrace), null while tracing is off. */
+  traceContext: string | null;
 }
 
 export type StartOutcome =

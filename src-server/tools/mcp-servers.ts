@@ -14,6 +14,7 @@ import { checkMcpServerUrl, mcpUrlOrigin } from './mcp-server-url';
 import { stdioLaunch } from './mcp-stdio-launch';
 import { toolDefinition, toolResult } from './mcp-tool-mapping';
 import { capToolText } from './tool-result';
+import { traceHeaders } from '../tracing/trace-context';
 
 export { McpServerError } from './mcp-server-error';
 
@@ -266,7 +267,7 @@ export class McpServers {
       registerSecret(value);
       headers[header] = value;
     }
-    return new sdk.StreamableHTTPClientTransport(url, { requestInit: { headers } });
+    return new sdk.StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: fetchWithTrace });
   }
 
   /** Takes the connection out of use and closes it (a stdio server's process exits). */
@@ -345,3 +346,16 @@ function logLines(name: string, stream: Readable): void {
     log.info(`${name}: ${shown}`);
   });
 }
+
+/**
+ * Each request to an MCP server over HTTP carries the trace of the tool call that makes it (`traceparent`), so the
+ * server's own spans join the run's trace; nothing is added while tracing is off. The connection outlives one call:
+ * the header is read from the call under way, at each request.
+ */
+const fetchWithTrace: typeof fetch = (input, init) => {
+  const traced = traceHeaders();
+  if (Object.keys(traced).length === 0) return fetch(input, init);
+  const headers = new Headers(init?.headers);
+  for (const [name, value] of Object.entries(traced)) headers.set(name, value);
+  return fetch(input, { ...init, headers });
+};

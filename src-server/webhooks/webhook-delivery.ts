@@ -1,9 +1,12 @@
 import http from 'node:http';
 import https from 'node:https';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Webhook } from 'standardwebhooks';
 import { errorMessage } from '../contracts/errors';
 import type { ClaimedDelivery, InFlightLimits, WebhooksRepository } from '../db/webhooks.repository';
 import { getLogger } from '../log';
+import { SVC } from '../tracing/gen-ai';
+import { contextOf, traceHeaders, tracer } from '../tracing/trace-context';
 import { checkAddressLiteral, guardedLookup, webhookOrigin } from './webhook-url';
 
 const log = getLogger('svc.webhooks');
@@ -168,8 +171,21 @@ export class WebhookDelivery {
     const started = performance.now();
     let httpStatus: number | null = null;
     let error: string | null = null;
+    // A span of the run's trace, when the event is about a run: its receiver can continue the trace (traceparent).
+    const span = tracer().startSpan(
+      `webhook ${delivery.event_type}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          [SVC.WEBHOOK_EVENT]: delivery.event_type,
+          [SVC.WEBHOOK_ATTEMPT]: delivery.attempt,
+          'server.address': webhookOrigin(delivery.url),
+        },
+      },
+      contextOf(delivery.trace_context),
+    );
     try {
-      const answer = await this.post(delivery, stop);
+      const answer = await this.post(delivery, stop, traceHeaders(trace.setSpan(ROOT_CONTEXT, span)));
       httpStatus = answer.status;
       if (answer.status >= 300 && answer.status < 400) {
         const to = answer.location ? ` (to ${answer.location.slice(0, MAX_LOCATION_CHARS)})` : '';
@@ -177,12 +193,16 @@ export class WebhookDelivery {
       }
     } catch (failure) {
       if (stop.aborted) {
+        span.end();
         await this.webhooks.release(delivery.id, owner);
         return;
       }
       error = errorMessage(failure);
     }
     const delivered = httpStatus !== null && httpStatus >= 200 && httpStatus < 300;
+    if (httpStatus !== null) span.setAttribute('http.response.status_code', httpStatus);
+    if (!delivered) span.setStatus({ code: SpanStatusCode.ERROR, message: error ?? `HTTP ${httpStatus}` });
+    span.end();
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
     const recorded = await this.webhooks.record(
       delivery.id,
@@ -204,7 +224,7 @@ export class WebhookDelivery {
    * POSTs the payload, signed as Standard Webhooks says, within the time limit (connection and answer): to the
    * address the guarded lookup checked, never following a redirect. The answer's body is read and dropped.
    */
-  private post(delivery: ClaimedDelivery, stop: AbortSignal): Promise<Answer> {
+  private post(delivery: ClaimedDelivery, stop: AbortSignal, traced: Record<string, string>): Promise<Answer> {
     const { timeoutS, allowPrivateUrls, userAgent } = this.options;
     const url = new URL(delivery.url);
     checkAddressLiteral(url, allowPrivateUrls);
@@ -226,6 +246,7 @@ export class WebhookDelivery {
             'webhook-id': delivery.id,
             'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
             'webhook-signature': new Webhook(delivery.secret).sign(delivery.id, sentAt, body),
+            ...traced,
           },
         },
         (response) => {

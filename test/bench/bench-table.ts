@@ -42,6 +42,7 @@ export function quietHooks(token: (node: string, text: string) => void): NodeHoo
     takeResume: () => false,
     gateDecided: async () => undefined,
     record: (_what, work) => work(),
+    traced: (_tool, _callId, work) => work(),
     event: () => undefined,
     decisionFor: () => undefined,
   };

@@ -29,6 +29,8 @@ export interface ToolHooks {
   event(event: RunEventOf<'tool_call'> | RunEventOf<'tool_decided'> | RunEventOf<'tool_result'>): void;
   /** The decision this leg resumes with, when it is one on `callId`. */
   decisionFor(callId: string): GateDecision | undefined;
+  /** Runs a tool call inside its span of the run's trace (a child of the phase that made it). */
+  traced(tool: { name: string; policy: string }, callId: string, work: () => Promise<ToolResult>): Promise<ToolResult>;
 }
 
 export interface ToolLoop {
@@ -248,7 +250,9 @@ async function runCall(
   if (!(await hooks.record('starting a tool call', () => store.start(callId, record.attempts)))) {
     throw new ToolIntegrityError(`tool call ${callId} was started by another execution of the run`);
   }
-  const result = await loop.toolset.call(tool, runArgs, hooks.signal);
+  const result = await hooks.traced({ name: tool.name, policy: record.policy }, callId, () =>
+    loop.toolset.call(tool, runArgs, hooks.signal),
+  );
   return finish(loop, record, result);
 }
 

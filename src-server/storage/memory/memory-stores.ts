@@ -161,6 +161,7 @@ export class MemoryStores {
       forkedFrom: run.forkedFrom,
       resume: null,
       endReason: null,
+      traceContext: run.traceContext,
       createdBy: run.createdBy,
       localRuntime: run.localRuntime,
       ownerId: queued ? null : lease.owner,
@@ -215,6 +216,7 @@ export class MemoryStores {
       forkedFrom: row.forkedFrom,
       resume: row.resume,
       endReason: row.endReason,
+      traceContext: row.traceContext,
     };
   }
 
