@@ -131,6 +131,16 @@ const schema = z.object({
   DATABASE_POOL_MAX: int(2, 1000).default(20),
   /** Days the stored events of a finished run are kept for re-attaching; its run and node rows stay. 0: forever. */
   RUN_EVENTS_RETENTION_DAYS: int(0).default(30),
+  /**
+   * How often each process offers to run the retention janitor (docs/retention.md); one pass runs per interval across
+   * the cluster, whichever process claims it.
+   */
+  RETENTION_INTERVAL_S: int(1).default(3600),
+  /**
+   * Hours a finished thread rests before its checkpoints are pruned (in projects that prune): the history of a run
+   * just ended stays whole for a while, to fork from.
+   */
+  RETENTION_PRUNE_AFTER_HOURS: int(0).default(24),
   /** The folders under which a run's local project path may lie, for every caller; see docs/security.md. */
   PROJECT_ROOTS: list.default([]),
   /** Git hosts a run may clone from although they resolve to loopback, link-local or private addresses. */

@@ -32,6 +32,9 @@ import { toolGrantsRepository } from './db/tool-grants.repository';
 import { mcpSessionsRepository } from './db/mcp-sessions.repository';
 import { instanceSettingsRepository } from './db/instance-settings.repository';
 import { modelPullsRepository } from './db/model-pulls.repository';
+import { retentionRepository } from './db/retention.repository';
+import { RetentionJanitor } from './services/retention-janitor';
+import { retentionService } from './services/retention.service';
 import { DefaultModel } from './services/default-model';
 import { localModelsService } from './services/local-models.service';
 import { McpServers } from './tools/mcp-servers';
@@ -274,8 +277,17 @@ export async function startServer({
         delivery.wake();
       },
     });
+    // Retention of projects' threads and checkpoints (docs/retention.md): one pass per interval across the cluster.
+    const retentionRows = retentionRepository(pool);
+    const janitor = new RetentionJanitor(retentionRows, {
+      owner,
+      intervalS: config.RETENTION_INTERVAL_S,
+      pruneAfterHours: config.RETENTION_PRUNE_AFTER_HOURS,
+      log: getLogger('svc.retention'),
+    });
     engine.supervise();
     delivery.start();
+    janitor.start();
     const pruneEvents = setInterval(() => {
       idempotencyKeys
         .prune()
@@ -289,6 +301,7 @@ export async function startServer({
     pruneEvents.unref();
     stopRuns = async () => {
       clearInterval(pruneEvents);
+      await janitor.stop();
       defaultModel.stop();
       localModels.stop();
       await engine.shutdown();
@@ -378,6 +391,7 @@ export async function startServer({
         allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
         maxPerScope: config.WEBHOOK_MAX_PER_SCOPE,
       }),
+      retention: retentionService({ access, retention: retentionRows }),
       idempotencyKeys,
       mcpSessions: mcpSessionsRepository(pool),
       oidc,

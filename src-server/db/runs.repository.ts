@@ -17,6 +17,7 @@ import type {
   StopDecision,
   StopTx,
 } from '../storage/types';
+import { deleteCheckpoints } from './checkpoint-removal';
 import { CHECKPOINT_TABLES } from './checkpointer';
 import { withTransaction, type Pool } from './pool';
 import { CANCEL_CHANNEL } from './run-notifications';
@@ -336,29 +337,19 @@ async function rollBack(client: pg.PoolClient, run: NewRun): Promise<StartOutcom
   );
   if (!active) return undefined;
   // Its checkpoints are those whose `run_id` channel names it (its value, a JSON string, is kept as a blob).
-  await client.query(
-    `WITH its AS (
-       SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id FROM ${CHECKPOINT_TABLES.checkpoints} c
-         JOIN ${CHECKPOINT_TABLES.blobs} b
-           ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'run_id'
-          AND b.version = c.checkpoint->'channel_versions'->>'run_id'
-        WHERE c.thread_id = $2 AND b.type = 'json' AND convert_from(b.blob, 'UTF8') = to_json($1::text)::text
-     ), writes AS (
-       DELETE FROM ${CHECKPOINT_TABLES.writes} w USING its
-        WHERE w.thread_id = its.thread_id AND w.checkpoint_ns = its.checkpoint_ns AND w.checkpoint_id = its.checkpoint_id
-     )
-     DELETE FROM ${CHECKPOINT_TABLES.checkpoints} c USING its
-      WHERE c.thread_id = its.thread_id AND c.checkpoint_ns = its.checkpoint_ns AND c.checkpoint_id = its.checkpoint_id`,
+  const { rows: its } = await client.query<{ checkpoint_id: string }>(
+    `SELECT c.checkpoint_id FROM ${CHECKPOINT_TABLES.checkpoints} c
+       JOIN ${CHECKPOINT_TABLES.blobs} b
+         ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'run_id'
+        AND b.version = c.checkpoint->'channel_versions'->>'run_id'
+      WHERE c.thread_id = $2 AND c.checkpoint_ns = '' AND b.type = 'json'
+        AND convert_from(b.blob, 'UTF8') = to_json($1::text)::text`,
     [active.id, run.threadId],
   );
-  // A value is shared by every checkpoint whose channel is at its version: only those no checkpoint left refers to go.
-  await client.query(
-    `DELETE FROM ${CHECKPOINT_TABLES.blobs} b
-      WHERE b.thread_id = $1
-        AND NOT EXISTS (SELECT 1 FROM ${CHECKPOINT_TABLES.checkpoints} c, jsonb_each_text(c.checkpoint->'channel_versions') v
-                         WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns
-                           AND v.key = b.channel AND v.value = b.version)`,
-    [run.threadId],
+  await deleteCheckpoints(
+    client,
+    run.threadId,
+    its.map((c) => c.checkpoint_id),
   );
   await client.query(
     `WITH gone AS (DELETE FROM svc_runs WHERE id = $1 RETURNING id) SELECT pg_notify($2, id::text) FROM gone`,

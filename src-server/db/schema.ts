@@ -768,6 +768,24 @@ const statements = [
      RETURN QUERY SELECT 'started'::text, NULL::uuid, NULL::text, NULL::integer;
    END
    $fn$`,
+  // Retention (docs/retention.md): what a project's owners chose; a project without a row keeps everything.
+  `CREATE TABLE IF NOT EXISTS svc_project_retention (
+     project_id uuid PRIMARY KEY REFERENCES svc_projects(id) ON DELETE CASCADE,
+     keep_finished_threads_days integer CHECK (keep_finished_threads_days >= 1),
+     prune_checkpoints boolean NOT NULL DEFAULT false,
+     updated_by text NOT NULL,
+     updated_at timestamptz NOT NULL DEFAULT now()
+   )`,
+  // When the janitor last pruned a thread's checkpoints: a thread is pruned again only after a run ended since.
+  `ALTER TABLE svc_threads ADD COLUMN IF NOT EXISTS checkpoints_pruned_at timestamptz`,
+  // One row per periodic job of the cluster: the process that claims a pass writes when it started, so that the
+  // other processes, whose timers fire at other moments, leave that interval's pass to it.
+  `CREATE TABLE IF NOT EXISTS svc_janitor_passes (
+     job text PRIMARY KEY,
+     started_at timestamptz NOT NULL,
+     started_by text NOT NULL,
+     finished_at timestamptz
+   )`,
 ];
 
 /**

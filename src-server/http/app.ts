@@ -7,6 +7,7 @@ import { assetRoutes, phaseConfigRoutes } from './assets.router';
 import { authRoutes } from './auth.router';
 import { cors, loopbackHostGuard, pathEncodingGuard } from './guards';
 import { tenancyRoutes } from './tenancy.router';
+import { retentionRoutes } from './retention.router';
 import { healthRoutes } from './health.router';
 import { metricsRoutes } from './metrics.router';
 import { securityHeaders } from './security-headers';
@@ -35,6 +36,7 @@ export function buildApi(deps: AppDeps): Api {
   authRoutes(api, deps, { oidc: deps.oidc, users: deps.users });
   tokenRoutes(api, deps);
   tenancyRoutes(api, deps.tenancy);
+  retentionRoutes(api, deps);
   runRoutes(api, deps);
   approvalRoutes(api, deps);
   threadRoutes(api, deps);

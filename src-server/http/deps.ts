@@ -12,6 +12,7 @@ import type { Pool } from '../db/pool';
 import type { LocalQueue } from '../models/local-queue';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { PhaseConfigService } from '../services/phase-config.service';
+import type { RetentionService } from '../services/retention.service';
 import type { ApprovalsService } from '../services/approvals.service';
 import type { RunsService } from '../services/runs.service';
 import type { ThreadsService } from '../services/threads.service';
@@ -36,6 +37,7 @@ export interface AppDeps {
   users: UsersRepository;
   personalTokens: PersonalTokensService;
   webhooks: WebhooksService;
+  retention: RetentionService;
   idempotencyKeys: IdempotencyKeysRepository;
   mcpSessions: McpSessionsRepository;
   oidc?: Oidc;

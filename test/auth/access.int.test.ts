@@ -363,6 +363,10 @@ const MATRIX: Row[] = [
     fresh: gatedRun,
   }),
   ...MEMBER_ROWS,
+  row('GET', "a project's retention", (w) => `/projects/${w.project}/retention`, role('project', 'viewer', 200)),
+  row('PUT', "set a project's retention", (w) => `/projects/${w.project}/retention`, role('project', 'owner', 200), {
+    body: () => ({ keep_finished_threads_days: null, prune_checkpoints: false }),
+  }),
   row('POST', 'create a team', () => '/teams', role('org', 'admin', 201), {
     body: (w) => ({ name: 'New team', parent_id: w.org }),
   }),

@@ -62,12 +62,12 @@ test('Settings say which saved value the app could not use, and why a correction
   const runtime = dialog.getByPlaceholder('http://127.0.0.1:11434');
   await expect(runtime).toHaveValue('192.168.1.5:11434');
 
-  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.getByRole('button', { name: 'Save', exact: true }).click();
   await expect(dialog.getByRole('alert')).toHaveText(
     'Not saved: the local model runtime address must be an http:// or https:// URL, such as http://127.0.0.1:11434',
   );
   await runtime.fill('http://192.168.1.5:11434');
-  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.getByRole('button', { name: 'Save', exact: true }).click();
   await expect(dialog.getByRole('alert')).toHaveCount(0);
   expect(await page.evaluate(() => (window as unknown as { e2eSaved: unknown[] }).e2eSaved)).toEqual([
     { database: { mode: 'embedded' }, localLlmBase: 'http://192.168.1.5:11434' },

@@ -1,3 +1,4 @@
+import { ProjectRetentionSchema, type RetentionSettings } from '@contracts/retention';
 import { ScopeSchema } from '@contracts/tenancy';
 import { z } from 'zod';
 import { api } from './http';
@@ -7,4 +8,13 @@ export const tenancyApi = {
   orgs: () => api('/orgs', { schema: z.array(ScopeSchema) }),
   teams: () => api('/teams', { schema: z.array(ScopeSchema) }),
   projects: () => api('/projects', { schema: z.array(ScopeSchema) }),
+  /** How long a project keeps its finished threads, and whether it prunes their checkpoints (docs/retention.md). */
+  retention: (projectId: string) =>
+    api(`/projects/${encodeURIComponent(projectId)}/retention`, { schema: ProjectRetentionSchema }),
+  setRetention: (projectId: string, settings: RetentionSettings) =>
+    api(`/projects/${encodeURIComponent(projectId)}/retention`, {
+      method: 'PUT',
+      body: settings,
+      schema: ProjectRetentionSchema,
+    }),
 };

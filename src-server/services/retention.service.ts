@@ -1,0 +1,31 @@
+import type { Access } from '../auth/access';
+import type { Principal } from '../auth/principal';
+import type { ProjectRetention, RetentionSettings } from '../contracts/retention';
+import type { RetentionRepository } from '../db/retention.repository';
+import { getLogger } from '../log';
+
+const log = getLogger('svc.api');
+
+/** A project's retention settings: its members read them, its owners change them (docs/retention.md). */
+export function retentionService(deps: { access: Access; retention: RetentionRepository }) {
+  const { access, retention } = deps;
+  return {
+    async get(principal: Principal, projectId: string): Promise<ProjectRetention> {
+      await access.requireProjectRole(principal, projectId, 'viewer', `project ${projectId}`);
+      return retention.settings(projectId);
+    },
+
+    async save(principal: Principal, projectId: string, settings: RetentionSettings): Promise<ProjectRetention> {
+      await access.requireProjectRole(principal, projectId, 'owner', `project ${projectId}`);
+      await retention.saveSettings(projectId, settings, principal.name);
+      const days = settings.keep_finished_threads_days;
+      log.info(
+        `project ${projectId} retention: finished threads kept ${days === null ? 'forever' : `${days} day(s)`}, ` +
+          `checkpoints ${settings.prune_checkpoints ? 'pruned' : 'kept'} (by ${principal.name})`,
+      );
+      return retention.settings(projectId);
+    },
+  };
+}
+
+export type RetentionService = ReturnType<typeof retentionService>;
