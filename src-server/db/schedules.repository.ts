@@ -198,11 +198,14 @@ export function schedulesRepository(pool: Pool) {
       });
     },
 
-    /** A manual fire (Run now), at the database's clock; null in the unlikely case of one at the same instant. */
+    /**
+     * A manual fire (Run now), at the database's clock to the millisecond (the precision of the Date that names it
+     * again); null in the unlikely case of another in the same millisecond.
+     */
     async insertManualFire(id: string, firedBy: string, process: string): Promise<Date | null> {
       const { rows } = await pool.query<{ occurrence: Date }>(
         `INSERT INTO svc_schedule_fires (schedule_id, occurrence, kind, outcome, fired_by, process)
-         VALUES ($1, clock_timestamp(), 'manual', 'starting', $2, $3)
+         VALUES ($1, date_trunc('milliseconds', clock_timestamp()), 'manual', 'starting', $2, $3)
          ON CONFLICT (schedule_id, occurrence) DO NOTHING RETURNING occurrence`,
         [id, firedBy, process],
       );
