@@ -121,7 +121,7 @@ export const ScheduleSchema = z
     thread_id: z.uuid().nullable(),
     catch_up: CatchUpSchema,
     run_as: z
-      .object({ id: z.uuid(), name: z.string() })
+      .object({ id: UuidSchema, name: z.string() })
       .meta({ description: 'whose rights each fire runs with: who made the schedule, or last changed it' }),
     paused_at: z.string().nullable(),
     paused_reason: z
