@@ -16,7 +16,10 @@ export interface ScheduleRules {
 /** An IANA name: letters first (no bare offsets such as `+01:00`), and one the runtime's time-zone data knows. */
 const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
 
-export function checkTimezone(timezone: string, field = 'timezone'): void {
+/** Where a refused value came from, for the message: `request body` or `query parameters`. */
+type Where = 'request body' | 'query parameters';
+
+export function checkTimezone(timezone: string, field = 'timezone', where: Where = 'request body'): void {
   let known = ZONE_NAME.test(timezone);
   if (known) {
     try {
@@ -26,18 +29,23 @@ export function checkTimezone(timezone: string, field = 'timezone'): void {
     }
   }
   if (!known) {
-    throw badRequest(`invalid request body: ${field}: "${timezone}" is not an IANA time zone name, e.g. Europe/Paris`, {
+    throw badRequest(`invalid ${where}: ${field}: "${timezone}" is not an IANA time zone name, e.g. Europe/Paris`, {
       fields: [{ field, message: 'not an IANA time zone name' }],
     });
   }
 }
 
 /** The cron of a schedule in its time zone; throws 400 saying what is wrong with either. */
-export function scheduleCron(expression: string, timezone: string, rules: ScheduleRules, field = 'cron'): Cron {
-  checkTimezone(timezone);
+export function scheduleCron(
+  expression: string,
+  timezone: string,
+  rules: ScheduleRules,
+  where: Where = 'request body',
+): Cron {
+  checkTimezone(timezone, 'timezone', where);
   const fields = expression.trim().split(/\s+/).length;
   const fail = (message: string) =>
-    badRequest(`invalid request body: ${field}: ${message}`, { fields: [{ field, message }] });
+    badRequest(`invalid ${where}: cron: ${message}`, { fields: [{ field: 'cron', message }] });
   if (fields === 6 && !expression.trim().startsWith('@') && !rules.allowSeconds) {
     throw fail(
       'six fields (seconds first) need SCHEDULES_ALLOW_SECONDS=true on the server; schedules fire once a minute at ' +

@@ -232,7 +232,7 @@ export function schedulesService(deps: SchedulesServiceDeps) {
           occurrence: due.first,
           kind: 'catch_up',
           outcome: 'skipped',
-          reason: `${span(nextAfterOrSame(cron, due))} passed while no server ran; the next, at ${at(due.latest)}, ran on time`,
+          reason: `${span(lastMissed(cron, due))} passed while no server ran; the next, at ${at(due.latest)}, ran on time`,
           firedBy: null,
         });
       }
@@ -254,18 +254,21 @@ export function schedulesService(deps: SchedulesServiceDeps) {
         firedBy: null,
       });
     }
+    // A cron that fires no more (a date that has passed) would wait for ever: paused, it says so.
+    if (!due.next)
+      return { fires, nextFireAt: null, pauseReason: `Paused: its cron fires no more after ${at(due.latest)}.` };
     return { fires, nextFireAt: due.next };
   }
 
   /** The last of the missed occurrences before the one on time. */
-  function nextAfterOrSame(cron: ReturnType<typeof cronOf>, due: ReturnType<typeof dueAt>): Date {
+  function lastMissed(cron: ReturnType<typeof cronOf>, due: ReturnType<typeof dueAt>): Date {
     const before = cron.previousRuns(1, due.latest)[0];
     return before && before.getTime() >= due.first.getTime() ? before : due.first;
   }
 
   /** The next occurrence after now: where a new, changed or resumed schedule starts (nothing before it runs). */
-  function upcoming(row: Pick<ScheduleRow, 'cron' | 'timezone'>, field?: string): Date | null {
-    return nextAfter(field ? scheduleCron(row.cron, row.timezone, deps.rules, field) : cronOf(row), new Date());
+  function upcoming(row: Pick<ScheduleRow, 'cron' | 'timezone'>): Date | null {
+    return nextAfter(cronOf(row), new Date());
   }
 
   return {
@@ -282,7 +285,7 @@ export function schedulesService(deps: SchedulesServiceDeps) {
 
     async create(principal: Principal, projectId: string, body: CreateSchedule): Promise<Schedule> {
       await access.requireProjectRole(principal, projectId, 'member', `project ${projectId}`);
-      const next = upcoming(body, 'cron');
+      const next = upcoming(body);
       await checkRunFields(principal, projectId, {
         agent: body.agent,
         model: body.model ?? null,
@@ -323,7 +326,7 @@ export function schedulesService(deps: SchedulesServiceDeps) {
         thread_id: body.thread_id === undefined ? row.thread_id : body.thread_id,
       };
       const retimed = body.cron !== undefined || body.timezone !== undefined;
-      const next = retimed ? upcoming(merged, 'cron') : undefined;
+      const next = retimed ? upcoming(merged) : undefined;
       await checkRunFields(principal, row.project_id, merged);
       const change: ScheduleChange = {
         ...merged,
@@ -384,7 +387,7 @@ export function schedulesService(deps: SchedulesServiceDeps) {
     },
 
     nextTimes(query: { cron: string; timezone: string; count: number }): NextTimes {
-      const cron = scheduleCron(query.cron, query.timezone, deps.rules);
+      const cron = scheduleCron(query.cron, query.timezone, deps.rules, 'query parameters');
       const times = nextTimes(cron, new Date(), query.count);
       return {
         times: times.map((d) => d.toISOString()),
