@@ -180,6 +180,16 @@ const schema = z.object({
    * one project leaves its organisation's other projects room.
    */
   WEBHOOK_PROJECT_CONCURRENCY: int(1, 7).default(2),
+  /**
+   * A sixth cron field of seconds in front, for tests that cannot wait minutes (docs/schedules.md). Off, one minute is
+   * the finest grain a schedule has.
+   */
+  SCHEDULES_ALLOW_SECONDS: boolean.default(false),
+  /**
+   * How often each process looks for due schedules. An occurrence first seen more than three of these (at least 10 s)
+   * after its time counts as missed while no server ran, and goes by its schedule's catch-up policy.
+   */
+  SCHEDULES_POLL_S: z.coerce.number().min(0.1).max(60).default(5),
   BODY_LIMIT: z
     .string()
     .trim()

@@ -60,6 +60,9 @@ import { phaseConfigService } from './services/phase-config.service';
 import { runsService } from './services/runs.service';
 import { approvalsService } from './services/approvals.service';
 import { threadsService } from './services/threads.service';
+import { schedulesService } from './services/schedules.service';
+import { Scheduler } from './services/scheduler';
+import { schedulesRepository } from './db/schedules.repository';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
 import { errorMessage } from './contracts/errors';
 import { PERSONAL_TOKENS_MAX } from './contracts/auth';
@@ -299,8 +302,11 @@ export async function startServer({
         .catch((error) => log.warn(`pruning stored run events failed: ${errorMessage(error)}`));
     }, 3600_000);
     pruneEvents.unref();
+    let scheduler: Scheduler | undefined;
     stopRuns = async () => {
       clearInterval(pruneEvents);
+      // The scheduler first: no fire starts a run on an engine that is shutting down.
+      await scheduler?.close();
       await janitor.stop();
       defaultModel.stop();
       localModels.stop();
@@ -346,6 +352,23 @@ export async function startServer({
       },
       checkProjectPath: checkPath,
     });
+    const schedules = schedulesService({
+      access,
+      catalog,
+      schedules: schedulesRepository(pool),
+      tenancy: tenancyRows,
+      users,
+      threads,
+      runs: service,
+      rules: { allowSeconds: config.SCHEDULES_ALLOW_SECONDS },
+      checkModel: (model) => assertModelConfigured(config, model),
+      checkProjectPath: checkPath,
+      authEnabled: config.AUTH_ENABLED,
+      apiTokenAdmin: Boolean(config.SVC_API_TOKEN ?? auth.generatedToken),
+      process: owner,
+      missedAfterS: Math.max(10, 3 * config.SCHEDULES_POLL_S),
+    });
+    scheduler = new Scheduler(schedules, config.SCHEDULES_POLL_S);
     let listeningUrl = '';
     const oidc =
       config.AUTH_ENABLED && config.OIDC_ISSUER_URL
@@ -385,6 +408,7 @@ export async function startServer({
         authEnabled: config.AUTH_ENABLED,
         max: PERSONAL_TOKENS_MAX,
       }),
+      schedules,
       webhooks: webhooksService({
         access,
         webhooks: webhookRows,
@@ -399,6 +423,8 @@ export async function startServer({
     });
 
     const server = await listen(app, config);
+    // Once the server answers: a run a schedule starts can be followed at once.
+    scheduler.start();
     const port = (server.address() as AddressInfo).port;
     const url = baseUrl(config, port);
     listeningUrl = url;

@@ -10,11 +10,13 @@ export type { DeletedCheckpoints };
 /**
  * When a thread is in use, and retention must not touch it: each entry a SQL predicate on `t` (svc_threads) that
  * holds while it is. A run counts as going on unless its status is a finished one, so that a status added later
- * (say, a queued run) keeps its thread too. Whatever else continues a thread (a schedule) adds its predicate here.
+ * (say, a queued run) keeps its thread too. A schedule that continues a thread keeps it too.
  */
 const THREAD_IN_USE = [
   `EXISTS (SELECT 1 FROM svc_runs r WHERE r.thread_id = t.id
              AND r.status NOT IN (${FINISHED_RUN_STATUSES.map((s) => `'${s}'`).join(', ')}))`,
+  // A schedule that continues the thread (docs/schedules.md), paused or not: its next fire needs it.
+  `EXISTS (SELECT 1 FROM svc_schedules s WHERE s.thread_id = t.id)`,
 ];
 const NOT_IN_USE = THREAD_IN_USE.map((predicate) => `NOT ${predicate}`).join(' AND ');
 

@@ -786,6 +786,45 @@ const statements = [
      started_by text NOT NULL,
      finished_at timestamptz
    )`,
+  // Schedules (docs/schedules.md): an agent run at the times of a cron expression, as the person who made it. The
+  // maker has no foreign key: a schedule outlives a deleted user, so that it can pause and say why.
+  `CREATE TABLE IF NOT EXISTS svc_schedules (
+     id uuid PRIMARY KEY,
+     project_id uuid NOT NULL REFERENCES svc_projects(id) ON DELETE CASCADE,
+     created_by uuid NOT NULL,
+     created_by_name text NOT NULL,
+     agent text NOT NULL,
+     cron text NOT NULL,
+     timezone text NOT NULL,
+     message text NOT NULL,
+     model text,
+     project_path text,
+     thread_id uuid,
+     catch_up text NOT NULL DEFAULT 'one' CHECK (catch_up IN ('one', 'none')),
+     paused_at timestamptz,
+     paused_reason text,
+     next_fire_at timestamptz,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     updated_at timestamptz NOT NULL DEFAULT now()
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_schedules_due ON svc_schedules (next_fire_at) WHERE paused_at IS NULL`,
+  `CREATE INDEX IF NOT EXISTS svc_schedules_by_project ON svc_schedules (project_id, created_at)`,
+  // One row per schedule and occurrence: the process whose insert makes it is the one that fires it, whichever of the
+  // cluster's processes saw the occurrence come due. `process` is that process's owner id (as svc_runs.owner_id).
+  `CREATE TABLE IF NOT EXISTS svc_schedule_fires (
+     schedule_id uuid NOT NULL REFERENCES svc_schedules(id) ON DELETE CASCADE,
+     occurrence timestamptz NOT NULL,
+     kind text NOT NULL CHECK (kind IN ('scheduled', 'catch_up', 'manual')),
+     outcome text NOT NULL CHECK (outcome IN ('starting', 'started', 'refused', 'paused', 'skipped')),
+     reason text,
+     run_id uuid,
+     thread_id uuid,
+     fired_by text,
+     process text NOT NULL,
+     fired_at timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (schedule_id, occurrence)
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_schedule_fires_recent ON svc_schedule_fires (schedule_id, fired_at DESC)`,
 ];
 
 /**

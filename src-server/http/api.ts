@@ -26,7 +26,7 @@ export const apiVersionHeader: RequestHandler = (_req, res, next) => {
   next();
 };
 
-type Method = 'get' | 'post' | 'put' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodType<Record<string, unknown>>;
 
 interface ResponseSpec {
@@ -188,6 +188,11 @@ const TAGS = [
   { name: 'assets', description: 'The agents and commands loaded, their graphs, and the saved node configuration' },
   { name: 'models', description: 'Models by provider and the queue of the local runtime' },
   { name: 'tenancy', description: 'Organisations, teams and projects, and their members' },
+  {
+    name: 'schedules',
+    description:
+      "Runs at the times of a cron expression, in a project, as the schedule's maker; and what each fire did",
+  },
   {
     name: 'webhooks',
     description: "URLs told of a project's or an organisation's gates and finished runs, and how each delivery went",

@@ -18,6 +18,7 @@ import type { RunsService } from '../services/runs.service';
 import type { ThreadsService } from '../services/threads.service';
 import type { LocalModelsService } from '../services/local-models.service';
 import type { WebhooksService } from '../webhooks/webhooks.service';
+import type { SchedulesService } from '../services/schedules.service';
 
 /** What the routers are built from: the services and settings main.ts composes. */
 export interface AppDeps {
@@ -38,6 +39,7 @@ export interface AppDeps {
   personalTokens: PersonalTokensService;
   webhooks: WebhooksService;
   retention: RetentionService;
+  schedules: SchedulesService;
   idempotencyKeys: IdempotencyKeysRepository;
   mcpSessions: McpSessionsRepository;
   oidc?: Oidc;

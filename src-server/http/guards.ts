@@ -61,7 +61,7 @@ export function cors(config: Config): RequestHandler {
     res.setHeader('Access-Control-Allow-Origin', origin);
     res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
     if (req.method === 'OPTIONS') {
-      res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE');
+      res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE');
       res.setHeader(
         'Access-Control-Allow-Headers',
         'Authorization, Content-Type, Last-Event-ID, Accept, Idempotency-Key, Mcp-Session-Id, Mcp-Protocol-Version, ' +

@@ -69,6 +69,8 @@ interface Fresh {
   victim?: string;
   /** A webhook of the world's project. */
   webhook?: string;
+  /** A schedule of the world's project, made by the instance admin (so no caller of the matrix is its maker). */
+  schedule?: string;
 }
 
 /** Who calls: a role held at one level of one world, a user with no role, another world's admin, no token. */
@@ -188,6 +190,12 @@ const WEBHOOK_ROOM = { WEBHOOK_MAX_PER_SCOPE: '200' };
 const freshWebhook = async (server: TestServer, w: World): Promise<Fresh> => {
   const res = await server.request('/webhooks', { method: 'POST', json: { ...WEBHOOK, project_id: w.project } });
   return { webhook: ((await res.json()) as { id: string }).id };
+};
+/** A schedule that fires once a year: the matrix reads and changes it, and nothing runs on its own meanwhile. */
+const SCHEDULE = { agent: 'summary', cron: '0 0 1 1 *', timezone: 'UTC', message: 'matrix schedule' };
+const freshSchedule = async (server: TestServer, w: World): Promise<Fresh> => {
+  const res = await server.request(`/projects/${w.project}/schedules`, { method: 'POST', json: SCHEDULE });
+  return { schedule: ((await res.json()) as { id: string }).id };
 };
 const victim = async (server: TestServer, w: World): Promise<Fresh> => {
   const id = await newUser(server, 'victim');
@@ -426,6 +434,42 @@ const MATRIX: Row[] = [
   }),
   row('GET', "a webhook's deliveries", (_w, f) => `/webhooks/${f.webhook}/deliveries`, role('project', 'admin', 200), {
     fresh: freshWebhook,
+  }),
+  row('GET', 'next times of a cron', () => '/schedules/next-times?cron=0%209%20*%20*%20*&timezone=UTC', {
+    kind: 'signed',
+    status: 200,
+  }),
+  row('GET', "a project's schedules", (w) => `/projects/${w.project}/schedules`, role('project', 'viewer', 200)),
+  row('POST', 'create a schedule', (w) => `/projects/${w.project}/schedules`, role('project', 'member', 201), {
+    body: () => SCHEDULE,
+  }),
+  row('GET', 'read a schedule', (_w, f) => `/schedules/${f.schedule}`, role('project', 'viewer', 200), {
+    fresh: freshSchedule,
+  }),
+  row('GET', "a schedule's fires", (_w, f) => `/schedules/${f.schedule}/fires`, role('project', 'viewer', 200), {
+    fresh: freshSchedule,
+  }),
+  // Its maker (a member) may change it too; the matrix's schedules are the instance admin's, so it shows the owners.
+  row('PATCH', 'change a schedule', (_w, f) => `/schedules/${f.schedule}`, role('project', 'owner', 200), {
+    body: () => ({ message: 'changed by the matrix' }),
+    fresh: freshSchedule,
+  }),
+  ...(['pause', 'resume'] as const).map((action) =>
+    row(
+      'POST',
+      `${action} a schedule`,
+      (_w, f) => `/schedules/${f.schedule}/${action}`,
+      role('project', 'owner', 200),
+      {
+        fresh: freshSchedule,
+      },
+    ),
+  ),
+  row('POST', 'run a schedule now', (_w, f) => `/schedules/${f.schedule}/run`, role('project', 'owner', 201), {
+    fresh: freshSchedule,
+  }),
+  row('DELETE', 'delete a schedule', (_w, f) => `/schedules/${f.schedule}`, role('project', 'owner', 204), {
+    fresh: freshSchedule,
   }),
 ];
 

@@ -192,6 +192,30 @@ describe('keeping finished threads for a number of days', () => {
     expect(await footprint(waiting.threadId)).toMatchObject({ threads: 1, runs: 1, decisions: 1 });
   });
 
+  it('leaves a thread that a schedule continues alone, however old', async () => {
+    const project = await newProject();
+    await setRetention(project, { keep_finished_threads_days: 1, prune_checkpoints: true });
+    const continued = await runToGate(project);
+    await approve(continued.threadId);
+    const schedule = await ctx.server.request(`/projects/${project}/schedules`, {
+      method: 'POST',
+      json: {
+        agent: 'review',
+        cron: '0 9 1 1 *',
+        timezone: 'UTC',
+        message: 'Review again',
+        thread_id: continued.threadId,
+      },
+    });
+    expect(schedule.status).toBe(201);
+    await age(continued.threadId, 400 * 24);
+    const before = await footprint(continued.threadId);
+
+    await passNow();
+
+    expect(await footprint(continued.threadId)).toEqual(before);
+  });
+
   it('keeps every thread of a project that never chose, and of one that keeps them forever', async () => {
     const never = await newProject();
     const forever = await newProject();
