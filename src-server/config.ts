@@ -19,6 +19,8 @@ export const SERVICE_SECRET_VARIABLES = [
   'CLOUD_B_API_KEY',
   'CLOUD_C_API_KEY',
   'DATABASE_URL',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
 ] as const;
 
 const boolean = z
@@ -160,6 +162,11 @@ const schema = z.object({
    * included) and private addresses are refused, at registration and at every delivery, unless this is true.
    */
   WEBHOOK_ALLOW_PRIVATE_URLS: boolean.default(false),
+  /**
+   * Prompts and answers in the model calls' spans (`gen_ai.input.messages`, `gen_ai.output.messages`), under the
+   * name OpenTelemetry's GenAI instrumentations read; off, spans carry figures only (docs/observability.md#traces).
+   */
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: boolean.default(false),
   /** The time limit of one delivery attempt, connection and answer included. */
   WEBHOOK_TIMEOUT_S: positive.default(10),
   /** Attempts of one delivery (the first included) before it is given up as failed. */

@@ -64,6 +64,7 @@ import { schedulesService } from './services/schedules.service';
 import { Scheduler } from './services/scheduler';
 import { schedulesRepository } from './db/schedules.repository';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
+import { otlpHeaderSecrets, startTracing } from './tracing/tracing-sdk';
 import { errorMessage } from './contracts/errors';
 import { PERSONAL_TOKENS_MAX } from './contracts/auth';
 
@@ -131,15 +132,19 @@ export async function startServer({
     config.OIDC_CLIENT_SECRET,
     config.METRICS_TOKEN,
     ...addressSecrets(config.LOCAL_LLM_BASE),
+    ...otlpHeaderSecrets(process.env),
   ]) {
     registerSecret(secret);
   }
+  // Before anything writes a span: the engine's, the webhooks' and the tools' (tracing/run-trace.ts).
+  const tracing = await startTracing(process.env, version);
 
   let embedded: EmbeddedDatabase | undefined;
   let pool: Pool | undefined;
   let stopRuns: (() => Promise<void>) | undefined;
   const cleanup = async () => {
     await stopRuns?.();
+    await tracing?.shutdown();
     await pool?.end().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);
   };
@@ -255,6 +260,7 @@ export async function startServer({
       log: getLogger('svc.engine'),
       failures: getLogger('svc.sse'),
       observer: metrics,
+      traceContent: config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
     });
     // The sender of the webhook outbox, which the database's triggers fill (docs/webhooks.md).
     const webhookRows = webhooksRepository(pool);

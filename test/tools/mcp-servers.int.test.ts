@@ -1,3 +1,5 @@
+import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { node } from '@opentelemetry/sdk-node';
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -267,6 +269,29 @@ describe('an http MCP server', () => {
       text: 'over http',
       is_error: false,
     });
+  });
+
+  it('carries the trace of the tool call under way to the server (traceparent), and nothing while tracing is off', async () => {
+    const mcp = servers({ allowedPrivateHosts: ['127.0.0.1'] });
+    await mcp.call('project-1', declared(), null, 'echo', { text: 'untraced' }, never);
+    expect(http.traceparents()).toEqual([]);
+    // What a started SDK registers: a tracer provider, the W3C propagator, a context that follows async calls.
+    const provider = new node.NodeTracerProvider();
+    provider.register();
+    try {
+      const span = provider.getTracer('test').startSpan('execute_tool remote.echo');
+      await context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
+        mcp.call('project-1', declared(), null, 'echo', { text: 'traced' }, never),
+      );
+      span.end();
+      const { traceId, spanId } = span.spanContext();
+      expect(http.traceparents().at(-1)).toBe(`00-${traceId}-${spanId}-01`);
+    } finally {
+      await provider.shutdown();
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    }
   });
 
   it('is refused on a loopback address that is not allowed, before any request', async () => {
