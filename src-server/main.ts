@@ -39,6 +39,7 @@ import { createToolbox } from './tools/toolbox';
 import { LocalQueue } from './models/local-queue';
 import { assertModelConfigured } from './models/cloud-providers';
 import { createModelProviders } from './models/model-providers';
+import { PriceTable } from './models/model-prices';
 import { localRuntimeStatus } from './models/model-catalog';
 import { observeModelCalls } from './models/observed-model-client';
 import { addressSecrets } from './models/runtime-address';
@@ -46,6 +47,7 @@ import { llmQueueRepository } from './db/llm-queue.repository';
 import { runEventsRepository } from './db/run-events.repository';
 import { listenForRunNotifications } from './db/run-notifications';
 import { webhooksRepository } from './db/webhooks.repository';
+import { modelCallsRepository } from './db/model-calls.repository';
 import { idempotencyKeysRepository } from './db/idempotency-keys.repository';
 import { metricsRepository } from './db/metrics.repository';
 import { ModelLabels } from './metrics/model-labels';
@@ -55,6 +57,7 @@ import { webhooksService } from './webhooks/webhooks.service';
 import { Engine } from './engine';
 import { phaseConfigService } from './services/phase-config.service';
 import { runsService } from './services/runs.service';
+import { usageService } from './services/usage.service';
 import { approvalsService } from './services/approvals.service';
 import { threadsService } from './services/threads.service';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
@@ -227,6 +230,8 @@ export async function startServer({
         )
       : undefined;
     const models = createModelProviders(config, queue);
+    const modelCalls = modelCallsRepository(pool);
+    const usage = usageService({ access, calls: modelCalls });
     const engine = new Engine({
       owner,
       runs,
@@ -236,6 +241,8 @@ export async function startServer({
       models: metrics ? observeModelCalls(models, metrics) : models,
       toolbox,
       toolCalls: toolCallsRepository(pool),
+      modelCalls,
+      prices: PriceTable.fromConfig(config),
       catalogEntry: (agent) => catalog.get(agent),
       projectContext: (projectPath, signal) => buildProjectContext(projectPath, { ...projectContextOptions, signal }),
       nodeConfigs: (agent, projectId) => phaseConfig.forRun(agent, projectId),
@@ -324,6 +331,7 @@ export async function startServer({
       runs,
       gates,
       engine,
+      usage,
       defaultModel: () => defaultModel.current(),
       checkModel: (model) => assertModelConfigured(config, model),
       maxLocalRunsPerUser: config.LOCAL_LLM_MAX_RUNS_PER_USER,
@@ -378,6 +386,7 @@ export async function startServer({
         allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
         maxPerScope: config.WEBHOOK_MAX_PER_SCOPE,
       }),
+      usage,
       idempotencyKeys,
       mcpSessions: mcpSessionsRepository(pool),
       oidc,

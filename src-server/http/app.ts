@@ -16,6 +16,7 @@ import { runRoutes } from './runs.router';
 import { threadRoutes } from './threads.router';
 import { tokenRoutes } from './tokens.router';
 import { webhookRoutes } from './webhooks.router';
+import { usageRoutes } from './usage.router';
 import { mcpRouter } from './mcp/mcp.router';
 import { resourceMetadataRoutes } from './mcp/resource-metadata';
 import { portalRouter } from './portal.router';
@@ -39,6 +40,7 @@ export function buildApi(deps: AppDeps): Api {
   approvalRoutes(api, deps);
   threadRoutes(api, deps);
   webhookRoutes(api, deps);
+  usageRoutes(api, deps);
   resourceMetadataRoutes(api);
   api.page({
     path: '/openapi.json',

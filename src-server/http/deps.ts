@@ -16,6 +16,7 @@ import type { ApprovalsService } from '../services/approvals.service';
 import type { RunsService } from '../services/runs.service';
 import type { ThreadsService } from '../services/threads.service';
 import type { LocalModelsService } from '../services/local-models.service';
+import type { UsageService } from '../services/usage.service';
 import type { WebhooksService } from '../webhooks/webhooks.service';
 
 /** What the routers are built from: the services and settings main.ts composes. */
@@ -36,6 +37,7 @@ export interface AppDeps {
   users: UsersRepository;
   personalTokens: PersonalTokensService;
   webhooks: WebhooksService;
+  usage: UsageService;
   idempotencyKeys: IdempotencyKeysRepository;
   mcpSessions: McpSessionsRepository;
   oidc?: Oidc;
