@@ -51,7 +51,7 @@ const priceTable = (source: (value: string) => string) =>
       try {
         parsed = JSON.parse(text);
       } catch (error) {
-        throw new Error(`not JSON: ${(error as Error).message}`);
+        throw new Error(`not JSON: ${(error as Error).message}`, { cause: error });
       }
     } catch (error) {
       ctx.addIssue({ code: 'custom', message: (error as Error).message });
@@ -67,7 +67,7 @@ function readPriceFile(file: string): string {
   try {
     return fs.readFileSync(file, 'utf8');
   } catch (error) {
-    throw new Error(`cannot read ${file}: ${(error as Error).message}`);
+    throw new Error(`cannot read ${file}: ${(error as Error).message}`, { cause: error });
   }
 }
 

@@ -4,8 +4,7 @@ import type { Pool } from './pool';
 
 /** Whose calls a totals query counts: every call, or all of some projects' and the caller's own in others. */
 export type UsageVisibility =
-  | { all: true }
-  | { all: false; ownedProjects: string[]; ownProjects: string[]; userId: string };
+  { all: true } | { all: false; ownedProjects: string[]; ownProjects: string[]; userId: string };
 
 export interface UsageFilter {
   from: Date;
@@ -39,7 +38,8 @@ const GROUPS: Record<UsageGroup, { select: string; group: string[]; join?: strin
 };
 
 const FIGURES = `count(DISTINCT c.run_id)::int AS runs, count(*)::int AS calls,
-  COALESCE(sum(c.input_tokens), 0)::float8 AS input_tokens, COALESCE(sum(c.output_tokens), 0)::float8 AS output_tokens,
+  COALESCE(sum(c.input_tokens), 0)::float8 AS input_tokens,
+  COALESCE(sum(c.output_tokens), 0)::float8 AS output_tokens,
   sum(c.cost_usd)::float8 AS cost_usd, (count(*) FILTER (WHERE c.cost_usd IS NULL))::int AS unpriced_calls,
   avg(c.duration_ms)::float8 AS avg_duration_ms, avg(c.generation_ms)::float8 AS avg_generation_ms,
   avg(c.load_ms)::float8 AS avg_load_ms, avg(c.queue_wait_ms)::float8 AS avg_queue_wait_ms`;
@@ -72,8 +72,9 @@ interface CallRow {
 }
 
 /**
- * Model calls (svc_model_calls): the engine's ModelCallStore (record, ofRun), and the totals of the usage accounting. A call takes its
- * project, user and agent from its run as it is stored, in the same statement, so a call cannot name another run's.
+ * Model calls (svc_model_calls): the engine's ModelCallStore (record, ofRun), and the totals of the usage accounting. A
+ * call takes its project, user and agent from its run as it is stored, in the same statement: it cannot name another
+ * run's.
  */
 export function modelCallsRepository(pool: Pool) {
   return {
@@ -182,9 +183,10 @@ export function modelCallsRepository(pool: Pool) {
      * A run's calls added up, in all and per phase (in the order the phases first called a model), with who started
      * the run; undefined when there is no such run.
      */
-    async runTotals(runId: string): Promise<
-      | { createdBy: string | null; total: CallTotals; phases: (CallTotals & { phase: string })[] }
-      | undefined
+    async runTotals(
+      runId: string,
+    ): Promise<
+      { createdBy: string | null; total: CallTotals; phases: (CallTotals & { phase: string })[] } | undefined
     > {
       const [total, phases] = await Promise.all([
         pool.query<CallTotals & { created_by: string | null }>(
