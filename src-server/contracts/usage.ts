@@ -71,7 +71,7 @@ export const UsageFiguresSchema = z
     avg_generation_ms: z
       .number()
       .nullable()
-      .meta({ description: "mean time the local runtime spent writing an answer; null: cloud calls only" }),
+      .meta({ description: 'mean time the local runtime spent writing an answer; null: cloud calls only' }),
     avg_load_ms: z
       .number()
       .nullable()

@@ -194,7 +194,8 @@ const TAGS = [
   },
   {
     name: 'usage',
-    description: "Model calls' tokens, cost and latency: the usage accounting, by run, phase, agent, model, project, user and day",
+    description:
+      "Model calls' tokens, cost and latency: the usage accounting, by run, phase, agent, model, project, user and day",
   },
   { name: 'auth', description: 'Sign-in with the identity provider, and who the caller is' },
   {

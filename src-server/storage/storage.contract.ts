@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PROJECT_ID } from '../contracts/tenancy';
 import type { PendingGate } from '../contracts/runs';
-import type { EventStore, Lease, ModelCallStore, ModelCallWrite, NewRun, NodeStore, NodeWrite, RunStore } from './types';
+import type {
+  EventStore,
+  Lease,
+  ModelCallStore,
+  ModelCallWrite,
+  NewRun,
+  NodeStore,
+  NodeWrite,
+  RunStore,
+} from './types';
 
 /** The stores under test, fresh, and how to let them go. */
 export interface StoresUnderTest {
