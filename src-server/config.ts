@@ -1,7 +1,9 @@
+import fs from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { ModelPricesSchema, type ModelPrices } from './contracts/usage';
 
 /**
  * The documented placeholder default of SESSION_SECRET (docs/configuration.md#variables). It is never used to sign
@@ -42,6 +44,35 @@ const list = z.string().transform((v) =>
     .filter(Boolean),
 );
 
+/** A price table's JSON text, checked entry by entry: a wrong one names the entry and the field. */
+const priceTable = (source: (value: string) => string) =>
+  z.string().transform((value, ctx): ModelPrices => {
+    let parsed: unknown;
+    try {
+      const text = source(value);
+      try {
+        parsed = JSON.parse(text);
+      } catch (error) {
+        throw new Error(`not JSON: ${(error as Error).message}`, { cause: error });
+      }
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+    const checked = ModelPricesSchema.safeParse(parsed);
+    if (checked.success) return checked.data;
+    for (const issue of checked.error.issues) ctx.addIssue({ ...issue, code: 'custom' });
+    return z.NEVER;
+  });
+
+function readPriceFile(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read ${file}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
 const schema = z.object({
   HOST: z.string().trim().min(1).default('127.0.0.1'),
   PORT: int(0, 65535).default(8000),
@@ -81,6 +112,14 @@ const schema = z.object({
   CLOUD_A_BASE_URL: url.optional(),
   CLOUD_B_BASE_URL: url.optional(),
   CLOUD_C_BASE_URL: url.optional(),
+
+  /**
+   * Prices of models for the usage accounting (docs/observability.md#accounting), as JSON: a model string or a
+   * provider → `{ "input_per_mtok": …, "output_per_mtok": … }` in USD per million tokens. Never fetched from anywhere.
+   */
+  MODEL_PRICES: priceTable((value) => value).default({}),
+  /** The same table in a JSON file, read once at start; MODEL_PRICES's entries win over the file's. */
+  MODEL_PRICES_FILE: priceTable(readPriceFile).default({}),
 
   AUTH_ENABLED: boolean.default(true),
   OIDC_ISSUER_URL: url.optional(),

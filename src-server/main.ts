@@ -42,6 +42,7 @@ import { createToolbox } from './tools/toolbox';
 import { LocalQueue } from './models/local-queue';
 import { assertModelConfigured } from './models/cloud-providers';
 import { createModelProviders } from './models/model-providers';
+import { PriceTable } from './models/model-prices';
 import { localRuntimeStatus } from './models/model-catalog';
 import { observeModelCalls } from './models/observed-model-client';
 import { addressSecrets } from './models/runtime-address';
@@ -49,6 +50,7 @@ import { llmQueueRepository } from './db/llm-queue.repository';
 import { runEventsRepository } from './db/run-events.repository';
 import { listenForRunNotifications } from './db/run-notifications';
 import { webhooksRepository } from './db/webhooks.repository';
+import { modelCallsRepository } from './db/model-calls.repository';
 import { idempotencyKeysRepository } from './db/idempotency-keys.repository';
 import { metricsRepository } from './db/metrics.repository';
 import { ModelLabels } from './metrics/model-labels';
@@ -58,6 +60,7 @@ import { webhooksService } from './webhooks/webhooks.service';
 import { Engine } from './engine';
 import { phaseConfigService } from './services/phase-config.service';
 import { runsService } from './services/runs.service';
+import { usageService } from './services/usage.service';
 import { approvalsService } from './services/approvals.service';
 import { threadsService } from './services/threads.service';
 import { schedulesService } from './services/schedules.service';
@@ -238,6 +241,8 @@ export async function startServer({
         )
       : undefined;
     const models = createModelProviders(config, queue);
+    const modelCalls = modelCallsRepository(pool);
+    const usage = usageService({ access, calls: modelCalls });
     const engine = new Engine({
       owner,
       runs,
@@ -247,6 +252,8 @@ export async function startServer({
       models: metrics ? observeModelCalls(models, metrics) : models,
       toolbox,
       toolCalls: toolCallsRepository(pool),
+      modelCalls,
+      prices: PriceTable.fromConfig(config),
       catalogEntry: (agent) => catalog.get(agent),
       projectContext: (projectPath, signal) => buildProjectContext(projectPath, { ...projectContextOptions, signal }),
       nodeConfigs: (agent, projectId) => phaseConfig.forRun(agent, projectId),
@@ -349,6 +356,7 @@ export async function startServer({
       runs,
       gates,
       engine,
+      usage,
       defaultModel: () => defaultModel.current(),
       checkModel: (model) => assertModelConfigured(config, model),
       maxLocalRunsPerUser: config.LOCAL_LLM_MAX_RUNS_PER_USER,
@@ -422,6 +430,7 @@ export async function startServer({
         maxPerScope: config.WEBHOOK_MAX_PER_SCOPE,
       }),
       retention: retentionService({ access, retention: retentionRows }),
+      usage,
       idempotencyKeys,
       mcpSessions: mcpSessionsRepository(pool),
       oidc,

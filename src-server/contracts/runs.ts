@@ -5,6 +5,7 @@ import { GateExpirySchema } from './gate-policy';
 import { PendingToolCallSchema } from './tools';
 import { ReasonBodySchema } from './common';
 import { RoleSchema } from './tenancy';
+import { RunUsageSchema } from './usage';
 
 /** Run status values (docs/run-lifecycle.md#run-statuses). */
 export const RunStatusSchema = z.enum([
@@ -309,6 +310,7 @@ export const RunDetailSchema = RunSchema.extend({
   decisions: z.array(GateDecisionRecordSchema),
   /** The pending gate's approvals so far; null when no gate waits. */
   approvals: GateApprovalsSchema.nullable(),
+  usage: RunUsageSchema.nullable(),
 }).meta({ id: 'RunDetail' });
 export type RunDetail = z.infer<typeof RunDetailSchema>;
 

@@ -825,6 +825,31 @@ const statements = [
      PRIMARY KEY (schedule_id, occurrence)
    )`,
   `CREATE INDEX IF NOT EXISTS svc_schedule_fires_recent ON svc_schedule_fires (schedule_id, fired_at DESC)`,
+  // The usage accounting (docs/observability.md#accounting): one row per model call, priced when it was made. Its
+  // project, user and agent are copied from its run, so the totals read one table; a replayed turn is no call.
+  `CREATE TABLE IF NOT EXISTS svc_model_calls (
+     id uuid PRIMARY KEY,
+     run_id uuid NOT NULL REFERENCES svc_runs(id) ON DELETE CASCADE,
+     node_id text NOT NULL,
+     project_id uuid NOT NULL,
+     user_id uuid,
+     agent text NOT NULL,
+     provider text NOT NULL,
+     model text NOT NULL,
+     input_tokens integer,
+     output_tokens integer,
+     duration_ms double precision NOT NULL,
+     load_ms double precision,
+     generation_ms double precision,
+     queue_wait_ms double precision,
+     input_per_mtok numeric,
+     output_per_mtok numeric,
+     cost_usd numeric,
+     created_at timestamptz NOT NULL DEFAULT now()
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_model_calls_by_project ON svc_model_calls (project_id, created_at)`,
+  `CREATE INDEX IF NOT EXISTS svc_model_calls_by_user ON svc_model_calls (user_id, created_at)`,
+  `CREATE INDEX IF NOT EXISTS svc_model_calls_by_run ON svc_model_calls (run_id)`,
 ];
 
 /**

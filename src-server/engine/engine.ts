@@ -4,6 +4,7 @@ import { errorMessage } from '../contracts/errors';
 import type { Checkpoint, GateApprovals, GateDecision, NodeConfig } from '../contracts/runs';
 import type { Logger } from '../log';
 import type { ModelClient } from '../models/model-client';
+import type { PriceTable } from '../models/model-prices';
 import { Admission } from './admission';
 import { LegStoppedError } from './errors';
 import { EventLog, SEQ_BLOCK } from './events/event-log';
@@ -12,12 +13,14 @@ import type { LoggedEvent } from './events/logged-event';
 import { RunExecution, type ExecutionDeps } from './execution';
 import { expire, settle, type PersonDecision } from './gates';
 import { compileGraph, type CompiledRunGraph } from './graph/graph-builder';
+import { ModelCallLog } from './model-call-log';
 import { NodeLog } from './node-log';
 import type { IsTransient } from './retry';
 import type { RunObserver } from './run-observer';
 import type {
   EventStore,
   Lease,
+  ModelCallStore,
   NewRun,
   NodeStore,
   RunRecord,
@@ -37,6 +40,9 @@ export interface EngineDeps {
   nodes: NodeStore;
   checkpointer: BaseCheckpointSaver;
   models: ModelClient;
+  /** The usage accounting: every model call, priced by the configured table as it ends (docs/observability.md). */
+  modelCalls: ModelCallStore;
+  prices: PriceTable;
   /** The tools of runs' phases, and the record of their calls (docs/tools.md). */
   toolbox: Toolbox;
   toolCalls: ToolCallStore;
@@ -100,6 +106,7 @@ export type DecisionOutcome =
 export class Engine {
   readonly events: EventLog;
   private readonly nodes: NodeLog;
+  private readonly calls: ModelCallLog;
   private readonly admission: Admission;
   private readonly executions = new Map<string, RunExecution>();
   /** The order executions were registered in: which ones a lease renewal's answer can speak for. */
@@ -122,7 +129,8 @@ export class Engine {
       pollMs: deps.pollMs,
       waitMs: deps.databaseWaitS * 1000,
     });
-    this.nodes = new NodeLog(deps.nodes, { isTransient: deps.isTransient, log: deps.log });
+    this.calls = new ModelCallLog(deps.modelCalls, deps.prices, { isTransient: deps.isTransient, log: deps.log });
+    this.nodes = new NodeLog(deps.nodes, { isTransient: deps.isTransient, log: deps.log, calls: this.calls });
     this.admission = new Admission(deps.maxActive);
   }
 
@@ -313,6 +321,7 @@ export class Engine {
     }
     await Promise.allSettled([...this.running]);
     await this.nodes.close();
+    await this.calls.close();
     await this.events.close();
     await this.deps.runs.releaseLeases(this.deps.owner).catch(() => undefined);
   }

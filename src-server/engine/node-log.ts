@@ -2,6 +2,7 @@ import type { NodeStatus, NodeWarning } from '../contracts/runs';
 import type { Logger } from '../log';
 import type { CallUsage } from '../models/model-client';
 import { BatchWriter } from './batch-writer';
+import type { ModelCallLog } from './model-call-log';
 import type { IsTransient } from './retry';
 import type { NodeStore, NodeWrite } from '../storage/types';
 
@@ -34,8 +35,11 @@ export class NodeLog {
   private readonly writer: BatchWriter<NodeWrite>;
   private readonly outputs = new GrowingOutputs();
   private readonly timer: NodeJS.Timeout;
+  private readonly calls?: ModelCallLog;
 
-  constructor(store: NodeStore, options: { isTransient: IsTransient; log: Logger }) {
+  /** `calls`: where each model call a node reports goes for the usage accounting. */
+  constructor(store: NodeStore, options: { isTransient: IsTransient; log: Logger; calls?: ModelCallLog }) {
+    this.calls = options.calls;
     this.writer = new BatchWriter<NodeWrite>({
       write: (rows) => store.write(rows),
       isTransient: options.isTransient,
@@ -54,7 +58,7 @@ export class NodeLog {
    * node's end (the metrics' phase durations).
    */
   forRun(runId: string, waitMs: number, ended?: NodeEnded): RunNodes {
-    return new RunNodes(runId, this.writer, this.outputs, waitMs, ended);
+    return new RunNodes(runId, this.writer, this.outputs, waitMs, ended, this.calls);
   }
 
   flush(): Promise<void> {
@@ -120,6 +124,7 @@ export class RunNodes {
     private readonly outputs: GrowingOutputs,
     private readonly waitMs: number,
     private readonly ended?: NodeEnded,
+    private readonly calls?: ModelCallLog,
   ) {}
 
   enter(node: string, visit: number): void {
@@ -153,8 +158,12 @@ export class RunNodes {
     if (open) open.row.thinking = (open.row.thinking ?? '') + text;
   }
 
-  /** Adds one model call's figures to its node's (a node may call more than once, e.g. after a takeover). */
+  /**
+   * Adds one model call's figures to its node's (a node may call more than once, e.g. after a takeover), and records
+   * the call for the usage accounting.
+   */
   usage(node: string, usage: CallUsage): void {
+    this.calls?.record(this.runId, node, usage);
     const open = this.open.get(node);
     if (!open) return;
     const add = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : a + b);
@@ -224,9 +233,12 @@ export class RunNodes {
     this.open.clear();
   }
 
-  /** Resolves once every row written so far is stored; rejects when the database stays away past the wait. */
-  drain(): Promise<void> {
-    return this.writer.flush(this.waitMs);
+  /**
+   * Resolves once every row and model call written so far is stored (a run's end is read with its usage whole);
+   * rejects when the database stays away past the wait.
+   */
+  async drain(): Promise<void> {
+    await Promise.all([this.writer.flush(this.waitMs), this.calls?.flush(this.waitMs)]);
   }
 
   /**

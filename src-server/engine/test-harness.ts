@@ -7,7 +7,8 @@ import { NO_TOOLS } from '../contracts/tools';
 import type { RunEvent } from '../contracts/events';
 import { DEFAULT_PROJECT_ID } from '../contracts/tenancy';
 import type { Logger } from '../log';
-import type { ModelCall, ModelClient, ModelTurn } from '../models/model-client';
+import type { CallUsage, ModelCall, ModelClient, ModelTurn } from '../models/model-client';
+import { PriceTable } from '../models/model-prices';
 import { createToolbox } from '../tools/toolbox';
 import { MemoryCheckpointer } from '../storage/memory/memory-checkpointer';
 import { MemoryStores } from '../storage/memory/memory-stores';
@@ -83,7 +84,10 @@ export class ScriptedModel implements ModelClient {
       await new Promise((_, reject) => call.signal.addEventListener('abort', () => reject(call.signal.reason)));
     }
     const toolCalls = call.tools?.length ? this.toolTurns.shift() : undefined;
-    if (toolCalls) return { text: '', tool_calls: toolCalls };
+    if (toolCalls) {
+      call.onUsage?.({ ...this.usage(call), output_tokens: toolCalls.length });
+      return { text: '', tool_calls: toolCalls };
+    }
     let text = '';
     for (const token of this.tokens) {
       call.signal.throwIfAborted();
@@ -92,8 +96,21 @@ export class ScriptedModel implements ModelClient {
       call.onToken(token);
       text += token;
     }
-    call.onUsage?.({ queue_wait_ms: null, prompt_tokens: 10, output_tokens: this.tokens.length });
+    call.onUsage?.({ ...this.usage(call), output_tokens: this.tokens.length });
     return { text, tool_calls: [] };
+  }
+
+  /** What each call reports: 10 prompt tokens, as a cloud provider would (no slot wait, no load). */
+  private usage(call: ModelCall): CallUsage {
+    return {
+      model: call.model,
+      queue_wait_ms: null,
+      prompt_tokens: 10,
+      output_tokens: 0,
+      duration_ms: 1,
+      load_ms: null,
+      generation_ms: null,
+    };
   }
 
   /** The user message of each call, in order. */
@@ -106,6 +123,8 @@ export class Harness {
   readonly stores: MemoryStores;
   readonly checkpointer = new MemoryCheckpointer();
   readonly model = new ScriptedModel();
+  /** The price table the engines price model calls by: `fake-model` costs $1 / $2 per million tokens. */
+  readonly prices = new PriceTable({ 'fake-model': { input_per_mtok: 1, output_per_mtok: 2 } });
   /** The project tools on the run's project path as it is (a folder of the test's); no MCP server is reached. */
   readonly toolbox = createToolbox({
     mcp: {
@@ -135,6 +154,8 @@ export class Harness {
       models: this.model,
       toolbox: this.toolbox,
       toolCalls: this.stores.toolCalls,
+      modelCalls: this.stores.modelCalls,
+      prices: this.prices,
       catalogEntry: (agent) => this.entries.get(agent),
       projectContext: async (projectPath) => `files of ${projectPath}`,
       nodeConfigs: async () => new Map(),

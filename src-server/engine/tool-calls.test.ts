@@ -231,3 +231,35 @@ describe('a phase that calls tools', () => {
     expect(fs.existsSync(path.join(project, 'x.md'))).toBe(false);
   });
 });
+
+describe('the usage accounting of a phase that calls tools', () => {
+  it('records every model call once, priced, and no call for a turn replayed after a pause', async () => {
+    harness = new Harness([toolAgent()]);
+    const engine = harness.engine();
+    harness.model.toolTurns = [[call('project__write_file', { path: 'notes.md', content: 'hello' })]];
+    const { run } = harness.start(engine, 'review', { agent: 'tool-review', projectPath: project });
+    const waiting = lastOf(await harness.read(engine, run.id), 'tool_waiting')!;
+    // At the pause, the turn that called the tool is recorded once: it was the one call so far.
+    expect(await harness.stores.modelCalls.ofRun(run.id)).toHaveLength(1);
+    await decide(engine, run.id, waiting.event, waiting.id, 'approve');
+    await harness.read(engine, run.id, waiting.id);
+
+    const recorded = await harness.stores.modelCalls.ofRun(run.id);
+    // The node ran again from its start after the decision and replayed that turn: the model was asked no more than
+    // the calls recorded.
+    expect(recorded).toHaveLength(harness.model.calls.length);
+    expect(recorded.filter((c) => c.node === 'intake')).toHaveLength(2);
+    expect(recorded[0]).toMatchObject({
+      node: 'intake',
+      agent: 'tool-review',
+      userId: 'ann',
+      provider: 'local',
+      model: 'fake-model',
+      inputTokens: 10,
+      outputTokens: 1,
+      inputPerMtok: 1,
+      outputPerMtok: 2,
+      costUsd: (10 * 1 + 1 * 2) / 1e6,
+    });
+  });
+});

@@ -197,6 +197,11 @@ const TAGS = [
     name: 'webhooks',
     description: "URLs told of a project's or an organisation's gates and finished runs, and how each delivery went",
   },
+  {
+    name: 'usage',
+    description:
+      "Model calls' tokens, cost and latency: the usage accounting, by run, phase, agent, model, project, user and day",
+  },
   { name: 'auth', description: 'Sign-in with the identity provider, and who the caller is' },
   {
     name: 'mcp',

@@ -18,6 +18,7 @@ import { threadRoutes } from './threads.router';
 import { tokenRoutes } from './tokens.router';
 import { webhookRoutes } from './webhooks.router';
 import { scheduleRoutes } from './schedules.router';
+import { usageRoutes } from './usage.router';
 import { mcpRouter } from './mcp/mcp.router';
 import { resourceMetadataRoutes } from './mcp/resource-metadata';
 import { portalRouter } from './portal.router';
@@ -43,6 +44,7 @@ export function buildApi(deps: AppDeps): Api {
   threadRoutes(api, deps);
   webhookRoutes(api, deps);
   scheduleRoutes(api, deps);
+  usageRoutes(api, deps);
   resourceMetadataRoutes(api);
   api.page({
     path: '/openapi.json',

@@ -17,6 +17,7 @@ import type { ApprovalsService } from '../services/approvals.service';
 import type { RunsService } from '../services/runs.service';
 import type { ThreadsService } from '../services/threads.service';
 import type { LocalModelsService } from '../services/local-models.service';
+import type { UsageService } from '../services/usage.service';
 import type { WebhooksService } from '../webhooks/webhooks.service';
 import type { SchedulesService } from '../services/schedules.service';
 
@@ -40,6 +41,7 @@ export interface AppDeps {
   webhooks: WebhooksService;
   retention: RetentionService;
   schedules: SchedulesService;
+  usage: UsageService;
   idempotencyKeys: IdempotencyKeysRepository;
   mcpSessions: McpSessionsRepository;
   oidc?: Oidc;

@@ -51,10 +51,18 @@ export type LoadingInfo = Omit<RunEventOf<'model_loading'>, 'type' | 'node'>;
 
 /** One call's figures, as the runtime or provider reported them (null where it did not). */
 export interface CallUsage {
+  /** The model string the call went to (`cloud_c:gpt-4.1-mini`, `llama3.2`): what its price is looked up by. */
+  model: string;
   /** Time spent waiting for a local-runtime slot; null for a cloud call. */
   queue_wait_ms: number | null;
   prompt_tokens: number | null;
   output_tokens: number | null;
+  /** From the request to the answer's end, the slot wait left out: the call's latency. */
+  duration_ms: number;
+  /** The local runtime's time loading the model for this call (Ollama's `load_duration`); null for a cloud call. */
+  load_ms: number | null;
+  /** The local runtime's time writing the answer (Ollama's `eval_duration`); null for a cloud call. */
+  generation_ms: number | null;
   /** The model that answered, as the runtime or provider named it. */
   response_model?: string | null;
   /** Why the answer ended, in the runtime's or provider's own words (`stop`, `length`, `end_turn`, …). */

@@ -11,6 +11,9 @@ import { parseModel } from './model-ref';
 import { ASSUMED_LOAD_S, callEnded, lastLoadS, modelWindow, needsLoad } from './local-runtime';
 import { ResponseError, streamOllamaChat, type OllamaChatRequest, type OllamaMessage } from './ollama-chat';
 
+/** Ollama's durations are nanoseconds; the service's figures are milliseconds. */
+const nsToMs = (ns: number | null) => (ns === null ? null : Math.round(ns / 1e4) / 100);
+
 /** A prompt count this close to num_ctx means the runtime filled the window: it cut the prompt to fit. */
 const PROMPT_CUT_MARGIN = 8;
 
@@ -136,7 +139,8 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
       tenant: call.tenant,
       loadS: cold ? (lastLoadS(base, model) ?? ASSUMED_LOAD_S) : 0,
     });
-    const queueWaitMs = Math.round(performance.now() - queuedAt);
+    const began = performance.now();
+    const queueWaitMs = Math.round(began - queuedAt);
     try {
       // Another call may have loaded it while this one waited.
       if (cold && (await needsLoad(base, model, window.num_ctx))) {
@@ -158,9 +162,13 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
       );
       callEnded(base, model, result.load_duration);
       call.onUsage?.({
+        model: call.model,
         queue_wait_ms: queueWaitMs,
         prompt_tokens: result.prompt_eval_count,
         output_tokens: result.eval_count,
+        duration_ms: Math.round(performance.now() - began),
+        load_ms: nsToMs(result.load_duration),
+        generation_ms: nsToMs(result.eval_duration),
         response_model: model,
         finish_reason: result.done_reason,
       });
@@ -210,6 +218,7 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
     const runnable = tools
       ? chat.bindTools!(tools.map((tool) => ({ type: 'function' as const, function: tool })))
       : chat;
+    const began = performance.now();
     let text = '';
     let whole: AIMessageChunk | undefined;
     let promptTokens: number | null = null;
@@ -239,9 +248,13 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
       throw describeConnectionError(error, `${provider}`, 'its API address');
     }
     call.onUsage?.({
+      model: call.model,
       queue_wait_ms: null,
       prompt_tokens: promptTokens,
       output_tokens: outputTokens,
+      duration_ms: Math.round(performance.now() - began),
+      load_ms: null,
+      generation_ms: null,
       response_model: ending.model,
       finish_reason: ending.reason,
     });

@@ -46,6 +46,8 @@ export interface OllamaChatResult {
   eval_count: number | null;
   /** Nanoseconds the runtime spent loading the model for this call (near zero when it was loaded). */
   load_duration: number | null;
+  /** Nanoseconds the runtime spent generating the answer (`eval_duration`). */
+  eval_duration: number | null;
 }
 
 interface ChatLine {
@@ -55,6 +57,7 @@ interface ChatLine {
   prompt_eval_count?: number;
   eval_count?: number;
   load_duration?: number;
+  eval_duration?: number;
   message?: { content?: string; thinking?: string; tool_calls?: OllamaToolCall[] };
 }
 
@@ -117,5 +120,6 @@ export async function streamOllamaChat(
     prompt_eval_count: last.prompt_eval_count ?? null,
     eval_count: last.eval_count ?? null,
     load_duration: last.load_duration ?? null,
+    eval_duration: last.eval_duration ?? null,
   };
 }

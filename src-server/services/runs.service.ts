@@ -11,6 +11,7 @@ import { getLogger } from '../log';
 import { parseModel } from '../models/model-ref';
 import { startRunTrace } from '../tracing/run-trace';
 import type { ThreadsService } from './threads.service';
+import type { UsageService } from './usage.service';
 
 const log = getLogger('svc.api');
 
@@ -41,6 +42,8 @@ export interface RunsServiceDeps {
   runs: RunsRepository;
   gates: GateDecisionsRepository;
   engine: Engine;
+  /** A run's tokens, cost and time, for those who may see its spend. */
+  usage: Pick<UsageService, 'forRun'>;
   /** The model a run uses when neither it nor its thread names one (services/default-model.ts). */
   defaultModel(): string;
   /** Throws when the model's provider is not configured, before any run is created. */
@@ -311,13 +314,14 @@ export function runsService(deps: RunsServiceDeps) {
       const run = await visibleRun(principal, runId);
       const nodes = await runs.nodes(run.id);
       const waiting = run.status === 'waiting_approval' && run.pending_gate !== null;
-      const [resumable, decisions, approvals] = await Promise.all([
+      const [resumable, decisions, approvals, usage] = await Promise.all([
         waiting ? engine.hasPendingInterrupt(run.thread_id) : false,
         deps.gates.listByRun(run.id),
         waiting ? deps.gates.approvalsOf(run.id, run.event_seq, run.pending_gate!.approvals_needed ?? 1) : null,
+        deps.usage.forRun(principal, run),
       ]);
       const { routes, pending_gate, event_seq: _seq, project_id: _project, ...fields } = run;
-      return { ...fields, nodes, routes, pending_gate, resumable, decisions, approvals };
+      return { ...fields, nodes, routes, pending_gate, resumable, decisions, approvals, usage };
     },
   };
 }

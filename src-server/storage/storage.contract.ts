@@ -2,13 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PROJECT_ID } from '../contracts/tenancy';
 import type { PendingGate } from '../contracts/runs';
-import type { EventStore, Lease, NewRun, NodeStore, NodeWrite, RunStore } from './types';
+import type {
+  EventStore,
+  Lease,
+  ModelCallStore,
+  ModelCallWrite,
+  NewRun,
+  NodeStore,
+  NodeWrite,
+  RunStore,
+} from './types';
 
 /** The stores under test, fresh, and how to let them go. */
 export interface StoresUnderTest {
   runs: RunStore;
   events: EventStore;
   nodes: NodeStore;
+  modelCalls: ModelCallStore;
   close(): Promise<void>;
 }
 
@@ -363,7 +373,42 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       await stores.nodes.closeOpen(run.id, 'cancelled');
       expect(await stores.nodes.dropRunning(run.id)).toEqual([]);
     });
+
+    it("records each model call once under its id, with its run's project, user and agent", async () => {
+      const run = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      const priced = modelCall(run.id, 'analysis', { inputTokens: 1200, outputTokens: 300, costUsd: 0.0021 });
+      const unpriced = modelCall(run.id, 'output', { inputPerMtok: null, outputPerMtok: null, costUsd: null });
+      await stores.modelCalls.record([priced, unpriced]);
+      // A write tried again after a failure, and a call of a run that does not exist: nothing more is stored.
+      await stores.modelCalls.record([priced, modelCall(randomUUID(), 'analysis')]);
+      const recorded = await stores.modelCalls.ofRun(run.id);
+      expect(recorded).toEqual([
+        { ...priced, projectId: DEFAULT_PROJECT_ID, userId: run.createdBy, agent: run.agent },
+        { ...unpriced, projectId: DEFAULT_PROJECT_ID, userId: run.createdBy, agent: run.agent },
+      ]);
+    });
   });
+}
+
+function modelCall(runId: string, node: string, extra: Partial<ModelCallWrite> = {}): ModelCallWrite {
+  return {
+    id: randomUUID(),
+    runId,
+    node,
+    provider: 'cloud_c',
+    model: 'cloud_c:gpt-test',
+    inputTokens: 100,
+    outputTokens: 20,
+    durationMs: 812.5,
+    loadMs: null,
+    generationMs: null,
+    queueWaitMs: null,
+    inputPerMtok: 0.4,
+    outputPerMtok: 1.6,
+    costUsd: 0.000072,
+    ...extra,
+  };
 }
 
 function nodeWrite(runId: string, key: string, node: string, status: NodeWrite['status'] = 'running'): NodeWrite {

@@ -298,3 +298,39 @@ export interface ToolCallStore {
   /** Whether a person allowed `tool` for the rest of the thread (a grant not revoked). */
   granted(threadId: string, tool: string): Promise<boolean>;
 }
+
+/**
+ * One model call for the usage accounting (docs/observability.md#accounting), priced when it was made. Its project,
+ * its user (who started the run) and its agent are its run's, filled in by the store.
+ */
+export interface ModelCallWrite {
+  /** Made by the recorder: a write repeated after a failure stores the call once. */
+  id: string;
+  runId: string;
+  node: string;
+  provider: string;
+  model: string;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  durationMs: number;
+  loadMs: number | null;
+  generationMs: number | null;
+  queueWaitMs: number | null;
+  /** The price the cost was computed from (USD per million tokens); null when the model had none. */
+  inputPerMtok: number | null;
+  outputPerMtok: number | null;
+  costUsd: number | null;
+}
+
+export interface ModelCallRecord extends ModelCallWrite {
+  projectId: string;
+  userId: string | null;
+  agent: string;
+}
+
+export interface ModelCallStore {
+  /** Stores calls, each once under its id; a call whose run no longer exists is left out. */
+  record(calls: readonly ModelCallWrite[]): Promise<void>;
+  /** A run's calls, in the order they were recorded. */
+  ofRun(runId: string): Promise<ModelCallRecord[]>;
+}

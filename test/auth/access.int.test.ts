@@ -253,6 +253,8 @@ const MATRIX: Row[] = [
     '/projects',
     // Each caller's own inbox: the gates she may decide (test/runs/approvals.int.test.ts checks what it lists).
     '/approvals',
+    // The spend each caller may see: her own, and all of the projects she owns (test/usage/usage.int.test.ts).
+    '/usage',
   ].map((path) => row('GET', `any signed-in caller: ${path}`, () => path, { kind: 'signed', status: 200 })),
   row('POST', 'queue reset', () => '/queue/reset', role('default-org', 'owner', 200), { body: () => ({}) }),
   row('GET', 'read a thread', (w) => `/threads/${w.finished.thread_id}`, role('project', 'viewer', 200)),
@@ -261,6 +263,8 @@ const MATRIX: Row[] = [
   row('GET', 'follow a run', (w) => `/runs/${w.finished.run_id}/stream`, role('project', 'viewer', 200)),
   row('GET', 'wait for a run', (w) => `/runs/${w.finished.run_id}/wait?timeout_s=1`, role('project', 'viewer', 200)),
   row('GET', 'checkpoints', (w) => `/threads/${w.finished.thread_id}/checkpoints`, role('project', 'viewer', 200)),
+  row('GET', "a project's usage", (w) => `/usage?project_id=${w.project}`, role('project', 'viewer', 200)),
+  row('GET', "an organisation's usage", (w) => `/usage?org_id=${w.org}`, role('org', 'viewer', 200, true)),
   row(
     'POST',
     'run from a checkpoint',

@@ -22,7 +22,7 @@ async function check(page: Page, screen: string): Promise<void> {
   await page.screenshot({ path: screenshotPath(`a11y-${screen}`) });
 }
 
-test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inbox, the models, the History tab, finished', async ({
+test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inbox, the models, the usage, the History tab, finished', async ({
   page,
 }) => {
   await page.setViewportSize({ width: 1600, height: 1000 });
@@ -48,6 +48,11 @@ test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inb
   await expect(page.getByTestId('models-table')).toBeVisible();
   await check(page, 'models');
   await page.getByTestId('models-close').click();
+
+  await page.getByTestId('usage-open').click();
+  await expect(page.getByTestId('usage-table')).toBeVisible();
+  await check(page, 'usage');
+  await page.getByTestId('usage-close').click();
 
   await page.getByTestId('tab-history').click();
   await expect(page.getByTestId('history-checkpoint').first()).toBeVisible();

@@ -32,6 +32,9 @@ export default async function globalSetup() {
     AUTH_ENABLED: 'true',
     SVC_API_TOKEN: E2E_TOKEN,
     SESSION_SECRET: E2E_SESSION_SECRET,
+    // The stand-in's default model is priced (dearly, so that a run's cost reads as more than a few zeros); llama3.2
+    // has no price: its runs show "cost unknown".
+    MODEL_PRICES: JSON.stringify({ 'fake-model': { input_per_mtok: 150, output_per_mtok: 600 } }),
   });
   process.env.E2E_BASE_URL = server.url;
   process.env.E2E_DATABASE_URL = database.url;

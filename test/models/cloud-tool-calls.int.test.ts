@@ -220,7 +220,19 @@ describe.each(PROVIDERS)('tool calls through $name', (provider) => {
     expect(provider.offered(body)).toEqual(TOOLS.map((t) => t.name));
     expect(turn).toEqual({ text: '', tool_calls: CALLS });
     expect(tokens).toEqual([]);
-    expect(usage).toEqual([{ queue_wait_ms: null, prompt_tokens: 1, output_tokens: toolTurnTokens(CALLS) }]);
+    const reported = ctx.model.reported.at(-1)!;
+    expect(reported.input_tokens).toBeGreaterThan(10);
+    expect(usage).toEqual([
+      {
+        model: provider.model,
+        queue_wait_ms: null,
+        prompt_tokens: reported.input_tokens,
+        output_tokens: toolTurnTokens(CALLS),
+        duration_ms: expect.any(Number),
+        load_ms: null,
+        generation_ms: null,
+      },
+    ]);
   });
 
   it('sends the calls and their answers back as the provider expects, and gets the answer text', async () => {
@@ -267,7 +279,15 @@ describe('tool calls through the local runtime (Ollama)', () => {
     expect((first.body as unknown as OllamaBody).tools).toEqual(TOOLS.map((t) => ({ type: 'function', function: t })));
     expect(first.turn).toEqual({ text: '', tool_calls: CALLS });
     expect(first.usage).toEqual([
-      { queue_wait_ms: expect.any(Number), prompt_tokens: ctx.model.prompts.at(-1)!.used_tokens, output_tokens: 1 },
+      {
+        model: 'fake-model',
+        queue_wait_ms: expect.any(Number),
+        prompt_tokens: ctx.model.prompts.at(-1)!.used_tokens,
+        output_tokens: 1,
+        duration_ms: expect.any(Number),
+        load_ms: 0.002 * 1000,
+        generation_ms: expect.any(Number),
+      },
     ]);
 
     ctx.model.reply(['The guide', ' says: run npm ci.']);

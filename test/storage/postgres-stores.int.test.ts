@@ -1,4 +1,5 @@
 import { CHECKPOINT_SCHEMA, CheckpointSaver } from '../../src-server/db/checkpointer';
+import { modelCallsRepository } from '../../src-server/db/model-calls.repository';
 import { runEventsRepository } from '../../src-server/db/run-events.repository';
 import { runNodesRepository } from '../../src-server/db/run-nodes.repository';
 import { runsRepository } from '../../src-server/db/runs.repository';
@@ -17,6 +18,7 @@ storageContract('PostgreSQL', async () => {
     runs: runsRepository(pool),
     events: runEventsRepository(pool),
     nodes: runNodesRepository(pool),
+    modelCalls: modelCallsRepository(pool),
     close: async () => {
       await pool.end();
       await db.drop();

@@ -66,6 +66,7 @@ const detail = (extra: Partial<RunDetail>): RunDetail => ({
   resumable: false,
   decisions: [],
   approvals: null,
+  usage: null,
   nodes: [],
   ...extra,
 });

@@ -51,6 +51,7 @@ function stored(nodes: RunNode[]): RunDetail {
     resumable: false,
     decisions: [],
     approvals: null,
+    usage: null,
     nodes,
   };
 }

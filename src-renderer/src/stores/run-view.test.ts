@@ -63,6 +63,7 @@ const detail = (nodes: RunNode[], decisions: GateDecisionRecord[], extra: Partia
   resumable: true,
   decisions,
   approvals: null,
+  usage: null,
   nodes,
   ...extra,
 });

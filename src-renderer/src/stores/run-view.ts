@@ -1,4 +1,5 @@
 import type { RunEvent } from '@contracts/events';
+import type { RunUsage } from '@contracts/usage';
 import { noteFromEvent, noteFromRecord, sameStop, type DecisionNote } from './gate-decision';
 import { applyRuntimeEvent, type ModelLoading } from './runtime-events';
 import { applyToolEvent, type ToolCallView } from './tool-events';
@@ -98,6 +99,11 @@ export interface RunView {
   returns: { from: string; to: string }[];
   /** The pending gate can be decided: its run's checkpoint is kept (false once no gate waits). */
   resumable: boolean;
+  /**
+   * The run's model calls added up (tokens, cost, time), in all and per phase, as stored once it rests; null before,
+   * and for someone who may read the run but not see its spend.
+   */
+  usage: RunUsage | null;
   lastEventId: number;
 }
 
@@ -131,6 +137,7 @@ export function emptyView(): RunView {
     decisions: [],
     returns: [],
     resumable: false,
+    usage: null,
     lastEventId: 0,
   };
 }
@@ -390,6 +397,7 @@ export function settle(view: RunView, detail: RunDetail): void {
   const end = endEvent(detail);
   if (end && !FINISHED_RUN_STATUSES.includes(view.status as RunStatus)) applyEvent(view, end, view.lastEventId);
   view.decisions = detail.decisions;
+  view.usage = detail.usage;
   for (const node of detail.nodes) view.figures[node.node_id] = figuresFromNode(node);
   if (view.status === 'waiting_approval' && sameStop(view.pendingGate, detail.pending_gate)) {
     view.approvals = detail.approvals;

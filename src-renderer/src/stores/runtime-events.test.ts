@@ -76,6 +76,7 @@ describe('the local runtime in the run view', () => {
       resumable: false,
       decisions: [],
       approvals: null,
+      usage: null,
       nodes: [node],
     } as RunDetail;
     const stored = runView(detail);

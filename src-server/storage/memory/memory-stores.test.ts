@@ -3,5 +3,11 @@ import { MemoryStores } from './memory-stores';
 
 storageContract('in memory', async () => {
   const stores = new MemoryStores();
-  return { runs: stores.runStore, events: stores.eventStore, nodes: stores.nodeStore, close: async () => undefined };
+  return {
+    runs: stores.runStore,
+    events: stores.eventStore,
+    nodes: stores.nodeStore,
+    modelCalls: stores.modelCalls,
+    close: async () => undefined,
+  };
 });

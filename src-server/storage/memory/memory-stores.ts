@@ -9,6 +9,9 @@ import type {
   NewStopDecision,
   NewToolCall,
   ModelTurnRecord,
+  ModelCallRecord,
+  ModelCallStore,
+  ModelCallWrite,
   ToolCallRecord,
   ToolCallStore,
   NodeStore,
@@ -75,6 +78,7 @@ export class MemoryStores {
   private readonly turns = new Map<string, ModelTurnRecord>();
   private readonly calls = new Map<string, ToolCallRecord>();
   private readonly grants = new Set<string>();
+  private readonly modelCallRows = new Map<string, ModelCallRecord>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly listeners = new Set<MemoryNotices>();
   /** The next write fails with this error (a database that went away), once. */
@@ -575,6 +579,26 @@ export class MemoryStores {
     granted: async (threadId: string, tool: string) => {
       this.statement('read');
       return this.grants.has(`${threadId}/${tool}`);
+    },
+  };
+
+  readonly modelCalls: ModelCallStore = {
+    record: async (calls: readonly ModelCallWrite[]) => {
+      this.statement();
+      for (const call of calls) {
+        const run = this.runs.get(call.runId);
+        if (!run || this.modelCallRows.has(call.id)) continue;
+        this.modelCallRows.set(call.id, {
+          ...call,
+          projectId: run.projectId,
+          userId: run.createdBy,
+          agent: run.agent,
+        });
+      }
+    },
+    ofRun: async (runId: string) => {
+      this.statement('read');
+      return [...this.modelCallRows.values()].filter((c) => c.runId === runId).map((c) => ({ ...c }));
     },
   };
 
