@@ -237,7 +237,7 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
               ? Math.max(outputTokens ?? 0, usage.output_tokens ?? 0)
               : (outputTokens ?? 0) + (usage.output_tokens ?? 0);
         }
-        ending = endingOf(chunk.response_metadata, ending);
+        ending = endingOf({ ...chunk.additional_kwargs, ...chunk.response_metadata }, ending);
         const piece = chunk.text;
         if (!piece) continue;
         text += piece;
@@ -271,17 +271,22 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
 }
 
 /**
- * The model that answered and why it stopped, from the response metadata LangChain's clients put on the chunks
- * (each provider names them its own way; the last chunk that names one wins).
+ * The model that answered and why it stopped, from what LangChain's clients put on the chunks (each provider names
+ * them its own way: Gemini's `finishReason`, Anthropic's `model` and `stop_reason` in the message's fields, OpenAI's
+ * Responses `model` and `status`); the last chunk that names one wins.
  */
 function endingOf(
-  metadata: Record<string, unknown> | undefined,
+  metadata: Record<string, unknown>,
   before: { model: string | null; reason: string | null },
 ): { model: string | null; reason: string | null } {
-  if (!metadata) return before;
   const text = (value: unknown) => (typeof value === 'string' && value ? value : null);
   return {
     model: text(metadata.model_name) ?? text(metadata.model) ?? before.model,
-    reason: text(metadata.finish_reason) ?? text(metadata.stop_reason) ?? text(metadata.finishReason) ?? before.reason,
+    reason:
+      text(metadata.finish_reason) ??
+      text(metadata.stop_reason) ??
+      text(metadata.finishReason) ??
+      text(metadata.status) ??
+      before.reason,
   };
 }

@@ -148,6 +148,8 @@ const PROVIDERS = [
   {
     name: 'cloud_a (Gemini)',
     model: 'cloud_a:gemini-test',
+    // What the answer says of itself, in the provider's own words (Gemini's stream names no model).
+    ending: { response_model: null, finish_reason: 'STOP' },
     offered: (body: Record<string, unknown>) =>
       (body as unknown as GeminiBody).tools.flatMap((t) => t.functionDeclarations.map((d) => d.name)),
     /** The model's turn, then one content holding every answer, matched to its call by name. */
@@ -169,6 +171,7 @@ const PROVIDERS = [
   {
     name: 'cloud_b (Anthropic)',
     model: 'cloud_b:claude-test',
+    ending: { response_model: 'claude-test', finish_reason: 'tool_use' },
     offered: (body: Record<string, unknown>) => (body as unknown as AnthropicBody).tools.map((t) => t.name),
     /** tool_use blocks with the calls' ids, then tool_result blocks naming them; the ids it was sent. */
     sentBack(body: Record<string, unknown>): string[] {
@@ -190,6 +193,7 @@ const PROVIDERS = [
   {
     name: 'cloud_c (OpenAI Responses)',
     model: 'cloud_c:gpt-test',
+    ending: { response_model: 'gpt-test', finish_reason: 'completed' },
     offered: (body: Record<string, unknown>) =>
       (body as unknown as OpenAIBody).tools.map((t) => (t.type === 'function' ? t.name : `(${t.type})`)),
     /** function_call items with the calls' call_ids, then function_call_output items naming them. */
@@ -231,6 +235,7 @@ describe.each(PROVIDERS)('tool calls through $name', (provider) => {
         duration_ms: expect.any(Number),
         load_ms: null,
         generation_ms: null,
+        ...provider.ending,
       },
     ]);
   });
@@ -287,6 +292,8 @@ describe('tool calls through the local runtime (Ollama)', () => {
         duration_ms: expect.any(Number),
         load_ms: 0.002 * 1000,
         generation_ms: expect.any(Number),
+        response_model: 'fake-model',
+        finish_reason: 'stop',
       },
     ]);
 
