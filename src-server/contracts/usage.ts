@@ -98,12 +98,18 @@ export const UsageRowSchema = UsageFiguresSchema.extend({
 }).meta({ id: 'UsageRow' });
 export type UsageRow = z.infer<typeof UsageRowSchema>;
 
+/** The most groups one answer lists: a range and a grouping that make more are cut, and the answer says so. */
+export const MAX_USAGE_ROWS = 5000;
+
 export const UsageReportSchema = z
   .object({
     from: z.string(),
     to: z.string(),
     group_by: z.array(z.enum(USAGE_GROUPS)),
     rows: z.array(UsageRowSchema).meta({ description: 'one per group, in the order of the group keys' }),
+    truncated: z.boolean().meta({
+      description: `true when there were more than ${MAX_USAGE_ROWS} groups and only the first are listed (the total counts all)`,
+    }),
     total: UsageFiguresSchema,
   })
   .meta({
@@ -129,6 +135,7 @@ export const UsageReportSchema = z
             avg_queue_wait_ms: null,
           },
         ],
+        truncated: false,
         total: {
           runs: 3,
           calls: 9,

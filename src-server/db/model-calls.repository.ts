@@ -1,4 +1,4 @@
-import type { CallTotals, UsageFigures, UsageGroup, UsageRow } from '../contracts/usage';
+import { MAX_USAGE_ROWS, type CallTotals, type UsageFigures, type UsageGroup, type UsageRow } from '../contracts/usage';
 import type { ModelCallRecord, ModelCallWrite } from '../storage/types';
 import type { Pool } from './pool';
 
@@ -144,7 +144,7 @@ export function modelCallsRepository(pool: Pool) {
     },
 
     /** The totals of the calls the filter lets through, one row per group, and their grand total. */
-    async totals(filter: UsageFilter): Promise<{ rows: UsageRow[]; total: UsageFigures }> {
+    async totals(filter: UsageFilter): Promise<{ rows: UsageRow[]; truncated: boolean; total: UsageFigures }> {
       const groups = filter.groupBy.map((key) => GROUPS[key]);
       const joins = groups.flatMap((g) => (g.join ? [g.join] : [])).join(' ');
       const { visibility: seen } = filter;
@@ -170,13 +170,15 @@ export function modelCallsRepository(pool: Pool) {
                FROM svc_model_calls c ${joins}
               WHERE ${where}
               GROUP BY ${groups.flatMap((g) => g.group).join(', ')}
-              ORDER BY ${groups.flatMap((g) => g.group).join(', ')}`,
+              ORDER BY ${groups.flatMap((g) => g.group).join(', ')}
+              LIMIT ${MAX_USAGE_ROWS + 1}`,
             values,
           )
         : undefined;
       const total = pool.query<UsageFigures>(`SELECT ${FIGURES} FROM svc_model_calls c WHERE ${where}`, values);
       const [rows, sum] = await Promise.all([grouped, total]);
-      return { rows: rows?.rows ?? [], total: sum.rows[0]! };
+      const listed = rows?.rows ?? [];
+      return { rows: listed.slice(0, MAX_USAGE_ROWS), truncated: listed.length > MAX_USAGE_ROWS, total: sum.rows[0]! };
     },
 
     /**

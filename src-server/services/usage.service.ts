@@ -33,7 +33,7 @@ export function usageService(deps: { access: Access; calls: ModelCallsRepository
       const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_RANGE_MS);
       // The schema let only known keys through; the rows are ordered by the keys in the order named.
       const groupBy = [...new Set(query.group_by?.split(',') ?? [])] as UsageGroup[];
-      const { rows, total } = await calls.totals({
+      const { rows, truncated, total } = await calls.totals({
         from,
         to,
         groupBy,
@@ -41,7 +41,7 @@ export function usageService(deps: { access: Access; calls: ModelCallsRepository
         orgId: query.org_id,
         visibility: await visibility(principal),
       });
-      return { from: from.toISOString(), to: to.toISOString(), group_by: groupBy, rows, total };
+      return { from: from.toISOString(), to: to.toISOString(), group_by: groupBy, rows, truncated, total };
     },
 
     /**

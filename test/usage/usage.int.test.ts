@@ -299,6 +299,26 @@ describe('the usage accounting', () => {
     expect(detail.usage!.generation_ms).toEqual(expect.any(Number));
   });
 
+  it('lists at most 5,000 groups, says when it cut, and still totals every call', async () => {
+    const [one] = made;
+    // 5,001 calls of one run, a day apart, years before the other tests' calls: 5,001 days to group by.
+    await server.pool.query(
+      `INSERT INTO svc_model_calls (id, run_id, node_id, project_id, user_id, agent, provider, model, input_tokens,
+                                    output_tokens, duration_ms, created_at)
+       SELECT gen_random_uuid(), $1, 'summarize', $2, NULL, 'summary', 'local', 'fake-model', 1, 2, 5,
+              timestamptz '2000-01-01' + make_interval(days => n)
+         FROM generate_series(0, 5000) AS n`,
+      [one!.runId, one!.projectId],
+    );
+    const answer = await report(null, '?group_by=day&from=2000-01-01T00:00:00Z&to=2014-01-01T00:00:00Z');
+    expect(answer.truncated).toBe(true);
+    expect(answer.rows).toHaveLength(5000);
+    expect(answer.rows[0]!.day).toBe('2000-01-01');
+    expect(answer.total).toMatchObject({ calls: 5001, input_tokens: 5001, output_tokens: 10002 });
+    expect((await report(null, '?group_by=day')).truncated).toBe(false);
+    await server.pool.query(`DELETE FROM svc_model_calls WHERE created_at < '2014-01-01'`);
+  });
+
   it('refuses a range that ends before it starts, and group keys it does not know', async () => {
     expect((await asAdmin('/usage?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z')).status).toBe(400);
     expect((await asAdmin('/usage?group_by=day,colour')).status).toBe(400);
