@@ -62,11 +62,14 @@ export type RunRequest = z.infer<typeof RunRequestSchema>;
 export const ThreadSchema = z
   .object({
     id: z.uuid(),
-    name: z.string().nullable().meta({
-      description:
-        'what the thread is called: its first message (cut near 80 characters) unless renamed; later runs do not ' +
-        'change it. Null until the thread gets its first message',
-    }),
+    name: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'what the thread is called: its first message (cut near 80 characters) unless renamed; later runs do not ' +
+          'change it. Null until the thread gets its first message',
+      }),
     agent: z.string(),
     model: z.string().nullable(),
     last_message: z.string().nullable(),
@@ -319,6 +322,10 @@ export const RunDetailSchema = RunSchema.extend({
   decisions: z.array(GateDecisionRecordSchema),
   /** The pending gate's approvals so far; null when no gate waits. */
   approvals: GateApprovalsSchema.nullable(),
+  forked_from: z
+    .object({ run_id: z.uuid().nullable(), checkpoint_id: z.string() })
+    .nullable()
+    .meta({ description: 'a run on a branch: the checkpoint it was forked from, and the run that wrote it' }),
 }).meta({ id: 'RunDetail' });
 export type RunDetail = z.infer<typeof RunDetailSchema>;
 

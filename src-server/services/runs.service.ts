@@ -311,13 +311,16 @@ export function runsService(deps: RunsServiceDeps) {
       const run = await visibleRun(principal, runId);
       const nodes = await runs.nodes(run.id);
       const waiting = run.status === 'waiting_approval' && run.pending_gate !== null;
-      const [resumable, decisions, approvals] = await Promise.all([
+      const [resumable, decisions, approvals, record] = await Promise.all([
         waiting ? engine.hasPendingInterrupt(run.thread_id) : false,
         deps.gates.listByRun(run.id),
         waiting ? deps.gates.approvalsOf(run.id, run.event_seq, run.pending_gate!.approvals_needed ?? 1) : null,
+        runs.get(run.id),
       ]);
       const { routes, pending_gate, event_seq: _seq, project_id: _project, ...fields } = run;
-      return { ...fields, nodes, routes, pending_gate, resumable, decisions, approvals };
+      const from = record?.forkedFrom;
+      const forked_from = from ? { run_id: from.run_id, checkpoint_id: from.checkpoint_id } : null;
+      return { ...fields, nodes, routes, pending_gate, resumable, decisions, approvals, forked_from };
     },
   };
 }

@@ -53,13 +53,31 @@ test('an approval from the inbox and a cancel change the row and the inbox count
   const item = page.getByTestId('inbox-item').filter({ hasText: `inbox approval ${marker}` });
   await expect(item).toBeVisible();
   const before = await inboxCount(page);
+  // The card and the inbox say the same: where the gate is, which phase a respond sends back, what each field is for.
+  await expect(item).toContainText('Approval at gate · members and above decide');
+  await item.getByTestId('gate-respond').click();
+  await expect(item.getByTestId('gate-respond-submit')).toHaveText('Send back to analysis');
+  await expect(item.getByTestId('gate-response-hint')).toContainText('analysis reads this and runs again');
+  await expect(item.getByTestId('gate-reason-hint')).toContainText('The phase does not read it');
+  const axe = await new AxeBuilder({ page })
+    .include('[data-testid="inbox"]')
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
+    .analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
+  await item.getByTestId('gate-respond-cancel').click();
   await script(words('Published.'));
   await item.getByTestId('gate-approve').click();
+  // The confirmation names the run: its agent and its thread.
+  await expect(page.getByTestId('inbox-notice')).toContainText(`change-review · “Review: inbox approval ${marker}”`);
   await expect(first).not.toHaveAttribute('data-status', 'waiting_approval', SOON);
   await expect(page.getByTestId('inbox-count')).toHaveText(String(before - 1), SOON);
   // It finishes in the background: the row says so without a reload.
   await expect(first).toHaveAttribute('data-status', 'completed');
   await page.getByTestId('inbox-close').click();
+  await expect(page.getByTestId('approval-card')).toContainText('Approval at gate · members and above decide');
+  await page.getByTestId('gate-respond').click();
+  await expect(page.getByTestId('gate-respond-submit')).toHaveText('Send back to analysis');
+  await page.getByTestId('gate-respond-cancel').click();
 
   // The second is cancelled from its thread: its row, and the count, at once.
   await page.getByTestId('run-cancel').click();
@@ -99,6 +117,7 @@ test('a thread keeps its name after a continue and a fork; a rename sticks; a re
   await script(words('A forked summary.'));
   await page.getByTestId('fork-submit').click();
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await expect(page.getByTestId('run-forked-from')).toContainText('Forked from run');
   await expect(thread.getByTestId('thread-name')).toHaveText(name);
 
   // Renaming: Escape leaves the name, Enter keeps the new one, and it is stored.

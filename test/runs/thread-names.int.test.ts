@@ -48,8 +48,13 @@ describe('thread names', () => {
       }),
       202,
     );
-    await ctx.server.request(`/runs/${forked.run_id}/wait?timeout_s=60`);
+    const detail = await json<{ forked_from: unknown }>(
+      await ctx.server.request(`/runs/${forked.run_id}/wait?timeout_s=60`),
+    );
+    expect(detail.forked_from).toEqual({ run_id: first.run_id, checkpoint_id: from.checkpoint_id });
     expect((await thread(first.thread_id)).name).toBe('Summarise the loader changes');
+    const plain = await json<{ forked_from: unknown }>(await ctx.server.request(`/runs/${first.run_id}`));
+    expect(plain.forked_from).toBeNull();
   });
 
   it('a long first message is cut at a word, with an ellipsis', async () => {

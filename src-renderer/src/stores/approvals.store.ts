@@ -112,6 +112,13 @@ export const useApprovalsStore = defineStore('approvals', () => {
     );
   }
 
+  /** Which run a confirmation is about: its agent, its thread's name (or message) and its project. */
+  function runLabel(item: ApprovalItem): string {
+    const name = threads.threads.find((t) => t.id === item.thread_id)?.name ?? item.message;
+    const short = name && name.length > 60 ? `${name.slice(0, 59)}…` : name;
+    return `${item.agent}${short ? ` · “${short}”` : ''} (${item.project.name})`;
+  }
+
   /** Sends one decision on an item; what became of it is kept with the item and said at the top of the inbox. */
   async function send(
     item: ApprovalItem,
@@ -119,6 +126,7 @@ export const useApprovalsStore = defineStore('approvals', () => {
     outcome: (accepted: RunAccepted) => string,
   ): Promise<void> {
     const key = itemKey(item);
+    const which = runLabel(item);
     busy.value = key;
     try {
       const accepted = await decision();
@@ -127,7 +135,7 @@ export const useApprovalsStore = defineStore('approvals', () => {
       results.value[key] = { ok: true, text };
       notice.value = {
         ok: true,
-        text: `${item.agent} (${item.project.name}): ${text}`,
+        text: `${which}: ${text}`,
         seq: (notice.value?.seq ?? 0) + 1,
       };
       // The same run on screen goes on there too.
@@ -137,7 +145,7 @@ export const useApprovalsStore = defineStore('approvals', () => {
       results.value[key] = { ok: false, text };
       notice.value = {
         ok: false,
-        text: `${item.agent} (${item.project.name}): ${text}`,
+        text: `${which}: ${text}`,
         seq: (notice.value?.seq ?? 0) + 1,
       };
     } finally {

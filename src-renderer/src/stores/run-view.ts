@@ -98,6 +98,8 @@ export interface RunView {
   returns: { from: string; to: string }[];
   /** The pending gate can be decided: its run's checkpoint is kept (false once no gate waits). */
   resumable: boolean;
+  /** A run on a branch of its thread: the checkpoint it was forked from, and the run that wrote it. */
+  forkedFrom: { runId: string | null; checkpointId: string } | null;
   lastEventId: number;
 }
 
@@ -131,6 +133,7 @@ export function emptyView(): RunView {
     decisions: [],
     returns: [],
     resumable: false,
+    forkedFrom: null,
     lastEventId: 0,
   };
 }
@@ -358,6 +361,9 @@ export function runView(detail: RunDetail): RunView {
     projectPath: detail.project_path,
     status: detail.status,
     startedAt: detail.started_at,
+    forkedFrom: detail.forked_from
+      ? { runId: detail.forked_from.run_id, checkpointId: detail.forked_from.checkpoint_id }
+      : null,
   };
 }
 

@@ -198,11 +198,17 @@ export const useRunsStore = defineStore('runs', () => {
    * Starts a run on a branch of the thread on screen, from one of its checkpoints (message, model or a phase's output
    * edited), and follows it as a new run.
    */
-  async function fork(threadId: string, checkpointId: string, body: ForkRequest): Promise<void> {
+  async function fork(
+    threadId: string,
+    checkpointId: string,
+    body: ForkRequest,
+    fromRun: string | null = null,
+  ): Promise<void> {
     const { agent, projectPath } = view.value;
     lastRequest.value = null;
     decisionError.value = null;
-    view.value = { ...emptyView(), agent, threadId, message: body.message ?? null, projectPath };
+    const forkedFrom = { runId: fromRun, checkpointId };
+    view.value = { ...emptyView(), agent, threadId, message: body.message ?? null, projectPath, forkedFrom };
     await follow((signal, onEvent) => runsApi.fork(threadId, checkpointId, body, signal, onEvent));
   }
 

@@ -8,8 +8,10 @@ import { useSessionStore } from './session.store';
 const PAGE = 50;
 /** How soon the list is read again after the studio saw a run change: several changes in a row make one read. */
 const SETTLE_MS = 150;
-/** While a listed run goes on away from the screen (resumed from the inbox, started elsewhere), the list is read
- * this often. */
+/**
+ * While a listed run goes on away from the screen (resumed from the inbox, started elsewhere), the list is read this
+ * often.
+ */
 export const ACTIVE_POLL_MS = 3000;
 /** Otherwise, for what other people and processes change. */
 const IDLE_POLL_MS = 15_000;
