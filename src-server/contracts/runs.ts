@@ -63,6 +63,14 @@ export type RunRequest = z.infer<typeof RunRequestSchema>;
 export const ThreadSchema = z
   .object({
     id: z.uuid(),
+    name: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'what the thread is called: its first message (cut near 80 characters) unless renamed; later runs do not ' +
+          'change it. Null until the thread gets its first message',
+      }),
     agent: z.string(),
     model: z.string().nullable(),
     last_message: z.string().nullable(),
@@ -89,6 +97,11 @@ export const CreateThreadSchema = z
   })
   .meta({ id: 'CreateThread' });
 export type CreateThread = z.infer<typeof CreateThreadSchema>;
+
+export const RenameThreadSchema = z
+  .object({ name: z.string().trim().min(1, 'must not be empty').max(200) })
+  .meta({ id: 'RenameThread' });
+export type RenameThread = z.infer<typeof RenameThreadSchema>;
 
 export const RunSchema = z
   .object({
@@ -311,6 +324,10 @@ export const RunDetailSchema = RunSchema.extend({
   /** The pending gate's approvals so far; null when no gate waits. */
   approvals: GateApprovalsSchema.nullable(),
   usage: RunUsageSchema.nullable(),
+  forked_from: z
+    .object({ run_id: z.uuid().nullable(), checkpoint_id: z.string() })
+    .nullable()
+    .meta({ description: 'a run on a branch: the checkpoint it was forked from, and the run that wrote it' }),
 }).meta({ id: 'RunDetail' });
 export type RunDetail = z.infer<typeof RunDetailSchema>;
 

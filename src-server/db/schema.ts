@@ -850,6 +850,38 @@ const statements = [
   `CREATE INDEX IF NOT EXISTS svc_model_calls_by_project ON svc_model_calls (project_id, created_at)`,
   `CREATE INDEX IF NOT EXISTS svc_model_calls_by_user ON svc_model_calls (user_id, created_at)`,
   `CREATE INDEX IF NOT EXISTS svc_model_calls_by_run ON svc_model_calls (run_id)`,
+  // A thread's name: what it was first asked (whitespace folded, cut at a word near 80 characters), or what a person
+  // renamed it to (PATCH /threads/{id}). A trigger names a thread the first time it gets a message, whichever path
+  // writes it (a new thread's run, the first run of an empty thread, a queued run claimed), and never renames it:
+  // later runs change last_message only.
+  `ALTER TABLE svc_threads ADD COLUMN IF NOT EXISTS name text`,
+  `CREATE OR REPLACE FUNCTION svc_thread_name(p_message text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $fn$
+   DECLARE
+     m text := btrim(regexp_replace(p_message, '\\s+', ' ', 'g'));
+     cut text;
+   BEGIN
+     IF m = '' THEN RETURN NULL; END IF;
+     IF length(m) <= 80 THEN RETURN m; END IF;
+     cut := substring(left(m, 80) FROM '^(.*\\S)\\s');
+     IF length(cut) >= 40 THEN RETURN cut || '…'; END IF;
+     RETURN left(m, 79) || '…';
+   END
+   $fn$`,
+  `CREATE OR REPLACE FUNCTION svc_thread_named() RETURNS trigger LANGUAGE plpgsql AS $fn$
+   BEGIN
+     IF NEW.name IS NULL AND NEW.last_message IS NOT NULL THEN
+       NEW.name := svc_thread_name(NEW.last_message);
+     END IF;
+     RETURN NEW;
+   END
+   $fn$`,
+  `CREATE OR REPLACE TRIGGER svc_threads_named BEFORE INSERT OR UPDATE OF last_message ON svc_threads
+     FOR EACH ROW EXECUTE FUNCTION svc_thread_named()`,
+  // Threads from before names: named after their first run's message.
+  `UPDATE svc_threads t
+      SET name = svc_thread_name(COALESCE((SELECT r.message FROM svc_runs r WHERE r.thread_id = t.id
+                                             AND r.message IS NOT NULL ORDER BY r.started_at LIMIT 1), t.last_message))
+    WHERE t.name IS NULL AND t.last_message IS NOT NULL`,
 ];
 
 /**

@@ -3,6 +3,7 @@ import type { Pool } from './pool';
 
 interface ThreadRow {
   id: string;
+  name: string | null;
   agent: string;
   model: string | null;
   last_message: string | null;
@@ -15,7 +16,7 @@ interface ThreadRow {
 }
 
 const SELECT_THREAD = `
-  SELECT t.id, t.agent, t.model, t.last_message, t.project_path, t.project_id, t.created_at, t.updated_at,
+  SELECT t.id, t.name, t.agent, t.model, t.last_message, t.project_path, t.project_id, t.created_at, t.updated_at,
          r.id AS last_run_id, r.status AS last_run_status
     FROM svc_threads t
     LEFT JOIN LATERAL (
@@ -25,6 +26,7 @@ const SELECT_THREAD = `
 function toThread(row: ThreadRow): Thread {
   return {
     id: row.id,
+    name: row.name,
     agent: row.agent,
     model: row.model,
     last_message: row.last_message,
@@ -77,7 +79,7 @@ export function threadsRepository(pool: Pool) {
     async insert(t: NewThread): Promise<Thread> {
       const { rows } = await pool.query<ThreadRow>(
         `INSERT INTO svc_threads (id, agent, model, project_path, project_id, created_by) VALUES ($1, $2, $3, $4, $5, $6)
-         RETURNING id, agent, model, last_message, project_path, project_id, created_at, updated_at,
+         RETURNING id, name, agent, model, last_message, project_path, project_id, created_at, updated_at,
                    NULL::uuid AS last_run_id, NULL::text AS last_run_status`,
         [t.id, t.agent, t.model, t.projectPath, t.projectId, t.createdBy],
       );
@@ -128,6 +130,11 @@ export function threadsRepository(pool: Pool) {
         [projectIds, from, after?.at ?? null, after?.id ?? null, limit],
       );
       return rows.map(listed);
+    },
+
+    /** Renames a thread; its place in the list (updated_at) stays, as a name is not activity. */
+    async rename(id: string, name: string): Promise<void> {
+      await pool.query(`UPDATE svc_threads SET name = $2 WHERE id = $1`, [id, name]);
     },
 
     async delete(id: string): Promise<boolean> {

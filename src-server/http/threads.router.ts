@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { UuidSchema } from '../contracts/common';
-import { CheckpointSchema, CreateThreadSchema, ThreadPageSchema, ThreadSchema } from '../contracts/runs';
+import {
+  CheckpointSchema,
+  CreateThreadSchema,
+  RenameThreadSchema,
+  ThreadPageSchema,
+  ThreadSchema,
+} from '../contracts/runs';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
 
@@ -51,6 +57,22 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
     params: IdParams,
     responses: { 200: { description: 'the thread', schema: ThreadSchema } },
     handler: ({ params, ctx }) => threadsService.get(ctx.principal, params.id),
+  });
+
+  api.route({
+    method: 'patch',
+    path: '/threads/{id}',
+    operationId: 'renameThread',
+    tag: 'threads',
+    summary: 'Rename a thread (its name is its first message until then; runs never change it)',
+    params: IdParams,
+    body: RenameThreadSchema,
+    errors: {
+      403: "needs the member role on the thread's project (forbidden)",
+      404: 'no such thread, or it is not visible to the caller (not_found)',
+    },
+    responses: { 200: { description: 'the thread, renamed', schema: ThreadSchema } },
+    handler: ({ params, body, ctx }) => threadsService.rename(ctx.principal, params.id, body),
   });
 
   api.route({

@@ -3,7 +3,7 @@ import type { Catalog, CatalogEntry } from '../assets/catalog';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { notFound } from '../contracts/errors';
-import type { Checkpoint, CreateThread, Thread, ThreadPage } from '../contracts/runs';
+import type { Checkpoint, CreateThread, RenameThread, Thread, ThreadPage } from '../contracts/runs';
 import type { RunsRepository } from '../db/runs.repository';
 import type { ThreadsRepository } from '../db/threads.repository';
 import type { Engine } from '../engine';
@@ -93,6 +93,13 @@ export function threadsService(deps: ThreadsServiceDeps) {
 
     async get(principal: Principal, id: string): Promise<Thread> {
       return visibleThread(principal, id);
+    },
+
+    /** A person's name for the thread, in place of its first message; runs never change it. */
+    async rename(principal: Principal, id: string, body: RenameThread): Promise<Thread> {
+      const thread = await visibleThread(principal, id, 'member');
+      await threads.rename(thread.id, body.name);
+      return { ...thread, name: body.name };
     },
 
     async delete(principal: Principal, id: string): Promise<void> {

@@ -342,6 +342,9 @@ const MATRIX: Row[] = [
   row('POST', 'create a thread', () => '/threads', role('project', 'member', 201), {
     body: (w) => ({ agent: 'summary', project_id: w.project }),
   }),
+  row('PATCH', 'rename a thread', (w) => `/threads/${w.finished.thread_id}`, role('project', 'member', 200), {
+    body: () => ({ name: 'renamed by the matrix' }),
+  }),
   row('DELETE', 'delete a thread', (_w, f) => `/threads/${f.thread}`, role('project', 'member', 204), {
     fresh: freshThread,
   }),

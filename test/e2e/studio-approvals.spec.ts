@@ -300,7 +300,7 @@ test('a gate nobody decides in time expires: the card shows its deadline, then t
   await expect(decision.getByTestId('decision-summary')).toHaveText('gate · Expired: rejected by its deadline rule');
   await expect(page.getByTestId('approval-card')).toHaveCount(0);
   await expect(page.getByTestId('gate-decision')).toContainText('Expired: rejected by its deadline rule');
-  await expect(page.getByTestId('thread-item').filter({ hasText: marker })).toContainText('rejected');
+  await expect(page.getByTestId('thread-item').filter({ hasText: marker })).toContainText('Rejected');
   await page.screenshot({ path: screenshotPath('approvals-expired') });
 });
 

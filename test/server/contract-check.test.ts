@@ -40,6 +40,7 @@ const answer = (key: string, status: number, body?: unknown, type = 'application
 
 const thread = {
   id: '6f1c2b3a-4d5e-4f60-8a7b-9c0d1e2f3a4b',
+  name: null,
   agent: 'summary',
   model: null,
   last_message: null,

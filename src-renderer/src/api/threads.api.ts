@@ -7,6 +7,7 @@ import {
   ThreadSchema,
   type ApproveBody,
   type CreateThread,
+  type RenameThread,
   type RespondBody,
 } from '@contracts/runs';
 import { z } from 'zod';
@@ -50,6 +51,9 @@ export const threadsApi = {
       },
     ),
   create: (body: CreateThread) => api('/threads', { method: 'POST', body, schema: ThreadSchema }),
+  /** A person's name for the thread; runs never change it. */
+  rename: (threadId: string, name: string) =>
+    api(`/threads/${threadId}`, { method: 'PATCH', body: { name } satisfies RenameThread, schema: ThreadSchema }),
   runs: (threadId: string) => api(`/threads/${threadId}/runs`, { schema: z.array(RunSchema) }),
   remove: (threadId: string) => api<void>(`/threads/${threadId}`, { method: 'DELETE' }),
   /** The thread's history: every checkpoint of its runs and branches, oldest first. */

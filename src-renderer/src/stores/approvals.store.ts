@@ -7,6 +7,7 @@ import { threadsApi, type DecisionChoice } from '../api/threads.api';
 import { approvedBy, outcomeText, toolOutcomeText } from './gate-decision';
 import { useRunsStore } from './runs.store';
 import { useSessionStore } from './session.store';
+import { useThreadsStore } from './threads.store';
 
 /**
  * One waiting item of the inbox: a run stops at one gate or tool call at a time, but a gate may be reached again, and
@@ -28,6 +29,7 @@ export function waitingFor(items: readonly ApprovalItem[], userId: string | null
 export const useApprovalsStore = defineStore('approvals', () => {
   const runs = useRunsStore();
   const session = useSessionStore();
+  const threads = useThreadsStore();
   const items = ref<ApprovalItem[]>([]);
   /** False until the first answer: the header shows no count before it. */
   const loaded = ref(false);
@@ -46,21 +48,42 @@ export const useApprovalsStore = defineStore('approvals', () => {
 
   const count = computed(() => waitingFor(items.value, session.me?.user.id).length);
 
+  /** Runs seen moving on here since the last read began: a read that raced the move does not bring them back. */
+  const movedOn = new Set<string>();
+  /** A read asked for while one was under way: it may have begun before what it was asked for happened. */
+  let again = false;
+
   /** Reloads the list; never throws (a failure is kept in `error` for the inbox to show with a Retry). */
   function refresh(): Promise<void> {
-    // One request at a time: the poll, a decision and a gate reached may all ask at once.
-    loading ??= (async () => {
+    // One request at a time (the poll, a decision and a gate reached may all ask at once), and one more after it.
+    if (loading) {
+      again = true;
+      return loading;
+    }
+    loading = (async () => {
       try {
-        items.value = await approvalsApi.list();
+        const listed = await approvalsApi.list();
+        items.value = again ? listed.filter((item) => !movedOn.has(item.run_id)) : listed;
+        if (!again) movedOn.clear();
         loaded.value = true;
         error.value = null;
       } catch (e) {
         error.value = `The approvals waiting for you could not be loaded: ${errorMessage(e)}`;
       } finally {
         loading = null;
+        if (again) {
+          again = false;
+          void refresh();
+        }
       }
     })();
     return loading;
+  }
+
+  /** A run no longer waits (decided, cancelled, ended): its items leave the inbox and its count at once. */
+  function dropRun(runId: string): void {
+    movedOn.add(runId);
+    items.value = items.value.filter((item) => item.run_id !== runId);
   }
 
   function poll(everyMs = 5000): void {
@@ -89,6 +112,13 @@ export const useApprovalsStore = defineStore('approvals', () => {
     );
   }
 
+  /** Which run a confirmation is about: its agent, its thread's name (or message) and its project. */
+  function runLabel(item: ApprovalItem): string {
+    const name = threads.threads.find((t) => t.id === item.thread_id)?.name ?? item.message;
+    const short = name && name.length > 60 ? `${name.slice(0, 59)}…` : name;
+    return `${item.agent}${short ? ` · “${short}”` : ''} (${item.project.name})`;
+  }
+
   /** Sends one decision on an item; what became of it is kept with the item and said at the top of the inbox. */
   async function send(
     item: ApprovalItem,
@@ -96,14 +126,16 @@ export const useApprovalsStore = defineStore('approvals', () => {
     outcome: (accepted: RunAccepted) => string,
   ): Promise<void> {
     const key = itemKey(item);
+    const which = runLabel(item);
     busy.value = key;
     try {
       const accepted = await decision();
+      threads.track({ threadId: accepted.thread_id, runId: accepted.run_id, status: accepted.status });
       const text = outcome(accepted);
       results.value[key] = { ok: true, text };
       notice.value = {
         ok: true,
-        text: `${item.agent} (${item.project.name}): ${text}`,
+        text: `${which}: ${text}`,
         seq: (notice.value?.seq ?? 0) + 1,
       };
       // The same run on screen goes on there too.
@@ -113,7 +145,7 @@ export const useApprovalsStore = defineStore('approvals', () => {
       results.value[key] = { ok: false, text };
       notice.value = {
         ok: false,
-        text: `${item.agent} (${item.project.name}): ${text}`,
+        text: `${which}: ${text}`,
         seq: (notice.value?.seq ?? 0) + 1,
       };
     } finally {
@@ -130,6 +162,14 @@ export const useApprovalsStore = defineStore('approvals', () => {
   // A decision from an approval card, and a run of this studio reaching a gate, change what waits.
   runs.onDecision(() => void refresh());
   runs.onGateWaiting(() => void refresh());
+  threads.onRunSeen((seen) => {
+    if (seen.status === 'waiting_approval') {
+      movedOn.delete(seen.runId);
+      return;
+    }
+    dropRun(seen.runId);
+    void refresh();
+  });
 
   return { items, loaded, error, open, busy, results, notice, count, refresh, poll, decide, decideToolCall, show };
 });

@@ -50,6 +50,7 @@ const record = (
 
 const detail = (extra: Partial<RunDetail>): RunDetail => ({
   id: RUN,
+  forked_from: null,
   thread_id: THREAD,
   agent: 'change-review',
   model: 'm',

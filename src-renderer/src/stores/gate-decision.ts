@@ -166,6 +166,20 @@ export function decideRoleText(role: Role | null | undefined): string {
   return lowest === 'admin' ? 'administrators decide' : `${lowest}s and above decide`;
 }
 
+/** Where a run waits, in words: "Approval at analysis", "Tool call in phase output". */
+export function stopText(node: string, toolCall: boolean): string {
+  return toolCall ? `Tool call in phase ${node}` : `Approval at ${node}`;
+}
+
+/**
+ * The phase a respond sends back to, for an item seen without its graph (the inbox): the one phase whose output the
+ * gate shows, when it shows one; null otherwise ("the phase before the gate").
+ */
+export function sendBackFromContext(context: Record<string, string>): string | null {
+  const nodes = Object.keys(context);
+  return nodes.length === 1 ? nodes[0]! : null;
+}
+
 /** The texts a person changed, by node: only those of the gated items, and only those that differ. */
 export function changedTexts(original: Record<string, string>, drafts: Record<string, string>): Record<string, string> {
   return Object.fromEntries(

@@ -35,6 +35,7 @@ function node(id: string, enteredS: number, exitedS: number | null, figures: Par
 function stored(nodes: RunNode[]): RunDetail {
   return {
     id: RUN,
+    forked_from: null,
     thread_id: THREAD,
     agent: 'change-review',
     model: 'm',

@@ -47,6 +47,7 @@ const record = (
 
 const detail = (nodes: RunNode[], decisions: GateDecisionRecord[], extra: Partial<RunDetail> = {}): RunDetail => ({
   id: RUN,
+  forked_from: null,
   thread_id: THREAD,
   agent: 'change-review',
   model: 'm',

@@ -104,6 +104,8 @@ export interface RunView {
    * and for someone who may read the run but not see its spend.
    */
   usage: RunUsage | null;
+  /** A run on a branch of its thread: the checkpoint it was forked from, and the run that wrote it. */
+  forkedFrom: { runId: string | null; checkpointId: string } | null;
   lastEventId: number;
 }
 
@@ -138,6 +140,7 @@ export function emptyView(): RunView {
     returns: [],
     resumable: false,
     usage: null,
+    forkedFrom: null,
     lastEventId: 0,
   };
 }
@@ -365,6 +368,9 @@ export function runView(detail: RunDetail): RunView {
     projectPath: detail.project_path,
     status: detail.status,
     startedAt: detail.started_at,
+    forkedFrom: detail.forked_from
+      ? { runId: detail.forked_from.run_id, checkpointId: detail.forked_from.checkpoint_id }
+      : null,
   };
 }
 

@@ -35,7 +35,12 @@ export interface RunRequestForm {
   projectId?: string;
   /** What to do when the thread is busy (queue, interrupt, roll back); the server rejects by default. */
   strategy?: MultitaskStrategy;
+  /** The new thread's name, when it is not to be its message (a rerun says it is one). */
+  name?: string;
 }
+
+/** A rerun's thread is named after the thread it reruns, and says it is a rerun: the two rows differ. */
+export const rerunName = (name: string) => `${name.replace(/ \(rerun\)$/, '').slice(0, 190)} (rerun)`;
 
 type Open = (signal: AbortSignal, onEvent: EventHandler) => Promise<unknown>;
 
@@ -109,6 +114,7 @@ export const useRunsStore = defineStore('runs', () => {
         if (event.type === 'run_start' || event.type === 'run_queued')
           sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
       }
+      report();
     });
     try {
       await followStream({
@@ -138,6 +144,24 @@ export const useRunsStore = defineStore('runs', () => {
     if (view.value.runId && view.value.status !== 'running' && view.value.status !== 'queued') await settleStored();
   }
 
+  /** The status of the run on screen, when it changed: its thread's row in the list says it at once. */
+  let reported: string | null = null;
+  /** A name for the thread of the run being started, given once the run says which thread it is in. */
+  let nameNewThread: string | null = null;
+  function report(): void {
+    const { threadId, runId, status, message } = view.value;
+    if (!threadId || !runId || status === 'idle' || reported === `${runId}:${status}`) return;
+    reported = `${runId}:${status}`;
+    useThreadsStore().track({ threadId, runId, status, message });
+    if (nameNewThread) {
+      const name = nameNewThread;
+      nameNewThread = null;
+      useThreadsStore()
+        .rename(threadId, name)
+        .catch((e) => (error.value = `The rerun's thread could not be named: ${errorMessage(e)}`));
+    }
+  }
+
   /** The run on screen stopped at a gate: told to the listeners (the inbox, the notification). */
   function announceGate(): void {
     const { threadId, runId, agent, status, pendingGate } = view.value;
@@ -156,6 +180,7 @@ export const useRunsStore = defineStore('runs', () => {
   async function start(form: RunRequestForm): Promise<void> {
     lastRequest.value = form;
     decisionError.value = null;
+    nameNewThread = !form.threadId && form.name ? form.name : null;
     view.value = { ...emptyView(), agent: form.agent, message: form.message, projectPath: form.projectPath ?? null };
     const threadId = form.threadId;
     const body = {
@@ -173,11 +198,17 @@ export const useRunsStore = defineStore('runs', () => {
    * Starts a run on a branch of the thread on screen, from one of its checkpoints (message, model or a phase's output
    * edited), and follows it as a new run.
    */
-  async function fork(threadId: string, checkpointId: string, body: ForkRequest): Promise<void> {
+  async function fork(
+    threadId: string,
+    checkpointId: string,
+    body: ForkRequest,
+    fromRun: string | null = null,
+  ): Promise<void> {
     const { agent, projectPath } = view.value;
     lastRequest.value = null;
     decisionError.value = null;
-    view.value = { ...emptyView(), agent, threadId, message: body.message ?? null, projectPath };
+    const forkedFrom = { runId: fromRun, checkpointId };
+    view.value = { ...emptyView(), agent, threadId, message: body.message ?? null, projectPath, forkedFrom };
     await follow((signal, onEvent) => runsApi.fork(threadId, checkpointId, body, signal, onEvent));
   }
 
@@ -191,7 +222,8 @@ export const useRunsStore = defineStore('runs', () => {
     const runId = view.value.runId;
     if (!runId) return;
     try {
-      await runsApi.cancel(runId, 'stopped from the studio');
+      const accepted = await runsApi.cancel(runId, 'stopped from the studio');
+      useThreadsStore().track({ threadId: accepted.thread_id, runId, status: accepted.status });
     } catch (e) {
       error.value = errorMessage(e);
     }
@@ -201,7 +233,9 @@ export const useRunsStore = defineStore('runs', () => {
   /** Same agent, model, project path and message, in a new thread: no checkpoint is reused. */
   async function rerun(): Promise<void> {
     const request = lastRequest.value ?? requestFromView();
-    if (request) await start({ ...request, threadId: undefined });
+    if (!request) return;
+    const from = useThreadsStore().threads.find((t) => t.id === view.value.threadId);
+    await start({ ...request, threadId: undefined, name: rerunName(from?.name ?? request.message) });
   }
 
   function requestFromView(v = view.value): RunRequestForm | null {
@@ -325,6 +359,7 @@ export const useRunsStore = defineStore('runs', () => {
     if (replay === 'empty') for (const event of eventsFromRows(detail)) applyEvent(stored, event, 0);
     settle(stored, detail);
     view.value = stored;
+    report();
   }
 
   /**
