@@ -55,10 +55,13 @@ const titleFor = (waiting: number) => (waiting > 0 ? `(${waiting}) Agent workflo
  * listed (other tests' runs may wait too).
  */
 async function expectTitleCounts(page: Page, message: string, status: string): Promise<void> {
-  await expect(page.getByTestId('thread-item').filter({ hasText: message }).first()).toContainText(status);
+  await expect(page.getByTestId('thread-row').filter({ hasText: message }).first()).toHaveAttribute(
+    'data-status',
+    status,
+  );
   await expect
     .poll(async () => {
-      const listed = await page.getByTestId('thread-item').filter({ hasText: 'waiting_approval' }).count();
+      const listed = await page.locator('[data-testid="thread-row"][data-status="waiting_approval"]').count();
       return (await page.title()) === titleFor(listed);
     })
     .toBe(true);
