@@ -21,9 +21,9 @@ import {
 /**
  * Routing rules in the studio (docs/http-api.md#routing-rules): the rule editor, a rule that skips a gate (warned
  * about, drawn around the gate, refused to someone below the gate's role), and the rule a run's route came from.
- * `admin-publish` (test/e2e/assets) has a gate only an administrator decides.
+ * `release-note` (test/e2e/assets) has a gate only an administrator decides.
  */
-const AGENT = 'admin-publish';
+const AGENT = 'release-note';
 
 async function clearConfig(): Promise<void> {
   for (const node of ['intake', 'analysis', 'output']) {
