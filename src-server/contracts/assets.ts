@@ -16,6 +16,12 @@ export const RoutingRuleSchema = z
   .meta({ id: 'RoutingRule' });
 export type RoutingRule = z.infer<typeof RoutingRuleSchema>;
 
+/** Where the rule that chose a route came from: the asset's own routes, or the overrides saved for the phase. */
+export const RuleSourceSchema = z
+  .enum(['asset', 'override'])
+  .meta({ description: "where the rule came from: the asset file's own routes, or the overrides saved for the phase" });
+export type RuleSource = z.infer<typeof RuleSourceSchema>;
+
 export const NodeKindSchema = z.enum(['llm', 'gate', 'terminal']);
 export type NodeKind = z.infer<typeof NodeKindSchema>;
 

@@ -24,7 +24,8 @@ export const badRequest = (message: string, details?: unknown) =>
   new ServiceError(400, 'invalid_request', message, details);
 export const unauthorized = (message = 'authentication required: send Authorization: Bearer <token>') =>
   new ServiceError(401, 'unauthorized', message);
-export const forbidden = (message = 'your role does not allow this') => new ServiceError(403, 'forbidden', message);
+export const forbidden = (message = 'your role does not allow this', details?: unknown) =>
+  new ServiceError(403, 'forbidden', message, details);
 export const notFound = (message: string) => new ServiceError(404, 'not_found', message);
 export const conflict = (message: string) => new ServiceError(409, 'conflict', message);
 export const unsupportedMediaType = (message: string) => new ServiceError(415, 'unsupported_media_type', message);

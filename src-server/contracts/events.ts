@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RoutingRuleSchema } from './assets';
+import { RoutingRuleSchema, RuleSourceSchema } from './assets';
 import { GateDecisionKindSchema, NodeStatusSchema, PendingGateSchema } from './runs';
 
 /**
@@ -102,7 +102,14 @@ const RUN_EVENTS = [
     /** The parts of the newest message that were shortened, e.g. `output:analysis`, `project_context`. */
     trimmed_parts: z.array(z.string()).optional(),
   }),
-  z.object({ type: z.literal('route_matched'), from: z.string(), to: z.string(), rule: RoutingRuleSchema }),
+  /** `source`: where the rule came from (absent in events recorded before it was sent). */
+  z.object({
+    type: z.literal('route_matched'),
+    from: z.string(),
+    to: z.string(),
+    rule: RoutingRuleSchema,
+    source: RuleSourceSchema.optional(),
+  }),
   z.object({ type: z.literal('gate_waiting'), ...PendingGateSchema.shape }),
   /** `deciders`: the people whose approvals resumed the run (several when the gate needs several). */
   z.object({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { UuidSchema } from './common';
-import { EdgeSchema, NodeIdSchema, PhaseSchema, RoutingRuleSchema, AssetKindSchema } from './assets';
+import { EdgeSchema, NodeIdSchema, PhaseSchema, RoutingRuleSchema, RuleSourceSchema, AssetKindSchema } from './assets';
 import { GateExpirySchema } from './gate-policy';
 import { PendingToolCallSchema } from './tools';
 import { ReasonBodySchema } from './common';
@@ -164,9 +164,22 @@ export const RunNodeSchema = z
 export type RunNode = z.infer<typeof RunNodeSchema>;
 
 export const RouteMatchSchema = z
-  .object({ from: z.string(), to: z.string(), rule: RoutingRuleSchema, at: z.number() })
+  .object({
+    from: z.string(),
+    to: z.string(),
+    rule: RoutingRuleSchema,
+    /** Absent on routes recorded before the source was kept. */
+    source: RuleSourceSchema.optional(),
+    at: z.number(),
+  })
   .meta({ id: 'RouteMatch' });
 export type RouteMatch = z.infer<typeof RouteMatchSchema>;
+
+/** The rule that chose a route, with where it came from, as a checkpoint keeps it. */
+export const RouteRuleSchema = z
+  .object({ rule: RoutingRuleSchema, source: RuleSourceSchema })
+  .meta({ id: 'RouteRule' });
+export type RouteRule = z.infer<typeof RouteRuleSchema>;
 
 export const PendingGateSchema = z
   .object({
@@ -419,12 +432,32 @@ export const NodeConfigSchema = z
   .meta({ id: 'NodeConfig' });
 export type NodeConfig = z.infer<typeof NodeConfigSchema>;
 
+/** A saved routing rule that lets a run go past a gate without stopping (docs/http-api.md#rules-that-skip-a-gate). */
+export const RuleWarningSchema = z
+  .object({
+    rule: z.number().int().meta({ description: 'the index of the rule in routing_overrides' }),
+    gate: z.string().meta({ description: 'the node id of the gate the rule skips' }),
+    decide_role: RoleSchema.meta({ description: 'the lowest role that may decide that gate' }),
+    message: z.string(),
+  })
+  .meta({ id: 'RuleWarning' });
+export type RuleWarning = z.infer<typeof RuleWarningSchema>;
+
+/** What a save answers: the configuration as saved, and a warning for each gate one of its rules skips. */
+export const SavedNodeConfigSchema = NodeConfigSchema.extend({
+  warnings: z.array(RuleWarningSchema),
+}).meta({ id: 'SavedNodeConfig' });
+export type SavedNodeConfig = z.infer<typeof SavedNodeConfigSchema>;
+
 /** What a thread's state holds at one checkpoint: the parts a person reads (not the project context or history). */
 export const CheckpointStateSchema = z
   .object({
     message: z.string().nullable().meta({ description: "the run's message at this point" }),
     outputs: z.record(z.string(), z.string()).meta({ description: 'node id → output of each phase completed so far' }),
     route: z.string().nullable().meta({ description: 'the target a routing rule chose after the last phase, if any' }),
+    route_rule: RouteRuleSchema.nullable().meta({
+      description: 'the routing rule that chose `route`, and where it came from; null when no rule chose it',
+    }),
     approved: z
       .boolean()
       .nullable()

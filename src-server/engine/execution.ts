@@ -1,7 +1,7 @@
 import { Command } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { CatalogEntry } from '../assets/catalog';
-import type { RoutingRule } from '../contracts/assets';
+import type { RoutingRule, RuleSource } from '../contracts/assets';
 import type { RunEvent } from '../contracts/events';
 import { errorDetail } from '../contracts/errors';
 import type { GateDecision, NodeConfig, NodeStatus, NodeWarning, PendingGate } from '../contracts/runs';
@@ -414,9 +414,9 @@ export class RunExecution {
 
     usage: (node: string, usage: CallUsage) => this.nodes.usage(node, usage),
 
-    routeMatched: async (from: string, to: string, rule: RoutingRule) => {
-      this.emit({ type: 'route_matched', from, to, rule });
-      const route = { from, to, rule, at: Date.now() / 1000 };
+    routeMatched: async (from: string, to: string, rule: RoutingRule, source: RuleSource) => {
+      this.emit({ type: 'route_matched', from, to, rule, source });
+      const route = { from, to, rule, source, at: Date.now() / 1000 };
       await this.write('recording the matched route', () => this.deps.runs.addRoute(this.run.id, route));
     },
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { UuidSchema } from '../contracts/common';
 import { AssetSummarySchema, type AssetKind, type AssetSummary, type Manifest } from '../contracts/assets';
-import { GraphDefinitionSchema, NodeConfigSchema } from '../contracts/runs';
+import { GraphDefinitionSchema, NodeConfigSchema, SavedNodeConfigSchema } from '../contracts/runs';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
 
@@ -75,10 +75,17 @@ export function phaseConfigRoutes(api: Api, { phaseConfig }: AppDeps): void {
     query: ScopeQuery,
     body: NodeConfigSchema,
     errors: {
-      403: 'saving needs the owner role on the project or organisation (forbidden)',
+      403:
+        'saving needs the owner role on the project or organisation, and a routing rule that skips a gate needs ' +
+        "the role that gate's decide_role asks for there (forbidden; details.fields names each such rule)",
       404: 'no such agent or node, or the project or organisation is not visible to the caller',
     },
-    responses: { 200: { description: 'the saved overrides', schema: NodeConfigSchema } },
+    responses: {
+      200: {
+        description: 'the saved overrides, with a warning for each gate one of its routing rules skips',
+        schema: SavedNodeConfigSchema,
+      },
+    },
     handler: ({ params, query, body, ctx }) =>
       phaseConfig.save(ctx.principal, params.agent, params.node, body, scopeOf(query)),
   });

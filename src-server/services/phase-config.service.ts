@@ -1,9 +1,13 @@
 import type { Catalog, CatalogEntry } from '../assets/catalog';
-import type { Access } from '../auth/access';
+import type { RoutingRule } from '../contracts/assets';
+import { atLeast, type Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
-import type { GraphDefinition, NodeConfig } from '../contracts/runs';
+import type { GraphDefinition, NodeConfig, RuleWarning, SavedNodeConfig } from '../contracts/runs';
+import { DEFAULT_GATE_POLICY } from '../contracts/gate-policy';
+import { gatesSkipped } from '../contracts/gate-skips';
+import type { Role } from '../contracts/tenancy';
 import type { ConfigScope, NodeConfigsRepository } from '../db/node-configs.repository';
-import { badRequest, notFound } from '../contracts/errors';
+import { badRequest, forbidden, notFound } from '../contracts/errors';
 import { getLogger } from '../log';
 import { compilePattern } from '../assets/route-pattern';
 import { errorMessage } from '../contracts/errors';
@@ -66,6 +70,28 @@ function validate(entry: CatalogEntry, node: string, config: NodeConfig): void {
       fields: problems,
     });
   }
+}
+
+function describeRule(rule: RoutingRule): string {
+  return rule.condition === 'always' ? `always → ${rule.target}` : `${rule.condition} "${rule.match}" → ${rule.target}`;
+}
+
+/** A warning for each gate a rule lets a run go past without stopping there (contracts/gate-skips.ts). */
+function gateSkips(entry: CatalogEntry, node: string, config: NodeConfig): RuleWarning[] {
+  return config.routing_overrides.flatMap((rule, index) =>
+    gatesSkipped(entry.layout, node, rule.target).map((gate) => {
+      const phase = entry.manifest.phases.find((p) => p.id === gate);
+      const decideRole = phase?.gate?.decide_role ?? DEFAULT_GATE_POLICY.decide_role;
+      return {
+        rule: index,
+        gate,
+        decide_role: decideRole,
+        message:
+          `rule ${index + 1} (${describeRule(rule)}) skips the gate "${phase?.name ?? gate}": ` +
+          `a run it matches goes on to ${rule.target} without waiting for the approval that ${decideRole} or higher gives`,
+      };
+    }),
+  );
 }
 
 /**
@@ -156,16 +182,37 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
       node: string,
       config: NodeConfig,
       query: ConfigScopeQuery = {},
-    ): Promise<NodeConfig> {
+    ): Promise<SavedNodeConfig> {
       const entry = entryFor(agent);
       phaseOf(entry, node);
       validate(entry, node, config);
       const scope = await scopeFor(principal, query, 'owner');
+      const warnings = gateSkips(entry, node, config);
+      if (warnings.length) {
+        // A rule past a gate is as good as that gate's approval: only someone who may give it may save one.
+        const held: Role | null = await access.scopeRole(principal, scope.type, scope.id);
+        const above = warnings.filter((w) => !atLeast(held, w.decide_role));
+        if (above.length) {
+          const where = scope.type === 'org' ? 'organisation' : 'project';
+          const fields = above.map((w) => ({
+            field: `routing_overrides.${w.rule}.target`,
+            message:
+              `skips the gate "${entry.manifest.phases.find((p) => p.id === w.gate)?.name ?? w.gate}", ` +
+              `which only ${w.decide_role} or higher may decide; your role on this ${where} is ${held ?? 'none'}`,
+          }));
+          throw forbidden(
+            `a routing rule may not skip a gate its author may not decide: ` +
+              fields.map((f) => `${f.field}: ${f.message}`).join('; '),
+            { fields },
+          );
+        }
+      }
       await configs.save(scope, entry.manifest.name, node, config);
       log.info(
-        `node config saved agent=${entry.manifest.name} node=${node} ${scope.type}=${scope.id} user=${principal.name}`,
+        `node config saved agent=${entry.manifest.name} node=${node} ${scope.type}=${scope.id} user=${principal.name}` +
+          (warnings.length ? ` skipping gates=${[...new Set(warnings.map((w) => w.gate))].join(',')}` : ''),
       );
-      return config;
+      return { ...config, warnings };
     },
 
     /**

@@ -94,6 +94,7 @@ describe("a thread's checkpoints", () => {
       message: 'Review: rename the config loader',
       outputs: {},
       route: null,
+      route_rule: null,
       approved: null,
       decision_reason: null,
       last_node: null,

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
-import { summaryCommand, writeFixtureCatalog } from '../helpers/fixture-assets';
+import { gatedAgent, summaryCommand, writeFixtureCatalog } from '../helpers/fixture-assets';
+import { addUser, signSession } from '../helpers/sessions';
 import { useIntegrationServer } from '../helpers/integration';
 import { eventOrder, readEvents } from '../helpers/sse';
 
@@ -41,7 +42,7 @@ describe('node configuration', () => {
     };
     const res = await save('summary', 'dispatch', config);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual(config);
+    expect(await res.json()).toEqual({ ...config, warnings: [] });
     expect(await (await ctx.server.request('/agents/summary/nodes/dispatch/config')).json()).toEqual(config);
 
     const definition = await (await ctx.server.request('/agents/summary/graph-definition')).json();
@@ -151,11 +152,25 @@ describe('routing rules in runs', () => {
       from: 'dispatch',
       to: 'summarize',
       rule: rule('contains', 'SKIP', 'summarize', 10),
+      source: 'override',
     });
     const detail = await (await ctx.server.request(`/runs/${runId}`)).json();
     expect(detail.routes).toEqual([
-      { from: 'dispatch', to: 'summarize', rule: rule('contains', 'SKIP', 'summarize', 10), at: expect.any(Number) },
+      {
+        from: 'dispatch',
+        to: 'summarize',
+        rule: rule('contains', 'SKIP', 'summarize', 10),
+        source: 'override',
+        at: expect.any(Number),
+      },
     ]);
+    // The thread's history names the rule at the step it chose the route.
+    const checkpoints = await (await ctx.server.request(`/threads/${detail.thread_id}/checkpoints`)).json();
+    const routed = checkpoints.find((c: { node: string | null }) => c.node === 'dispatch');
+    expect(routed.state).toMatchObject({
+      route: 'summarize',
+      route_rule: { rule: rule('contains', 'SKIP', 'summarize', 10), source: 'override' },
+    });
     expect(detail.nodes.map((n: { node_id: string }) => n.node_id)).toEqual(['dispatch', 'summarize']);
   });
 
@@ -223,12 +238,94 @@ describe("an asset's own routes", () => {
       expect((await run()).find((e) => e.name === 'route_matched')?.data).toMatchObject({
         from: 'dispatch',
         to: 'summarize',
+        source: 'asset',
       });
       await own.request('/agents/routed/nodes/dispatch/config', {
         method: 'PUT',
         json: { routing_overrides: [rule('contains', 'nothing-matches', 'summarize', 1)] },
       });
       expect((await run()).some((e) => e.name === 'route_matched')).toBe(false);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe('routing rules that skip a gate', () => {
+  const SECRET = 'a-session-secret-for-the-phase-config-tests-01';
+
+  it('are saved with a warning naming the gate; a rule to the gate itself or back has none', async () => {
+    const res = await save('review', 'analysis', {
+      routing_overrides: [rule('contains', 'ship', 'output', 10), rule('always', '', 'gate', 20)],
+    });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.warnings).toEqual([
+      {
+        rule: 0,
+        gate: 'gate',
+        decide_role: 'member',
+        message:
+          'rule 1 (contains "ship" → output) skips the gate "Gate": a run it matches goes on to output without ' +
+          'waiting for the approval that member or higher gives',
+      },
+    ]);
+    expect((await save('review', 'output', { routing_overrides: [rule('always', '', 'analysis', 1)] })).status).toBe(
+      200,
+    );
+    await save('review', 'analysis', {});
+    await save('review', 'output', {});
+  });
+
+  it('is refused with 403 when the gate asks for a higher role than its author holds, and saved when not', async () => {
+    const own = await ctx.start({
+      AUTH_ENABLED: 'true',
+      SESSION_SECRET: SECRET,
+      GENERATED_DIR: await writeFixtureCatalog([
+        gatedAgent('admin-review', { decide_role: 'admin' }),
+        gatedAgent('owner-review', { decide_role: 'owner' }),
+      ]),
+    });
+    try {
+      const id = await addUser(own.pool, 'Otto', [['project', DEFAULT_PROJECT_ID, 'owner']]);
+      const headers = { authorization: `Bearer ${await signSession(id, SECRET, '1h', 'Otto')}` };
+      const put = (agent: string, json: unknown) =>
+        own.request(`/agents/${agent}/nodes/analysis/config?project_id=${DEFAULT_PROJECT_ID}`, {
+          method: 'PUT',
+          json,
+          headers,
+        });
+      const skip = { routing_overrides: [rule('always', '', 'gate', 5), rule('contains', 'ship', 'output', 10)] };
+
+      const refused = await put('admin-review', skip);
+      expect(refused.status).toBe(403);
+      const error = (await refused.json()).error;
+      expect(error.code).toBe('forbidden');
+      expect(error.message).toBe(
+        'a routing rule may not skip a gate its author may not decide: routing_overrides.1.target: skips the gate ' +
+          '"Gate", which only admin or higher may decide; your role on this project is owner',
+      );
+      expect(error.details.fields).toEqual([
+        {
+          field: 'routing_overrides.1.target',
+          message: 'skips the gate "Gate", which only admin or higher may decide; your role on this project is owner',
+        },
+      ]);
+      // Nothing was saved.
+      const kept = await own.request(`/agents/admin-review/nodes/analysis/config?project_id=${DEFAULT_PROJECT_ID}`, {
+        headers,
+      });
+      expect((await kept.json()).routing_overrides).toEqual([]);
+
+      // The same rule on a gate an owner may decide is saved, with its warning.
+      const saved = await put('owner-review', skip);
+      expect(saved.status).toBe(200);
+      expect((await saved.json()).warnings).toMatchObject([{ rule: 1, gate: 'gate', decide_role: 'owner' }]);
+
+      // A rule that skips nothing is saved on the admin's gate too.
+      const fine = await put('admin-review', { routing_overrides: [rule('always', '', 'gate', 5)] });
+      expect(fine.status).toBe(200);
+      expect((await fine.json()).warnings).toEqual([]);
     } finally {
       await own.close();
     }

@@ -1,5 +1,5 @@
 import { AssetSummarySchema } from '@contracts/assets';
-import { GraphDefinitionSchema, NodeConfigSchema, type NodeConfig } from '@contracts/runs';
+import { GraphDefinitionSchema, SavedNodeConfigSchema, type NodeConfig } from '@contracts/runs';
 import { z } from 'zod';
 import { api } from './http';
 
@@ -23,7 +23,7 @@ export const assetsApi = {
     api(`${agentPath(agent)}/nodes/${encodeURIComponent(node)}/config${scopeQuery(scope)}`, {
       method: 'PUT',
       body: config,
-      schema: NodeConfigSchema,
+      schema: SavedNodeConfigSchema,
     }),
   /** Removes what is saved on the scope: a project's phase applies its organisation's overrides again. */
   removeNodeConfig: (agent: string, node: string, scope: ConfigScope) =>

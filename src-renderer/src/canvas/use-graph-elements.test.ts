@@ -77,3 +77,83 @@ describe('a model phase with tools on the canvas', () => {
     expect(analysis!.data).toMatchObject({ state: 'idle', tools: null, mark: null, waitingCall: null });
   });
 });
+
+describe('routing rules and the path taken on the canvas', () => {
+  const phase = (id: string, kind: 'llm' | 'gate' | 'terminal', extra: object = {}) => ({
+    id,
+    name: id,
+    kind,
+    description: '',
+    routes: [],
+    overrides: null,
+    overrides_from: null,
+    ...extra,
+  });
+  const rule = { condition: 'contains', match: 'ship', target: 'output', priority: 10 } as const;
+  const definition = (analysis: object) =>
+    ({
+      name: 'review',
+      kind: 'agent',
+      category: 'review',
+      entry: 'intake',
+      phases: [
+        phase('intake', 'llm'),
+        phase('analysis', 'llm', analysis),
+        phase('gate', 'gate'),
+        phase('output', 'llm'),
+        phase('cancelled', 'terminal'),
+      ],
+      edges: [
+        { from: 'intake', to: 'analysis' },
+        { from: 'analysis', to: 'gate' },
+        { from: 'gate', to: 'output', condition: 'approved' },
+        { from: 'gate', to: 'cancelled', condition: 'rejected' },
+      ],
+    }) as unknown as GraphDefinition;
+
+  it('draws a saved rule that skips the gate over it, and a sent-back edge under the forward ones', () => {
+    const view = ref(emptyView());
+    const { edges } = useGraphElements(ref(definition({ overrides: { routing_overrides: [rule] } })), view);
+    expect(edges.value.find((e) => e.id === 'rule:analysis->output')).toMatchObject({
+      type: 'arc',
+      data: { bend: 'over', lane: 0 },
+      label: 'contains ship · skips gate',
+      class: 'rule-edge skips-gate',
+    });
+    applyEvent(view.value, { type: 'gate_responded', node: 'gate', to: 'analysis', response: 'r', reason: null }, 1);
+    expect(edges.value.find((e) => e.id === 'return:gate->analysis')).toMatchObject({
+      type: 'arc',
+      data: { bend: 'under' },
+    });
+  });
+
+  it("an asset's rule to the next phase is a plain edge; the taken path and a rejection's end are coloured", () => {
+    const view = ref(emptyView());
+    const { edges } = useGraphElements(
+      ref(
+        definition({
+          routes: [
+            { ...rule, target: 'gate' },
+            { ...rule, match: 'x', target: 'intake' },
+          ],
+        }),
+      ),
+      view,
+    );
+    // analysis → gate is the graph's own edge already: no second edge; back to intake bends under.
+    expect(edges.value.filter((e) => e.id.includes('analysis->gate')).map((e) => e.id)).toEqual(['analysis->gate']);
+    expect(edges.value.find((e) => e.id === 'rule:analysis->intake')).toMatchObject({ data: { bend: 'under' } });
+    for (const [seq, node] of ['intake', 'analysis'].entries()) {
+      applyEvent(view.value, { type: 'node_enter', node }, seq * 2 + 1);
+      applyEvent(view.value, { type: 'node_exit', node, status: 'completed' }, seq * 2 + 2);
+    }
+    applyEvent(view.value, { type: 'node_enter', node: 'gate' }, 5);
+    applyEvent(view.value, { type: 'gate_waiting', node: 'gate', question: 'q', required_context: [], context: {} }, 6);
+    applyEvent(view.value, { type: 'gate_rejected', node: 'gate', reason: null, deciders: ['Ada'] }, 7);
+    const classOf = (id: string) => edges.value.find((e) => e.id === id)!.class;
+    expect(classOf('intake->analysis')).toBe('taken');
+    expect(classOf('analysis->gate')).toBe('taken');
+    expect(classOf('gate->cancelled')).toBe('taken rejected');
+    expect(classOf('gate->output')).toBe('');
+  });
+});

@@ -3,7 +3,9 @@ import type { GraphDefinition } from '@contracts/runs';
 import { MarkerType, type Edge, type Node } from '@vue-flow/core';
 import { computed, type Ref } from 'vue';
 import { approvalsText } from '../stores/gate-decision';
-import type { RunView } from '../stores/run-view';
+import { ruleName, type RunView } from '../stores/run-view';
+import { gatesSkipped } from '@contracts/gate-skips';
+import type { Bend } from './edge-paths';
 
 const COLUMN = 270;
 const ROW = 110;
@@ -70,6 +72,24 @@ export function phaseTools(phase: Pick<Phase, 'tools' | 'publish'>): string | nu
   return null;
 }
 
+/**
+ * The steps the run on screen took, `from->to` → the class its edge is drawn with: `taken` from phase to phase along
+ * its trail, and `taken rejected` for a rejection's way from its gate to where the graph ends it.
+ */
+export function takenSteps(graph: GraphDefinition, run: RunView): Map<string, string> {
+  const steps = new Map<string, string>();
+  run.trail.forEach((node, i) => {
+    const next = run.trail[i + 1];
+    if (next) steps.set(`${node}->${next}`, 'taken');
+  });
+  for (const gate of new Set(run.trail)) {
+    if (run.phases[gate] !== 'gate_rejected') continue;
+    const end = graph.edges.find((e) => e.from === gate && e.condition === 'rejected');
+    if (end) steps.set(`${gate}->${end.to}`, 'taken rejected');
+  }
+  return steps;
+}
+
 /** Maps the domain graph and the run on screen to Vue Flow's nodes and edges. */
 export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<RunView>) {
   const nodes = computed<Node[]>(() => {
@@ -94,45 +114,100 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
   });
 
   const edges = computed<Edge[]>(() => {
-    if (!graph.value) return [];
-    const matched = new Set(view.value.routes.map((r) => `${r.from}->${r.to}`));
-    const base: Edge[] = graph.value.edges.map((e) => ({
+    const definition = graph.value;
+    if (!definition) return [];
+    const positions = layout(definition);
+    const run = view.value;
+    const taken = takenSteps(definition, run);
+    const matched = new Set(run.routes.map((r) => `${r.from}->${r.to}`));
+    const lanes: Record<Bend, number> = { over: 0, under: 0 };
+    /** Over the cards between a forward jump's ends, under them going back; next door: a plain curve. */
+    const arc = (from: string, to: string): Pick<Edge, 'type' | 'data'> => {
+      const a = positions.get(from)!;
+      const b = positions.get(to)!;
+      const bend: Bend | null = b.x <= a.x ? 'under' : b.x - a.x > COLUMN ? 'over' : null;
+      return bend ? { type: 'arc', data: { bend, lane: lanes[bend]++ } } : {};
+    };
+    const classes = (...names: (string | false)[]) => names.filter(Boolean).join(' ');
+    const takenClass = (key: string) => taken.get(key) ?? false;
+
+    const base: Edge[] = definition.edges.map((e) => ({
       id: `${e.from}->${e.to}`,
       source: e.from,
       target: e.to,
       label: e.condition,
+      class: classes(takenClass(`${e.from}->${e.to}`)),
       markerEnd: MarkerType.ArrowClosed,
-      animated: view.value.phases[e.from] === 'active',
+      animated: run.phases[e.from] === 'active',
     }));
+    const drawn = new Set(base.map((b) => b.id));
+    const shape = { entry: definition.entry, nodes: definition.phases, edges: definition.edges };
+
+    // The routing rules in force on each phase (its saved overrides, else the asset's own): each jump the graph's
+    // edges do not draw gets its own edge, and one that skips a gate goes around it rather than behind it.
+    const rules: Edge[] = definition.phases.flatMap((phase) => {
+      const inForce = phase.overrides?.routing_overrides.length ? phase.overrides.routing_overrides : phase.routes;
+      return inForce.flatMap((rule) => {
+        const key = `${phase.id}->${rule.target}`;
+        if (rule.target === phase.id || drawn.has(key) || !positions.has(rule.target)) return [];
+        drawn.add(key);
+        const skips = gatesSkipped(shape, phase.id, rule.target);
+        return [
+          {
+            id: `rule:${key}`,
+            source: phase.id,
+            target: rule.target,
+            label: skips.length ? `${ruleName(rule)} · skips ${skips.join(', ')}` : ruleName(rule),
+            ariaLabel:
+              `rule '${ruleName(rule)}' from ${phase.id} to ${rule.target}` +
+              (skips.length ? `, skipping the gate ${skips.join(', ')}` : ''),
+            class: classes(
+              'rule-edge',
+              skips.length > 0 && 'skips-gate',
+              matched.has(key) && 'route-edge',
+              takenClass(key),
+            ),
+            markerEnd: MarkerType.ArrowClosed,
+            animated: matched.has(key),
+            ...arc(phase.id, rule.target),
+          },
+        ];
+      });
+    });
+    // A route the run took that no rule in force draws (a gate's expiry, or a rule changed since).
     const routed: Edge[] = [...matched]
-      .filter((key) => !base.some((b) => b.id === key))
+      .filter((key) => !drawn.has(key))
       .map((key) => {
+        drawn.add(key);
         const [source, target] = key.split('->') as [string, string];
         return {
           id: `route:${key}`,
           source,
           target,
           label: 'rule',
-          class: 'route-edge',
+          class: classes('route-edge', takenClass(key)),
           markerEnd: MarkerType.ArrowClosed,
           animated: true,
+          ...arc(source, target),
         };
       });
-    // A gate that sent the flow back to an earlier phase (respond): an edge back, live while that phase works again.
-    const returned: Edge[] = [...new Set(view.value.returns.map((r) => `${r.from}->${r.to}`))].map((key) => {
+    // A gate that sent the flow back to an earlier phase (respond): an edge back, drawn under the forward ones so the
+    // two do not lie on top of each other, live while that phase works again.
+    const returned: Edge[] = [...new Set(run.returns.map((r) => `${r.from}->${r.to}`))].map((key) => {
       const [source, target] = key.split('->') as [string, string];
       return {
         id: `return:${key}`,
         source,
         target,
-        type: 'smoothstep',
+        type: 'arc',
+        data: { bend: 'under', lane: lanes.under++ },
         label: 'sent back',
-        class: 'return-edge',
+        class: classes('return-edge', takenClass(key)),
         markerEnd: MarkerType.ArrowClosed,
-        animated: view.value.phases[target] === 'active',
+        animated: run.phases[target] === 'active',
       };
     });
-    return [...base, ...routed, ...returned];
+    return [...base, ...rules, ...routed, ...returned];
   });
 
   return { nodes, edges };

@@ -1,5 +1,5 @@
 import type { AssetSummary } from '@contracts/assets';
-import type { GraphDefinition, NodeConfig } from '@contracts/runs';
+import type { GraphDefinition, NodeConfig, RuleWarning } from '@contracts/runs';
 import { defineStore } from 'pinia';
 import { errorMessage } from '@contracts/errors';
 import { ref } from 'vue';
@@ -35,10 +35,12 @@ export const useCatalogStore = defineStore('catalog', () => {
     }
   }
 
-  async function saveConfig(node: string, config: NodeConfig): Promise<void> {
-    if (!selected.value) return;
-    await assetsApi.saveNodeConfig(selected.value, node, config, session.scope);
+  /** Saves a phase's overrides; answers the warnings of its rules that skip a gate. */
+  async function saveConfig(node: string, config: NodeConfig): Promise<RuleWarning[]> {
+    if (!selected.value) return [];
+    const saved = await assetsApi.saveNodeConfig(selected.value, node, config, session.scope);
     graph.value = await assetsApi.graph(selected.value, session.scope);
+    return saved.warnings;
   }
 
   /** The project chosen goes back to its organisation's overrides for this phase. */

@@ -18,10 +18,10 @@ export function eventsFromRows(detail: RunDetail): RunEvent[] {
       first: true,
       events: [decisionEvent(record)],
     })),
-    ...detail.routes.map(({ from, to, rule, at }) => ({
+    ...detail.routes.map(({ from, to, rule, source, at }) => ({
       at: at * 1000,
       first: true,
-      events: [{ type: 'route_matched', from, to, rule } satisfies RunEvent],
+      events: [{ type: 'route_matched', from, to, rule, ...(source ? { source } : {}) } satisfies RunEvent],
     })),
   ];
   steps.sort((a, b) => a.at - b.at || Number(b.first) - Number(a.first));

@@ -6,6 +6,7 @@ import {
   emptyView,
   isStuck,
   recordedTranscript,
+  routeText,
   runView,
   settle,
   STUCK_AFTER_MS,
@@ -122,12 +123,21 @@ describe('the run view', () => {
         type: 'route_matched',
         from: 'analysis',
         to: 'output',
-        rule: { condition: 'always', match: '', target: 'output', priority: 1 },
+        rule: { condition: 'contains', match: 'ship', target: 'output', priority: 1 },
+        source: 'override',
       },
       { type: 'run_done', run_id: RUN, output: 'done' },
     ]);
     expect(view.phases.gate).toBe('gate_passed');
-    expect(view.routes).toEqual([{ from: 'analysis', to: 'output' }]);
+    expect(view.routes).toEqual([
+      {
+        from: 'analysis',
+        to: 'output',
+        rule: { condition: 'contains', match: 'ship', target: 'output', priority: 1 },
+        source: 'override',
+      },
+    ]);
+    expect(routeText(view.routes[0]!)).toBe("Route to output: rule 'contains ship' matched (a saved override)");
     expect(view.flash).toBe('output');
     expect(view).toMatchObject({ status: 'completed', output: 'done' });
   });
@@ -374,7 +384,8 @@ describe('decisions at a gate in the run view', () => {
     const routed = fold([...toTheGate, { type: 'gate_expired', node: 'gate', outcome: 'route', to: 'cancelled' }]);
     expect(routed).toMatchObject({ status: 'running', flash: 'cancelled' });
     expect(routed.phases.gate).toBe('gate_expired');
-    expect(routed.routes).toEqual([{ from: 'gate', to: 'cancelled' }]);
+    expect(routed.routes).toEqual([{ from: 'gate', to: 'cancelled', rule: null, source: null }]);
+    expect(routeText(routed.routes[0]!)).toBe('Route to cancelled: the gate gate expired');
     expect(routed.transcript.at(-1)!.decision).toMatchObject({ kind: 'expire', outcome: 'route', to: 'cancelled' });
   });
 });

@@ -1,3 +1,4 @@
+import type { RoutingRule, RuleSource } from '@contracts/assets';
 import type { RunEvent } from '@contracts/events';
 import type { RunUsage } from '@contracts/usage';
 import { noteFromEvent, noteFromRecord, sameStop, type DecisionNote } from './gate-decision';
@@ -59,6 +60,28 @@ export interface PhaseFigures {
   source: 'server' | 'live';
 }
 
+export interface RouteTaken {
+  from: string;
+  to: string;
+  rule: RoutingRule | null;
+  /** Where the rule came from; null when no rule chose the route, or the run was recorded before it was kept. */
+  source: RuleSource | null;
+}
+
+/** A rule as a person names it: `contains ship`, `starts with DONE`, `always`. */
+export function ruleName(rule: RoutingRule): string {
+  return rule.condition === 'always' ? 'always' : `${rule.condition.replace('_', ' ')} ${rule.match}`;
+}
+
+const SOURCE_TEXT: Record<RuleSource, string> = { asset: "the asset's rule", override: 'a saved override' };
+
+/** `Route to output: rule 'contains ship' matched (a saved override)`; a gate's expiry says so instead. */
+export function routeText(route: Pick<RouteTaken, 'from' | 'to' | 'rule' | 'source'>): string {
+  if (!route.rule) return `Route to ${route.to}: the gate ${route.from} expired`;
+  const source = route.source ? ` (${SOURCE_TEXT[route.source]})` : '';
+  return `Route to ${route.to}: rule '${ruleName(route.rule)}' matched${source}`;
+}
+
 export interface RunView {
   runId: string | null;
   threadId: string | null;
@@ -88,7 +111,8 @@ export interface RunView {
   /** The local runtime is loading the model of the phase about to answer. */
   loading: ModelLoading | null;
   warnings: string[];
-  routes: { from: string; to: string }[];
+  /** The routes the run took other than the graph's own edges: by a routing rule, or by a gate's expiry (no rule). */
+  routes: RouteTaken[];
   flash: string | null;
   pendingGate: PendingGate | null;
   /** The pending gate's approvals so far (stored or reported by a decision); null when no gate waits. */
@@ -269,7 +293,7 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       );
       break;
     case 'route_matched':
-      view.routes.push({ from: event.from, to: event.to });
+      view.routes.push({ from: event.from, to: event.to, rule: event.rule, source: event.source ?? null });
       view.flash = event.to;
       break;
     case 'gate_waiting':
@@ -312,7 +336,7 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       decided(view, noteFromEvent(event), 'gate_expired');
       if (event.outcome !== 'reject') view.status = 'running';
       if (event.outcome === 'route' && event.to) {
-        view.routes.push({ from: event.node, to: event.to });
+        view.routes.push({ from: event.node, to: event.to, rule: null, source: null });
         view.flash = event.to;
       }
       break;

@@ -50,6 +50,7 @@ function toCheckpoint(snapshot: StateSnapshot, parent: StateSnapshot | undefined
       message: values.message ?? null,
       outputs: values.outputs ?? {},
       route: values.route ?? null,
+      route_rule: values.route_rule ?? null,
       approved: values.approved ?? null,
       decision_reason: values.decision_reason ?? null,
       last_node: values.last_node ?? null,
@@ -155,7 +156,7 @@ export async function writeBranchPoint(
   if (!gate) return configOf(await graph.updateState(from, update), threadId);
   // Written as the phase that leads into the gate, routed to it: the gate runs next and asks again.
   const before = phaseBeforeGate(layout.edges, gate) ?? START;
-  const reentry = { ...update, route: gate, approved: null, decision_reason: null };
+  const reentry = { ...update, route: gate, route_rule: null, approved: null, decision_reason: null };
   return configOf(await graph.updateState(from, reentry, before), threadId);
 }
 

@@ -1,6 +1,6 @@
 import { Annotation, END, interrupt, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import { type Edge, type Phase, type RoutingRule } from '../../contracts/assets';
+import { type Edge, type Phase, type RoutingRule, type RuleSource } from '../../contracts/assets';
 import { DEFAULT_GATE_POLICY } from '../../contracts/gate-policy';
 import {
   decisionPath,
@@ -9,6 +9,7 @@ import {
   type NodeStatus,
   type NodeWarning,
   type PendingGate,
+  type RouteRule,
 } from '../../contracts/runs';
 import type { CatalogEntry } from '../../assets/catalog';
 import type {
@@ -47,6 +48,8 @@ export const RunState = Annotation.Root({
   outputs: Annotation<Record<string, string>>(),
   visits: Annotation<Record<string, number>>(),
   route: Annotation<string | null>(),
+  /** The rule that chose `route` and where it came from: a thread's history names it. */
+  route_rule: Annotation<RouteRule | null>(),
   approved: Annotation<boolean | null>(),
   /** The reason given with the last gate decision: a rejected run ends with it. */
   decision_reason: Annotation<string | null>(),
@@ -73,6 +76,7 @@ export function initialState(runId: string, message: string, projectContext: str
     outputs: {},
     visits: {},
     route: null,
+    route_rule: null,
     approved: null,
     decision_reason: null,
     last_node: null,
@@ -100,7 +104,7 @@ export interface NodeHooks extends ToolHooks {
   loading(node: string, info: LoadingInfo): void;
   warning(node: string, warning: NodeWarning): void;
   usage(node: string, usage: CallUsage): void;
-  routeMatched(from: string, to: string, rule: RoutingRule): Promise<void>;
+  routeMatched(from: string, to: string, rule: RoutingRule, source: RuleSource): Promise<void>;
   /** True exactly once, when this execution resumes the given gate after a decision. */
   takeResume(gate: string): boolean;
   gateDecided(gate: string, visit: number, decision: GateDecision): Promise<void>;
@@ -335,15 +339,16 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
             : (await models.stream({ ...call, messages })).text;
         }
         // Saved overrides replace the asset's own routes for this node; without them the asset's routes apply.
-        const rules = config?.routing_overrides.length ? config.routing_overrides : phase.routes;
-        const rule = firstMatchingRule(rules, output);
+        const source: RuleSource = config?.routing_overrides.length ? 'override' : 'asset';
+        const rule = firstMatchingRule(source === 'override' ? config!.routing_overrides : phase.routes, output);
         await hooks.exit(node.id, 'completed', output);
-        if (rule) await hooks.routeMatched(node.id, rule.target, rule);
+        if (rule) await hooks.routeMatched(node.id, rule.target, rule, source);
         const { [node.id]: _read, ...feedback } = state.feedback ?? {};
         return {
           outputs: { ...state.outputs, [node.id]: output },
           visits,
           route: rule?.target ?? null,
+          route_rule: rule ? { rule, source } : null,
           last_node: node.id,
           feedback,
           ...finalHistory(state, node.id, output),
@@ -371,7 +376,7 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
           const to = decision.to ?? phaseBeforeGate(layout.edges, node.id)!;
           const feedback = decision.response ? { ...state.feedback, [to]: decision.response } : state.feedback;
           const passed = decision.kind === 'respond' ? (state.passed_gate ?? null) : node.id;
-          return { ...decided, approved: null, route: to, feedback, passed_gate: passed };
+          return { ...decided, approved: null, route: to, route_rule: null, feedback, passed_gate: passed };
         }
         // An edit replaces the outputs of the phases the gate showed: what the next phases read.
         const outputs = decision.edits ? { ...state.outputs, ...decision.edits } : state.outputs;
@@ -385,6 +390,7 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
           ...decided,
           approved: path === 'approve',
           route: null,
+          route_rule: null,
           outputs,
           passed_gate: node.id,
           approved_hashes: approvedHashes,
@@ -400,7 +406,7 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
       // A rejection's stream goes straight from gate_rejected to run_rejected (docs/run-lifecycle.md#gates).
       graph.addNode(node.id, async (state: RunStateValue) => {
         const output = state.approved === false ? 'Stopped: the approval gate was rejected.' : 'Stopped.';
-        return { outputs: { ...state.outputs, [node.id]: output }, last_node: node.id, route: null };
+        return { outputs: { ...state.outputs, [node.id]: output }, last_node: node.id, route: null, route_rule: null };
       });
       graph.addEdge(node.id as never, END);
     }
