@@ -1,9 +1,9 @@
-import { expect, openStudio, screenshotPath, test } from './studio.fixtures';
+import { expect, openStudio, screenshotPath, test, fromHeader } from './studio.fixtures';
 
 test('The desktop settings appear only inside the desktop app, which provides window.desktop', async ({ page }) => {
   // In a browser, signed in to a server that asks for tokens, Settings hold the person's tokens only.
   await openStudio(page);
-  await page.getByTestId('settings-open').click();
+  await fromHeader(page, 'settings-open');
   const dialog = page.getByRole('dialog', { name: 'Settings' });
   await expect(dialog.getByRole('heading', { name: 'Personal access tokens' })).toBeVisible();
   await expect(dialog.getByTestId('desktop-settings')).toHaveCount(0);
@@ -16,7 +16,7 @@ test('The desktop settings appear only inside the desktop app, which provides wi
     Object.defineProperty(window, 'desktop', { value: new Proxy({}, { get: () => pending }) });
   });
   await page.reload();
-  await page.getByTestId('settings-open').click();
+  await fromHeader(page, 'settings-open');
   await expect(dialog).toBeVisible();
   await page.keyboard.press('Escape');
   await expect(dialog).toBeHidden();
@@ -54,7 +54,7 @@ test('Settings say which saved value the app could not use, and why a correction
     });
   });
   await openStudio(page);
-  await page.getByTestId('settings-open').click();
+  await fromHeader(page, 'settings-open');
   const dialog = page.getByRole('dialog', { name: 'Settings' });
   await expect(dialog.getByTestId('settings-problems')).toContainText(
     'the local model runtime address must be an http:// or https:// URL',
@@ -117,7 +117,7 @@ test('Settings → MCP clients make a token, show the configuration to copy, and
     });
   });
   await openStudio(page);
-  await page.getByTestId('settings-open').click();
+  await fromHeader(page, 'settings-open');
   const mcp = page.getByRole('dialog', { name: 'Settings' }).getByTestId('mcp-clients');
   await expect(mcp).toContainText('/mcp');
   await mcp.getByRole('button', { name: 'Create a token for MCP clients' }).click();

@@ -24,7 +24,10 @@ test('an offline runtime turns the header red, and a run fails with the connecti
   await expect(runtime).toHaveText('Local runtime offline · 0 models');
   await expect(runtime).toHaveCSS('background-color', 'rgb(220, 38, 38)');
   // Authentication is off: nobody signs in, so there is nothing to sign out of.
+  await page.getByTestId('header-more').click();
+  await expect(page.getByTestId('header-menu')).toBeVisible();
   await expect(page.getByTestId('sign-out')).toHaveCount(0);
+  await page.keyboard.press('Escape');
 
   await page.getByTestId('asset-repo-summary').click();
   await startRun(page, 'Summarise without a runtime');

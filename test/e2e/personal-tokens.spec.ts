@@ -1,5 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
-import { api, expect, openStudio, screenshotPath, test } from './studio.fixtures';
+import { api, expect, openStudio, screenshotPath, test, fromHeader } from './studio.fixtures';
 
 test('Settings → Personal access tokens: made with a name, shown once, listed with their use, revoked after asking', async ({
   page,
@@ -7,7 +7,7 @@ test('Settings → Personal access tokens: made with a name, shown once, listed 
 }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   await openStudio(page);
-  await page.getByTestId('settings-open').click();
+  await fromHeader(page, 'settings-open');
   const dialog = page.getByRole('dialog', { name: 'Settings' });
   const tokens = dialog.getByTestId('personal-tokens');
   const name = `e2e script ${Date.now()}`;
@@ -33,7 +33,7 @@ test('Settings → Personal access tokens: made with a name, shown once, listed 
   await created.getByRole('button', { name: 'Done' }).click();
   await expect(created).toHaveCount(0);
   await dialog.getByRole('button', { name: 'Close' }).click();
-  await page.getByTestId('settings-open').click();
+  await fromHeader(page, 'settings-open');
   await expect(row.locator('td').nth(2)).not.toHaveText('never');
   await expect(tokens).not.toContainText(token);
 

@@ -1,7 +1,17 @@
 import AxeBuilder from '@axe-core/playwright';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { randomUUID } from 'node:crypto';
-import { api, baseUrl, expect, openStudio, screenshotPath, signInByLink, sql, test } from './studio.fixtures';
+import {
+  api,
+  baseUrl,
+  expect,
+  openStudio,
+  screenshotPath,
+  signInByLink,
+  sql,
+  test,
+  fromHeader,
+} from './studio.fixtures';
 import { signSession } from '../helpers/sessions';
 
 const retention = () => api(`/projects/${DEFAULT_PROJECT_ID}/retention`);
@@ -19,7 +29,7 @@ test("Settings → Retention: a project's owner keeps finished threads 90 days a
 }) => {
   await openStudio(page);
   await page.getByTestId('scope-project').selectOption(DEFAULT_PROJECT_ID);
-  await page.getByTestId('settings-open').click();
+  await fromHeader(page, 'settings-open');
   const dialog = page.getByRole('dialog', { name: 'Settings' });
   const section = dialog.getByRole('region', { name: /Retention of/ });
   const days = section.getByLabel('Delete finished threads after (days)');
@@ -45,7 +55,7 @@ test("Settings → Retention: a project's owner keeps finished threads 90 days a
   // On a phone's width the dialog and its fields fit, and what was saved reads back.
   await dialog.getByRole('button', { name: 'Close' }).click();
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.getByTestId('settings-open').click();
+  await fromHeader(page, 'settings-open');
   await expect(days).toHaveValue('90');
   await expect(prune).toBeChecked();
   for (const element of [dialog, days, save]) {
@@ -76,7 +86,7 @@ test("a project's viewer reads its retention and cannot change it", async ({ pag
   const session = await signSession(id, process.env.E2E_SESSION_SECRET!);
   await signInByLink(page, `${baseUrl()}/ui#token=${session}`, page.getByTestId('scope-project'));
   await page.getByTestId('scope-project').selectOption(DEFAULT_PROJECT_ID);
-  await page.getByTestId('settings-open').click();
+  await fromHeader(page, 'settings-open');
   const section = page.getByRole('dialog', { name: 'Settings' }).getByRole('region', { name: /Retention of/ });
   await expect(section.getByLabel('Delete finished threads after (days)')).toHaveValue('30');
   await expect(section.getByLabel('Delete finished threads after (days)')).toBeDisabled();

@@ -1,5 +1,5 @@
 import { useOidcServer } from './oidc-server';
-import { expect, screenshotPath, test } from './studio.fixtures';
+import { expect, screenshotPath, test, fromHeader } from './studio.fixtures';
 
 /**
  * The studio's identity-provider button, end to end: a second server, configured for OIDC against a
@@ -25,7 +25,7 @@ test('signs in with the identity provider from the sign-in screen, then signs ou
   expect(await page.evaluate(() => localStorage.getItem('svc.token'))).toMatch(/^ey/);
   await expect(page.getByTestId('asset-change-review')).toBeVisible();
 
-  await page.getByTestId('sign-out').click();
+  await fromHeader(page, 'sign-out');
   await expect(page.getByTestId('sign-in')).toBeVisible();
   expect(await page.evaluate(() => localStorage.getItem('svc.token'))).toBeNull();
 });

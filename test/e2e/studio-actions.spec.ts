@@ -158,6 +158,10 @@ test('the queue badge Reset frees a leaked slot: the waiting run starts', async 
       'waiting calls keep their places, and no run is touched',
   );
   await page.getByTestId('queue-reset').click();
+  // It is asked first, and says what it did.
+  await expect(page.getByTestId('confirm-dialog')).toContainText('Reset the queue?');
+  await page.getByTestId('confirm-ok').click();
+  await expect(page.getByTestId('toast')).toContainText('Queue reset');
   await expect(page.getByTestId('queue-banner')).toBeHidden();
   await expect(page.getByTestId('transcript-dispatch')).toContainText('z1');
   await page.getByTestId('run-stop').click();

@@ -110,6 +110,8 @@ test("a fork from the gate with a phase's output rewritten and another model sho
   await expect(page.getByTestId('approval-card')).toBeVisible();
   await page.getByTestId('gate-reason').fill('not like this');
   await page.getByTestId('gate-reject').click();
+  // Rejecting ends the run for good: the card asks once more.
+  await page.getByTestId('gate-reject-submit').click();
   await expect(page.getByTestId('run-status')).toContainText('Run rejected');
 
   await page.getByTestId('tab-history').click();
@@ -131,6 +133,8 @@ test("a fork from the gate with a phase's output rewritten and another model sho
   expect(branch).toEqual({ model: 'llama3.2', status: 'waiting_approval' });
   await page.screenshot({ path: screenshotPath('history-fork-edited-output') });
   await page.getByTestId('gate-reject').click();
+  // Rejecting ends the run for good: the card asks once more.
+  await page.getByTestId('gate-reject-submit').click();
   await expect(page.getByTestId('run-status')).toContainText('Run rejected');
 });
 

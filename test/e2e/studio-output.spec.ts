@@ -331,6 +331,8 @@ test('no notification while the studio is the focused window; the title still co
   await expectTitleCounts(page, 'Review in front of me', 'waiting_approval');
   expect(await page.evaluate(() => (window as unknown as { __raised: string[] }).__raised)).toEqual([]);
   await page.getByTestId('gate-reject').click();
+  // Rejecting ends the run for good: the card asks once more.
+  await page.getByTestId('gate-reject-submit').click();
   await expect(page.getByTestId('run-status')).toContainText('✕ Run rejected');
   await expectTitleCounts(page, 'Review in front of me', 'rejected');
 });

@@ -3,7 +3,17 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { SignJWT } from 'jose';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
-import { api, expect, openStudio, screenshotPath as shot, script, sql, test, words } from './studio.fixtures';
+import {
+  api,
+  expect,
+  openStudio,
+  screenshotPath as shot,
+  script,
+  sql,
+  test,
+  words,
+  fromHeader,
+} from './studio.fixtures';
 
 /**
  * The Schedules view: a schedule made in the form (with the next times the server reads from the cron), run now, its
@@ -185,7 +195,8 @@ test('the view works at 390 px wide', async ({ page }) => {
   });
   await page.setViewportSize({ width: 390, height: 844 });
   await openStudio(page, 'repo-summary');
-  await page.getByTestId('schedules-open').click();
+  // On a phone the header keeps the views in its More menu.
+  await fromHeader(page, 'schedules-open');
   const view = page.getByTestId('schedules-view');
   await expect(view.getByTestId('schedule-item')).toHaveCount(1);
   // The view takes the width of the window, and nothing in it runs past its edge.

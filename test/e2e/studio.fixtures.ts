@@ -124,6 +124,16 @@ export async function holdTheSlot(message: string, prefix: string) {
 
 export const phase = (page: Page, id: string) => page.getByTestId(`phase-${id}`);
 
+/**
+ * Presses a header control (`settings-open`, `sign-out`, `models-open`…): where the window is too narrow for it to
+ * sit in the header, it is in the More menu, which is opened first.
+ */
+export async function fromHeader(page: Page, testId: string): Promise<void> {
+  const control = page.getByTestId(testId);
+  if (!(await control.isVisible())) await page.getByTestId('header-more').click();
+  await control.click();
+}
+
 export const test = base.extend({
   page: async ({ page }, use, testInfo) => {
     await script(['ok']);

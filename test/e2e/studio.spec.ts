@@ -9,6 +9,7 @@ import {
   api,
   completeRun,
   failModel,
+  fromHeader,
   holdTheSlot,
   openStudio,
   phase,
@@ -76,6 +77,8 @@ test('rejects at the gate: the run ends without the output phase', async ({ page
   await expect(page.getByTestId('approval-card')).toBeVisible();
   await page.getByTestId('gate-reason').fill('not acceptable');
   await page.getByTestId('gate-reject').click();
+  // Rejecting ends the run for good: the card asks once more.
+  await page.getByTestId('gate-reject-submit').click();
   await expect(page.getByTestId('run-status')).toContainText('✕ Run rejected');
   await expect(phase(page, 'gate')).toHaveAttribute('data-state', 'gate_rejected');
   await expect(phase(page, 'output')).toHaveAttribute('data-state', 'idle');
@@ -323,7 +326,7 @@ test('the token from the URL fragment is stored and removed from the address bar
   await openStudio(page);
   expect(page.url()).not.toContain('token=');
   expect(await page.evaluate(() => localStorage.getItem('svc.token'))).toBe(process.env.E2E_TOKEN);
-  await page.getByTestId('sign-out').click();
+  await fromHeader(page, 'sign-out');
   await expect(page.getByTestId('sign-in')).toBeVisible();
   await page.getByTestId('sign-in-token').fill(process.env.E2E_TOKEN!);
   await page.getByRole('button', { name: 'Sign in' }).click();

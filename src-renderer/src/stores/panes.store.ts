@@ -1,6 +1,6 @@
 import { PANE_SIZES_STORAGE_KEY } from '@contracts/storage';
 import { defineStore } from 'pinia';
-import { reactive, watch } from 'vue';
+import { reactive, ref, watch } from 'vue';
 
 export interface PaneSizes {
   left: number;
@@ -11,7 +11,13 @@ export interface PaneSizes {
 const DEFAULTS: PaneSizes = { left: 260, right: 360, bottom: 260 };
 const LIMITS: Record<keyof PaneSizes, [number, number]> = { left: [180, 520], right: [260, 720], bottom: [120, 640] };
 
-/** Sizes of the left navigation, right inspector and bottom output, kept in local storage. */
+/** The pane a phone shows, one at a time: the thread list, the run (its message, canvas and output), its details. */
+export type PhonePane = 'threads' | 'run' | 'details';
+
+/**
+ * Sizes of the left navigation, right inspector and bottom output, kept in local storage; and the pane a phone
+ * shows.
+ */
 export const usePanesStore = defineStore('panes', () => {
   let saved: Partial<PaneSizes>;
   try {
@@ -27,5 +33,7 @@ export const usePanesStore = defineStore('panes', () => {
     sizes[pane] = Math.round(Math.min(max, Math.max(min, size)));
   }
 
-  return { sizes, resize };
+  const phonePane = ref<PhonePane>('threads');
+
+  return { sizes, resize, phonePane };
 });
