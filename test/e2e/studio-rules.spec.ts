@@ -165,9 +165,16 @@ test('the rule editor: labelled fields, the next phase as target, plain words, a
   await page.screenshot({ path: screenshotPath('rules-editor') });
 });
 
-test("the canvas colours a rejected run's path to its end and keeps the last phase in view", async ({ page }) => {
+test("the canvas colours a rejected run's path to its end, and shows every phase on request", async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   await openStudio(page, AGENT);
+  // Read at a readable size, the graph is wider than the canvas: it starts at its first phase, and "Whole graph"
+  // fits them all, the last one unclipped.
+  const first = (await phase(page, 'intake').boundingBox())!;
+  expect(first.x).toBeGreaterThanOrEqual((await page.getByTestId('graph-canvas').boundingBox())!.x);
+  await page.getByTestId('graph-whole').click();
+  await expect(page.getByTestId('graph-whole')).toHaveAttribute('aria-pressed', 'true');
+  await page.waitForTimeout(300);
   const canvas = (await page.getByTestId('graph-canvas').boundingBox())!;
   for (const id of ['intake', 'output', 'cancelled']) {
     const box = (await phase(page, id).boundingBox())!;
@@ -178,6 +185,7 @@ test("the canvas colours a rejected run's path to its end and keeps the last pha
   await startRun(page, 'Release note for 2.4');
   await expect(page.getByTestId('approval-card')).toBeVisible();
   await page.getByTestId('gate-reject').click();
+  await page.getByTestId('gate-reject-submit').click();
   await expect(page.getByTestId('run-status')).toContainText('Run rejected');
   for (const step of ['intake->analysis', 'analysis->gate']) {
     await expect(page.locator(`[data-id="${step}"]`)).toHaveClass(/taken/);
