@@ -43,6 +43,12 @@ test('a schedule is made in the form, run now, paused, resumed, changed and dele
   await page.getByTestId('schedules-open').click();
   await expect(page.getByTestId('schedules-empty')).toBeVisible();
 
+  // Escape closes the form, and the Schedules view stays.
+  await page.getByTestId('schedule-new').click();
+  await page.getByTestId('schedule-form').getByLabel('Time zone').press('Escape');
+  await expect(page.getByTestId('schedule-form')).toBeHidden();
+  await expect(page.getByTestId('schedules-empty')).toBeVisible();
+
   await page.getByTestId('schedule-new').click();
   const form = page.getByTestId('schedule-form');
   await form.getByLabel('Agent or command').selectOption('repo-summary');
