@@ -165,3 +165,27 @@ test('a thread keeps its name after a continue and a fork; a rename sticks; a re
     .analyze();
   expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
 });
+
+test('an organisation and project made after the studio loaded are offered when the person reaches for the switcher', async ({
+  page,
+}) => {
+  await openStudio(page);
+  const orgPicker = page.getByTestId('scope-org');
+  await expect(orgPicker).toBeVisible();
+  const suffix = randomUUID().slice(0, 6);
+  const made = async (path: string, json: object) => {
+    const res = await api(path, { method: 'POST', json });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { id: string }).id;
+  };
+  // Made in an organisation of its own: the default one, which other tests use, keeps its single project.
+  const org = await made('/orgs', { name: `Made after loading ${suffix}` });
+  const team = await made('/teams', { name: 'Team', parent_id: org });
+  await made('/projects', { name: `Project ${suffix}`, parent_id: team });
+  await expect(orgPicker.locator('option', { hasText: suffix })).toHaveCount(0);
+
+  await orgPicker.focus();
+  await expect(orgPicker.locator('option', { hasText: suffix })).toHaveCount(1);
+  await orgPicker.selectOption(org);
+  await expect(page.getByTestId('scope-project').locator('option', { hasText: `Project ${suffix}` })).toHaveCount(1);
+});

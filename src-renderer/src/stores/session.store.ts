@@ -83,6 +83,9 @@ async function sourceOf(link: string, handoff: string | null): Promise<LinkSourc
  * stored in local storage: at once when the studio asked for it itself, after the user's consent otherwise
  * (link-token.ts).
  */
+/** How long the switcher's lists count as fresh: reaching for it again within this reads nothing. */
+const SCOPES_FRESH_MS = 5000;
+
 export const useSessionStore = defineStore('session', () => {
   const token = ref<string | null>(getToken());
   const needsSignIn = ref(false);
@@ -181,6 +184,25 @@ export const useSessionStore = defineStore('session', () => {
       selectProject(null);
   }
 
+  /**
+   * The organisations, teams and projects read again (what someone made or removed since), when the person reaches
+   * for the switcher: at most every few seconds, keeping the choice while it still exists.
+   */
+  let scopesReadAt = 0;
+  async function refreshScopes(): Promise<void> {
+    if (Date.now() - scopesReadAt < SCOPES_FRESH_MS) return;
+    scopesReadAt = Date.now();
+    const [o, t, p] = await Promise.allSettled([tenancyApi.orgs(), tenancyApi.teams(), tenancyApi.projects()]);
+    // A failed read keeps what is shown: the switcher still works with what it had.
+    if (o.status !== 'fulfilled' || t.status !== 'fulfilled' || p.status !== 'fulfilled') return;
+    orgs.value = o.value;
+    teams.value = t.value;
+    projects.value = p.value;
+    if (!orgs.value.some((org) => org.id === scope.value.orgId)) selectOrg(orgs.value[0]?.id ?? null);
+    else if (scope.value.projectId && !projectChoices.value.some((c) => c.id === scope.value.projectId))
+      selectProject(null);
+  }
+
   function selectOrg(id: string | null): void {
     scope.value = { orgId: id, projectId: null };
     const choices = projectChoices.value;
@@ -214,6 +236,7 @@ export const useSessionStore = defineStore('session', () => {
     linkPrompt,
     me,
     orgs,
+    refreshScopes,
     teams,
     projects,
     scope,
