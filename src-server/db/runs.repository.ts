@@ -63,6 +63,8 @@ export interface StoredRun extends Run {
   event_seq: number;
   pending_gate: PendingGate | null;
   project_id: string;
+  /** A run on a branch: the checkpoint it was forked from, and the run that wrote it. */
+  forked_from: { run_id: string | null; checkpoint_id: string } | null;
 }
 
 interface RunRow {
@@ -114,6 +116,7 @@ function toStored(row: RunRow): StoredRun {
     event_seq: row.event_seq,
     pending_gate: row.pending_gate,
     project_id: row.project_id,
+    forked_from: row.forked_from && { run_id: row.forked_from.run_id, checkpoint_id: row.forked_from.checkpoint_id },
   };
 }
 

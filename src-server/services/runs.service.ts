@@ -314,17 +314,14 @@ export function runsService(deps: RunsServiceDeps) {
       const run = await visibleRun(principal, runId);
       const nodes = await runs.nodes(run.id);
       const waiting = run.status === 'waiting_approval' && run.pending_gate !== null;
-      const [resumable, decisions, approvals, usage, record] = await Promise.all([
+      const [resumable, decisions, approvals, usage] = await Promise.all([
         waiting ? engine.hasPendingInterrupt(run.thread_id) : false,
         deps.gates.listByRun(run.id),
         waiting ? deps.gates.approvalsOf(run.id, run.event_seq, run.pending_gate!.approvals_needed ?? 1) : null,
         deps.usage.forRun(principal, run),
-        runs.get(run.id),
       ]);
       const { routes, pending_gate, event_seq: _seq, project_id: _project, ...fields } = run;
-      const from = record?.forkedFrom;
-      const forked_from = from ? { run_id: from.run_id, checkpoint_id: from.checkpoint_id } : null;
-      return { ...fields, nodes, routes, pending_gate, resumable, decisions, approvals, usage, forked_from };
+      return { ...fields, nodes, routes, pending_gate, resumable, decisions, approvals, usage };
     },
   };
 }

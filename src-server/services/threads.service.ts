@@ -66,7 +66,7 @@ export function threadsService(deps: ThreadsServiceDeps) {
     async runs(principal: Principal, threadId: string) {
       const thread = await visibleThread(principal, threadId);
       return (await runs.listByThread(thread.id)).map(
-        ({ routes: _r, pending_gate: _g, event_seq: _s, project_id: _p, ...run }) => run,
+        ({ routes: _r, pending_gate: _g, event_seq: _s, project_id: _p, forked_from: _f, ...run }) => run,
       );
     },
 
@@ -105,7 +105,10 @@ export function threadsService(deps: ThreadsServiceDeps) {
     async delete(principal: Principal, id: string): Promise<void> {
       const thread = await visibleThread(principal, id, 'member');
       for (const run of await runs.listByThread(thread.id)) {
-        if (run.status === 'running' || run.status === 'waiting_approval') await engine.cancel(run.id, null);
+        // Queued runs too: their followers hear run_cancelled before the thread goes.
+        if (run.status === 'queued' || run.status === 'running' || run.status === 'waiting_approval') {
+          await engine.cancel(run.id, null);
+        }
       }
       await deps.deleteCheckpoints(thread.id);
       await threads.delete(thread.id);

@@ -127,6 +127,15 @@ describe('a second message to a busy thread', () => {
     expect((await detail(second.run_id)).run).toMatchObject({ status: 'cancelled', end_reason: 'not needed' });
   });
 
+  it('deleting a thread cancels its queued runs too: their followers hear it', async () => {
+    const first = await slowRun();
+    const queued = await accepted(await start('summary', 'queued, then gone', first.thread_id, 'enqueue'));
+    const following = ctx.server.request(queued.stream_url).then(readEvents);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await ctx.server.request(`/threads/${first.thread_id}`, { method: 'DELETE' })).status).toBe(204);
+    expect(eventOrder(await following)).toEqual(['run_queued', 'run_cancelled']);
+  });
+
   it('interrupt: cancels the active run, keeping what it produced, and starts the new one at once', async () => {
     const first = await slowRun();
     await until(async () =>
