@@ -51,6 +51,7 @@ import { runEventsRepository } from './db/run-events.repository';
 import { listenForRunNotifications } from './db/run-notifications';
 import { webhooksRepository } from './db/webhooks.repository';
 import { modelCallsRepository } from './db/model-calls.repository';
+import { runWritesRepository } from './db/run-writes.repository';
 import { idempotencyKeysRepository } from './db/idempotency-keys.repository';
 import { metricsRepository } from './db/metrics.repository';
 import { ModelLabels } from './metrics/model-labels';
@@ -252,7 +253,7 @@ export async function startServer({
       models: metrics ? observeModelCalls(models, metrics) : models,
       toolbox,
       toolCalls: toolCallsRepository(pool),
-      modelCalls,
+      records: runWritesRepository(pool),
       prices: PriceTable.fromConfig(config),
       catalogEntry: (agent) => catalog.get(agent),
       projectContext: (projectPath, signal) => buildProjectContext(projectPath, { ...projectContextOptions, signal }),

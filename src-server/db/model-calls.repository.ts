@@ -72,48 +72,40 @@ interface CallRow {
 }
 
 /**
- * Model calls (svc_model_calls): the engine's ModelCallStore (record, ofRun), and the totals of the usage accounting. A
- * call takes its project, user and agent from its run as it is stored, in the same statement: it cannot name another
- * run's.
+ * The part of a run-writes statement (run-writes.repository.ts) that stores model calls (svc_model_calls), each once
+ * under its id. A call takes its project, user and agent from its run, in the same statement: it cannot name another
+ * run's, and a call whose run no longer exists is left out. Its parameters are appended to `params`.
+ */
+export function insertModelCallsQuery(calls: readonly ModelCallWrite[], params: unknown[]): string {
+  const $ = (values: unknown[]) => `$${params.push(values)}`;
+  return `calls AS (
+    INSERT INTO svc_model_calls (id, run_id, node_id, project_id, user_id, agent, provider, model, input_tokens,
+                                 output_tokens, duration_ms, load_ms, generation_ms, queue_wait_ms,
+                                 input_per_mtok, output_per_mtok, cost_usd)
+    SELECT c.id, c.run_id, c.node, t.project_id, r.created_by, r.agent, c.provider, c.model, c.input_tokens,
+           c.output_tokens, c.duration_ms, c.load_ms, c.generation_ms, c.queue_wait_ms, c.input_per_mtok,
+           c.output_per_mtok, c.cost_usd
+      FROM unnest(${$(calls.map((c) => c.id))}::uuid[], ${$(calls.map((c) => c.runId))}::uuid[],
+                  ${$(calls.map((c) => c.node))}::text[], ${$(calls.map((c) => c.provider))}::text[],
+                  ${$(calls.map((c) => c.model))}::text[], ${$(calls.map((c) => c.inputTokens))}::integer[],
+                  ${$(calls.map((c) => c.outputTokens))}::integer[], ${$(calls.map((c) => c.durationMs))}::float8[],
+                  ${$(calls.map((c) => c.loadMs))}::float8[], ${$(calls.map((c) => c.generationMs))}::float8[],
+                  ${$(calls.map((c) => c.queueWaitMs))}::float8[], ${$(calls.map((c) => c.inputPerMtok))}::numeric[],
+                  ${$(calls.map((c) => c.outputPerMtok))}::numeric[], ${$(calls.map((c) => c.costUsd))}::numeric[])
+           AS c(id, run_id, node, provider, model, input_tokens, output_tokens, duration_ms, load_ms,
+                generation_ms, queue_wait_ms, input_per_mtok, output_per_mtok, cost_usd)
+      JOIN svc_runs r ON r.id = c.run_id
+      JOIN svc_threads t ON t.id = r.thread_id
+    ON CONFLICT (id) DO NOTHING
+  )`;
+}
+
+/**
+ * Model calls (svc_model_calls): the engine's ModelCallStore (ofRun; they are written by run-writes.repository.ts),
+ * and the totals of the usage accounting.
  */
 export function modelCallsRepository(pool: Pool) {
   return {
-    async record(calls: readonly ModelCallWrite[]): Promise<void> {
-      if (calls.length === 0) return;
-      await pool.query(
-        `INSERT INTO svc_model_calls (id, run_id, node_id, project_id, user_id, agent, provider, model, input_tokens,
-                                      output_tokens, duration_ms, load_ms, generation_ms, queue_wait_ms,
-                                      input_per_mtok, output_per_mtok, cost_usd)
-         SELECT c.id, c.run_id, c.node, t.project_id, r.created_by, r.agent, c.provider, c.model, c.input_tokens,
-                c.output_tokens, c.duration_ms, c.load_ms, c.generation_ms, c.queue_wait_ms, c.input_per_mtok,
-                c.output_per_mtok, c.cost_usd
-           FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::integer[],
-                       $8::float8[], $9::float8[], $10::float8[], $11::float8[], $12::numeric[], $13::numeric[],
-                       $14::numeric[])
-                AS c(id, run_id, node, provider, model, input_tokens, output_tokens, duration_ms, load_ms,
-                     generation_ms, queue_wait_ms, input_per_mtok, output_per_mtok, cost_usd)
-           JOIN svc_runs r ON r.id = c.run_id
-           JOIN svc_threads t ON t.id = r.thread_id
-         ON CONFLICT (id) DO NOTHING`,
-        [
-          calls.map((c) => c.id),
-          calls.map((c) => c.runId),
-          calls.map((c) => c.node),
-          calls.map((c) => c.provider),
-          calls.map((c) => c.model),
-          calls.map((c) => c.inputTokens),
-          calls.map((c) => c.outputTokens),
-          calls.map((c) => c.durationMs),
-          calls.map((c) => c.loadMs),
-          calls.map((c) => c.generationMs),
-          calls.map((c) => c.queueWaitMs),
-          calls.map((c) => c.inputPerMtok),
-          calls.map((c) => c.outputPerMtok),
-          calls.map((c) => c.costUsd),
-        ],
-      );
-    },
-
     async ofRun(runId: string): Promise<ModelCallRecord[]> {
       const { rows } = await pool.query<CallRow>(
         `SELECT id, run_id, node_id, project_id, user_id, agent, provider, model, input_tokens, output_tokens,

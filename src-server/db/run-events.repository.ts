@@ -18,32 +18,27 @@ export interface NewEvent extends StoredEvent {
 export const EVENT_PAGE = 2000;
 
 /**
+ * The part of a run-writes statement (run-writes.repository.ts) that stores events: a data-modifying `WITH` query
+ * named `stored` returning each new event's run and id, so that the statement can announce the new high-water mark
+ * of each run on RUN_EVENTS_CHANNEL. Its parameters are appended to `params`.
+ */
+export function insertEventsQuery(events: readonly NewEvent[], params: unknown[]): string {
+  const $ = (values: unknown[]) => `$${params.push(values)}`;
+  return `stored AS (
+    INSERT INTO svc_run_events (run_id, seq, type, data)
+    SELECT * FROM unnest(${$(events.map((e) => e.runId))}::uuid[], ${$(events.map((e) => e.seq))}::integer[],
+                         ${$(events.map((e) => e.type))}::text[], ${$(events.map((e) => e.data))}::text[])
+    ON CONFLICT (run_id, seq) DO NOTHING
+    RETURNING run_id, seq
+  )`;
+}
+
+/**
  * A run's event stream in PostgreSQL (svc_run_events): the source of truth for every client that is not
- * attached to the executing process. Rows are written in batches, one multi-row INSERT per flush, and the
- * same statement announces the new high-water mark of each run on RUN_EVENTS_CHANNEL.
+ * attached to the executing process. Rows are written with the rest of a run's records (run-writes.repository.ts).
  */
 export function runEventsRepository(pool: Pool) {
   return {
-    async append(events: readonly NewEvent[]): Promise<void> {
-      if (events.length === 0) return;
-      await pool.query(
-        `WITH stored AS (
-           INSERT INTO svc_run_events (run_id, seq, type, data)
-           SELECT * FROM unnest($1::uuid[], $2::integer[], $3::text[], $4::text[])
-           ON CONFLICT (run_id, seq) DO NOTHING
-           RETURNING run_id, seq
-         )
-         SELECT pg_notify($5, run_id::text || ':' || max(seq)) FROM stored GROUP BY run_id`,
-        [
-          events.map((e) => e.runId),
-          events.map((e) => e.seq),
-          events.map((e) => e.type),
-          events.map((e) => e.data),
-          RUN_EVENTS_CHANNEL,
-        ],
-      );
-    },
-
     /** Events after `afterSeq`, oldest first, at most `limit`. */
     async after(runId: string, afterSeq: number, limit = EVENT_PAGE): Promise<StoredEvent[]> {
       const { rows } = await pool.query<StoredEvent>(

@@ -7,47 +7,39 @@ import { storable, storableJson } from './text';
 const agoS = (at: number | null) => (at === null ? null : Math.max(0, performance.now() - at) / 1000);
 
 /**
- * Node rows (svc_run_nodes): the engine's NodeStore. A batch of rows is one statement; each row is written whole under
- * its run and key (`<node>#<visit>`), so a batch tried again, or a row written again by another process, ends as the
- * last write says. Times are the database's clock less how long ago they happened in the process that wrote them,
- * so rows written by different processes, and by the database itself (a cancel), are on one clock.
+ * The part of a run-writes statement (run-writes.repository.ts) that writes node rows (svc_run_nodes): each row whole
+ * under its run and key (`<node>#<visit>`), so a batch tried again, or a row written again by another process, ends as
+ * the last write says. Times are the database's clock less how long ago they happened in the process that wrote them,
+ * so rows written by different processes, and by the database itself (a cancel), are on one clock. Its parameters are
+ * appended to `params`.
  */
+export function upsertNodeRowsQuery(rows: readonly NodeWrite[], params: unknown[]): string {
+  const $ = (values: unknown[]) => `$${params.push(values)}`;
+  return `nodes AS (
+    INSERT INTO svc_run_nodes (run_id, key, node_id, status, output, entered_at, exited_at, queue_wait_ms,
+                               prompt_tokens, output_tokens, warnings, thinking)
+    SELECT w.run_id, w.key, w.node, w.status, w.output,
+           extract(epoch FROM clock_timestamp()) - w.entered_ago,
+           extract(epoch FROM clock_timestamp()) - w.exited_ago,
+           w.queue_wait_ms, w.prompt_tokens, w.output_tokens, w.warnings, w.thinking
+      FROM unnest(${$(rows.map((r) => r.runId))}::uuid[], ${$(rows.map((r) => r.key))}::text[],
+                  ${$(rows.map((r) => r.node))}::text[], ${$(rows.map((r) => r.status))}::text[],
+                  ${$(rows.map((r) => storable(r.output)))}::text[], ${$(rows.map((r) => agoS(r.enteredAt)))}::float8[],
+                  ${$(rows.map((r) => agoS(r.exitedAt)))}::float8[], ${$(rows.map((r) => r.queueWaitMs))}::float8[],
+                  ${$(rows.map((r) => r.promptTokens))}::integer[], ${$(rows.map((r) => r.outputTokens))}::integer[],
+                  ${$(rows.map((r) => storableJson(r.warnings)))}::jsonb[], ${$(rows.map((r) => storable(r.thinking)))}::text[])
+           AS w(run_id, key, node, status, output, entered_ago, exited_ago, queue_wait_ms, prompt_tokens,
+                output_tokens, warnings, thinking)
+    ON CONFLICT (run_id, key) DO UPDATE
+       SET status = excluded.status, output = excluded.output, exited_at = excluded.exited_at,
+           queue_wait_ms = excluded.queue_wait_ms, prompt_tokens = excluded.prompt_tokens,
+           output_tokens = excluded.output_tokens, warnings = excluded.warnings, thinking = excluded.thinking
+  )`;
+}
+
+/** Node rows (svc_run_nodes): the engine's NodeStore, beside the writes of run-writes.repository.ts. */
 export function runNodesRepository(pool: Pool) {
   return {
-    async write(rows: readonly NodeWrite[]): Promise<void> {
-      if (rows.length === 0) return;
-      await pool.query(
-        `INSERT INTO svc_run_nodes (run_id, key, node_id, status, output, entered_at, exited_at, queue_wait_ms,
-                                    prompt_tokens, output_tokens, warnings, thinking)
-         SELECT w.run_id, w.key, w.node, w.status, w.output,
-                extract(epoch FROM clock_timestamp()) - w.entered_ago,
-                extract(epoch FROM clock_timestamp()) - w.exited_ago,
-                w.queue_wait_ms, w.prompt_tokens, w.output_tokens, w.warnings, w.thinking
-           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::float8[],
-                       $8::float8[], $9::integer[], $10::integer[], $11::jsonb[], $12::text[])
-                AS w(run_id, key, node, status, output, entered_ago, exited_ago, queue_wait_ms, prompt_tokens,
-                     output_tokens, warnings, thinking)
-         ON CONFLICT (run_id, key) DO UPDATE
-            SET status = excluded.status, output = excluded.output, exited_at = excluded.exited_at,
-                queue_wait_ms = excluded.queue_wait_ms, prompt_tokens = excluded.prompt_tokens,
-                output_tokens = excluded.output_tokens, warnings = excluded.warnings, thinking = excluded.thinking`,
-        [
-          rows.map((r) => r.runId),
-          rows.map((r) => r.key),
-          rows.map((r) => r.node),
-          rows.map((r) => r.status),
-          rows.map((r) => storable(r.output)),
-          rows.map((r) => agoS(r.enteredAt)),
-          rows.map((r) => agoS(r.exitedAt)),
-          rows.map((r) => r.queueWaitMs),
-          rows.map((r) => r.promptTokens),
-          rows.map((r) => r.outputTokens),
-          rows.map((r) => storableJson(r.warnings)),
-          rows.map((r) => storable(r.thinking)),
-        ],
-      );
-    },
-
     async dropRunning(runId: string): Promise<string[]> {
       const { rows } = await pool.query<{ node_id: string }>(
         `DELETE FROM svc_run_nodes WHERE run_id = $1 AND exited_at IS NULL AND status = 'running' RETURNING node_id`,

@@ -15,18 +15,19 @@ import { expire, settle, type PersonDecision } from './gates';
 import { compileGraph, type CompiledRunGraph } from './graph/graph-builder';
 import { ModelCallLog } from './model-call-log';
 import { NodeLog } from './node-log';
+import { RunWriter } from './run-writer';
 import type { IsTransient } from './retry';
 import type { RunObserver } from './run-observer';
 import type {
   EventStore,
   Lease,
-  ModelCallStore,
   NewRun,
   NodeStore,
   RunRecord,
   RunStore,
   StartOutcome,
   StopTx,
+  RunWriteStore,
   ToolCallStore,
 } from '../storage/types';
 import type { Toolbox } from '../tools/toolbox';
@@ -40,8 +41,9 @@ export interface EngineDeps {
   nodes: NodeStore;
   checkpointer: BaseCheckpointSaver;
   models: ModelClient;
-  /** The usage accounting: every model call, priced by the configured table as it ends (docs/observability.md). */
-  modelCalls: ModelCallStore;
+  /** Where runs' events, node rows and model calls are written, together (run-writer.ts). */
+  records: RunWriteStore;
+  /** The usage accounting prices every model call by this table as it ends (docs/observability.md). */
   prices: PriceTable;
   /** The tools of runs' phases, and the record of their calls (docs/tools.md). */
   toolbox: Toolbox;
@@ -105,8 +107,8 @@ export type DecisionOutcome =
  */
 export class Engine {
   readonly events: EventLog;
+  private readonly records: RunWriter;
   private readonly nodes: NodeLog;
-  private readonly calls: ModelCallLog;
   private readonly admission: Admission;
   private readonly executions = new Map<string, RunExecution>();
   /** The order executions were registered in: which ones a lease renewal's answer can speak for. */
@@ -121,16 +123,17 @@ export class Engine {
   private stopped = false;
 
   constructor(private readonly deps: EngineDeps) {
+    this.records = new RunWriter(deps.records, { isTransient: deps.isTransient, log: deps.log });
     this.events = new EventLog({
       store: deps.events,
+      records: this.records,
       runs: deps.runs,
       isTransient: deps.isTransient,
       log: deps.log,
       pollMs: deps.pollMs,
       waitMs: deps.databaseWaitS * 1000,
     });
-    this.calls = new ModelCallLog(deps.modelCalls, deps.prices, { isTransient: deps.isTransient, log: deps.log });
-    this.nodes = new NodeLog(deps.nodes, { isTransient: deps.isTransient, log: deps.log, calls: this.calls });
+    this.nodes = new NodeLog(this.records, new ModelCallLog(this.records, deps.prices));
     this.admission = new Admission(deps.maxActive);
   }
 
@@ -320,9 +323,9 @@ export class Engine {
       execution.stop('shutdown', new LegStoppedError('the server shut down while the run was running'));
     }
     await Promise.allSettled([...this.running]);
-    await this.nodes.close();
-    await this.calls.close();
+    this.nodes.close();
     await this.events.close();
+    await this.records.close();
     await this.deps.runs.releaseLeases(this.deps.owner).catch(() => undefined);
   }
 

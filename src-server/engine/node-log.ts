@@ -1,10 +1,8 @@
 import type { NodeStatus, NodeWarning } from '../contracts/runs';
-import type { Logger } from '../log';
 import type { CallUsage } from '../models/model-client';
-import { BatchWriter } from './batch-writer';
 import type { ModelCallLog } from './model-call-log';
-import type { IsTransient } from './retry';
-import type { NodeStore, NodeWrite } from '../storage/types';
+import type { RunWriter } from './run-writer';
+import type { NodeWrite } from '../storage/types';
 
 /** A model phase's figures, as its node row and its node_exit event carry them. */
 export interface NodeFigures {
@@ -25,30 +23,22 @@ const OUTPUT_FLUSH_MS = 500;
 const OUTPUT_FLUSH_BYTES = 256 * 1024;
 
 /**
- * The node rows of every run this process executes, written in shared batches: each write is a node's whole row,
+ * The node rows of every run this process executes, written with the rest of what runs record (run-writer.ts), in
+ * batches shared by all of them: each write is a node's whole row,
  * keyed by run, node and visit, so writes may be folded, repeated after a failure, or repeated by another process
  * that takes the run over, and the row ends as the last one says. A running node's output so far is written every
  * half second, all of them in one statement. Nothing waits for the writes but the moments that must (a node's end
  * before the run's, a gate's pause).
  */
 export class NodeLog {
-  private readonly writer: BatchWriter<NodeWrite>;
   private readonly outputs = new GrowingOutputs();
   private readonly timer: NodeJS.Timeout;
-  private readonly calls?: ModelCallLog;
 
   /** `calls`: where each model call a node reports goes for the usage accounting. */
-  constructor(store: NodeStore, options: { isTransient: IsTransient; log: Logger; calls?: ModelCallLog }) {
-    this.calls = options.calls;
-    this.writer = new BatchWriter<NodeWrite>({
-      write: (rows) => store.write(rows),
-      isTransient: options.isTransient,
-      log: options.log,
-      what: 'node rows',
-      maxBatch: 500,
-      // Only each row's last state matters: several writes of one node in a batch go as one.
-      fold: (rows) => [...new Map(rows.map((row) => [`${row.runId}/${row.key}`, row])).values()],
-    });
+  constructor(
+    private readonly writer: RunWriter,
+    private readonly calls?: ModelCallLog,
+  ) {
     this.timer = setInterval(() => this.saveGrown(), OUTPUT_FLUSH_MS);
     this.timer.unref();
   }
@@ -61,18 +51,14 @@ export class NodeLog {
     return new RunNodes(runId, this.writer, this.outputs, waitMs, ended, this.calls);
   }
 
-  flush(): Promise<void> {
-    return this.writer.flush();
-  }
-
-  async close(): Promise<void> {
+  /** Hands the running nodes' latest output to the writer, and stops the half-second writes. */
+  close(): void {
     clearInterval(this.timer);
-    for (const row of this.outputs.due(Infinity)) this.writer.push(snapshot(row));
-    await this.writer.close();
+    for (const row of this.outputs.due(Infinity)) this.writer.push({ kind: 'node', row: snapshot(row) });
   }
 
   private saveGrown(): void {
-    for (const row of this.outputs.due(performance.now())) this.writer.push(snapshot(row));
+    for (const row of this.outputs.due(performance.now())) this.writer.push({ kind: 'node', row: snapshot(row) });
   }
 }
 
@@ -120,7 +106,7 @@ export class RunNodes {
 
   constructor(
     private readonly runId: string,
-    private readonly writer: BatchWriter<NodeWrite>,
+    private readonly writer: RunWriter,
     private readonly outputs: GrowingOutputs,
     private readonly waitMs: number,
     private readonly ended?: NodeEnded,
@@ -238,7 +224,7 @@ export class RunNodes {
    * rejects when the database stays away past the wait.
    */
   async drain(): Promise<void> {
-    await Promise.all([this.writer.flush(this.waitMs), this.calls?.flush(this.waitMs)]);
+    await this.writer.flush(this.waitMs);
   }
 
   /**
@@ -247,6 +233,6 @@ export class RunNodes {
    */
   private save(row: NodeWrite, changes: Partial<NodeWrite> = {}): void {
     this.outputs.written(row);
-    this.writer.push({ ...snapshot(row), ...changes });
+    this.writer.push({ kind: 'node', row: { ...snapshot(row), ...changes } });
   }
 }

@@ -154,7 +154,7 @@ export class Harness {
       models: this.model,
       toolbox: this.toolbox,
       toolCalls: this.stores.toolCalls,
-      modelCalls: this.stores.modelCalls,
+      records: this.stores.writeStore,
       prices: this.prices,
       catalogEntry: (agent) => this.entries.get(agent),
       projectContext: async (projectPath) => `files of ${projectPath}`,

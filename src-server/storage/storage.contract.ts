@@ -7,10 +7,12 @@ import type {
   Lease,
   ModelCallStore,
   ModelCallWrite,
+  NewEvent,
   NewRun,
   NodeStore,
   NodeWrite,
   RunStore,
+  RunWriteStore,
 } from './types';
 
 /** The stores under test, fresh, and how to let them go. */
@@ -19,6 +21,7 @@ export interface StoresUnderTest {
   events: EventStore;
   nodes: NodeStore;
   modelCalls: ModelCallStore;
+  writes: RunWriteStore;
   close(): Promise<void>;
 }
 
@@ -50,6 +53,9 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
     });
 
     const lease: Lease = { owner: 'process-a', leaseS: 30 };
+    const append = (events: NewEvent[]) => stores.writes.write({ events, nodes: [], calls: [] });
+    const writeNodes = (nodes: NodeWrite[]) => stores.writes.write({ events: [], nodes, calls: [] });
+    const recordCalls = (calls: ModelCallWrite[]) => stores.writes.write({ events: [], nodes: [], calls });
     const newRun = (extra: Partial<NewRun> = {}): NewRun => ({
       id: randomUUID(),
       threadId: randomUUID(),
@@ -76,7 +82,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
     async function waitingRun(expiresAt: Date | null = null) {
       const run = newRun();
       await stores.runs.start(run, lease, 10_000);
-      await stores.events.append([event(run.id, 1, 'run_start'), event(run.id, 2)]);
+      await append([event(run.id, 1, 'run_start'), event(run.id, 2)]);
       expect(
         await stores.runs.pause(run.id, lease.owner, { gate: GATE, checkpointId: 'cp-1', expiresAt }, [
           event(run.id, 3, 'gate_waiting'),
@@ -180,7 +186,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
     it('rolls back: removes the active run, unless a person decided at one of its stops', async () => {
       const first = newRun();
       await stores.runs.start(first, lease, 10_000);
-      await stores.events.append([event(first.id, 1, 'run_start')]);
+      await append([event(first.id, 1, 'run_start')]);
       const next = newRun({ threadId: first.threadId, newThread: null, strategy: 'rollback' });
       expect(await stores.runs.start(next, lease, 10_000)).toEqual({ outcome: 'started' });
       expect(await stores.runs.get(first.id)).toBeUndefined();
@@ -263,7 +269,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
     it('cancels a running or waiting run once, storing its run_cancelled after every reserved id', async () => {
       const run = newRun();
       await stores.runs.start(run, lease, 10_000);
-      await stores.nodes.write([nodeWrite(run.id, 'intake#1', 'intake')]);
+      await writeNodes([nodeWrite(run.id, 'intake#1', 'intake')]);
       expect(await stores.runs.cancel(run.id, 'enough')).toBe(true);
       expect(await stores.runs.cancel(run.id, 'again')).toBe(false);
       const stored = await stores.events.after(run.id, 0, 10);
@@ -350,8 +356,8 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
     it('stores events once under their run and id, and reads them in pages', async () => {
       const run = newRun();
       await stores.runs.start(run, lease, 10_000);
-      await stores.events.append([event(run.id, 1), event(run.id, 2), event(run.id, 3)]);
-      await stores.events.append([event(run.id, 2, 'other'), event(run.id, 4)]);
+      await append([event(run.id, 1), event(run.id, 2), event(run.id, 3)]);
+      await append([event(run.id, 2, 'other'), event(run.id, 4)]);
       expect((await stores.events.after(run.id, 0, 10)).map((e) => [e.seq, e.type])).toEqual([
         [1, 'token'],
         [2, 'token'],
@@ -366,11 +372,26 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
     it('writes node rows whole under their key, drops the running ones of a dead leg, closes the open ones', async () => {
       const run = newRun();
       await stores.runs.start(run, lease, 10_000);
-      await stores.nodes.write([nodeWrite(run.id, 'intake#1', 'intake'), nodeWrite(run.id, 'analysis#1', 'analysis')]);
-      await stores.nodes.write([{ ...nodeWrite(run.id, 'intake#1', 'intake'), status: 'completed', exitedAt: 0 }]);
+      await writeNodes([nodeWrite(run.id, 'intake#1', 'intake'), nodeWrite(run.id, 'analysis#1', 'analysis')]);
+      await writeNodes([{ ...nodeWrite(run.id, 'intake#1', 'intake'), status: 'completed', exitedAt: 0 }]);
       expect(await stores.nodes.dropRunning(run.id)).toEqual(['analysis']);
-      await stores.nodes.write([nodeWrite(run.id, 'gate#1', 'gate', 'waiting_approval')]);
+      await writeNodes([nodeWrite(run.id, 'gate#1', 'gate', 'waiting_approval')]);
       await stores.nodes.closeOpen(run.id, 'cancelled');
+      expect(await stores.nodes.dropRunning(run.id)).toEqual([]);
+    });
+
+    it("writes a run's events, node rows and model calls together, each kind as it is written alone", async () => {
+      const run = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      const call = modelCall(run.id, 'intake');
+      await stores.writes.write({
+        events: [event(run.id, 1, 'run_start'), event(run.id, 2, 'node_exit')],
+        nodes: [{ ...nodeWrite(run.id, 'intake#1', 'intake'), status: 'completed', exitedAt: 0 }],
+        calls: [call],
+      });
+      expect((await stores.events.after(run.id, 0, 10)).map((e) => e.type)).toEqual(['run_start', 'node_exit']);
+      expect((await stores.modelCalls.ofRun(run.id)).map((c) => c.id)).toEqual([call.id]);
+      // The row was written closed: nothing of it is left running.
       expect(await stores.nodes.dropRunning(run.id)).toEqual([]);
     });
 
@@ -379,9 +400,9 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       await stores.runs.start(run, lease, 10_000);
       const priced = modelCall(run.id, 'analysis', { inputTokens: 1200, outputTokens: 300, costUsd: 0.0021 });
       const unpriced = modelCall(run.id, 'output', { inputPerMtok: null, outputPerMtok: null, costUsd: null });
-      await stores.modelCalls.record([priced, unpriced]);
+      await recordCalls([priced, unpriced]);
       // A write tried again after a failure, and a call of a run that does not exist: nothing more is stored.
-      await stores.modelCalls.record([priced, modelCall(randomUUID(), 'analysis')]);
+      await recordCalls([priced, modelCall(randomUUID(), 'analysis')]);
       // Calls written in one batch share their time: their order among themselves is not kept.
       const recorded = (await stores.modelCalls.ofRun(run.id)).sort((a, b) => a.node.localeCompare(b.node));
       expect(recorded).toEqual([

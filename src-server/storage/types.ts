@@ -215,9 +215,8 @@ export interface StopTx {
   claim(resume: PendingResume, lease: Lease, seqReserved: number): Promise<void>;
 }
 
+/** A run's stored events, read (they are written with the rest of a run's records: RunWriteStore). */
 export interface EventStore {
-  /** Stores events; one already stored under its run and id is left as it is (a retried write is harmless). */
-  append(events: readonly NewEvent[]): Promise<void>;
   /** A run's events after `afterSeq`, oldest first, at most `limit`. */
   after(runId: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
   /** The id of the run's last stored event (0 before its first). */
@@ -247,7 +246,6 @@ export interface NodeWrite {
 }
 
 export interface NodeStore {
-  write(rows: readonly NodeWrite[]): Promise<void>;
   /** Drops the rows a dead process left running (they run again) and says which nodes they were. */
   dropRunning(runId: string): Promise<string[]>;
   /** Closes every row of the run still open, with `status`. */
@@ -329,8 +327,23 @@ export interface ModelCallRecord extends ModelCallWrite {
 }
 
 export interface ModelCallStore {
-  /** Stores calls, each once under its id; a call whose run no longer exists is left out. */
-  record(calls: readonly ModelCallWrite[]): Promise<void>;
   /** A run's calls, in the order they were recorded. */
   ofRun(runId: string): Promise<ModelCallRecord[]>;
+}
+
+/** What the runs of a process record as they go, stored together. */
+export interface RunWrites {
+  events: readonly NewEvent[];
+  /** At most one write per run and key: the last state of each row. */
+  nodes: readonly NodeWrite[];
+  calls: readonly ModelCallWrite[];
+}
+
+/**
+ * Stores a batch of run records at once (in PostgreSQL, one statement and one commit for all three kinds), each safe
+ * to write again: an event already stored under its run and id is left as it is, a node row ends as its last write
+ * says, a model call is stored once under its id, and a call whose run no longer exists is left out.
+ */
+export interface RunWriteStore {
+  write(records: RunWrites): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { CHECKPOINT_SCHEMA, CheckpointSaver } from '../../src-server/db/checkpointer';
+import { runWritesRepository } from '../../src-server/db/run-writes.repository';
 import { modelCallsRepository } from '../../src-server/db/model-calls.repository';
 import { runEventsRepository } from '../../src-server/db/run-events.repository';
 import { runNodesRepository } from '../../src-server/db/run-nodes.repository';
@@ -19,6 +20,7 @@ storageContract('PostgreSQL', async () => {
     events: runEventsRepository(pool),
     nodes: runNodesRepository(pool),
     modelCalls: modelCallsRepository(pool),
+    writes: runWritesRepository(pool),
     close: async () => {
       await pool.end();
       await db.drop();

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { getLogger } from '../../log';
-import type { NewEvent, RunProgress, StoredEvent } from '../../storage/types';
+import type { RunProgress, RunWrites, StoredEvent } from '../../storage/types';
+import { RunWriter } from '../run-writer';
 import { EventLog } from './event-log';
 
 const RUN = 'run-1';
@@ -11,7 +12,7 @@ class SlowStore {
   private held: (() => void)[] = [];
   holding = false;
 
-  async append(events: readonly NewEvent[]): Promise<void> {
+  async write({ events }: RunWrites): Promise<void> {
     if (this.holding) await new Promise<void>((resolve) => this.held.push(resolve));
     for (const e of events) this.rows.push({ seq: e.seq, type: e.type, data: e.data });
   }
@@ -31,13 +32,17 @@ class SlowStore {
 }
 
 let log: EventLog | undefined;
+let writer: RunWriter | undefined;
 afterEach(async () => {
   await log?.close();
+  await writer?.close();
 });
 
 function eventLog(store: SlowStore, progress: RunProgress): EventLog {
+  writer = new RunWriter(store, { isTransient: () => false, log: getLogger('svc.engine') });
   log = new EventLog({
     store,
+    records: writer,
     runs: { progress: async () => progress, reserveSeq: async () => undefined },
     isTransient: () => false,
     log: getLogger('svc.engine'),

@@ -1,7 +1,7 @@
 import type { RunEvent } from '../../contracts/events';
 import type { Logger } from '../../log';
-import { BatchWriter } from '../batch-writer';
 import { retryTransient, type IsTransient } from '../retry';
+import type { RunWriter } from '../run-writer';
 import type { EventStore, NewEvent, RunProgress, RunStore, StoredEvent } from '../../storage/types';
 import { Inbox } from './inbox';
 import { LoggedEvent, RUN_ENDING_EVENTS } from './logged-event';
@@ -17,7 +17,10 @@ export const EVENT_PAGE = 1000;
 export const SEQ_BLOCK = 10_000;
 
 export interface EventLogOptions {
+  /** Where stored events are read. */
   store: EventStore;
+  /** Where events are written, with the rest of what runs record. */
+  records: RunWriter;
   runs: Pick<RunStore, 'progress' | 'reserveSeq'>;
   isTransient: IsTransient;
   log: Logger;
@@ -98,16 +101,15 @@ class Tail {
 export class EventLog {
   private readonly legs = new Map<string, Leg>();
   private readonly tails = new Map<string, Tail>();
-  private readonly writer: BatchWriter<NewEvent>;
+  private readonly writer: RunWriter;
+  private published = 0;
+  private written = 0;
 
   constructor(private readonly options: EventLogOptions) {
-    this.writer = new BatchWriter<NewEvent>({
-      write: (events) => options.store.append(events),
-      isTransient: options.isTransient,
-      log: options.log,
-      what: 'run events',
-      maxBatch: 2000,
-      onWritten: (events) => this.forgetStored(events),
+    this.writer = options.records;
+    this.writer.onEventsStored((events) => {
+      this.written += events.length;
+      this.forgetStored(events);
     });
   }
 
@@ -126,7 +128,7 @@ export class EventLog {
 
   /** Events pushed by this process's runs and not yet stored. */
   get backlog(): number {
-    return this.writer.backlog;
+    return this.published - this.written;
   }
 
   /**
@@ -144,7 +146,11 @@ export class EventLog {
     leg.head = event.id;
     if (store) {
       leg.unstored.push(event);
-      this.writer.push({ runId: leg.runId, seq: event.id, type: event.type, data: event.data });
+      this.published++;
+      this.writer.push({
+        kind: 'event',
+        event: { runId: leg.runId, seq: event.id, type: event.type, data: event.data },
+      });
     }
     for (const reader of leg.readers) reader.push([event]);
   }
@@ -187,8 +193,9 @@ export class EventLog {
     for (const tail of this.tails.values()) void tail.fetch();
   }
 
+  /** Stores what is published, and stops reading for readers here (the writer is closed by its owner). */
   async close(): Promise<void> {
-    await this.writer.close();
+    await this.writer.flush();
     for (const tail of this.tails.values()) tail.stop();
     this.tails.clear();
   }

@@ -8,6 +8,7 @@ storageContract('in memory', async () => {
     events: stores.eventStore,
     nodes: stores.nodeStore,
     modelCalls: stores.modelCalls,
+    writes: stores.writeStore,
     close: async () => undefined,
   };
 });

@@ -22,6 +22,8 @@ import type {
   RunProgress,
   RunRecord,
   RunStore,
+  RunWriteStore,
+  RunWrites,
   StartOutcome,
   StopDecision,
   StopTx,
@@ -494,11 +496,16 @@ export class MemoryStores {
     },
   };
 
-  readonly eventStore: EventStore = {
-    append: async (events: readonly NewEvent[]) => {
+  readonly writeStore: RunWriteStore = {
+    write: async ({ events, nodes, calls }: RunWrites) => {
       this.statement();
       this.storeEvents(events);
+      this.writeNodes(nodes);
+      this.recordCalls(calls);
     },
+  };
+
+  readonly eventStore: EventStore = {
     after: async (runId: string, afterSeq: number, limit: number) => {
       this.statement('read');
       return (this.events.get(runId) ?? []).filter((e) => e.seq > afterSeq).slice(0, limit);
@@ -515,19 +522,27 @@ export class MemoryStores {
     }
   }
 
+  private writeNodes(rows: readonly NodeWrite[]): void {
+    const ago = (at: number | null) => (at === null ? null : (this.now() - (performance.now() - at)) / 1000);
+    for (const write of rows) {
+      const list = this.nodes.get(write.runId) ?? [];
+      this.nodes.set(write.runId, list);
+      const existing = list.find((r) => r.key === write.key);
+      const fields = { status: write.status, output: write.output, exitedAt: ago(write.exitedAt) };
+      if (existing) Object.assign(existing, fields);
+      else list.push({ key: write.key, node: write.node, enteredAt: ago(write.enteredAt)!, ...fields });
+    }
+  }
+
+  private recordCalls(calls: readonly ModelCallWrite[]): void {
+    for (const call of calls) {
+      const run = this.runs.get(call.runId);
+      if (!run || this.modelCallRows.has(call.id)) continue;
+      this.modelCallRows.set(call.id, { ...call, projectId: run.projectId, userId: run.createdBy, agent: run.agent });
+    }
+  }
+
   readonly nodeStore: NodeStore = {
-    write: async (rows: readonly NodeWrite[]) => {
-      this.statement();
-      const ago = (at: number | null) => (at === null ? null : (this.now() - (performance.now() - at)) / 1000);
-      for (const write of rows) {
-        const list = this.nodes.get(write.runId) ?? [];
-        this.nodes.set(write.runId, list);
-        const existing = list.find((r) => r.key === write.key);
-        const fields = { status: write.status, output: write.output, exitedAt: ago(write.exitedAt) };
-        if (existing) Object.assign(existing, fields);
-        else list.push({ key: write.key, node: write.node, enteredAt: ago(write.enteredAt)!, ...fields });
-      }
-    },
     dropRunning: async (runId: string) => {
       this.statement();
       const list = this.nodes.get(runId) ?? [];
@@ -583,19 +598,6 @@ export class MemoryStores {
   };
 
   readonly modelCalls: ModelCallStore = {
-    record: async (calls: readonly ModelCallWrite[]) => {
-      this.statement();
-      for (const call of calls) {
-        const run = this.runs.get(call.runId);
-        if (!run || this.modelCallRows.has(call.id)) continue;
-        this.modelCallRows.set(call.id, {
-          ...call,
-          projectId: run.projectId,
-          userId: run.createdBy,
-          agent: run.agent,
-        });
-      }
-    },
     ofRun: async (runId: string) => {
       this.statement('read');
       return [...this.modelCallRows.values()].filter((c) => c.runId === runId).map((c) => ({ ...c }));
