@@ -7,6 +7,8 @@
  * - the statements each run sends and the time PostgreSQL spends on them, from PostgreSQL's own log: the database's
  *   log_min_duration_statement is set to 0 for the measurement (this needs a superuser, and PG_LOG_FILE, default
  *   /var/log/postgresql/postgresql-15-main.log, readable);
+ * - with PROFILE_TOKENS=n, each phase's answer is n tokens (3 by default): 2000 profiles streaming, as the bench's
+ *   streaming rows measure it;
  * - with PROFILE_CPU=1, the server's V8 CPU profile summed by package and by function (self time), written to
  *   test-results/profile/ (open the .cpuprofile in Chrome's DevTools for the whole tree).
  */
@@ -30,7 +32,7 @@ const withCpuProfile = process.env.PROFILE_CPU === '1';
 const database = await startDatabaseServer();
 const fixture = await startIntegrationFixture({ server: false, database: false });
 const standIn = await startModelProcess();
-await standIn.script(3, 0);
+await standIn.script(Number(process.env.PROFILE_TOKENS ?? 3), 0);
 const db = await createDatabase(database.url, 'svc_profile');
 const dbName = new URL(db.url).pathname.slice(1);
 const admin = new pg.Client({ connectionString: database.url });
