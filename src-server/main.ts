@@ -473,9 +473,19 @@ export async function startServer({
   }
 }
 
+/**
+ * An idle kept-alive connection is closed after this long: past the idle timeouts of the proxies in front (nginx's
+ * upstream keepalive_timeout and cloud load balancers default to 60 s), so that a proxy never sends a request on a
+ * connection this server is closing at that moment (Node's own 5 s made that race a 502 under load).
+ */
+const KEEP_ALIVE_MS = 65_000;
+
 function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(config.PORT, config.HOST);
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
+    // Headers must be allowed to arrive on a connection kept that long.
+    server.headersTimeout = KEEP_ALIVE_MS + 1_000;
     server.once('listening', () => resolve(server));
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(
