@@ -246,7 +246,8 @@ export class LgDoor {
   }
 
   /**
-   * Streams the run as LangGraph's clients read it: `metadata` first, then what the stored events give in `modes`
+   * Streams the run as LangGraph's clients read it: `metadata` first (unless the client resumes after an event it
+   * has), then what the stored events give in `modes`
    * after `cursor` (and after `started.since`), to the run's end or the stop it waits at. `cancelOnDisconnect`: a
    * client that leaves before then cancels the run (LangGraph's `on_disconnect: "cancel"`).
    */
@@ -279,7 +280,10 @@ export class LgDoor {
     let ended = false;
     void sse.closed.then(() => gone.abort());
     try {
-      sse.send(frame({ event: 'metadata', data: { run_id: run.id, thread_id: run.thread_id, attempt: 1 } }));
+      // Once per stream: a client resuming after an event has it (and SSE would give it that event's id again).
+      if (cursor.seq === 0) {
+        sse.send(frame({ event: 'metadata', data: { run_id: run.id, thread_id: run.thread_id, attempt: 1 } }));
+      }
       for await (const batch of followable.events(0, gone.signal)) {
         const frames: string[] = [];
         for (const logged of batch) {
