@@ -145,9 +145,9 @@ export class LgDoor {
     const runs = await this.threadRuns(row.id);
     const runIds = [...new Set(checkpoints.flatMap((cp) => (cp.run_id ? [cp.run_id] : [])))];
     const ids = stopIds(checkpoints, await this.deps.lgRows.stopSeqs(runIds));
-    const waiting = row.last_run_status === 'waiting_approval';
+    const waiting = row.last_run_status === 'waiting_approval' ? row.pending_gate : null;
     return checkpoints.map((cp) =>
-      lgState(row.id, cp, runs, ids.get(cp.checkpoint_id), waiting && cp.checkpoint_id === head?.checkpoint_id),
+      lgState(row.id, cp, runs, ids.get(cp.checkpoint_id), cp.checkpoint_id === head?.checkpoint_id ? waiting : null),
     );
   }
 

@@ -1,4 +1,4 @@
-import type { Checkpoint, RunStatus } from '../../contracts/runs';
+import type { Checkpoint, PendingGate, RunStatus } from '../../contracts/runs';
 import type { LgRunRow, LgThreadRow } from '../../db/lg-threads.repository';
 import { assistantIdOf, interruptId } from './lg-ids';
 import { lgInterrupt } from './lg-interrupts';
@@ -148,15 +148,15 @@ export function stopIds(checkpoints: Checkpoint[], stopSeqs: Map<string, number[
 }
 
 /**
- * The state at one checkpoint. `stopId`: its interrupt's id when the run stopped there; `waiting`: the thread still
- * waits there (a stop decided or cancelled since is history, without an interrupt to answer).
+ * The state at one checkpoint. `stopId`: its interrupt's id when the run stopped there; `waiting`: the stop as the run
+ * waits there now, when the thread still does (a stop decided or cancelled since is history, with nothing to answer).
  */
 export function lgState(
   threadId: string,
   cp: Checkpoint,
   runs: ThreadRuns,
   stopId: string | undefined,
-  waiting: boolean,
+  waiting: PendingGate | null,
 ): LgThreadState {
   const messages = [
     ...runs.earlier(cp.run_id),
@@ -165,7 +165,7 @@ export function lgState(
   const gate = cp.pending_gate;
   const interrupts =
     gate && waiting && cp.run_id
-      ? [{ ...lgInterrupt(cp.run_id, 0, gate), id: stopId ?? `${cp.run_id}:${gate.node}` }]
+      ? [{ ...lgInterrupt(cp.run_id, 0, waiting), id: stopId ?? `${cp.run_id}:${gate.node}` }]
       : [];
   const tasks = gate
     ? [
