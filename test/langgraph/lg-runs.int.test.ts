@@ -177,6 +177,55 @@ describe('a streamed run', () => {
   });
 });
 
+describe('leaving a stream', () => {
+  it('on_disconnect cancel: a client that leaves before the end cancels the run; by default it runs on', async () => {
+    const leave = async (onDisconnect?: 'cancel') => {
+      ctx.model.reply(numberedTokens(300), 10);
+      const thread = await client.threads.create();
+      const stop = new AbortController();
+      let runId = '';
+      // The SDK ends the iteration quietly when its signal aborts.
+      try {
+        for await (const part of client.runs.stream(thread.thread_id, 'summary', {
+          input: { message: 'leave early' },
+          streamMode: ['messages-tuple'],
+          signal: stop.signal,
+          ...(onDisconnect ? { onDisconnect } : {}),
+        })) {
+          if (part.event === 'metadata') runId = (part.data as { run_id: string }).run_id;
+          if (part.event === 'messages') stop.abort();
+        }
+      } catch (error) {
+        if (!stop.signal.aborted) throw error;
+      }
+      return { threadId: thread.thread_id, runId };
+    };
+    const cancelled = await leave('cancel');
+    await until(async () =>
+      (await client.runs.get(cancelled.threadId, cancelled.runId)).status === 'interrupted' ? true : undefined,
+    );
+    const kept = await leave();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await client.runs.get(kept.threadId, kept.runId)).status).toBe('running');
+    await client.runs.cancel(kept.threadId, kept.runId, true);
+  });
+
+  it('answers the run as JSON instead of its stream when asked for JSON', async () => {
+    ctx.model.reply(['As JSON.']);
+    const thread = await client.threads.create();
+    const res = await fetch(`${server.url}/lg/threads/${thread.thread_id}/runs/stream`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_TOKEN, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ assistant_id: 'summary', input: { message: 'json please' } }),
+    });
+    expect(res.status).toBe(200);
+    const run = (await res.json()) as { run_id: string; thread_id: string };
+    expect(run.thread_id).toBe(thread.thread_id);
+    expect(res.headers.get('content-location')).toBe(`/threads/${thread.thread_id}/runs/${run.run_id}`);
+    await client.runs.join(thread.thread_id, run.run_id);
+  });
+});
+
 describe('join, wait, errors and cancel', () => {
   it('a run created in the background is joined, and its stream joined from the start or after an event', async () => {
     ctx.model.reply(['Joined.'], 20);

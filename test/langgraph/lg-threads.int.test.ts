@@ -10,12 +10,19 @@ import { addUser, signSession } from '../helpers/sessions';
  */
 const SECRET = 'a-session-secret-for-the-langgraph-tests-01';
 const API_TOKEN = 'langgraph-test-admin-token-0123456789';
+/** Where a browser app such as Agent Chat UI is served from. */
+const APP_ORIGIN = 'http://localhost:3000';
 const ctx = useIntegrationServer({ server: false });
 let server: TestServer;
 let admin: Client;
 
 beforeAll(async () => {
-  server = await ctx.start({ AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN });
+  server = await ctx.start({
+    AUTH_ENABLED: 'true',
+    SESSION_SECRET: SECRET,
+    SVC_API_TOKEN: API_TOKEN,
+    CORS_ORIGINS: APP_ORIGIN,
+  });
   admin = new Client({ apiUrl: `${server.url}/lg`, apiKey: API_TOKEN });
 });
 afterAll(() => server?.close());
@@ -54,6 +61,30 @@ describe('assistants', () => {
       headers: { authorization: `Bearer ${API_TOKEN}` },
     });
     expect(res.status).toBe(200);
+  });
+});
+
+describe('a browser app on another origin', () => {
+  it('may send the key and Last-Event-ID, and read the headers the SDK resumes and pages with', async () => {
+    const preflight = await fetch(`${server.url}/lg/threads/search`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: APP_ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-api-key, content-type, last-event-id',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    const allowed = preflight.headers.get('access-control-allow-headers')!.toLowerCase();
+    for (const header of ['x-api-key', 'content-type', 'last-event-id']) expect(allowed).toContain(header);
+    const res = await fetch(`${server.url}/lg/threads/search`, {
+      method: 'POST',
+      headers: { origin: APP_ORIGIN, 'x-api-key': API_TOKEN, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(res.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
+    const exposed = res.headers.get('access-control-expose-headers')!;
+    for (const header of ['Content-Location', 'Location', 'X-Pagination-Total']) expect(exposed).toContain(header);
   });
 });
 

@@ -16,6 +16,7 @@ import {
 } from './lg-schemas';
 import { parseCursor } from './lg-stream';
 import { ThreadParams } from './lg-threads.routes';
+import { wantsJson } from '../run-stream';
 
 const RunParams = ThreadParams.extend({ run_id: z.uuid() });
 
@@ -63,6 +64,9 @@ const ResumeHeaders = z.object({
 export function lgRunRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
   const { lgRows, runsService } = deps;
 
+  const runOf = async (principal: Principal, threadId: string, runId: string) =>
+    lgRun(await door.run(principal, threadId, runId));
+
   const locate = (res: Response, started: Pick<LgRunStarted, 'threadId' | 'runId'>) => {
     res.setHeader('Content-Location', `/threads/${started.threadId}/runs/${started.runId}`);
     res.setHeader('Location', `/threads/${started.threadId}/runs/${started.runId}/stream`);
@@ -78,15 +82,26 @@ export function lgRunRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
     params: ThreadParams,
     body: LgRunCreateSchema,
     errors: RUN_ERRORS,
-    responses: { 200: lgStream },
+    responses: {
+      200: {
+        ...lgStream,
+        description:
+          'The run\u2019s stream (what LangGraph\u2019s clients ask for). With `Accept: application/json`, the run at once ' +
+          'instead, as POST /lg/threads/{thread_id}/runs answers: a generated client never sends the POST again on a ' +
+          'cut.\n\n' +
+          lgStream.description,
+        alternatives: { 'application/json': LgRunSchema },
+      },
+    },
     handler: async ({ params, body, ctx, req, res }) => {
       const started = await door.start(ctx.principal, params.thread_id, body, req);
+      if (wantsJson(req)) {
+        locate(res, started);
+        return runOf(ctx.principal, started.threadId, started.runId);
+      }
       await door.pipe(ctx.principal, started, parseCursor(undefined), res, body.on_disconnect === 'cancel');
     },
   });
-
-  const runOf = async (principal: Principal, threadId: string, runId: string) =>
-    lgRun(await door.run(principal, threadId, runId));
 
   api.route({
     method: 'post',
