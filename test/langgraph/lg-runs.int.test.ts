@@ -110,6 +110,9 @@ describe('a streamed run', () => {
     expect(history[0]!.parent_checkpoint?.checkpoint_id).toBe(history[1]!.checkpoint.checkpoint_id);
     const afterDispatch = history.find((h) => h.metadata?.writes && 'dispatch' in (h.metadata.writes as object))!;
     expect(messagesOf(afterDispatch.values)).toEqual(messages.slice(0, 2));
+    expect(await client.threads.getState(thread.thread_id, afterDispatch.checkpoint.checkpoint_id!)).toEqual(
+      afterDispatch,
+    );
     expect((await client.threads.get(thread.thread_id)).status).toBe('idle');
     expect(await client.runs.get(thread.thread_id, runId)).toMatchObject({ status: 'success' });
 

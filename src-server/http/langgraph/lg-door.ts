@@ -210,13 +210,15 @@ export class LgDoor {
       const request = { message, multitask_strategy: body.multitask_strategy ?? 'reject', ...options };
       started = row.agent
         ? await runsService.startRun(principal, agent, { ...request, thread_id: threadId }, req.get('traceparent'))
-        : await runsService.startRun(
-            principal,
-            agent,
-            { ...request, project_id: row.project_id },
-            req.get('traceparent'),
-            threadId,
-          );
+        : await runsService
+            .startRun(principal, agent, { ...request, project_id: row.project_id }, req.get('traceparent'), threadId)
+            .catch((error: unknown) => {
+              // Two first runs of one draft at once: the second finds the thread's row written by the first.
+              if ((error as { code?: string }).code === '23505') {
+                throw conflict(`thread ${threadId} already has a run starting: try again`);
+              }
+              throw error;
+            });
       if (!row.agent) await lgThreads.settled(threadId);
     }
     await lgRows.recordRun(started.runId, modes, body.metadata ?? {});
