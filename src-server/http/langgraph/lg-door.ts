@@ -16,8 +16,10 @@ import { emptyState, lgState, lgThread, stopIds, ThreadRuns } from './lg-views';
 /** What a client gets when it names no modes: LangGraph's own default. */
 export const DEFAULT_MODES: StreamMode[] = ['values'];
 
-/** How many of a thread's newest checkpoints a history or a state reads at most. */
+/** How many of a thread's newest checkpoints a history reads at most. */
 const HISTORY_WINDOW = 1000;
+/** Enough of the newest checkpoints to hold the newest listed one, past the input checkpoints beside it. */
+const HEAD_WINDOW = 3;
 
 /** A run this request started or resumed: where its stream begins for this client. */
 export interface LgRunStarted {
@@ -121,7 +123,9 @@ export class LgDoor {
   async history(principal: Principal, threadId: string, limit: number, before?: string) {
     const row = await this.deps.lgThreads.visible(principal, threadId);
     if (!row.agent) return [];
-    const checkpoints = await this.deps.threadsService.checkpoints(principal, threadId, HISTORY_WINDOW);
+    // LangGraph's input checkpoints count in the window but are not listed: a window twice the page fills it.
+    const window = before ? HISTORY_WINDOW : Math.min(HISTORY_WINDOW, 2 * limit + 2);
+    const checkpoints = await this.deps.threadsService.checkpoints(principal, threadId, window);
     const newestFirst = checkpoints.reverse();
     const from = before ? newestFirst.findIndex((cp) => cp.checkpoint_id === before) + 1 : 0;
     if (before && from === 0) throw notFound(`checkpoint ${before} not found on thread ${threadId}`);
@@ -134,11 +138,16 @@ export class LgDoor {
     if (checkpointId) {
       const thread = await this.deps.threadsService.visible(principal, threadId);
       const cp = await this.deps.threadsService.checkpointOf(thread, checkpointId);
-      const head = (await this.deps.threadsService.checkpoints(principal, threadId, 1))[0];
+      const head = await this.head(principal, threadId);
       return (await this.states(row, [cp], head))[0]!;
     }
-    const head = (await this.deps.threadsService.checkpoints(principal, threadId, 1))[0];
+    const head = await this.head(principal, threadId);
     return head ? (await this.states(row, [head], head))[0]! : emptyState(threadId);
+  }
+
+  /** The thread's newest checkpoint (an input checkpoint, written as a run starts, is not one). */
+  private async head(principal: Principal, threadId: string): Promise<Checkpoint | undefined> {
+    return (await this.deps.threadsService.checkpoints(principal, threadId, HEAD_WINDOW)).at(-1);
   }
 
   private async states(row: LgThreadRow, checkpoints: Checkpoint[], head: Checkpoint | undefined) {
@@ -243,7 +252,7 @@ export class LgDoor {
   }
 
   private async isHead(principal: Principal, threadId: string, checkpointId: string): Promise<boolean> {
-    const head = (await this.deps.threadsService.checkpoints(principal, threadId, 1))[0];
+    const head = await this.head(principal, threadId);
     return !head || head.checkpoint_id === checkpointId;
   }
 
