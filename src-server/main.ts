@@ -21,6 +21,7 @@ import { sweepOrphanedRuns } from './db/runs.repository';
 import { CHECKPOINT_SCHEMA, CheckpointSaver } from './db/checkpointer';
 import { initDb, MIGRATION_LOCK_KEY } from './db/schema';
 import { threadsRepository } from './db/threads.repository';
+import { lgThreadsRepository } from './db/lg-threads.repository';
 import { runsRepository } from './db/runs.repository';
 import { runNodesRepository } from './db/run-nodes.repository';
 import { gateDecisionsRepository } from './db/gate-decisions.repository';
@@ -64,6 +65,7 @@ import { runsService } from './services/runs.service';
 import { usageService } from './services/usage.service';
 import { approvalsService } from './services/approvals.service';
 import { threadsService } from './services/threads.service';
+import { lgThreadsService } from './services/lg-threads.service';
 import { schedulesService } from './services/schedules.service';
 import { Scheduler } from './services/scheduler';
 import { schedulesRepository } from './db/schedules.repository';
@@ -395,6 +397,7 @@ export async function startServer({
           })
         : undefined;
     const tenancy = tenancyService({ access, tenancy: tenancyRows, users });
+    const lgRows = lgThreadsRepository(pool);
     const app = createApp({
       config,
       version,
@@ -434,6 +437,8 @@ export async function startServer({
       usage,
       idempotencyKeys,
       mcpSessions: mcpSessionsRepository(pool),
+      lgThreads: lgThreadsService({ access, threads, rows: lgRows }),
+      lgRows,
       oidc,
       metrics,
     });

@@ -949,6 +949,24 @@ const statements = [
      PERFORM svc_llm_grant(p_slots);
    END
    $fn$`,
+  // The LangGraph API under /lg (docs/langgraph-api.md): a thread's metadata, which its clients search by; a thread
+  // created there before its first run (which names its agent) waits in svc_lg_drafts, then moves to svc_threads
+  // under the same id; and what a run was asked to stream, for a join that names no modes.
+  `ALTER TABLE svc_threads ADD COLUMN IF NOT EXISTS metadata jsonb NOT NULL DEFAULT '{}'`,
+  `CREATE TABLE IF NOT EXISTS svc_lg_drafts (
+     id uuid PRIMARY KEY,
+     project_id uuid NOT NULL REFERENCES svc_projects(id) ON DELETE CASCADE,
+     created_by uuid,
+     metadata jsonb NOT NULL DEFAULT '{}',
+     created_at timestamptz NOT NULL DEFAULT now(),
+     updated_at timestamptz NOT NULL DEFAULT now()
+   )`,
+  `CREATE INDEX IF NOT EXISTS svc_lg_drafts_by_project ON svc_lg_drafts (project_id, updated_at)`,
+  `CREATE TABLE IF NOT EXISTS svc_lg_runs (
+     run_id uuid PRIMARY KEY REFERENCES svc_runs(id) ON DELETE CASCADE,
+     stream_mode jsonb NOT NULL,
+     metadata jsonb NOT NULL DEFAULT '{}'
+   )`,
 ];
 
 /**

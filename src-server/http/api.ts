@@ -204,6 +204,12 @@ const TAGS = [
   },
   { name: 'auth', description: 'Sign-in with the identity provider, and who the caller is' },
   {
+    name: 'langgraph',
+    description:
+      'The LangGraph API under /lg, for LangChain\u2019s own clients (the LangGraph SDK, useStream, Agent Chat UI, Agent ' +
+      'Inbox): agents and commands as assistants, threads, runs and their streams, interrupts at gates (docs/langgraph-api.md)',
+  },
+  {
     name: 'mcp',
     description:
       'The MCP server at /mcp (streamable HTTP, JSON-RPC; described by the MCP specification and its own tools/list, not ' +

@@ -20,6 +20,7 @@ import { webhookRoutes } from './webhooks.router';
 import { scheduleRoutes } from './schedules.router';
 import { usageRoutes } from './usage.router';
 import { mcpRouter } from './mcp/mcp.router';
+import { langgraphRoutes, lgApiKeyHeader, LG_PREFIX } from './langgraph/langgraph.routes';
 import { resourceMetadataRoutes } from './mcp/resource-metadata';
 import { portalRouter } from './portal.router';
 import { studioRouter } from './studio.router';
@@ -45,6 +46,7 @@ export function buildApi(deps: AppDeps): Api {
   webhookRoutes(api, deps);
   scheduleRoutes(api, deps);
   usageRoutes(api, deps);
+  langgraphRoutes(api, deps);
   resourceMetadataRoutes(api);
   api.page({
     path: '/openapi.json',
@@ -107,6 +109,7 @@ export function createApp(deps: AppDeps): Express {
       elicitationTimeoutS: deps.config.MCP_ELICITATION_TIMEOUT_S,
     }),
   );
+  app.use(LG_PREFIX, lgApiKeyHeader);
   app.use(api.router);
   app.use(notFoundHandler);
   app.use(errorHandler);

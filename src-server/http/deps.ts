@@ -20,6 +20,8 @@ import type { LocalModelsService } from '../services/local-models.service';
 import type { UsageService } from '../services/usage.service';
 import type { WebhooksService } from '../webhooks/webhooks.service';
 import type { SchedulesService } from '../services/schedules.service';
+import type { LgThreadsService } from '../services/lg-threads.service';
+import type { LgThreadsRepository } from '../db/lg-threads.repository';
 
 /** What the routers are built from: the services and settings main.ts composes. */
 export interface AppDeps {
@@ -44,6 +46,9 @@ export interface AppDeps {
   usage: UsageService;
   idempotencyKeys: IdempotencyKeysRepository;
   mcpSessions: McpSessionsRepository;
+  /** The LangGraph API's threads (drafts and metadata), and what it reads of runs to answer (http/langgraph/). */
+  lgThreads: LgThreadsService;
+  lgRows: LgThreadsRepository;
   oidc?: Oidc;
   /** This server's metrics, when METRICS_TOKEN is set (GET /metrics, and the run streams it counts). */
   metrics?: ServiceMetrics;

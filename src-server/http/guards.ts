@@ -20,7 +20,8 @@ export function loopbackHostGuard(config: Config): RequestHandler {
 
 /** The answer headers the document declares, readable by a page on a listed origin. */
 const EXPOSED_HEADERS =
-  'Content-Type, API-Version, Retry-After, Location, Idempotent-Replayed, Mcp-Session-Id, WWW-Authenticate';
+  'Content-Type, API-Version, Retry-After, Location, Content-Location, X-Pagination-Total, X-Pagination-Next, ' +
+  'Idempotent-Replayed, Mcp-Session-Id, WWW-Authenticate';
 
 /**
  * A path whose percent-encoding does not decode (`%zz`, a lone `%`, a cut or overlong UTF-8 sequence) is answered
@@ -65,7 +66,7 @@ export function cors(config: Config): RequestHandler {
       res.setHeader(
         'Access-Control-Allow-Headers',
         'Authorization, Content-Type, Last-Event-ID, Accept, Idempotency-Key, Mcp-Session-Id, Mcp-Protocol-Version, ' +
-          'traceparent, tracestate',
+          'traceparent, tracestate, X-Api-Key, X-Auth-Scheme',
       );
       res.setHeader('Access-Control-Max-Age', '600');
       res.status(204).end();

@@ -51,7 +51,7 @@ export interface StreamWatcher {
  * proxies keep idle streams open, no buffering hints for reverse proxies, and a bound on what a client
  * that does not read may leave in memory.
  */
-export function openSse(res: Response, watcher?: StreamWatcher): SseStream {
+export function openSse(res: Response, watcher?: StreamWatcher, options: { retry?: boolean } = {}): SseStream {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -110,8 +110,10 @@ export function openSse(res: Response, watcher?: StreamWatcher): SseStream {
     flush();
     if (unread() < MAX_UNREAD_BYTES) for (const resolve of roomWaiters) resolve();
   });
-  // The reconnection delay first, so that every client, whatever its default, comes back at the same pace.
-  res.write(`retry: ${SSE_RETRY_MS}\n: stream open\n\n`);
+  // The reconnection delay first, so that every client, whatever its default, comes back at the same pace. Not on
+  // the LangGraph API's streams (`retry: false`): its clients reconnect by their own rules, and older ones read the
+  // line as an event of their own.
+  res.write(options.retry === false ? ': stream open\n\n' : `retry: ${SSE_RETRY_MS}\n: stream open\n\n`);
   const heartbeat = setInterval(() => {
     // A stream with frames on their way needs no keep-alive.
     if (!queued && !res.writableNeedDrain && !ended) res.write(': keep-alive\n\n');

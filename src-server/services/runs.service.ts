@@ -139,12 +139,16 @@ export function runsService(deps: RunsServiceDeps) {
   });
 
   return {
-    /** `traceparent`: the W3C trace context the request came with; the run's trace continues it. */
+    /**
+     * `traceparent`: the W3C trace context the request came with; the run's trace continues it. `newThreadId`: the id
+     * the run's new thread gets (a thread the LangGraph API promised before its first run named its agent).
+     */
     async startRun(
       principal: Principal,
       agent: string,
       request: RunRequest,
       traceparent?: string,
+      newThreadId?: string,
     ): Promise<FollowableRun> {
       const entry = entryFor(agent);
       const runId = randomUUID();
@@ -191,7 +195,7 @@ export function runsService(deps: RunsServiceDeps) {
         // A refused run leaves no empty thread behind: the thread is written with the run, or not at all.
         run = {
           id: runId,
-          threadId: randomUUID(),
+          threadId: newThreadId ?? randomUUID(),
           projectId,
           newThread: { projectId },
           forkedFrom: null,

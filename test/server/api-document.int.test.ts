@@ -103,13 +103,19 @@ describe('the OpenAPI document', () => {
       gate_approved: 'GateApprovedEvent',
     });
     expect(new Set(members.map(([type]) => type)).size).toBe(members.length);
-    const streams = operations(doc).flatMap((op) =>
-      Object.values(op.responses).flatMap((r) =>
-        r.content?.['text/event-stream'] ? [r.content['text/event-stream']] : [],
-      ),
-    );
-    expect(streams.length).toBeGreaterThanOrEqual(2);
-    for (const stream of streams) expect(stream.schema).toEqual({ $ref: '#/components/schemas/RunEvent' });
+    const streamsOf = (langgraph: boolean) =>
+      operations(doc)
+        .filter((op) => op.path.startsWith('/lg/') === langgraph)
+        .flatMap((op) =>
+          Object.values(op.responses).flatMap((r) =>
+            r.content?.['text/event-stream'] ? [r.content['text/event-stream']] : [],
+          ),
+        );
+    expect(streamsOf(false).length).toBeGreaterThanOrEqual(2);
+    for (const stream of streamsOf(false)) expect(stream.schema).toEqual({ $ref: '#/components/schemas/RunEvent' });
+    // The LangGraph API's streams speak LangGraph's protocol, whose `custom` events carry these RunEvents.
+    expect(streamsOf(true).length).toBe(2);
+    for (const stream of streamsOf(true)) expect(stream.schema).toEqual({ $ref: '#/components/schemas/LgStreamEvent' });
   });
 
   it('declares on each operation exactly the errors it can answer, each with the error envelope', async () => {
