@@ -22,7 +22,7 @@ test("a thread's timeline steps through its checkpoints, and a fork from an earl
   await expect(page.getByTestId('approval-card')).toBeVisible();
   await page.getByTestId('gate-approve').click();
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
-  const firstRun = (await page.getByTestId('run-id').textContent())!.trim();
+  const firstRun = (await page.getByTestId('run-id').getAttribute('data-id'))!;
 
   // The timeline: one run, its checkpoints oldest first; it opens on the newest.
   await page.getByTestId('tab-history').click();
@@ -68,7 +68,7 @@ test("a thread's timeline steps through its checkpoints, and a fork from an earl
   await page.getByTestId('fork-submit').click();
   await expect(page.getByTestId('run-status')).toContainText('Waiting for approval');
   await expect(page.getByTestId('approval-card')).toBeVisible();
-  await expect(page.getByTestId('run-id')).not.toHaveText(firstRun);
+  await expect(page.getByTestId('run-id')).not.toHaveAttribute('data-id', firstRun);
   await expect(page.getByTestId('transcript-analysis')).toContainText('A second look, from the branch.');
   await expect(page.getByTestId('transcript-intake')).toHaveCount(0);
   await expect(phase(page, 'analysis')).toHaveAttribute('data-state', 'completed');
@@ -148,7 +148,7 @@ test("a link to a thread (`/ui?thread=…`, as the MCP server's results give) op
     .poll(async () => ((await (await api(`/runs/${runId}`)).json()) as { status: string }).status)
     .toBe('completed');
   await signInByLink(page, `${baseUrl()}/ui?thread=${threadId}#token=${token()}`, page.getByTestId('run-id'));
-  await expect(page.getByTestId('run-id')).toHaveText(runId);
+  await expect(page.getByTestId('run-id')).toHaveAttribute('data-id', runId);
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   // The link is used once: the address no longer names the thread.
   expect(new URL(page.url()).search).toBe('');
