@@ -1,5 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import type { Page } from '@playwright/test';
-import { api, expect, openStudio, phase, screenshotPath, script, startRun, test, words } from './studio.fixtures';
+import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
+import {
+  api,
+  completeRun,
+  expect,
+  fromHeader,
+  openStudio,
+  phase,
+  screenshotPath,
+  script,
+  startRun,
+  test,
+  words,
+} from './studio.fixtures';
 
 /** The element that has the keyboard's focus, by its test id (or its tag, when it has none). */
 const focused = (page: Page) =>
@@ -165,4 +179,70 @@ test('actions that are hard to take back ask first or offer Undo; an empty Run s
   await expect(page.getByTestId('config-notes')).toHaveValue('the project keeps its own note');
   await expect(page.getByTestId('config-use-organisation')).toBeVisible();
   await page.screenshot({ path: screenshotPath('undo-organisation') });
+});
+
+test("Escape closes the phase configuration, the fork form, a schedule's history and a question in Settings, onto what opened each", async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await openStudio(page, 'repo-summary');
+
+  // A phase's configuration: opened from its card, closed by Escape (nothing saved) with focus back on the card.
+  await phase(page, 'dispatch').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('phase-config')).toBeVisible();
+  await page.getByTestId('config-notes').fill('not kept');
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('phase-config')).toBeHidden();
+  expect(await focused(page)).toBe('phase-dispatch');
+  await expect(phase(page, 'dispatch')).not.toHaveAttribute('data-selected', 'true');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('config-notes')).toHaveValue('');
+
+  // The fork form: focus in its message; Escape closes it onto Fork from here.
+  await completeRun(page, 'Summarise before forking', 'Summed up.');
+  await page.getByTestId('tab-history').click();
+  await page.getByTestId('history-checkpoint').first().click();
+  await page.getByTestId('fork-open').click();
+  expect(await focused(page)).toBe('fork-message');
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('fork-form')).toBeHidden();
+  expect(await focused(page)).toBe('fork-open');
+
+  // A schedule's history: Escape closes it onto its button and the view stays; Escape again leaves the view.
+  const marker = randomUUID().slice(0, 8);
+  const made = await api(`/projects/${DEFAULT_PROJECT_ID}/schedules`, {
+    method: 'POST',
+    json: { agent: 'repo-summary', cron: '0 6 * * *', timezone: 'UTC', message: `Escape ${marker}` },
+  });
+  const schedule = (await made.json()) as { id: string };
+  try {
+    await page.getByTestId('schedules-open').click();
+    const item = page.getByTestId('schedule-item').filter({ hasText: `Escape ${marker}` });
+    await item.getByTestId('schedule-history').click();
+    await expect(item.getByTestId('schedule-fires')).toBeVisible();
+    await page.keyboard.press('Escape');
+    await expect(item.getByTestId('schedule-fires')).toBeHidden();
+    await expect(page.getByTestId('schedules-view')).toBeVisible();
+    expect(await focused(page)).toBe('schedule-history');
+    await page.keyboard.press('Escape');
+    await expect(page.getByTestId('schedules-view')).toBeHidden();
+  } finally {
+    await api(`/schedules/${schedule.id}`, { method: 'DELETE' });
+  }
+
+  // Settings: revoking a token asks first, with focus on Cancel; Escape answers the question and leaves Settings open.
+  const token = await api('/me/tokens', { method: 'POST', json: { name: `Escape ${marker}` } });
+  expect(token.status).toBe(201);
+  await fromHeader(page, 'settings-open');
+  const settings = page.getByTestId('settings');
+  await settings.getByRole('button', { name: `Revoke Escape ${marker}` }).click();
+  await expect(settings.getByTestId('token-revoke-confirm')).toBeVisible();
+  expect(await focused(page)).toBe('token-revoke-cancel');
+  await page.keyboard.press('Escape');
+  await expect(settings.getByTestId('token-revoke-confirm')).toBeHidden();
+  await expect(settings).toBeVisible();
+  await expect(settings.getByRole('button', { name: `Revoke Escape ${marker}` })).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(settings).toBeHidden();
 });
