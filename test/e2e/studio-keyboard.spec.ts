@@ -246,3 +246,54 @@ test("Escape closes the phase configuration, the fork form, a schedule's history
   await page.keyboard.press('Escape');
   await expect(settings).toBeHidden();
 });
+
+test('a toast stays while the pointer is on it or focus is in it, and leaves 10 s after both have left', async ({
+  page,
+}) => {
+  // The studio's clock is the test's: ten seconds pass when the test says so.
+  await page.clock.install();
+  const [team] = (await (await api('/teams')).json()) as { id: string }[];
+  const created = await api('/projects', { method: 'POST', json: { name: 'Toasts here', parent_id: team!.id } });
+  const project = (await created.json()) as { id: string };
+  const saved = await api(`/agents/change-review/nodes/intake/config?project_id=${project.id}`, {
+    method: 'PUT',
+    json: { instructions_override: null, classification_labels: null, routing_overrides: [], notes: 'its own note' },
+  });
+  expect(saved.status).toBe(200);
+  await openStudio(page);
+  await page.getByTestId('scope-project').selectOption(project.id);
+  await phase(page, 'intake').click();
+  await page.getByTestId('tab-phase').click();
+  await expect(page.getByTestId('config-notes')).toHaveValue('its own note');
+
+  // Focus on Undo: the toast stays however long the person takes, and Undo still works.
+  await page.getByTestId('config-use-organisation').click();
+  const undo = page.getByTestId('toast').filter({ hasText: "organisation's configuration" });
+  await undo.getByTestId('toast-action').focus();
+  await page.clock.fastForward(30_000);
+  await expect(undo).toBeVisible();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('config-notes')).toHaveValue('its own note');
+
+  // The pointer on a toast holds it too; 10 s after it leaves, the toast goes.
+  const undone = page.getByTestId('toast').filter({ hasText: "project's own configuration again" });
+  await undone.hover();
+  await page.clock.fastForward(30_000);
+  await expect(undone).toBeVisible();
+  await page.mouse.move(5, 5);
+  await page.clock.fastForward(9_000);
+  await expect(undone).toBeVisible();
+  await page.clock.fastForward(2_000);
+  await expect(undone).toBeHidden();
+
+  // Focus leaving a toast starts its 10 s again.
+  await page.getByTestId('config-use-organisation').click();
+  await undo.getByTestId('toast-close').focus();
+  await page.clock.fastForward(30_000);
+  await expect(undo).toBeVisible();
+  await page.getByTestId('run-message').focus();
+  await page.clock.fastForward(9_000);
+  await expect(undo).toBeVisible();
+  await page.clock.fastForward(2_000);
+  await expect(undo).toBeHidden();
+});
