@@ -166,6 +166,15 @@ test('two writes of one turn, decided one after the other: the first approved, t
     const editor = card.getByTestId('tool-arguments');
     await expect(editor).toHaveValue(/"path": "one.md"/);
     await expect(card.getByTestId('tool-call-tool')).toHaveText('project.write_file');
+    // Answering in the tool's place: each field says who reads it.
+    await card.getByTestId('tool-respond').click();
+    await expect(card.getByTestId('tool-response')).toHaveAccessibleDescription(
+      "The call is not run: the model reads your answer as the tool's, and goes on.",
+    );
+    await expect(card.getByTestId('tool-reason')).toHaveAccessibleDescription(
+      "For people: kept with the decision in the thread's record. The model does not read it.",
+    );
+    await card.getByTestId('tool-respond-cancel').click();
     await card.getByTestId('tool-approve').click();
 
     // The second call of the same turn asks next, with nothing typed for the first carried over.
