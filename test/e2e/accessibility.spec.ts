@@ -22,9 +22,11 @@ async function check(page: Page, screen: string): Promise<void> {
   await page.screenshot({ path: screenshotPath(`a11y-${screen}`) });
 }
 
-test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inbox, the models, the usage, the History tab, finished', async ({
+test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inbox, the models, the usage, the History tab, finished, a new project', async ({
   page,
 }) => {
+  // Ten screens, each a whole-page axe pass of a few seconds: more than the default minute on a busy machine.
+  test.setTimeout(120_000);
   await page.setViewportSize({ width: 1600, height: 1000 });
   await page.goto(`${baseUrl()}/ui#token=${token()}`);
   await expect(page.getByTestId('link-sign-in')).toBeVisible();
@@ -66,6 +68,14 @@ test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inb
   await page.getByTestId('tab-history').click();
   await expect(page.getByTestId('history-decision')).toBeVisible();
   await check(page, 'finished');
+
+  // The scope switcher's New project… form, with a missing name said beside its field.
+  await page.getByTestId('project-new').click();
+  await expect(page.getByTestId('new-project')).toBeVisible();
+  await page.getByTestId('new-project-create').click();
+  await expect(page.getByTestId('new-project-error')).not.toBeEmpty();
+  await check(page, 'new-project');
+  await page.keyboard.press('Escape');
 });
 
 test('the portal meets WCAG 2.1 AA', async ({ page }) => {

@@ -47,13 +47,13 @@ test('Rerun as new thread repeats agent, model and message in a new thread', asy
   await openStudio(page, 'repo-summary');
   const firstRun = await completeRun(page, 'Summarise twice', 'First pass.');
   await page.getByTestId('tab-state').click();
-  const firstThread = await page.getByTestId('state-thread').textContent();
+  const firstThread = await page.getByTestId('state-thread').locator('[data-id]').getAttribute('data-id');
 
   await script(words('Second pass.'));
   await page.getByTestId('run-rerun').click();
-  await expect(page.getByTestId('run-id')).not.toHaveText(firstRun!);
+  await expect(page.getByTestId('run-id')).not.toHaveAttribute('data-id', firstRun!);
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
-  await expect(page.getByTestId('state-thread')).not.toHaveText(firstThread!);
+  await expect(page.getByTestId('state-thread').locator('[data-id]')).not.toHaveAttribute('data-id', firstThread!);
   await expect(page.getByTestId('transcript-summarize')).toHaveText('Second pass. ');
   const rows = await sql<{ thread_id: string; model: string }>(
     `SELECT thread_id, model FROM svc_runs WHERE message = 'Summarise twice' ORDER BY started_at`,
@@ -78,18 +78,18 @@ test('Rerun as new thread, on a run opened again, retries its agent, model, proj
   // Opened again after a reload, the run form is empty: the rerun takes what the run itself was given.
   await page.reload();
   await page.getByTestId('thread-item').filter({ hasText: marker }).click();
-  await expect(page.getByTestId('run-id')).toHaveText(firstRun!);
+  await expect(page.getByTestId('run-id')).toHaveAttribute('data-id', firstRun!);
   await expect(page.getByTestId('run-project-path')).toHaveValue('');
   await page.getByTestId('tab-state').click();
   await expect(page.getByTestId('state-project-path')).toHaveText(project);
-  const firstThread = await page.getByTestId('state-thread').textContent();
+  const firstThread = await page.getByTestId('state-thread').locator('[data-id]').getAttribute('data-id');
 
   const before = (await prompts()).length;
   await script(words('Second pass.'));
   await page.getByTestId('run-rerun').click();
-  await expect(page.getByTestId('run-id')).not.toHaveText(firstRun!);
+  await expect(page.getByTestId('run-id')).not.toHaveAttribute('data-id', firstRun!);
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
-  await expect(page.getByTestId('state-thread')).not.toHaveText(firstThread!);
+  await expect(page.getByTestId('state-thread').locator('[data-id]')).not.toHaveAttribute('data-id', firstThread!);
   await expect(page.getByTestId('state-message')).toHaveText(`Summarise ${marker}`);
   await expect(page.getByTestId('state-project-path')).toHaveText(project);
   await expect(page.getByTestId('run-model-shown')).toHaveText('llama3.2');
@@ -214,7 +214,8 @@ test('the State tab shows thread, last node, output tail and the phase trail', a
   await page.getByTestId('gate-approve').click();
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   await page.getByTestId('tab-state').click();
-  await expect(page.getByTestId('state-thread')).toHaveText(/^[0-9a-f-]{36}$/);
+  await expect(page.getByTestId('state-thread').locator('[data-id]')).toHaveAttribute('data-id', /^[0-9a-f-]{36}$/);
+  await expect(page.getByTestId('state-thread')).toHaveText(/^[0-9a-f]{8}$/);
   await expect(page.getByTestId('state-last-node')).toHaveText('output');
   await expect(page.getByTestId('state-tail')).toHaveText('Rename only. Risk is low. ');
   await expect(page.getByTestId('state-trail')).toHaveText('intake › analysis › gate › output');

@@ -74,7 +74,7 @@ test('an edit from the inbox: the phase after the gate reads the edited text, an
   );
   const decision = page.getByTestId('transcript-decision');
   await expect(decision).toHaveAttribute('data-decision', 'edit');
-  await expect(decision.getByTestId('decision-summary')).toContainText('Approved with edits by api-token');
+  await expect(decision.getByTestId('decision-summary')).toContainText('Approved with edits by the API token');
   await expect(decision.getByTestId('decision-reason')).toHaveText('“the migration note is missing”');
   await expect(decision.getByTestId('decision-edit-analysis')).toContainText(`EDITED ${marker}`);
   await expect(phase(page, 'gate')).toHaveAttribute('data-state', 'gate_passed');
@@ -84,7 +84,7 @@ test('an edit from the inbox: the phase after the gate reads the edited text, an
   // The record, with the decider's role and time: on the card's tab and in the thread's History.
   await page.getByTestId('tab-approval').click();
   await expect(page.getByTestId('gate-decision')).toHaveCount(1);
-  await expect(page.getByTestId('gate-decision')).toContainText('Approved with edits by api-token');
+  await expect(page.getByTestId('gate-decision')).toContainText('Approved with edits by the API token');
   await page.getByTestId('tab-history').click();
   await expect(page.getByTestId('history-decision')).toHaveCount(1);
   await expect(page.getByTestId('history-decision').getByTestId('decision-edit-analysis')).toContainText(
@@ -138,7 +138,7 @@ test('a respond loop: the phase before the gate runs again with the feedback, th
   await expect(analyses.last()).toContainText(`Second analysis ${marker}`);
   const sentBack = page.getByTestId('transcript-decision');
   await expect(sentBack).toHaveAttribute('data-decision', 'respond');
-  await expect(sentBack.getByTestId('decision-summary')).toContainText('Sent back to analysis by api-token');
+  await expect(sentBack.getByTestId('decision-summary')).toContainText('Sent back to analysis by the API token');
   await expect(sentBack.getByTestId('decision-response')).toContainText(`Say more about the tests of ${marker}.`);
   await page.screenshot({ path: screenshotPath('approvals-respond-asked-again') });
 
@@ -153,7 +153,7 @@ test('a respond loop: the phase before the gate runs again with the feedback, th
   const record = page.getByTestId('history-decision');
   await expect(record).toHaveCount(2);
   await expect(record.first()).toContainText('Sent back to analysis');
-  await expect(record.last()).toContainText('Approved by api-token');
+  await expect(record.last()).toContainText('Approved by the API token');
   await page.screenshot({ path: screenshotPath('approvals-respond-history') });
 });
 
@@ -211,8 +211,8 @@ test('a gate two people must approve: both see 1 of 2, nobody approves twice, th
   await expect(adaItem).toHaveCount(1);
   await expect(adaItem.getByTestId('inbox-project')).toHaveText(`Two approvers ${suffix}`);
   await expect(adaItem.getByTestId('inbox-approvals')).toHaveText('0 of 2 approvals');
-  await expect(adaItem.getByTestId('inbox-deadline')).toContainText(
-    '(in 30 min): then it is rejected and the run ends',
+  await expect(adaItem.getByTestId('inbox-deadline')).toHaveText(
+    'Expires in 30 min: then it is rejected and the run ends.',
   );
   await adaPage.screenshot({ path: screenshotPath('approvals-two-people-inbox') });
   await adaItem.getByTestId('inbox-open-thread').click();

@@ -17,7 +17,7 @@ test('a second message is queued behind the running run, and runs when it ends',
   await script(slowTokens, 40);
   await startRun(page, 'Summarise the repository');
   await expect(page.getByTestId('run-status')).toContainText('Running');
-  const first = (await page.getByTestId('run-id').textContent())!;
+  const first = (await page.getByTestId('run-id').getAttribute('data-id'))!;
 
   // Nothing to choose while the message would start a thread of its own.
   await expect(page.getByTestId('run-busy-choice')).toBeHidden();
@@ -47,7 +47,7 @@ test('stop the current run: it is cancelled, keeping what it wrote, and the new 
   await script(slowTokens, 40);
   await startRun(page, 'Summarise the repository slowly');
   await expect(page.getByTestId('run-status')).toContainText('Running');
-  const first = (await page.getByTestId('run-id').textContent())!;
+  const first = (await page.getByTestId('run-id').getAttribute('data-id'))!;
 
   await page.getByTestId('run-continue-thread').check();
   await page.getByTestId('run-strategy-interrupt').check();
@@ -56,7 +56,7 @@ test('stop the current run: it is cancelled, keeping what it wrote, and the new 
   await page.getByTestId('run-message').fill('Just the short version');
   await page.getByTestId('run-submit').click();
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
-  await expect(page.getByTestId('run-id')).not.toHaveText(first);
+  await expect(page.getByTestId('run-id')).not.toHaveAttribute('data-id', first);
   expect(await statusOf(first)).toBe('cancelled');
 });
 
@@ -65,7 +65,7 @@ test('replace the current run: it is removed from the thread', async ({ page }) 
   await script(slowTokens, 40);
   await startRun(page, 'A message with a typo');
   await expect(page.getByTestId('run-status')).toContainText('Running');
-  const first = (await page.getByTestId('run-id').textContent())!;
+  const first = (await page.getByTestId('run-id').getAttribute('data-id'))!;
 
   await page.getByTestId('run-continue-thread').check();
   await page.getByTestId('run-strategy-rollback').check();

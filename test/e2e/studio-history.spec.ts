@@ -22,7 +22,7 @@ test("a thread's timeline steps through its checkpoints, and a fork from an earl
   await expect(page.getByTestId('approval-card')).toBeVisible();
   await page.getByTestId('gate-approve').click();
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
-  const firstRun = (await page.getByTestId('run-id').textContent())!.trim();
+  const firstRun = (await page.getByTestId('run-id').getAttribute('data-id'))!;
 
   // The timeline: one run, its checkpoints oldest first; it opens on the newest.
   await page.getByTestId('tab-history').click();
@@ -68,7 +68,7 @@ test("a thread's timeline steps through its checkpoints, and a fork from an earl
   await page.getByTestId('fork-submit').click();
   await expect(page.getByTestId('run-status')).toContainText('Waiting for approval');
   await expect(page.getByTestId('approval-card')).toBeVisible();
-  await expect(page.getByTestId('run-id')).not.toHaveText(firstRun);
+  await expect(page.getByTestId('run-id')).not.toHaveAttribute('data-id', firstRun);
   await expect(page.getByTestId('transcript-analysis')).toContainText('A second look, from the branch.');
   await expect(page.getByTestId('transcript-intake')).toHaveCount(0);
   await expect(phase(page, 'analysis')).toHaveAttribute('data-state', 'completed');
@@ -148,8 +148,46 @@ test("a link to a thread (`/ui?thread=…`, as the MCP server's results give) op
     .poll(async () => ((await (await api(`/runs/${runId}`)).json()) as { status: string }).status)
     .toBe('completed');
   await signInByLink(page, `${baseUrl()}/ui?thread=${threadId}#token=${token()}`, page.getByTestId('run-id'));
-  await expect(page.getByTestId('run-id')).toHaveText(runId);
+  await expect(page.getByTestId('run-id')).toHaveAttribute('data-id', runId);
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   // The link is used once: the address no longer names the thread.
   expect(new URL(page.url()).search).toBe('');
+});
+
+test('Fork from here stays in sight at the top of a short History panel, wherever the timeline is scrolled', async ({
+  page,
+}) => {
+  await openStudio(page);
+  // A thread of two runs, each through its gate: a timeline and a record longer than the panel.
+  for (const [i, message] of ['Review: a long timeline', 'and the follow-up'].entries()) {
+    await script(words(`Look number ${i + 1}.`));
+    if (i === 0) await startRun(page, message);
+    else {
+      await page.getByTestId('run-message').fill(message);
+      await page.getByTestId('run-continue-thread').check();
+      await page.getByTestId('run-submit').click();
+    }
+    await expect(page.getByTestId('approval-card')).toBeVisible();
+    await script(words('Published.'));
+    await page.getByTestId('gate-approve').click();
+    await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  }
+  await page.setViewportSize({ width: 1280, height: 600 });
+  await page.getByTestId('tab-history').click();
+  await expect(page.getByTestId('history-run')).toHaveCount(2);
+  const points = page.getByTestId('history-checkpoint');
+  const panel = page.locator('.inspector .body');
+  expect(await panel.evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true);
+
+  // The last checkpoint, then the first: the timeline scrolls, Fork from here stays in sight above it.
+  await points.last().click();
+  await expect(page.getByTestId('fork-open')).toBeInViewport({ ratio: 1 });
+  await points.first().click();
+  await expect(page.getByTestId('history-selected')).toHaveText(/^start · run [0-9a-f]{8}$/);
+  await panel.evaluate((el) => el.scrollTo(0, el.scrollHeight));
+  await expect(page.getByTestId('fork-open')).toBeInViewport({ ratio: 1 });
+  await page.screenshot({ path: screenshotPath('history-fork-in-sight') });
+  await page.getByTestId('fork-open').click();
+  await expect(page.getByTestId('fork-message')).toBeFocused();
+  await expect(page.getByTestId('fork-message')).toHaveValue('Review: a long timeline');
 });

@@ -1,5 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import type { Page } from '@playwright/test';
-import { api, expect, openStudio, phase, screenshotPath, script, startRun, test, words } from './studio.fixtures';
+import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
+import {
+  api,
+  completeRun,
+  expect,
+  fromHeader,
+  openStudio,
+  phase,
+  screenshotPath,
+  script,
+  startRun,
+  test,
+  words,
+} from './studio.fixtures';
 
 /** The element that has the keyboard's focus, by its test id (or its tag, when it has none). */
 const focused = (page: Page) =>
@@ -125,7 +139,8 @@ test('Escape closes every form, menu and dialog, and focus lands on the next sen
   await script(words('Published.'));
   await item.getByTestId('gate-approve').click();
   await expect(item).toBeHidden();
-  expect(await focused(page)).toMatch(/^(inbox-notice|gate-approve|tool-approve)$/);
+  // Focus moves once the list has been read again (the decided item may go from the screen before that).
+  await expect.poll(() => focused(page)).toMatch(/^(inbox-notice|gate-approve|tool-approve)$/);
   await page.screenshot({ path: screenshotPath('keyboard-inbox-approved') });
 });
 
@@ -165,4 +180,121 @@ test('actions that are hard to take back ask first or offer Undo; an empty Run s
   await expect(page.getByTestId('config-notes')).toHaveValue('the project keeps its own note');
   await expect(page.getByTestId('config-use-organisation')).toBeVisible();
   await page.screenshot({ path: screenshotPath('undo-organisation') });
+});
+
+test("Escape closes the phase configuration, the fork form, a schedule's history and a question in Settings, onto what opened each", async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await openStudio(page, 'repo-summary');
+
+  // A phase's configuration: opened from its card, closed by Escape (nothing saved) with focus back on the card.
+  await phase(page, 'dispatch').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('phase-config')).toBeVisible();
+  await page.getByTestId('config-notes').fill('not kept');
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('phase-config')).toBeHidden();
+  expect(await focused(page)).toBe('phase-dispatch');
+  await expect(phase(page, 'dispatch')).not.toHaveAttribute('data-selected', 'true');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('config-notes')).toHaveValue('');
+
+  // The fork form: focus in its message; Escape closes it onto Fork from here.
+  await completeRun(page, 'Summarise before forking', 'Summed up.');
+  await page.getByTestId('tab-history').click();
+  await page.getByTestId('history-checkpoint').first().click();
+  await page.getByTestId('fork-open').click();
+  expect(await focused(page)).toBe('fork-message');
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('fork-form')).toBeHidden();
+  expect(await focused(page)).toBe('fork-open');
+
+  // A schedule's history: Escape closes it onto its button and the view stays; Escape again leaves the view.
+  const marker = randomUUID().slice(0, 8);
+  const made = await api(`/projects/${DEFAULT_PROJECT_ID}/schedules`, {
+    method: 'POST',
+    json: { agent: 'repo-summary', cron: '0 6 * * *', timezone: 'UTC', message: `Escape ${marker}` },
+  });
+  const schedule = (await made.json()) as { id: string };
+  try {
+    await page.getByTestId('schedules-open').click();
+    const item = page.getByTestId('schedule-item').filter({ hasText: `Escape ${marker}` });
+    await item.getByTestId('schedule-history').click();
+    await expect(item.getByTestId('schedule-fires')).toBeVisible();
+    await page.keyboard.press('Escape');
+    await expect(item.getByTestId('schedule-fires')).toBeHidden();
+    await expect(page.getByTestId('schedules-view')).toBeVisible();
+    expect(await focused(page)).toBe('schedule-history');
+    await page.keyboard.press('Escape');
+    await expect(page.getByTestId('schedules-view')).toBeHidden();
+  } finally {
+    await api(`/schedules/${schedule.id}`, { method: 'DELETE' });
+  }
+
+  // Settings: revoking a token asks first, with focus on Cancel; Escape answers the question and leaves Settings open.
+  const token = await api('/me/tokens', { method: 'POST', json: { name: `Escape ${marker}` } });
+  expect(token.status).toBe(201);
+  await fromHeader(page, 'settings-open');
+  const settings = page.getByTestId('settings');
+  await settings.getByRole('button', { name: `Revoke Escape ${marker}` }).click();
+  await expect(settings.getByTestId('token-revoke-confirm')).toBeVisible();
+  expect(await focused(page)).toBe('token-revoke-cancel');
+  await page.keyboard.press('Escape');
+  await expect(settings.getByTestId('token-revoke-confirm')).toBeHidden();
+  await expect(settings).toBeVisible();
+  await expect(settings.getByRole('button', { name: `Revoke Escape ${marker}` })).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(settings).toBeHidden();
+});
+
+test('a toast stays while the pointer is on it or focus is in it, and leaves 10 s after both have left', async ({
+  page,
+}) => {
+  // The studio's clock is the test's: ten seconds pass when the test says so.
+  await page.clock.install();
+  const [team] = (await (await api('/teams')).json()) as { id: string }[];
+  const created = await api('/projects', { method: 'POST', json: { name: 'Toasts here', parent_id: team!.id } });
+  const project = (await created.json()) as { id: string };
+  const saved = await api(`/agents/change-review/nodes/intake/config?project_id=${project.id}`, {
+    method: 'PUT',
+    json: { instructions_override: null, classification_labels: null, routing_overrides: [], notes: 'its own note' },
+  });
+  expect(saved.status).toBe(200);
+  await openStudio(page);
+  await page.getByTestId('scope-project').selectOption(project.id);
+  await phase(page, 'intake').click();
+  await page.getByTestId('tab-phase').click();
+  await expect(page.getByTestId('config-notes')).toHaveValue('its own note');
+
+  // Focus on Undo: the toast stays however long the person takes, and Undo still works.
+  await page.getByTestId('config-use-organisation').click();
+  const undo = page.getByTestId('toast').filter({ hasText: "organisation's configuration" });
+  await undo.getByTestId('toast-action').focus();
+  await page.clock.fastForward(30_000);
+  await expect(undo).toBeVisible();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('config-notes')).toHaveValue('its own note');
+
+  // The pointer on a toast holds it too; 10 s after it leaves, the toast goes.
+  const undone = page.getByTestId('toast').filter({ hasText: "project's own configuration again" });
+  await undone.hover();
+  await page.clock.fastForward(30_000);
+  await expect(undone).toBeVisible();
+  await page.mouse.move(5, 5);
+  await page.clock.fastForward(9_000);
+  await expect(undone).toBeVisible();
+  await page.clock.fastForward(2_000);
+  await expect(undone).toBeHidden();
+
+  // Focus leaving a toast starts its 10 s again.
+  await page.getByTestId('config-use-organisation').click();
+  await undo.getByTestId('toast-close').focus();
+  await page.clock.fastForward(30_000);
+  await expect(undo).toBeVisible();
+  await page.getByTestId('run-message').focus();
+  await page.clock.fastForward(9_000);
+  await expect(undo).toBeVisible();
+  await page.clock.fastForward(2_000);
+  await expect(undo).toBeHidden();
 });

@@ -219,10 +219,10 @@ test('each phase shows how long it ran, its queue wait and its tokens; the State
   await page.screenshot({ path: shot('output-phase-timings') });
 
   // After a reload the figures are the server's.
-  const runId = await page.getByTestId('run-id').textContent();
+  const runId = await page.getByTestId('run-id').getAttribute('data-id');
   await page.reload();
   await page.getByTestId('thread-item').filter({ hasText: 'Review with timings' }).click();
-  await expect(page.getByTestId('run-id')).toHaveText(runId!);
+  await expect(page.getByTestId('run-id')).toHaveAttribute('data-id', runId!);
   await expect(page.getByTestId('phase-duration-intake')).toHaveText(/^(\d+ ms|\d+\.\d s)$/);
   const [, stored, storedUnit] = /([\d.]+) (ms|s)$/.exec(
     (await page.getByTestId('phase-duration-intake').textContent())!,

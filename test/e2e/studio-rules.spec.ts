@@ -165,7 +165,9 @@ test('the rule editor: labelled fields, the next phase as target, plain words, a
   await page.screenshot({ path: screenshotPath('rules-editor') });
 });
 
-test("the canvas colours a rejected run's path to its end, and shows every phase on request", async ({ page }) => {
+test("the canvas colours a rejected run's whole path to its end, and shows every phase on request", async ({
+  page,
+}) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   await openStudio(page, AGENT);
   // Read at a readable size, the graph is wider than the canvas: it starts at its first phase, and "Whole graph"
@@ -187,10 +189,14 @@ test("the canvas colours a rejected run's path to its end, and shows every phase
   await page.getByTestId('gate-reject').click();
   await page.getByTestId('gate-reject-submit').click();
   await expect(page.getByTestId('run-status')).toContainText('Run rejected');
-  for (const step of ['intake->analysis', 'analysis->gate']) {
-    await expect(page.locator(`[data-id="${step}"]`)).toHaveClass(/taken/);
+  // The whole path, from the first phase to the one the rejection ends the run at, in the rejection's colour.
+  for (const step of ['intake->analysis', 'analysis->gate', 'gate->cancelled']) {
+    await expect(page.locator(`[data-id="${step}"]`)).toHaveClass(/taken rejected/);
+    await expect(page.locator(`[data-id="${step}"] .vue-flow__edge-path`)).toHaveCSS('stroke', 'rgb(220, 38, 38)');
   }
-  await expect(page.locator('[data-id="gate->cancelled"]')).toHaveClass(/taken rejected/);
   await expect(page.locator('[data-id="gate->output"]')).not.toHaveClass(/taken/);
+  await expect(phase(page, 'cancelled')).toHaveAttribute('data-path-end', 'rejected');
+  await expect(phase(page, 'cancelled')).toHaveCSS('border-top-color', 'rgb(220, 38, 38)');
+  await expect(page.getByTestId('phase-mark-cancelled')).toHaveText('the run ended here: rejected');
   await page.getByTestId('graph-canvas').screenshot({ path: screenshotPath('rules-rejected-path') });
 });

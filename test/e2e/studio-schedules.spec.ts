@@ -54,9 +54,11 @@ test('a schedule is made in the form, run now, paused, resumed, changed and dele
   await form.getByLabel('Agent or command').selectOption('repo-summary');
   await form.getByLabel('Cron (minute hour day month weekday)').fill('30 2 * * *');
   await form.getByLabel('Time zone').fill('America/New_York');
-  // The server reads the cron: three local times, at 02:30 (or 03:00 on the night 02:30 does not exist).
+  // The server reads the cron: three times, at 02:30 (or 03:00 on the night 02:30 does not exist), shown in the
+  // studio's one absolute format, in the schedule's zone.
+  const inNewYork = String.raw`\w{3}, \w{3} \d{1,2}, \d{4}, 0[23]:[03]0:00 E[SD]T`;
   await expect(form.getByTestId('schedule-preview')).toHaveText(
-    /^Next: \d{4}-\d\d-\d\d 0[23]:[03]0:00 -0[45]:00 · .* · \d{4}-\d\d-\d\d 0[23]:[03]0:00 -0[45]:00$/,
+    new RegExp(`^Next: ${inNewYork} · ${inNewYork} · ${inNewYork}$`),
   );
   await form.getByLabel('Cron (minute hour day month weekday)').fill('30 2 * *');
   await expect(form.getByTestId('schedule-preview')).toContainText('cron:');
@@ -71,7 +73,7 @@ test('a schedule is made in the form, run now, paused, resumed, changed and dele
   await expect(item).toHaveCount(1);
   await expect(item.getByTestId('schedule-active')).toBeVisible();
   await expect(item.getByTestId('schedule-next')).toContainText('Next:');
-  await expect(item).toContainText('Runs as api-token');
+  await expect(item).toContainText('Runs as the API token');
   await expect(item).toContainText('missed runs: none');
 
   await script(words('Three commits, all tests green.'));
@@ -80,7 +82,7 @@ test('a schedule is made in the form, run now, paused, resumed, changed and dele
   await item.getByRole('button', { name: 'History: repo-summary at 30 2 * * *' }).click();
   const fire = item.getByTestId('schedule-fire').first();
   await expect(fire).toHaveAttribute('data-outcome', 'started');
-  await expect(fire).toContainText('run now by api-token');
+  await expect(fire).toContainText('run now by the API token');
   await expect(fire).toContainText(/run (running|completed)/);
 
   await item.getByRole('button', { name: 'Pause: repo-summary at 30 2 * * *' }).click();

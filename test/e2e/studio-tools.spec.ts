@@ -134,14 +134,16 @@ test('a write edited in the inbox: a bad edit is refused as it is typed, the goo
     await expect(page.getByTestId('phase-mark-intake')).toHaveCount(0);
     const call = page.getByTestId('transcript-tool-call');
     await expect(call).toHaveAttribute('data-status', 'edited');
-    await expect(call.getByTestId('tool-call-status')).toHaveText('Approved with edited arguments by api-token; ran');
+    await expect(call.getByTestId('tool-call-status')).toHaveText(
+      'Approved with edited arguments by the API token; ran',
+    );
     await expect(call.getByTestId('tool-call-reason')).toHaveText('“Friday, not Monday”');
     await expect(call.getByTestId('tool-call-edited')).toContainText(edited);
     await expect(call.getByTestId('tool-call-result')).toContainText('created notes/todo.md');
     await expect(page.getByTestId('transcript-intake')).toContainText(`Wrote the notes ${marker}.`);
     // The record of the decision, on the card now asking at the gate.
     const record = page.getByTestId('gate-decision');
-    await expect(record).toContainText('tool call · Approved with edited arguments by api-token');
+    await expect(record).toContainText('tool call · Approved with edited arguments by the API token');
     await expect(record.getByTestId('decision-arguments')).toContainText(edited);
     await call.scrollIntoViewIfNeeded();
     await page.screenshot({ path: screenshotPath('tools-edited-ran') });
@@ -164,6 +166,15 @@ test('two writes of one turn, decided one after the other: the first approved, t
     const editor = card.getByTestId('tool-arguments');
     await expect(editor).toHaveValue(/"path": "one.md"/);
     await expect(card.getByTestId('tool-call-tool')).toHaveText('project.write_file');
+    // Answering in the tool's place: each field says who reads it.
+    await card.getByTestId('tool-respond').click();
+    await expect(card.getByTestId('tool-response')).toHaveAccessibleDescription(
+      "The call is not run: the model reads your answer as the tool's, and goes on.",
+    );
+    await expect(card.getByTestId('tool-reason')).toHaveAccessibleDescription(
+      "For people: kept with the decision in the thread's record. The model does not read it.",
+    );
+    await card.getByTestId('tool-respond-cancel').click();
     await card.getByTestId('tool-approve').click();
 
     // The second call of the same turn asks next, with nothing typed for the first carried over.
@@ -190,7 +201,7 @@ test('two writes of one turn, decided one after the other: the first approved, t
     await expect(calls.last()).toHaveAttribute('data-status', 'rejected');
     await expect(calls.last()).toHaveAttribute('data-error', 'true');
     await expect(calls.last().getByTestId('tool-call-arguments')).toContainText('"path": "two.md"');
-    await expect(calls.last().getByTestId('tool-call-status')).toHaveText('Rejected by api-token: not run');
+    await expect(calls.last().getByTestId('tool-call-status')).toHaveText('Rejected by the API token: not run');
     await expect(calls.last().getByTestId('tool-call-result')).toContainText(
       'Not run. A person rejected this call: not that file',
     );
@@ -221,7 +232,7 @@ test('a write allowed for the rest of the thread: the next write of the turn run
     await expect(phase(page, 'gate')).toHaveAttribute('data-state', 'gate_waiting');
     const calls = page.getByTestId('transcript-tool-call');
     await expect(calls).toHaveCount(2);
-    await expect(calls.first().getByTestId('tool-call-status')).toHaveText('Approved by api-token; ran');
+    await expect(calls.first().getByTestId('tool-call-status')).toHaveText('Approved by the API token; ran');
     await expect(calls.last().getByTestId('tool-call-status')).toHaveText('Ran (granted for the thread)');
     expect(await fs.readFile(path.join(folder, 'b.md'), 'utf8')).toBe(`b ${marker}`);
     await calls.first().scrollIntoViewIfNeeded();

@@ -88,7 +88,12 @@ test('the Usage view charts runs, tokens, cost and latency per day by model, age
   // The charts' text alternative: today's runs per model, as numbers.
   const today = new Date().toISOString().slice(0, 10);
   await page.getByTestId('usage-chart-runs').getByText('The numbers').click();
-  await expect(page.getByTestId('usage-chart-table-runs').locator('tbody tr').filter({ hasText: today })).toBeVisible();
+  await expect(
+    page
+      .getByTestId('usage-chart-table-runs')
+      .locator('tbody tr')
+      .filter({ has: page.locator(`time[datetime="${today}"]`) }),
+  ).toBeVisible();
   await page.screenshot({ path: shot('usage-view-by-model') });
 
   await page.getByTestId('usage-by-agent').check();

@@ -104,7 +104,7 @@ export async function completeRun(page: Page, message: string, answer: string): 
   await script(words(answer));
   await startRun(page, message);
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
-  return page.getByTestId('run-id').textContent();
+  return page.getByTestId('run-id').getAttribute('data-id');
 }
 
 /**

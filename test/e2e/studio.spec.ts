@@ -32,7 +32,7 @@ async function startStreaming(
   await script(tokens, delayMs);
   await startRun(page, message);
   await expect(page.getByTestId('transcript-dispatch')).toContainText(until);
-  return page.getByTestId('run-id').textContent();
+  return page.getByTestId('run-id').getAttribute('data-id');
 }
 
 test('runs an agent to its gate and approves it: canvas colours, transcript and approval card', async ({ page }) => {
@@ -67,7 +67,10 @@ test('runs an agent to its gate and approves it: canvas colours, transcript and 
   await expect(page.getByTestId('transcript-output')).toContainText(
     'The change renames the loader and adds tests. Risk is low.',
   );
-  await expect(page.getByTestId('run-id')).toHaveText(/^[0-9a-f-]{36}$/);
+  // The whole run id is there for a copy and a script; people read its first 8 characters.
+  await expect(page.getByTestId('run-id')).toHaveAttribute('data-id', /^[0-9a-f-]{36}$/);
+  const runId = (await page.getByTestId('run-id').getAttribute('data-id'))!;
+  await expect(page.getByTestId('run-id')).toHaveText(runId.slice(0, 8));
   await page.screenshot({ path: shot('03-completed') });
 });
 
@@ -82,7 +85,7 @@ test('rejects at the gate: the run ends without the output phase', async ({ page
   await expect(page.getByTestId('run-status')).toContainText('✕ Run rejected');
   await expect(phase(page, 'gate')).toHaveAttribute('data-state', 'gate_rejected');
   await expect(phase(page, 'output')).toHaveAttribute('data-state', 'idle');
-  const runId = await page.getByTestId('run-id').textContent();
+  const runId = await page.getByTestId('run-id').getAttribute('data-id');
   const [row] = await sql<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]);
   expect(row!.status).toBe('rejected');
 });
@@ -100,7 +103,7 @@ test('Stop during streaming aborts the stream and cancels the run on the server'
 test('a page reload during a run re-attaches to its stream', async ({ page }) => {
   const runId = await startStreaming(page, 'Summarise, then reload', numberedTokens(60, 'r'), 30, 'r5');
   await page.reload();
-  await expect(page.getByTestId('run-id')).toHaveText(runId!);
+  await expect(page.getByTestId('run-id')).toHaveAttribute('data-id', runId!);
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete', { timeout: 30_000 });
   await expect(page.getByTestId('transcript-summarize')).toContainText('r59');
   await expect(page.getByTestId('transcript-dispatch')).toContainText('r0 r1 r2');
@@ -113,7 +116,7 @@ test('selecting a thread restores its node states, output, error detail, run id 
   await page.reload();
   await page.getByTestId('asset-change-review').click();
   await page.getByTestId('thread-item').filter({ hasText: 'A thread to restore' }).click();
-  await expect(page.getByTestId('run-id')).toHaveText(runId!);
+  await expect(page.getByTestId('run-id')).toHaveAttribute('data-id', runId!);
   await expect(page.getByTestId('run-model-shown')).toHaveText('fake-model');
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   await expect(phase(page, 'summarize')).toHaveAttribute('data-state', 'completed');
@@ -238,7 +241,7 @@ test('a run that started over two minutes ago appears stuck while its stream is 
   await sql(`UPDATE svc_runs SET started_at = now() - interval '3 minutes' WHERE id = $1`, [runId]);
   // After the reload the studio re-attaches to the live stream with the stored start time.
   await page.reload();
-  await expect(page.getByTestId('run-id')).toHaveText(runId!);
+  await expect(page.getByTestId('run-id')).toHaveAttribute('data-id', runId!);
   await expect(page.getByTestId('run-stuck')).toHaveText('⚠ Run appears stuck');
   const streamed = await page.getByTestId('transcript-dispatch').textContent();
   await expect(page.getByTestId('transcript-dispatch')).not.toHaveText(streamed!);

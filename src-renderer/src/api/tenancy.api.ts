@@ -8,6 +8,9 @@ export const tenancyApi = {
   orgs: () => api('/orgs', { schema: z.array(ScopeSchema) }),
   teams: () => api('/teams', { schema: z.array(ScopeSchema) }),
   projects: () => api('/projects', { schema: z.array(ScopeSchema) }),
+  /** A project in a team (the caller needs the admin role on it). */
+  createProject: (teamId: string, name: string) =>
+    api('/projects', { method: 'POST', body: { name, parent_id: teamId }, schema: ScopeSchema }),
   /** How long a project keeps its finished threads, and whether it prunes their checkpoints (docs/retention.md). */
   retention: (projectId: string) =>
     api(`/projects/${encodeURIComponent(projectId)}/retention`, { schema: ProjectRetentionSchema }),

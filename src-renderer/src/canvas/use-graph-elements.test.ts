@@ -129,7 +129,7 @@ describe('routing rules and the path taken on the canvas', () => {
 
   it("an asset's rule to the next phase is a plain edge; the taken path and a rejection's end are coloured", () => {
     const view = ref(emptyView());
-    const { edges } = useGraphElements(
+    const { edges, nodes } = useGraphElements(
       ref(
         definition({
           routes: [
@@ -151,9 +151,13 @@ describe('routing rules and the path taken on the canvas', () => {
     applyEvent(view.value, { type: 'gate_waiting', node: 'gate', question: 'q', required_context: [], context: {} }, 6);
     applyEvent(view.value, { type: 'gate_rejected', node: 'gate', reason: null, deciders: ['Ada'] }, 7);
     const classOf = (id: string) => edges.value.find((e) => e.id === id)!.class;
-    expect(classOf('intake->analysis')).toBe('taken');
-    expect(classOf('analysis->gate')).toBe('taken');
+    // A rejected run's path is drawn end to end in its own colour, to the phase the rejection ends it at.
+    expect(classOf('intake->analysis')).toBe('taken rejected');
+    expect(classOf('analysis->gate')).toBe('taken rejected');
     expect(classOf('gate->cancelled')).toBe('taken rejected');
     expect(classOf('gate->output')).toBe('');
+    const cancelled = nodes.value.find((n) => n.id === 'cancelled')!;
+    expect(cancelled.data).toMatchObject({ rejectedEnd: true, mark: 'the run ended here: rejected' });
+    expect(nodes.value.find((n) => n.id === 'output')!.data).toMatchObject({ rejectedEnd: false });
   });
 });

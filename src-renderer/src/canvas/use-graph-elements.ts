@@ -73,20 +73,29 @@ export function phaseTools(phase: Pick<Phase, 'tools' | 'publish'>): string | nu
 }
 
 /**
+ * Where a rejection ended the run on screen: the phase the rejected gate's `rejected` edge leads to; null when no gate
+ * of the run was rejected.
+ */
+export function rejectionEnd(graph: GraphDefinition, run: RunView): string | null {
+  const gate = run.trail.findLast((node) => run.phases[node] === 'gate_rejected');
+  return gate ? (graph.edges.find((e) => e.from === gate && e.condition === 'rejected')?.to ?? null) : null;
+}
+
+/**
  * The steps the run on screen took, `from->to` → the class its edge is drawn with: `taken` from phase to phase along
- * its trail, and `taken rejected` for a rejection's way from its gate to where the graph ends it.
+ * its trail, like a finished run's path; a rejected run's whole path is `taken rejected`, in its own colour, from its
+ * first phase to where the rejection ends it.
  */
 export function takenSteps(graph: GraphDefinition, run: RunView): Map<string, string> {
+  const end = rejectionEnd(graph, run);
+  const taken = end ? 'taken rejected' : 'taken';
   const steps = new Map<string, string>();
   run.trail.forEach((node, i) => {
     const next = run.trail[i + 1];
-    if (next) steps.set(`${node}->${next}`, 'taken');
+    if (next) steps.set(`${node}->${next}`, taken);
   });
-  for (const gate of new Set(run.trail)) {
-    if (run.phases[gate] !== 'gate_rejected') continue;
-    const end = graph.edges.find((e) => e.from === gate && e.condition === 'rejected');
-    if (end) steps.set(`${gate}->${end.to}`, 'taken rejected');
-  }
+  const gate = run.trail.findLast((node) => run.phases[node] === 'gate_rejected');
+  if (gate && end) steps.set(`${gate}->${end}`, taken);
   return steps;
 }
 
@@ -95,6 +104,7 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
   const nodes = computed<Node[]>(() => {
     if (!graph.value) return [];
     const positions = layout(graph.value);
+    const ended = rejectionEnd(graph.value, view.value);
     return graph.value.phases.map((phase) => ({
       id: phase.id,
       type: 'phase',
@@ -105,7 +115,14 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
         state: view.value.phases[phase.id] ?? 'idle',
         flash: view.value.flash === phase.id,
         configured: Boolean(phase.overrides),
-        mark: phase.kind === 'gate' ? gateMark(view.value, phase.id) : phaseMark(view.value, phase.id),
+        mark:
+          phase.kind === 'gate'
+            ? gateMark(view.value, phase.id)
+            : phase.id === ended
+              ? 'the run ended here: rejected'
+              : phaseMark(view.value, phase.id),
+        /** The end of a rejected run's path, drawn in the path's colour. */
+        rejectedEnd: phase.id === ended,
         tools: phaseTools(phase),
         waitingCall:
           view.value.pendingGate?.node === phase.id ? (view.value.pendingGate.tool_call?.tool ?? null) : null,

@@ -6,6 +6,7 @@ import { approvalsApi, type ToolDecisionChoice } from '../api/approvals.api';
 import { threadsApi, type DecisionChoice } from '../api/threads.api';
 import { approvedBy, outcomeText, toolOutcomeText } from './gate-decision';
 import { useRunsStore } from './runs.store';
+import { shortId } from './status-label';
 import { useSessionStore } from './session.store';
 import { useThreadsStore } from './threads.store';
 
@@ -112,11 +113,14 @@ export const useApprovalsStore = defineStore('approvals', () => {
     );
   }
 
-  /** Which run a confirmation is about: its agent, its thread's name (or message) and its project. */
+  /**
+   * Which run a confirmation is about: its agent, its thread's name (or message), else the run's short id, and its
+   * project.
+   */
   function runLabel(item: ApprovalItem): string {
     const name = threads.threads.find((t) => t.id === item.thread_id)?.name ?? item.message;
     const short = name && name.length > 60 ? `${name.slice(0, 59)}…` : name;
-    return `${item.agent}${short ? ` · “${short}”` : ''} (${item.project.name})`;
+    return `${item.agent} · ${short ? `“${short}”` : `run ${shortId(item.run_id)}`} (${item.project.name})`;
   }
 
   /** Sends one decision on an item; what became of it is kept with the item and said at the top of the inbox. */

@@ -6,7 +6,7 @@ import {
   changedTexts,
   decideRoleText,
   decisionSummary,
-  expiryText,
+  deadlineWords,
   formatSpan,
   noteFromEvent,
   noteFromRecord,
@@ -88,18 +88,21 @@ describe('a decision in words', () => {
   it("tells a gate's deadline and what happens then, and how long it has waited", () => {
     const now = Date.parse('2026-01-01T12:05:00Z');
     const reject = { after_s: 1800, action: 'reject' as const, target: null };
-    expect(expiryText('2026-01-01T12:30:00Z', reject, now)).toMatch(
-      /^Expires at .+ \(in 25 min\): then it is rejected and the run ends\.$/,
+    expect(deadlineWords('2026-01-01T12:30:00Z', reject, now)).toEqual({
+      lead: 'Expires',
+      then: ': then it is rejected and the run ends.',
+    });
+    expect(deadlineWords('2026-01-01T14:35:00Z', { ...reject, action: 'route', target: 'triage' }, now)?.then).toBe(
+      ': then the run continues at triage.',
     );
-    expect(expiryText('2026-01-01T14:35:00Z', { ...reject, action: 'route', target: 'triage' }, now)).toMatch(
-      /\(in 2 h 30 min\): then the run continues at triage\.$/,
-    );
-    expect(expiryText('2026-01-01T12:00:00Z', { ...reject, action: 'approve' }, now)).toMatch(
-      /^Its deadline passed at .+: then it is approved\.$/,
-    );
-    expect(expiryText(null, reject, now)).toBeNull();
-    expect(expiryText(undefined, undefined, now)).toBeNull();
-    expect(waitingText('2026-01-01T11:53:00Z', now)).toMatch(/^waiting 12 min \(since .+\)$/);
+    expect(deadlineWords('2026-01-01T12:00:00Z', { ...reject, action: 'approve' }, now)).toEqual({
+      lead: 'Its deadline passed',
+      then: ': then it is approved.',
+    });
+    expect(deadlineWords('2026-01-01T12:30:00Z', null, now)?.then).toBe('.');
+    expect(deadlineWords(null, reject, now)).toBeNull();
+    expect(deadlineWords(undefined, undefined, now)).toBeNull();
+    expect(waitingText('2026-01-01T11:53:00Z', now)).toBe('waiting 12 min');
     expect([formatSpan(45_000), formatSpan(3 * 86_400_000 + 3_600_000)]).toEqual(['45 s', '3 d 1 h']);
     expect(decideRoleText(undefined)).toBe('members and above decide');
     expect(decideRoleText('owner')).toBe('owners and above decide');

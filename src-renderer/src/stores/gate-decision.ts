@@ -4,6 +4,7 @@ import type { GateApprovals, GateDecision, GateDecisionRecord, PendingGate, RunA
 import type { Role } from '@contracts/tenancy';
 import type { ToolDecisionChoice } from '../api/approvals.api';
 import type { DecisionChoice } from '../api/threads.api';
+import { peopleList } from './person-name';
 
 /**
  * A decision at a gate as the transcript, the approval card and the History tab show it: the decision itself, in the
@@ -65,12 +66,9 @@ export function noteFromRecord(record: GateDecisionRecord): DecisionNote {
   };
 }
 
-const listOf = (people: string[]) =>
-  people.length <= 1 ? (people[0] ?? '') : `${people.slice(0, -1).join(', ')} and ${people.at(-1)}`;
-
 /** "Approved by Ada", "Sent back to analysis by Ben", "Expired: rejected", … */
 export function decisionSummary(note: DecisionNote): string {
-  const by = note.deciders.length ? ` by ${listOf(note.deciders)}` : '';
+  const by = note.deciders.length ? ` by ${peopleList(note.deciders)}` : '';
   switch (note.kind) {
     case 'approve':
       return `Approved${by}`;
@@ -117,18 +115,9 @@ export function formatSpan(ms: number): string {
   return `${Math.floor(h / 24)} d ${h % 24} h`;
 }
 
-/** A moment people read at a glance: the time today, the date and time otherwise. */
-export function formatMoment(iso: string, now = Date.now()): string {
-  const date = new Date(iso);
-  const today = new Date(now).toDateString() === date.toDateString();
-  return today
-    ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false })
-    : date.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short', hour12: false });
-}
-
-/** "waiting 12 min (since 14:02)". */
+/** "waiting 12 min": how long a stop has waited (shown on its `waiting_since`, whose moment is its title). */
 export function waitingText(since: string, now = Date.now()): string {
-  return `waiting ${formatSpan(now - Date.parse(since))} (since ${formatMoment(since, now)})`;
+  return `waiting ${formatSpan(now - Date.parse(since))}`;
 }
 
 /** What the gate's expiry does, in words that finish "then …". */
@@ -144,20 +133,19 @@ export function expiryOutcome(expiry: GateExpiry): string {
 }
 
 /**
- * The deadline of a gate and what happens then: "Expires at 14:30 (in 25 min): then it is rejected and the run
- * ends." Null when the gate waits until someone decides.
+ * The deadline of a gate and what happens then, in the words around its moment (shown relative to now): "Expires" …
+ * "in 25 min" … ": then it is rejected and the run ends." Null when the gate waits until someone decides.
  */
-export function expiryText(
+export function deadlineWords(
   expiresAt: string | null | undefined,
   expiry: GateExpiry | null | undefined,
   now = Date.now(),
-): string | null {
+): { lead: string; then: string } | null {
   if (!expiresAt) return null;
-  const left = Date.parse(expiresAt) - now;
-  const then = expiry ? `: then ${expiryOutcome(expiry)}` : '';
-  return left > 0
-    ? `Expires at ${formatMoment(expiresAt, now)} (in ${formatSpan(left)})${then}.`
-    : `Its deadline passed at ${formatMoment(expiresAt, now)}${then}.`;
+  return {
+    lead: Date.parse(expiresAt) > now ? 'Expires' : 'Its deadline passed',
+    then: expiry ? `: then ${expiryOutcome(expiry)}.` : '.',
+  };
 }
 
 /** Who may decide: the gate's lowest role and every role above it. */

@@ -108,6 +108,22 @@ export const useSessionStore = defineStore('session', () => {
       .map((p) => ({ id: p.id, name: p.name, team: teamsInOrg.get(p.parent_id!)!, role: p.role }));
   });
 
+  /**
+   * The teams of the chosen organisation this person may make a project in: those where her role is admin (inherited
+   * from the organisation, or the instance administrator's everywhere), as the server checks it.
+   */
+  const projectTeams = computed(() =>
+    teams.value.filter((t) => t.parent_id === scope.value.orgId && t.role === 'admin'),
+  );
+
+  /** Makes a project in one of those teams; it is listed at once and becomes the project chosen. */
+  async function createProject(teamId: string, name: string): Promise<Scope> {
+    const project = await tenancyApi.createProject(teamId, name);
+    projects.value = [...projects.value.filter((p) => p.id !== project.id), project];
+    selectProject(project.id);
+    return project;
+  }
+
   /** Whether a thread of this project belongs to the chosen scope (threads from before tenancy always do). */
   function inScope(projectId: string | null): boolean {
     if (scope.value.projectId) return projectId === scope.value.projectId;
@@ -243,6 +259,8 @@ export const useSessionStore = defineStore('session', () => {
     identityError,
     scopesError,
     projectChoices,
+    projectTeams,
+    createProject,
     inScope,
     takeTokenFromFragment,
     loadIdentity,

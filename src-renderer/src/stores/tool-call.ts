@@ -1,6 +1,7 @@
 import { argumentProblems } from '@contracts/tool-arguments';
 import canonicalize from 'canonicalize';
 import type { ToolCallView } from './tool-events';
+import { peopleList } from './person-name';
 
 /** A call's arguments as a person reads and edits them. */
 export function prettyJson(value: unknown): string {
@@ -57,7 +58,7 @@ export function argumentsChanged(value: Record<string, unknown>, canonical: stri
   return canonicalize(value) !== canonical;
 }
 
-const listOf = (people: string[]) => (people.length ? ` by ${people.join(', ')}` : '');
+const listOf = (people: string[]) => (people.length ? ` by ${peopleList(people)}` : '');
 
 /** What became of a call, in a few words: how it was let through or decided, and whether it has answered. */
 export function toolCallStatusText(call: ToolCallView): string {
