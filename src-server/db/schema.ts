@@ -924,7 +924,7 @@ const statements = [
    END
    $fn$`,
   // A ticket leaves after serving p_calls calls (a slot kept for a run's next call serves several), p_served_s
-  // seconds in all.
+  // seconds in all. The four-argument form stays for processes of the version before.
   `CREATE OR REPLACE FUNCTION svc_llm_leave(p_ticket bigint, p_slots integer, p_served_s double precision,
                                             p_timed_out boolean, p_calls integer)
    RETURNS TABLE (waiting integer, active integer) LANGUAGE plpgsql AS $fn$
@@ -948,12 +948,6 @@ const statements = [
                     FROM svc_llm_queue;
      PERFORM svc_llm_grant(p_slots);
    END
-   $fn$`,
-  // The four-argument form, still called by processes of the version before during an upgrade: one call served.
-  `CREATE OR REPLACE FUNCTION svc_llm_leave(p_ticket bigint, p_slots integer, p_served_s double precision,
-                                            p_timed_out boolean)
-   RETURNS TABLE (waiting integer, active integer) LANGUAGE sql AS $fn$
-     SELECT * FROM svc_llm_leave(p_ticket, p_slots, p_served_s, p_timed_out, 1)
    $fn$`,
   // The LangGraph API under /lg (docs/langgraph-api.md): a thread's metadata, which its clients search by; a thread
   // created there before its first run (which names its agent) waits in svc_lg_drafts, then moves to svc_threads
