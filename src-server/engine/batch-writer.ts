@@ -11,8 +11,6 @@ export interface BatchWriterOptions<T> {
   what: string;
   /** The most items one statement takes. */
   maxBatch: number;
-  /** Folds pending items before a write (keeps the last state of each key, say); identity by default. */
-  fold?(items: T[]): T[];
   /** Told of the items of each batch once they are stored (or dropped). */
   onWritten?(items: T[]): void;
 }
@@ -43,11 +41,6 @@ export class BatchWriter<T> {
   private failingSince?: number;
 
   constructor(private readonly options: BatchWriterOptions<T>) {}
-
-  /** Items pushed and not yet stored: the back-pressure a caller may wait on. */
-  get backlog(): number {
-    return this.pushed - this.written;
-  }
 
   push(item: T): void {
     this.pending.push(item);
@@ -89,7 +82,7 @@ export class BatchWriter<T> {
     this.writing = (async () => {
       while (this.pending.length > 0) {
         const taken = this.pending.splice(0, this.options.maxBatch);
-        await this.store(this.options.fold ? this.options.fold(taken) : taken);
+        await this.store(taken);
         this.written += taken.length;
         this.options.onWritten?.(taken);
         this.release();

@@ -32,11 +32,6 @@ export class RunWriter {
     });
   }
 
-  /** Records pushed and not yet stored. */
-  get backlog(): number {
-    return this.writer.backlog;
-  }
-
   push(record: RunWrite): void {
     this.writer.push(record);
   }
