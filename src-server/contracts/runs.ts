@@ -478,7 +478,8 @@ export const CheckpointSchema = z
     run_id: z.uuid().nullable().meta({ description: 'the run that wrote this checkpoint' }),
     step: z.number().int(),
     source: z.string().meta({
-      description: '`loop` (written after a step of a run) or `update` (a branch point: the state a fork started from)',
+      description:
+        "`loop` (written after a step of a run), `update` (a branch point: the state a fork started from), or `input` (the thread's start, named as the first checkpoint's parent)",
     }),
     node: z.string().nullable().meta({
       description: 'the node whose step wrote this checkpoint; null at the start of a run and at a branch point',

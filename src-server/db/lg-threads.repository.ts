@@ -1,4 +1,5 @@
 import type { PendingGate, RunStatus } from '../contracts/runs';
+import type { ForkedFrom } from '../storage/types';
 import type { Pool } from './pool';
 
 /** A thread as the LangGraph API lists it: a thread of an agent, or a draft that has had no run yet. */
@@ -31,6 +32,8 @@ export interface LgRunRow {
   stream_mode: string[] | null;
   metadata: Record<string, unknown> | null;
   nodes: { node: string; output: string }[];
+  /** Where a run on a branch started: its messages follow that run's (`follows_end`) or replace them. */
+  forked_from: ForkedFrom | null;
 }
 
 export interface LgThreadQuery {
@@ -174,7 +177,7 @@ export function lgThreadsRepository(pool: Pool) {
       if (threadIds.length === 0) return [];
       const { rows } = await pool.query<LgRunRow>(
         `SELECT r.id, r.thread_id, r.agent, r.status, r.message, r.error_detail, r.started_at, r.finished_at,
-                r.event_seq, r.pending_gate, l.stream_mode, l.metadata,
+                r.event_seq, r.pending_gate, r.forked_from, l.stream_mode, l.metadata,
                 COALESCE((SELECT jsonb_agg(jsonb_build_object('node', n.node_id, 'output', n.output) ORDER BY n.first)
                             FROM (SELECT DISTINCT ON (node_id) node_id, output,
                                          min(entered_at) OVER (PARTITION BY node_id) AS first

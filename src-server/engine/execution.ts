@@ -219,9 +219,14 @@ export class RunExecution {
     };
     let input: Partial<RunStateValue> | Command | null = null;
     let checkpointId: string | undefined;
+    const opening = async () =>
+      initialState(run.id, run.message, run.projectPath ? await deps.projectContext(run.projectPath, signal) : '');
     if (plan.kind === 'start') {
-      const context = run.projectPath ? await deps.projectContext(run.projectPath, signal) : '';
-      input = initialState(run.id, run.message, context);
+      input = await opening();
+    } else if (plan.kind === 'branch' && plan.from.follows_end) {
+      // From where a run ended, the graph starts again with this run's message, as the thread's next run would.
+      input = await opening();
+      checkpointId = plan.from.checkpoint_id;
     } else if (plan.kind === 'branch') {
       const edits = { runId: run.id, message: run.message, outputs: plan.from.outputs };
       const branch = await writeBranchPoint(graph, entry.layout, run.threadId, plan.from.checkpoint_id, edits);

@@ -253,7 +253,7 @@ export function runRoutes(api: Api, { runsService, threadsService, auth, metrics
     checkpoint_id: z.string().min(1).max(100),
   });
   const FORK_ERRORS = {
-    400: 'invalid request, the checkpoint is where a run ended, or `outputs` names a phase that had not run there (invalid_request)',
+    400: 'invalid request, the checkpoint is where a run ended and no message is sent (or `outputs` is), or `outputs` names a phase that had not run there (invalid_request)',
     403: "needs the member role on the thread's project (forbidden)",
     404: 'no such thread or checkpoint, or its agent is not loaded (not_found)',
     409: 'the thread already has an active run (conflict)',
@@ -266,7 +266,7 @@ export function runRoutes(api: Api, { runsService, threadsService, auth, metrics
     operationId: 'runFromCheckpoint',
     tag: 'runs',
     summary:
-      "Fork: start a new run on the thread that continues from one of its checkpoints, with the message, the model or earlier phases' outputs edited; the response is its event stream (from a generated client, use startRunFromCheckpoint)",
+      "Fork: start a new run on the thread that continues from one of its checkpoints, with the message, the model or earlier phases' outputs edited (from where a run ended: a run with a new message that follows it); the response is its event stream (from a generated client, use startRunFromCheckpoint)",
     params: CheckpointParams,
     body: ForkRequestSchema,
     idempotent: true,

@@ -229,10 +229,22 @@ export function runsService(deps: RunsServiceDeps) {
       const thread = await deps.threads.visible(principal, threadId, 'member');
       const entry = entryFor(thread.agent);
       const checkpoint = await deps.threads.checkpointOf(thread, checkpointId);
-      if (checkpoint.next.length === 0) {
-        throw badRequest(`checkpoint ${checkpointId} is where a run ended: nothing runs after it; fork an earlier one`);
-      }
       const outputs = request.outputs ?? {};
+      // Where a run ended, or at the thread's start, a new message starts a run that follows it (an earlier message,
+      // edited); nothing else runs there.
+      const followsEnd = checkpoint.next.length === 0 || checkpoint.source === 'input';
+      if (followsEnd && request.message === undefined) {
+        throw badRequest(
+          `checkpoint ${checkpointId} is where a run ended: nothing runs after it; send a message, or fork an earlier one`,
+        );
+      }
+      if (followsEnd && Object.keys(outputs).length) {
+        throw badRequest(
+          `invalid request body: outputs: checkpoint ${checkpointId} is where a run ended; a run from it starts ` +
+            'with its message, and no phase after it reads an edited output',
+          { fields: Object.keys(outputs).map((node) => ({ field: `outputs.${node}`, message: 'nothing reads it' })) },
+        );
+      }
       const unknown = Object.keys(outputs).filter((node) => !Object.hasOwn(checkpoint.state.outputs, node));
       if (unknown.length) {
         const done = Object.keys(checkpoint.state.outputs);
@@ -258,7 +270,12 @@ export function runsService(deps: RunsServiceDeps) {
           threadId: thread.id,
           projectId: thread.project_id,
           newThread: null,
-          forkedFrom: { checkpoint_id: checkpointId, run_id: checkpoint.run_id, outputs },
+          forkedFrom: {
+            checkpoint_id: checkpointId,
+            run_id: checkpoint.run_id,
+            outputs,
+            ...(followsEnd ? { follows_end: true } : { phases: Object.keys(checkpoint.state.outputs) }),
+          },
           agent: entry.manifest.name,
           model,
           message,

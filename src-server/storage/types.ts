@@ -29,6 +29,13 @@ export interface ForkedFrom {
   /** The run that wrote the checkpoint. */
   run_id: string | null;
   outputs: Record<string, string>;
+  /**
+   * The checkpoint is where its run ended: the new run follows that run with a message of its own (an edited later
+   * message), rather than replacing what came after the checkpoint. Absent on rows written before it existed.
+   */
+  follows_end?: boolean;
+  /** The phases with an output at the checkpoint, in the order they ran: what the new run starts with. */
+  phases?: string[];
 }
 
 /**

@@ -138,6 +138,8 @@ describe("a thread's checkpoints", () => {
       [secondId, 'intake'],
       [secondId, 'analysis'],
     ]);
+    // One tree across runs: the second run's first checkpoint follows the first run's end.
+    expect(both[5]!.parent_checkpoint_id).toBe(done[4]!.checkpoint_id);
     // A window of the newest: the same items, the oldest one's node read from a parent outside the window.
     const res = await ctx.server.request(`/threads/${threadId}/checkpoints?limit=2`);
     expect(await res.json()).toEqual(both.slice(-2));
@@ -289,6 +291,44 @@ describe('a run from a checkpoint (a branch on the same thread)', () => {
     // Nothing refused left a run behind.
     const runs = await (await ctx.server.request(`/threads/${threadId}/runs`)).json();
     expect(runs).toHaveLength(2);
+  });
+});
+
+describe('a run from where an earlier run ended', () => {
+  it("follows that run with a new message: it sees that run's exchange, not what came after it; outputs are refused", async () => {
+    const { threadId } = await runToGate('Review: rename the config loader');
+    await readEvents(await decide(threadId, 'approve'));
+    const firstEnd = (await checkpoints(threadId)).at(-1)!;
+    expect(firstEnd.next).toEqual([]);
+    await readEvents(
+      await ctx.server.request('/graphs/review/run', {
+        method: 'POST',
+        json: { message: 'And the logger?', thread_id: threadId },
+      }),
+    );
+    await readEvents(await decide(threadId, 'approve'));
+
+    const edited = await fork(threadId, firstEnd.checkpoint_id, { message: 'x', outputs: { analysis: 'y' } });
+    expect(edited.status).toBe(400);
+    expect((await edited.json()).error.message).toContain(
+      'is where a run ended; a run from it starts with its message',
+    );
+
+    ctx.model.reply(['About the cache']);
+    const events = await readEvents(await fork(threadId, firstEnd.checkpoint_id, { message: 'And the cache?' }));
+    expect(events.at(-1)!.data.type).toBe('gate_waiting');
+    const runId = (events[0]!.data as { run_id: string }).run_id;
+    // The whole conversation the model was given: the first run's exchange, then the new message.
+    const prompt = (ctx.model.requests.at(-1)!.messages as { content: string }[]).map((m) => m.content).join('\n');
+    expect(prompt).toContain('Review: rename the config loader');
+    expect(lastPrompt()).toContain('And the cache?');
+    expect(prompt).not.toContain('logger');
+    const list = await checkpoints(threadId);
+    const mine = list.filter((c) => c.run_id === runId);
+    expect(mine.map((c) => c.node)).toEqual([null, 'intake', 'analysis']);
+    expect(mine[0]!.parent_checkpoint_id).toBe(firstEnd.checkpoint_id);
+    const run = await (await ctx.server.request(`/runs/${runId}`)).json();
+    expect(run.forked_from).toEqual({ checkpoint_id: firstEnd.checkpoint_id, run_id: firstEnd.run_id });
   });
 });
 

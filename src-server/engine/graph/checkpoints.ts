@@ -30,15 +30,20 @@ const sourceOf = (snapshot: StateSnapshot) => (snapshot.metadata as { source?: s
 
 /**
  * One checkpoint as the API shows it. `parent` is the checkpoint before it: a loop step ran the nodes its parent had
- * next; a branch point (an update) ran none.
+ * next; a branch point (an update) ran none. Its parent as listed skips an input checkpoint, which is not listed:
+ * a run's first checkpoint follows where the run before it ended (or the one a run from an older end started from),
+ * so the listed checkpoints form one tree across runs and branches. The thread's first input checkpoint, which has
+ * no parent, stays the parent: the thread's start, where a run with another first message starts.
  */
 function toCheckpoint(snapshot: StateSnapshot, parent: StateSnapshot | undefined): Checkpoint {
   const source = sourceOf(snapshot);
   const ran = source === 'loop' ? (parent?.next ?? []).filter((n) => n !== '__start__') : [];
   const values = snapshot.values as Partial<RunStateValue>;
+  const pastInput = parent && sourceOf(parent) === 'input' ? idOf(parent.parentConfig) : null;
+  const parentId = pastInput ?? idOf(snapshot.parentConfig);
   return {
     checkpoint_id: idOf(snapshot.config)!,
-    parent_checkpoint_id: idOf(snapshot.parentConfig),
+    parent_checkpoint_id: parentId,
     run_id: values.run_id ?? null,
     step: (snapshot.metadata as { step?: number } | undefined)?.step ?? 0,
     source,
@@ -79,9 +84,7 @@ export async function threadCheckpoints(
     if (sourceOf(snapshot) === 'input') continue;
     const parentId = idOf(snapshot.parentConfig);
     // The oldest in the window may follow a checkpoint outside it.
-    const parent =
-      byId.get(parentId) ??
-      (parentId && sourceOf(snapshot) === 'loop' ? await readAt(graph, threadId, parentId) : undefined);
+    const parent = byId.get(parentId) ?? (parentId ? await readAt(graph, threadId, parentId) : undefined);
     listed.push(toCheckpoint(snapshot, parent));
   }
   return listed;
@@ -97,14 +100,17 @@ async function readAt(
   return idOf(snapshot.config) === checkpointId && snapshot.createdAt ? snapshot : undefined;
 }
 
-/** One checkpoint of the thread, or undefined when the thread has none with that id (or it is an input one). */
+/**
+ * One checkpoint of the thread, or undefined when the thread has none with that id. Of the input checkpoints only the
+ * thread's start is one (listed checkpoints name it as the parent of the first).
+ */
 export async function checkpointAt(
   graph: CompiledRunGraph,
   threadId: string,
   checkpointId: string,
 ): Promise<Checkpoint | undefined> {
   const snapshot = await readAt(graph, threadId, checkpointId);
-  if (!snapshot || sourceOf(snapshot) === 'input') return undefined;
+  if (!snapshot || (sourceOf(snapshot) === 'input' && snapshot.parentConfig)) return undefined;
   const parentId = idOf(snapshot.parentConfig);
   return toCheckpoint(snapshot, parentId ? await readAt(graph, threadId, parentId) : undefined);
 }

@@ -9,7 +9,7 @@ import type { AppDeps } from '../deps';
 import { openSse } from '../sse';
 import { assistantIdOf, interruptId } from './lg-ids';
 import { gateDecision, parseResume, toolDecision } from './lg-interrupts';
-import { LgRunFold, type LgCursor, type LgEvent } from './lg-stream';
+import { LgRunFold, type LgCursor, type LgEvent, type RunContext } from './lg-stream';
 import type { LgRunCreate, StreamMode } from './lg-schemas';
 import { emptyState, lgState, lgThread, stopIds, ThreadRuns } from './lg-views';
 
@@ -76,6 +76,12 @@ function runOptions(body: LgRunCreate): { model?: string; project_path?: string 
   const model = pick('model');
   const projectPath = pick('project_path');
   return { ...(model ? { model } : {}), ...(projectPath ? { project_path: projectPath } : {}) };
+}
+
+/** What a run's stream folds onto: the messages before it on its branch, and the outputs it starts with. */
+function lineage(runs: LgRunRow[], runId: string): Pick<RunContext, 'earlier' | 'inherited'> {
+  const thread = new ThreadRuns(runs);
+  return { earlier: thread.earlier(runId), inherited: thread.inherited(runId) };
 }
 
 const frame = (event: LgEvent) =>
@@ -203,19 +209,23 @@ export class LgDoor {
     }
     const checkpointId =
       body.checkpoint_id ?? (typeof body.checkpoint?.checkpoint_id === 'string' ? body.checkpoint.checkpoint_id : null);
-    const message = messageOf(body.input);
     const options = runOptions(body);
     let started;
     if (checkpointId && row.agent && !(await this.isHead(principal, threadId, checkpointId))) {
-      // A run from an earlier checkpoint (an edited message, a regenerated answer): the service's fork.
+      // A run from an earlier checkpoint: the service's fork. An edited message comes as input; a regenerated answer
+      // comes without, and asks again what was asked there.
       started = await runsService.forkRun(
         principal,
         threadId,
         checkpointId,
-        { message, ...(options.model ? { model: options.model } : {}) },
+        {
+          ...(body.input ? { message: messageOf(body.input) } : {}),
+          ...(options.model ? { model: options.model } : {}),
+        },
         req.get('traceparent'),
       );
     } else {
+      const message = messageOf(body.input);
       const request = { message, multitask_strategy: body.multitask_strategy ?? 'reject', ...options };
       started = row.agent
         ? await runsService.startRun(principal, agent, { ...request, thread_id: threadId }, req.get('traceparent'))
@@ -280,7 +290,7 @@ export class LgDoor {
       graphId: run.agent,
       assistantId: assistantIdOf(run.agent),
       message: run.message,
-      earlier: new ThreadRuns(runs).earlier(run.id),
+      ...lineage(runs, run.id),
     });
     const modes = new Set(started.modes);
     const from = started.since > cursor.seq ? { seq: started.since, k: Number.POSITIVE_INFINITY } : cursor;
@@ -331,7 +341,7 @@ export class LgDoor {
       graphId: run.agent,
       assistantId: assistantIdOf(run.agent),
       message: run.message,
-      earlier: new ThreadRuns(runs).earlier(runId),
+      ...lineage(runs, runId),
     });
     const modes = new Set<StreamMode>(['values']);
     let last: unknown = fold.values();

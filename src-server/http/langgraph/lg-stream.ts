@@ -39,6 +39,8 @@ export interface RunContext {
   message: string | null;
   /** The messages of the thread's runs before this one. */
   earlier: LgMessage[];
+  /** The outputs the run starts with: a fork's at its branch point. */
+  inherited: [string, string][];
 }
 
 /** Modes a derived event belongs to; `custom` carries the service's own events as they are. */
@@ -51,10 +53,12 @@ type Derived = { mode: 'values' | 'updates' | 'messages' | 'custom' | 'events' |
  * a restarted phase begins again, an edit replaces them).
  */
 export class LgRunFold {
-  private readonly outputs = new Map<string, string>();
+  private readonly outputs: Map<string, string>;
   private step = 0;
 
-  constructor(private readonly run: RunContext) {}
+  constructor(private readonly run: RunContext) {
+    this.outputs = new Map(run.inherited);
+  }
 
   /** The run's values now: the thread's messages up to this run's, and the outputs of its phases. */
   values(): Record<string, unknown> {

@@ -36,33 +36,57 @@ export function lgThreadStatus(status: RunStatus | null): LgThreadStatus {
   return 'idle';
 }
 
-/** Each run's messages and the messages of the thread's runs before it, in the order they started. */
+/**
+ * Each run's messages and the messages before it on its branch, in the order the runs started. A run follows the run
+ * started before it, as the thread's next message; a run on a branch follows the run it branched from when it started
+ * where that run ended (an earlier message, edited), and replaces it from its branch point otherwise (a fork, which
+ * starts with the outputs the branch point had).
+ */
 export class ThreadRuns {
   private readonly before = new Map<string, LgMessage[]>();
-  private readonly all: LgMessage[] = [];
+  private readonly through = new Map<string, LgMessage[]>();
+  private readonly outputs = new Map<string, Map<string, string>>();
+  private latest: LgMessage[] = [];
 
   constructor(readonly runs: LgRunRow[]) {
     for (const run of runs) {
       if (run.status === 'queued') continue;
-      this.before.set(run.id, [...this.all]);
-      this.all.push(
-        ...runMessages(
-          run.id,
-          run.message,
-          run.nodes.map((n) => [n.node, n.output] as const),
-        ),
-      );
+      const from = run.forked_from?.run_id;
+      let before = this.latest;
+      if (run.forked_from?.follows_end) before = from ? (this.through.get(from) ?? before) : [];
+      else if (from) before = this.before.get(from) ?? before;
+      const outputs = new Map(this.inheritedBy(run));
+      for (const n of run.nodes) outputs.set(n.node, n.output);
+      this.outputs.set(run.id, outputs);
+      this.before.set(run.id, before);
+      this.latest = [...before, ...runMessages(run.id, run.message, outputs)];
+      this.through.set(run.id, this.latest);
     }
   }
 
-  /** The messages of the runs that started before `runId` (all of them for a run not listed). */
-  earlier(runId: string | null): LgMessage[] {
-    const before = runId ? this.before.get(runId) : undefined;
-    return before ?? [...this.all];
+  /** A fork's outputs at its branch point, edits applied: the run's own until it runs those phases again. */
+  private inheritedBy(run: LgRunRow): [string, string][] {
+    const fork = run.forked_from;
+    if (!fork?.phases) return [];
+    const source = fork.run_id ? this.outputs.get(fork.run_id) : undefined;
+    return fork.phases.map((node) => [node, fork.outputs[node] ?? source?.get(node) ?? '']);
   }
 
+  /** The outputs a run starts with (a fork's, from its branch point), before it runs anything. */
+  inherited(runId: string): [string, string][] {
+    const run = this.runs.find((r) => r.id === runId);
+    return run ? this.inheritedBy(run) : [];
+  }
+
+  /** The messages before `runId` on its branch (those of the latest run for a run not listed). */
+  earlier(runId: string | null): LgMessage[] {
+    const before = runId ? this.before.get(runId) : undefined;
+    return before ?? [...this.latest];
+  }
+
+  /** The thread's messages now: those of its latest run's branch, through that run. */
   messages(): LgMessage[] {
-    return this.all;
+    return this.latest;
   }
 
   last(): LgRunRow | undefined {
@@ -158,10 +182,14 @@ export function lgState(
   stopId: string | undefined,
   waiting: PendingGate | null,
 ): LgThreadState {
-  const messages = [
-    ...runs.earlier(cp.run_id),
-    ...(cp.run_id ? runMessages(cp.run_id, cp.state.message, Object.entries(cp.state.outputs)) : []),
-  ];
+  // The thread's start has no messages yet.
+  const messages =
+    cp.source === 'input'
+      ? []
+      : [
+          ...runs.earlier(cp.run_id),
+          ...(cp.run_id ? runMessages(cp.run_id, cp.state.message, Object.entries(cp.state.outputs)) : []),
+        ];
   const gate = cp.pending_gate;
   const interrupts =
     gate && waiting && cp.run_id
