@@ -253,6 +253,7 @@ export async function startServer({
       nodes: runNodesRepository(pool),
       checkpointer,
       models: metrics ? observeModelCalls(models, metrics) : models,
+      letGo: (runId) => queue.letGo(runId),
       toolbox,
       toolCalls: toolCallsRepository(pool),
       records: runWritesRepository(pool),

@@ -43,8 +43,8 @@ export interface QueueCounts {
 /**
  * The local-runtime queue in PostgreSQL (svc_llm_queue), shared by every server process on the database.
  * A ticket per model call; a granted ticket holds a slot. The SQL functions in schema.ts grant slots in
- * one serialised step (round robin across tenants, first come first served within one) and announce
- * every change on the queue's NOTIFY channel.
+ * one serialised step (round robin across tenants, first come first served within one) and announce on the
+ * queue's NOTIFY channel every change made while someone waits (and only those).
  */
 /** `waitS`: how long joining or leaving the queue waits for the database to come back (DATABASE_WAIT_S). */
 export function llmQueueRepository(pool: Pool, waitS: number) {
@@ -107,23 +107,22 @@ export function llmQueueRepository(pool: Pool, waitS: number) {
     },
 
     /**
-     * A call finished (`servedS`), or a waiter left (`timedOut` when it waited too long). Answers the queue as
-     * the ticket left it: the calls still waiting and those holding a slot.
+     * A ticket's calls finished (`calls` of them, `servedS` seconds in all; one by default), or a waiter left
+     * (`timedOut` when it waited too long). Answers the queue as the ticket left it: the calls still waiting and those
+     * holding a slot.
      */
     async release(
       ticket: number,
       slots: number,
-      outcome: { servedS?: number; timedOut?: boolean },
+      outcome: { servedS?: number; calls?: number; timedOut?: boolean },
     ): Promise<{ waiting: number; active: number }> {
       const { rows } = await whileUnavailable(
         'leaving the local-runtime queue',
         () =>
-          pool.query<{ waiting: number; active: number }>(`SELECT waiting, active FROM svc_llm_leave($1, $2, $3, $4)`, [
-            ticket,
-            slots,
-            outcome.servedS ?? null,
-            outcome.timedOut ?? false,
-          ]),
+          pool.query<{ waiting: number; active: number }>(
+            `SELECT waiting, active FROM svc_llm_leave($1, $2, $3, $4, $5)`,
+            [ticket, slots, outcome.servedS ?? null, outcome.timedOut ?? false, outcome.calls ?? 1],
+          ),
         waitMs,
       );
       return rows[0]!;

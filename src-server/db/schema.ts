@@ -882,6 +882,79 @@ const statements = [
       SET name = svc_thread_name(COALESCE((SELECT r.message FROM svc_runs r WHERE r.thread_id = t.id
                                              AND r.message IS NOT NULL ORDER BY r.started_at LIMIT 1), t.last_message))
     WHERE t.name IS NULL AND t.last_message IS NOT NULL`,
+  // A call that finds a slot free with nobody waiting takes it in the same step, and nobody is told: the queue's
+  // notice then always means that someone waits, which is what a process keeping a slot for a run's next call
+  // listens for (models/local-queue.ts). Otherwise as before: the ticket joins the line and svc_llm_grant serves it.
+  `CREATE OR REPLACE FUNCTION svc_llm_enqueue(p_key text, p_owner text, p_tenant text, p_label text,
+                                              p_lease_s double precision, p_slots integer)
+   RETURNS TABLE (ticket bigint, granted boolean) LANGUAGE plpgsql AS $fn$
+   DECLARE
+     t bigint;
+     v_granted boolean;
+     v_org text;
+   BEGIN
+     PERFORM set_config('synchronous_commit', 'off', true);
+     PERFORM pg_advisory_xact_lock(7305113);
+     SELECT q.ticket, q.granted_at IS NOT NULL INTO t, v_granted FROM svc_llm_queue q WHERE q.key = p_key;
+     IF FOUND THEN
+       RETURN QUERY SELECT t, v_granted;
+       RETURN;
+     END IF;
+     -- A ticket's organisation is its project's (the tenant is a project id); a call outside any project is its own.
+     v_org := COALESCE((SELECT tm.org_id::text FROM svc_projects p JOIN svc_teams tm ON tm.id = p.team_id
+                         WHERE p.id::text = p_tenant), p_tenant);
+     DELETE FROM svc_llm_queue WHERE lease_until < now();
+     IF NOT EXISTS (SELECT 1 FROM svc_llm_queue q WHERE q.granted_at IS NULL)
+        AND (SELECT count(*) FROM svc_llm_queue q WHERE q.granted_at IS NOT NULL) < p_slots THEN
+       INSERT INTO svc_llm_queue (key, owner_id, tenant, org, label, lease_until, granted_at)
+       VALUES (p_key, p_owner, p_tenant, v_org, p_label, now() + make_interval(secs => p_lease_s), now())
+       RETURNING svc_llm_queue.ticket INTO t;
+       INSERT INTO svc_llm_queue_tenants (tenant, last_granted_at) VALUES (p_tenant, clock_timestamp())
+       ON CONFLICT (tenant) DO UPDATE SET last_granted_at = excluded.last_granted_at;
+       INSERT INTO svc_llm_queue_orgs (org, last_granted_at) VALUES (v_org, clock_timestamp())
+       ON CONFLICT (org) DO UPDATE SET last_granted_at = excluded.last_granted_at;
+       RETURN QUERY SELECT t, true;
+       RETURN;
+     END IF;
+     INSERT INTO svc_llm_queue (key, owner_id, tenant, org, label, lease_until)
+     VALUES (p_key, p_owner, p_tenant, v_org, p_label, now() + make_interval(secs => p_lease_s))
+     RETURNING svc_llm_queue.ticket INTO t;
+     PERFORM svc_llm_grant(p_slots);
+     RETURN QUERY SELECT t, EXISTS (SELECT 1 FROM svc_llm_queue q WHERE q.ticket = t AND q.granted_at IS NOT NULL);
+   END
+   $fn$`,
+  // A ticket leaves after serving p_calls calls (a slot kept for a run's next call serves several), p_served_s
+  // seconds in all.
+  `CREATE OR REPLACE FUNCTION svc_llm_leave(p_ticket bigint, p_slots integer, p_served_s double precision,
+                                            p_timed_out boolean, p_calls integer)
+   RETURNS TABLE (waiting integer, active integer) LANGUAGE plpgsql AS $fn$
+   DECLARE
+     n integer := least(greatest(p_calls, 1), 20);
+   BEGIN
+     PERFORM set_config('synchronous_commit', 'off', true);
+     PERFORM pg_advisory_xact_lock(7305113);
+     DELETE FROM svc_llm_queue WHERE ticket = p_ticket;
+     IF FOUND AND p_served_s IS NOT NULL THEN
+       UPDATE svc_llm_queue_stats
+          SET served = served + greatest(p_calls, 1),
+              recent_s = (recent_s || array_fill(p_served_s / greatest(p_calls, 1), ARRAY[n]))
+                           [greatest(cardinality(recent_s) + n - 19, 1):]
+        WHERE id = 1;
+     ELSIF FOUND AND p_timed_out THEN
+       UPDATE svc_llm_queue_stats SET timed_out = timed_out + 1 WHERE id = 1;
+     END IF;
+     RETURN QUERY SELECT (count(*) FILTER (WHERE granted_at IS NULL))::integer,
+                         (count(*) FILTER (WHERE granted_at IS NOT NULL))::integer
+                    FROM svc_llm_queue;
+     PERFORM svc_llm_grant(p_slots);
+   END
+   $fn$`,
+  // The four-argument form, still called by processes of the version before during an upgrade: one call served.
+  `CREATE OR REPLACE FUNCTION svc_llm_leave(p_ticket bigint, p_slots integer, p_served_s double precision,
+                                            p_timed_out boolean)
+   RETURNS TABLE (waiting integer, active integer) LANGUAGE sql AS $fn$
+     SELECT * FROM svc_llm_leave(p_ticket, p_slots, p_served_s, p_timed_out, 1)
+   $fn$`,
   // The LangGraph API under /lg (docs/langgraph-api.md): a thread's metadata, which its clients search by; a thread
   // created there before its first run (which names its agent) waits in svc_lg_drafts, then moves to svc_threads
   // under the same id; and what a run was asked to stream, for a join that names no modes.

@@ -177,6 +177,28 @@ describe('a run executed by the engine', () => {
     expect(harness.stores.nodeRows(run.id).map((n) => n.status)).toEqual(['error']);
   });
 
+  it('lets go of what its model calls kept for it before each stop is announced: at the gate, at its end, on a failure', async () => {
+    harness = new Harness();
+    // What the run's stream had stored when the engine let go: the stop's own event must not be among it yet.
+    const lastStored: string[] = [];
+    const engine = harness.engine({
+      letGo: async (runId) => void lastStored.push(harness.stores.storedEvents(runId).at(-1)?.type ?? 'none'),
+    });
+    const { run } = harness.start(engine);
+    const head = await harness.read(engine, run.id);
+    expect(lastStored).toEqual(['node_enter']);
+    harness.model.tokens = ['Published.'];
+    await engine.decide(approve(run.id, head.at(-1)!.id));
+    expect(shape(await harness.read(engine, run.id, head.at(-1)!.id)).at(-1)).toBe('run_done');
+    expect(lastStored).toEqual(['node_enter', 'node_exit']);
+
+    harness.model.failNext = new TypeError('the model broke');
+    const failed = harness.start(engine).run;
+    expect((await harness.read(engine, failed.id)).at(-1)!.event.type).toBe('run_error');
+    expect(lastStored).toHaveLength(3);
+    expect(lastStored[2]).not.toBe('run_error');
+  });
+
   it('aborts a run past its time limit with the documented TimeoutError', async () => {
     harness = new Harness();
     const engine = harness.engine({ runTimeoutS: 0.05 });

@@ -41,6 +41,11 @@ export interface EngineDeps {
   nodes: NodeStore;
   checkpointer: BaseCheckpointSaver;
   models: ModelClient;
+  /**
+   * A run stops running here (a gate, its end, a failure): what the model layer kept for its next call (a
+   * local-runtime slot) is given back, before the stop is announced (models/local-queue.ts `letGo()`).
+   */
+  letGo?: (runId: string) => Promise<void>;
   /** Where runs' events, node rows and model calls are written, together (run-writer.ts). */
   records: RunWriteStore;
   /** The usage accounting prices every model call by this table as it ends (docs/observability.md). */
@@ -347,6 +352,7 @@ export class Engine {
       nodes: this.nodes,
       checkpointer: this.deps.checkpointer,
       models: this.deps.models,
+      letGo: this.deps.letGo ?? (() => Promise.resolve()),
       toolbox: this.deps.toolbox,
       toolCalls: this.deps.toolCalls,
       catalogEntry: this.deps.catalogEntry,

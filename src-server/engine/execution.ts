@@ -38,6 +38,8 @@ export interface ExecutionDeps {
   nodes: NodeLog;
   checkpointer: BaseCheckpointSaver;
   models: ModelClient;
+  /** Gives back what the model layer kept for the run's next call: awaited before a stop is announced. */
+  letGo(runId: string): Promise<void>;
   toolbox: Toolbox;
   toolCalls: ToolCallStore;
   catalogEntry(agent: string): CatalogEntry | undefined;
@@ -254,6 +256,7 @@ export class RunExecution {
     state ??= (await graph.getState({ configurable: { thread_id: run.threadId } })).values as RunStateValue;
     if (pending) return this.pause(pending);
     await this.nodes.drain();
+    await this.letGo();
     const rejected = state.approved === false;
     const output = (state.last_node && state.outputs?.[state.last_node]) || '';
     const reason = rejected ? (state.decision_reason ?? null) : null;
@@ -277,6 +280,7 @@ export class RunExecution {
     const { deps, run } = this;
     this.nodes.pauseAt(gate.node);
     await this.nodes.drain();
+    await this.letGo();
     const latest = await this.latestCheckpoint();
     const since = new Date();
     const expiresAt = gate.on_expiry ? new Date(since.getTime() + gate.on_expiry.after_s * 1000) : null;
@@ -298,6 +302,7 @@ export class RunExecution {
    */
   private async fail(error: unknown): Promise<void> {
     const { deps, run } = this;
+    await this.letGo();
     const reason = this.stopReason;
     if (reason === 'lost') return this.lost();
     if (reason === 'shutdown') {
@@ -362,6 +367,15 @@ export class RunExecution {
       ? await this.write('reading the cancel', () => deps.eventStore.after(run.id, row.eventSeq - 1, 1))
       : [];
     if (event) this.publisher?.relay(event);
+  }
+
+  /**
+   * The run stops running here: the local-runtime slot its last call left for its next one is given back first, so
+   * that a process that dies once the stop is announced holds none (a failure to give it back is the queue's to log;
+   * the slot then comes back when its lease lapses).
+   */
+  private letGo(): Promise<void> {
+    return this.deps.letGo(this.run.id).catch(() => undefined);
   }
 
   private emit(event: RunEvent): void {

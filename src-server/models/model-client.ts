@@ -75,6 +75,8 @@ export interface ModelCall {
   label: string;
   /** Whose call this is (the run's project): the local-runtime queue shares its slots fairly between tenants. */
   tenant: string;
+  /** The run making the call: the local-runtime queue keeps its slot for the run's next call while nobody waits. */
+  runId?: string;
   messages: ChatMessage[];
   /** Tools the model may call in this turn; absent or empty: it only writes text. */
   tools?: ToolSpec[];

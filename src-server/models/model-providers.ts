@@ -137,6 +137,7 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
       onQueued: call.onQueued,
       label: call.label,
       tenant: call.tenant,
+      holder: call.runId,
       loadS: cold ? (lastLoadS(base, model) ?? ASSUMED_LOAD_S) : 0,
     });
     const began = performance.now();

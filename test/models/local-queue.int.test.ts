@@ -136,6 +136,55 @@ describe('the local-runtime queue across processes', () => {
     expect(order).toEqual(['quiet-1', 'busy-1', 'busy-2', 'busy-3']);
   });
 
+  it("hands a run's slot on to its next call while nobody waits, without a new ticket, and counts both calls", async () => {
+    const queue = await queueProcess(1);
+    const tickets = async () => (await pool.query<{ ticket: string }>('SELECT ticket FROM svc_llm_queue')).rows;
+    const first = await queue.acquire({ holder: 'run-1' });
+    const [held] = await tickets();
+    await first();
+    const second = await queue.acquire({ holder: 'run-1' });
+    expect(await tickets()).toEqual([held]);
+    await second();
+    // The slot kept for a third call that never comes goes back by itself, with both calls counted.
+    await until(async () => {
+      const status = await queue.status();
+      return status.active === 0 && status.served === 2 ? true : undefined;
+    });
+    expect(await tickets()).toEqual([]);
+  });
+
+  it('gives a kept slot back as soon as its run stops, before the stop is announced', async () => {
+    const queue = await queueProcess(1, 60);
+    await (
+      await queue.acquire({ holder: 'run-1' })
+    )();
+    expect((await queue.status()).active).toBe(1);
+    // A run at a gate or its end lets go: the slot is the queue's again when letGo resolves, not a lease later.
+    await queue.letGo('run-1');
+    const rows = await pool.query<{ ticket: string }>('SELECT ticket FROM svc_llm_queue');
+    expect(rows.rows).toEqual([]);
+    expect(await queue.status()).toMatchObject({ active: 0, served: 1 });
+  });
+
+  it('gives a kept slot back to whoever waits, ahead of the next call of the run that kept it', async () => {
+    const [a, b] = [await queueProcess(1), await queueProcess(1)];
+    const order: string[] = [];
+    await (
+      await a.acquire({ holder: 'run-1' })
+    )();
+    // Another process asks for the one slot while run-1 keeps it for its next call.
+    const other = b.acquire({ holder: 'run-2' }).then((release) => (order.push('run-2'), release));
+    await until(async () => ((await b.status()).waiting === 1 || order.length > 0 ? true : undefined));
+    const next = a.acquire({ holder: 'run-1' }).then((release) => (order.push('run-1'), release));
+    await (
+      await other
+    )();
+    await (
+      await next
+    )();
+    expect(order).toEqual(['run-2', 'run-1']);
+  });
+
   it('gives a dead process’s slots back once its tickets lapse', async () => {
     const live = await queueProcess(1, 60);
     // A process died holding the one slot: its ticket is granted, and nobody renews it any more.

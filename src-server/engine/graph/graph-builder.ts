@@ -299,6 +299,7 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
           model: options.model,
           label: `run ${options.runId} node ${node.id}`,
           tenant: options.tenant,
+          runId: options.runId,
           signal: hooks.signal,
           onToken: (text) => hooks.token(node.id, text),
           onQueued: (info) => hooks.queued(node.id, info),
