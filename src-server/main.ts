@@ -43,6 +43,7 @@ import { createToolbox } from './tools/toolbox';
 import { LocalQueue } from './models/local-queue';
 import { assertModelConfigured } from './models/cloud-providers';
 import { createModelProviders } from './models/model-providers';
+import { parseModel } from './models/model-ref';
 import { PriceTable } from './models/model-prices';
 import { localRuntimeStatus } from './models/model-catalog';
 import { observeModelCalls } from './models/observed-model-client';
@@ -253,7 +254,12 @@ export async function startServer({
       nodes: runNodesRepository(pool),
       checkpointer,
       models: metrics ? observeModelCalls(models, metrics) : models,
-      letGo: (runId) => queue.letGo(runId),
+      slots: {
+        reserve: (run) => {
+          if (parseModel(run.model).provider === 'local') queue.reserve(run.id, run.projectId);
+        },
+        letGo: (runId) => queue.letGo(runId),
+      },
       toolbox,
       toolCalls: toolCallsRepository(pool),
       records: runWritesRepository(pool),

@@ -177,26 +177,32 @@ describe('a run executed by the engine', () => {
     expect(harness.stores.nodeRows(run.id).map((n) => n.status)).toEqual(['error']);
   });
 
-  it('lets go of what its model calls kept for it before each stop is announced: at the gate, at its end, on a failure', async () => {
+  it('reserves a slot as each leg begins, and lets go of what was kept before each stop is announced: at the gate, at its end, on a failure', async () => {
     harness = new Harness();
-    // What the run's stream had stored when the engine let go: the stop's own event must not be among it yet.
-    const lastStored: string[] = [];
+    // Whether the run's stop had been stored when the engine reserved or let go: it must not have been yet.
+    const calls: string[] = [];
+    const stops = ['gate_waiting', 'run_done', 'run_error'];
+    const stopsStored = (runId: string) =>
+      harness.stores.storedEvents(runId).filter((e) => stops.includes(e.type)).length;
     const engine = harness.engine({
-      letGo: async (runId) => void lastStored.push(harness.stores.storedEvents(runId).at(-1)?.type ?? 'none'),
+      slots: {
+        reserve: (run) => void calls.push(`reserve after ${stopsStored(run.id)} stops`),
+        letGo: async (runId) => void calls.push(`let go after ${stopsStored(runId)} stops`),
+      },
     });
     const { run } = harness.start(engine);
     const head = await harness.read(engine, run.id);
-    expect(lastStored).toEqual(['node_enter']);
+    expect(calls).toEqual(['reserve after 0 stops', 'let go after 0 stops']);
     harness.model.tokens = ['Published.'];
     await engine.decide(approve(run.id, head.at(-1)!.id));
     expect(shape(await harness.read(engine, run.id, head.at(-1)!.id)).at(-1)).toBe('run_done');
-    expect(lastStored).toEqual(['node_enter', 'node_exit']);
+    expect(calls.slice(2)).toEqual(['reserve after 1 stops', 'let go after 1 stops']);
 
+    calls.length = 0;
     harness.model.failNext = new TypeError('the model broke');
     const failed = harness.start(engine).run;
     expect((await harness.read(engine, failed.id)).at(-1)!.event.type).toBe('run_error');
-    expect(lastStored).toHaveLength(3);
-    expect(lastStored[2]).not.toBe('run_error');
+    expect(calls).toEqual(['reserve after 0 stops', 'let go after 0 stops']);
   });
 
   it('aborts a run past its time limit with the documented TimeoutError', async () => {

@@ -10,7 +10,7 @@ import { LegStoppedError } from './errors';
 import { EventLog, SEQ_BLOCK } from './events/event-log';
 import { checkpointAt, threadCheckpoints } from './graph/checkpoints';
 import type { LoggedEvent } from './events/logged-event';
-import { RunExecution, type ExecutionDeps } from './execution';
+import { NO_SLOTS, RunExecution, type ExecutionDeps, type RunSlots } from './execution';
 import { expire, settle, type PersonDecision } from './gates';
 import { compileGraph, type CompiledRunGraph } from './graph/graph-builder';
 import { ModelCallLog } from './model-call-log';
@@ -41,11 +41,8 @@ export interface EngineDeps {
   nodes: NodeStore;
   checkpointer: BaseCheckpointSaver;
   models: ModelClient;
-  /**
-   * A run stops running here (a gate, its end, a failure): what the model layer kept for its next call (a
-   * local-runtime slot) is given back, before the stop is announced (models/local-queue.ts `letGo()`).
-   */
-  letGo?: (runId: string) => Promise<void>;
+  /** The local-runtime slots of runs' model calls, as far as a leg's start and its stops go; none: nothing is kept. */
+  slots?: RunSlots;
   /** Where runs' events, node rows and model calls are written, together (run-writer.ts). */
   records: RunWriteStore;
   /** The usage accounting prices every model call by this table as it ends (docs/observability.md). */
@@ -352,7 +349,7 @@ export class Engine {
       nodes: this.nodes,
       checkpointer: this.deps.checkpointer,
       models: this.deps.models,
-      letGo: this.deps.letGo ?? (() => Promise.resolve()),
+      slots: this.deps.slots ?? NO_SLOTS,
       toolbox: this.deps.toolbox,
       toolCalls: this.deps.toolCalls,
       catalogEntry: this.deps.catalogEntry,

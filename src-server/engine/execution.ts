@@ -28,6 +28,19 @@ import type { EventStore, NodeStore, RunRecord, RunStore, ToolCallStore } from '
 import type { Toolbox } from '../tools/toolbox';
 import { LegTrace } from '../tracing/run-trace';
 
+/**
+ * The local-runtime slots of a run's model calls (models/local-queue.ts), as far as the engine goes: a leg that
+ * begins may have a slot taken for its first call while it starts up, and a run that stops here gives back what was
+ * kept for its next call before the stop is announced, so that a process that dies once a gate waits holds none.
+ */
+export interface RunSlots {
+  reserve(run: RunRecord): void;
+  letGo(runId: string): Promise<void>;
+}
+
+/** Slots that keep nothing (no local-runtime queue: the engine's tests). */
+export const NO_SLOTS: RunSlots = { reserve: () => undefined, letGo: () => Promise.resolve() };
+
 export interface ExecutionDeps {
   /** This process, as the owner of the runs it executes. */
   owner: string;
@@ -38,8 +51,7 @@ export interface ExecutionDeps {
   nodes: NodeLog;
   checkpointer: BaseCheckpointSaver;
   models: ModelClient;
-  /** Gives back what the model layer kept for the run's next call: awaited before a stop is announced. */
-  letGo(runId: string): Promise<void>;
+  slots: RunSlots;
   toolbox: Toolbox;
   toolCalls: ToolCallStore;
   catalogEntry(agent: string): CatalogEntry | undefined;
@@ -93,6 +105,8 @@ export class RunExecution {
   private readonly trace: LegTrace;
   /** What failed the leg, for its span. */
   private failure?: unknown;
+  /** The run's phase configuration, read as the leg begins. */
+  private configs?: Promise<ReadonlyMap<string, NodeConfig>>;
 
   constructor(
     readonly run: RunRecord,
@@ -130,7 +144,14 @@ export class RunExecution {
     }
     try {
       const entry = deps.catalogEntry(run.agent);
-      const latest = await this.latestCheckpoint();
+      if (entry) deps.slots.reserve(run);
+      // Read while the checkpoint is: a leg's first model call needs them, and neither waits for the other.
+      this.configs = deps.nodeConfigs(run.agent, run.projectId);
+      this.configs.catch(() => undefined);
+      // A run's first leg has written no checkpoint yet: the thread's latest is another run's, if any, and the plan
+      // is the same without reading it (a decision's leg and a takeover read it).
+      const firstLeg = run.attempts === 1 && run.resume === null;
+      const latest = firstLeg ? undefined : await this.latestCheckpoint();
       const plan = planLeg(run, latest, { maxAttempts: deps.maxAttempts, agentLoaded: entry !== undefined });
       this.trace.planned(plan.kind);
       await this.open(plan);
@@ -210,7 +231,7 @@ export class RunExecution {
       tenant: run.projectId,
       model: run.model,
       models: this.trace.models(deps.models),
-      nodeConfigs: await deps.nodeConfigs(run.agent, run.projectId),
+      nodeConfigs: await this.configs!,
       hooks: this.hooks,
       threadId: run.threadId,
       tools: {
@@ -375,7 +396,7 @@ export class RunExecution {
    * the slot then comes back when its lease lapses).
    */
   private letGo(): Promise<void> {
-    return this.deps.letGo(this.run.id).catch(() => undefined);
+    return this.deps.slots.letGo(this.run.id).catch(() => undefined);
   }
 
   private emit(event: RunEvent): void {

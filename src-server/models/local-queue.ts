@@ -58,6 +58,9 @@ interface Served {
   seconds: number;
 }
 
+/** A slot reserved for a run's first call has served nothing: given back unused, it counts for nothing. */
+const UNUSED: Served = { calls: 0, seconds: 0 };
+
 interface Waiter {
   ticket: number;
   position: number;
@@ -91,8 +94,11 @@ export class LocalQueue {
   private readonly waiters = new Map<number, Waiter>();
   /** Tickets holding a slot for a call of this process: with the waiters', the only ones it keeps alive. */
   private readonly held = new Set<number>();
-  /** Slots kept for the next call of the run (the holder) whose last call held them. */
+  /** Slots kept for the next call of the run (the holder) whose last call held them, or reserved for its first. */
   private readonly kept = new Map<string, KeptSlot>();
+  /** Reservations on their way to the database, by holder: the holder's call waits for its own. */
+  private readonly reserving = new Map<string, Promise<void>>();
+  private closed = false;
   /** When a notice last said that someone waits. */
   private contendedAt = -Infinity;
   private refreshing?: Promise<void>;
@@ -144,6 +150,7 @@ export class LocalQueue {
     } = {},
   ): Promise<() => Promise<void>> {
     options.signal?.throwIfAborted();
+    if (options.holder !== undefined) await this.reserving.get(options.holder);
     const tenant = options.tenant ?? '';
     const keepFor = options.holder === undefined ? undefined : { holder: options.holder, tenant };
     const kept = options.holder === undefined ? undefined : this.kept.get(options.holder);
@@ -280,6 +287,8 @@ export class LocalQueue {
 
   /** Stops this process's part of the queue, giving back its tickets (its calls have ended by then). */
   async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.reserving.values());
     for (const kept of this.kept.values()) clearTimeout(kept.timer);
     this.kept.clear();
     clearInterval(this.renewTimer);
@@ -309,11 +318,48 @@ export class LocalQueue {
       released = true;
       const served = { calls: before.calls + 1, seconds: before.seconds + (performance.now() - started) / 1000 };
       if (!keepFor || this.contended()) return this.giveBack(ticket, served);
-      const timer = setTimeout(() => void this.giveBackKept(keepFor.holder), KEEP_MS);
-      timer.unref();
-      this.kept.set(keepFor.holder, { ticket, tenant: keepFor.tenant, served, timer });
+      this.keep(keepFor.holder, ticket, keepFor.tenant, served);
       return Promise.resolve();
     };
+  }
+
+  /** Keeps a held slot for `holder`'s next call, for KEEP_MS. */
+  private keep(holder: string, ticket: number, tenant: string, served: Served): void {
+    const timer = setTimeout(() => void this.giveBackKept(holder), KEEP_MS);
+    timer.unref();
+    this.kept.set(holder, { ticket, tenant, served, timer });
+  }
+
+  /**
+   * A run's leg begins and will call the local runtime: while nobody waits, a slot is taken for its first call now,
+   * while the leg reads its checkpoint and starts its graph, and kept for that call as a call's slot is kept for the
+   * next (KEEP_MS, given back at once if someone comes to wait). The first token then does not wait for the
+   * ticket's round trip. A reservation that finds no free slot, or fails, is dropped: the call queues as any does.
+   */
+  reserve(holder: string, tenant: string): void {
+    if (this.closed || this.contended() || this.kept.has(holder) || this.reserving.has(holder)) return;
+    const reservation = this.tickets
+      .enqueue({
+        key: randomUUID(),
+        owner: this.options.owner,
+        tenant,
+        label: `a reservation for ${holder}`,
+        leaseS: this.options.leaseS,
+        slots: this.slots,
+      })
+      .then(
+        async ({ ticket, granted }) => {
+          this.held.add(ticket);
+          if (!granted || this.closed || this.contended() || this.kept.has(holder)) {
+            await this.giveBack(ticket, UNUSED);
+            return;
+          }
+          this.keep(holder, ticket, tenant, UNUSED);
+        },
+        (error: Error) => log.warn(`reserving a queue slot failed (the call queues as usual): ${error.message}`),
+      )
+      .finally(() => this.reserving.delete(holder));
+    this.reserving.set(holder, reservation);
   }
 
   /** Whether someone waited a moment ago: then no slot is kept. */
@@ -326,7 +372,8 @@ export class LocalQueue {
    * resolving once the queue has it. The engine awaits it before the stop is announced, so that a process that dies
    * after announcing it holds no slot that a run resumed elsewhere would wait for until its lease lapsed.
    */
-  letGo(holder: string): Promise<void> {
+  async letGo(holder: string): Promise<void> {
+    await this.reserving.get(holder);
     return this.giveBackKept(holder);
   }
 
@@ -349,19 +396,21 @@ export class LocalQueue {
     // A slot not given back is held until its lease lapses, and the whole cluster's queue waits behind it. So a
     // release that failed (the database restarting) is tried again.
     const release = (attempt: number): Promise<void> =>
-      this.tickets.release(ticket, this.slots, { servedS: served.seconds, calls: served.calls }).then(
-        () => undefined,
-        (error: Error) => {
-          if (attempt >= RELEASE_ATTEMPTS) {
-            log.error(
-              `releasing a queue slot failed ${attempt} times, giving up (it comes back when its lease lapses): ${error.message}`,
-            );
-            return;
-          }
-          log.warn(`releasing a queue slot failed, trying again: ${error.message}`);
-          setTimeout(() => void release(attempt + 1), 500 * 2 ** attempt).unref();
-        },
-      );
+      this.tickets
+        .release(ticket, this.slots, served.calls ? { servedS: served.seconds, calls: served.calls } : {})
+        .then(
+          () => undefined,
+          (error: Error) => {
+            if (attempt >= RELEASE_ATTEMPTS) {
+              log.error(
+                `releasing a queue slot failed ${attempt} times, giving up (it comes back when its lease lapses): ${error.message}`,
+              );
+              return;
+            }
+            log.warn(`releasing a queue slot failed, trying again: ${error.message}`);
+            setTimeout(() => void release(attempt + 1), 500 * 2 ** attempt).unref();
+          },
+        );
     return release(1);
   }
 

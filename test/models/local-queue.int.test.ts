@@ -166,6 +166,42 @@ describe('the local-runtime queue across processes', () => {
     expect(await queue.status()).toMatchObject({ active: 0, served: 1 });
   });
 
+  it("reserves a slot for a run's first call while nobody waits: the call takes it on; unused, it counts for nothing", async () => {
+    const queue = await queueProcess(2, 60);
+    const tickets = async () => (await pool.query<{ ticket: string }>('SELECT ticket FROM svc_llm_queue')).rows;
+    queue.reserve('run-1', '');
+    const call = await queue.acquire({ holder: 'run-1' });
+    const [reserved] = await tickets();
+    expect(reserved).toBeDefined();
+    await call();
+    await queue.letGo('run-1');
+    expect(await tickets()).toEqual([]);
+    expect(await queue.status()).toMatchObject({ active: 0, served: 1 });
+
+    // A reservation its run never used: given back when the run stops, with no call counted.
+    queue.reserve('run-2', '');
+    await until(async () => ((await tickets()).length === 1 ? true : undefined));
+    await queue.letGo('run-2');
+    expect(await tickets()).toEqual([]);
+    expect(await queue.status()).toMatchObject({ active: 0, served: 1 });
+  });
+
+  it('never puts a reservation ahead of whoever waits: it queues behind them and is dropped, counting nothing', async () => {
+    const [a, b] = [await queueProcess(1, 60), await queueProcess(1, 60)];
+    const first = await a.acquire({ label: 'busy' });
+    const waiting = b.acquire({ label: 'waiting' });
+    await until(async () => ((await b.status()).waiting === 1 ? true : undefined));
+    // A reservation now finds the one slot taken and a waiter before it.
+    await until(async () => ((await a.status()).waiting === 1 ? true : undefined));
+    a.reserve('run-3', '');
+    await first();
+    await (
+      await waiting
+    )();
+    await a.letGo('run-3');
+    expect(await a.status()).toMatchObject({ active: 0, waiting: 0, served: 2 });
+  });
+
   it('gives a kept slot back to whoever waits, ahead of the next call of the run that kept it', async () => {
     const [a, b] = [await queueProcess(1), await queueProcess(1)];
     const order: string[] = [];
