@@ -169,6 +169,25 @@ export function retentionRepository(pool: Pool) {
     },
 
     /**
+     * One batch of drafts (threads made through the LangGraph API that never had a run) in projects that keep finished
+     * threads for a number of days, untouched for longer than that: deleted. A draft whose first run starts as it
+     * goes keeps its thread, which the run makes; only the metadata the draft held would be lost with it.
+     */
+    async expireDrafts(limit: number): Promise<number> {
+      const { rowCount } = await pool.query(
+        `DELETE FROM svc_lg_drafts WHERE id IN (
+           SELECT d.id FROM svc_lg_drafts d JOIN svc_project_retention s ON s.project_id = d.project_id
+            WHERE s.keep_finished_threads_days IS NOT NULL
+              AND d.updated_at < now() - make_interval(days => s.keep_finished_threads_days)
+            ORDER BY d.updated_at
+            LIMIT $1
+            FOR UPDATE OF d SKIP LOCKED)`,
+        [limit],
+      );
+      return rowCount ?? 0;
+    },
+
+    /**
      * One batch of pruning: up to `limit` threads of projects that prune, not in use, at rest for `afterHours` and
      * active since they were last pruned, each pruned to the checkpoints it keeps (see `keptCheckpoints`).
      */

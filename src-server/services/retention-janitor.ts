@@ -22,6 +22,8 @@ export interface PassResult {
   /** false: another process had claimed this interval's pass, and this one did nothing. */
   ran: boolean;
   threadsDeleted: number;
+  /** Threads of the LangGraph API that never had a run (docs/langgraph-api.md), deleted as old finished ones are. */
+  draftsDeleted: number;
   threadsPruned: number;
   checkpointsDeleted: number;
 }
@@ -66,7 +68,13 @@ export class RetentionJanitor {
 
   private async claimAndRun(): Promise<PassResult> {
     const { owner, intervalS, pruneAfterHours, log } = this.options;
-    const result: PassResult = { ran: false, threadsDeleted: 0, threadsPruned: 0, checkpointsDeleted: 0 };
+    const result: PassResult = {
+      ran: false,
+      threadsDeleted: 0,
+      draftsDeleted: 0,
+      threadsPruned: 0,
+      checkpointsDeleted: 0,
+    };
     if (!(await this.retention.claimPass(RETENTION_JOB, intervalS, owner))) return result;
     result.ran = true;
     for (;;) {
@@ -80,6 +88,16 @@ export class RetentionJanitor {
         );
       }
       if (deleted.threads < BATCH) break;
+    }
+    for (;;) {
+      const drafts = await this.retention.expireDrafts(BATCH);
+      result.draftsDeleted += drafts;
+      if (drafts < BATCH) break;
+    }
+    if (result.draftsDeleted > 0) {
+      log.info(
+        `retention deleted ${result.draftsDeleted} thread(s) that never had a run, untouched past their project's keep time`,
+      );
     }
     for (;;) {
       const pruned = await this.retention.pruneBatch(BATCH, pruneAfterHours);

@@ -216,6 +216,33 @@ describe('keeping finished threads for a number of days', () => {
     expect(await footprint(continued.threadId)).toEqual(before);
   });
 
+  it('deletes a LangGraph API thread that never had a run once untouched past the keep time; a recent one stays', async () => {
+    const project = await newProject();
+    await setRetention(project, { keep_finished_threads_days: 30, prune_checkpoints: false });
+    const [old, recent] = [randomUUID(), randomUUID()];
+    for (const [id, days] of [
+      [old, 31],
+      [recent, 29],
+    ] as const) {
+      await ctx.server.pool.query(
+        `INSERT INTO svc_lg_drafts (id, project_id, metadata, created_at, updated_at)
+         VALUES ($1, $2, '{"chat": "abandoned"}', now() - make_interval(days => $3), now() - make_interval(days => $3))`,
+        [id, project, days],
+      );
+    }
+    const lgThread = (id: string) => ctx.server.request(`/lg/threads/${id}`);
+    expect((await lgThread(old)).status).toBe(200);
+
+    const result = await passNow();
+
+    expect(result.draftsDeleted).toBe(1);
+    expect((await lgThread(old)).status).toBe(404);
+    expect((await lgThread(recent)).status).toBe(200);
+    expect(ctx.server.logs.join('\n')).toContain(
+      "retention deleted 1 thread(s) that never had a run, untouched past their project's keep time",
+    );
+  });
+
   it('keeps every thread of a project that never chose, and of one that keeps them forever', async () => {
     const never = await newProject();
     const forever = await newProject();
