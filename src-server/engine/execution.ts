@@ -144,7 +144,6 @@ export class RunExecution {
     }
     try {
       const entry = deps.catalogEntry(run.agent);
-      if (entry) deps.slots.reserve(run);
       // Read while the checkpoint is: a leg's first model call needs them, and neither waits for the other.
       this.configs = deps.nodeConfigs(run.agent, run.projectId);
       this.configs.catch(() => undefined);
@@ -158,6 +157,8 @@ export class RunExecution {
       if (plan.kind === 'give_up') throw new RunAbandonedError(plan.reason);
       if (plan.kind === 'resume') this.resumeGate = latest?.gate ?? null;
       leave = await this.admit();
+      // Once admitted: a leg still waiting for a place would hold a slot it cannot use yet.
+      deps.slots.reserve(run);
       await this.runGraph(entry!, plan);
     } catch (error) {
       this.failure = error;

@@ -332,7 +332,7 @@ export class LocalQueue {
 
   /**
    * A run's leg begins and will call the local runtime: while nobody waits, a slot is taken for its first call now,
-   * while the leg reads its checkpoint and starts its graph, and kept for that call as a call's slot is kept for the
+   * while the leg starts its graph, and kept for that call as a call's slot is kept for the
    * next (KEEP_MS, given back at once if someone comes to wait). The first token then does not wait for the
    * ticket's round trip. A reservation that finds no free slot, or fails, is dropped: the call queues as any does.
    */
