@@ -31,7 +31,8 @@ test("a thread's timeline steps through its checkpoints, and a fork from an earl
   await expect(points).toHaveCount(5);
   await expect(points).toHaveText([/start/, /after intake/, /waiting at gate/, /after gate/, /after output/]);
   await expect(page.getByTestId('history-position')).toHaveText('5 / 5');
-  await expect(page.getByTestId('fork-open')).toBeDisabled();
+  // Nothing of the run is left after its end: from there, only a new message.
+  await expect(page.getByTestId('fork-open')).toHaveText('New message from here');
 
   // Stepping back: the state at each checkpoint.
   await page.getByTestId('history-prev').click();
@@ -97,6 +98,44 @@ test("a thread's timeline steps through its checkpoints, and a fork from an earl
   ]);
   await page.getByTestId('tab-approval').click();
   await script(words('Published from the branch.'));
+  await page.getByTestId('gate-approve').click();
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+});
+
+test('a new message from where a run ended starts a run that follows it, with nothing else to edit', async ({
+  page,
+}) => {
+  await openStudio(page);
+  await script(words('The first answer.'));
+  await startRun(page, 'Review: the first question');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await page.getByTestId('gate-approve').click();
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  const firstRun = (await page.getByTestId('run-id').getAttribute('data-id'))!;
+
+  await page.getByTestId('tab-history').click();
+  await expect(page.getByTestId('history-position')).toHaveText('5 / 5');
+  await page.getByTestId('fork-open').click();
+  // The message starts empty, and no phase's output can be edited: none runs again.
+  await expect(page.getByTestId('fork-message')).toHaveValue('');
+  await expect(page.getByTestId('fork-phase')).toHaveCount(0);
+  await page.getByTestId('fork-message').fill('Review: and the tests of it?');
+  await script(words('About the tests.'));
+  await page.getByTestId('fork-submit').click();
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await expect(page.getByTestId('run-id')).not.toHaveAttribute('data-id', firstRun);
+  await expect(page.getByTestId('transcript-intake')).toContainText('About the tests.');
+
+  const runs = await sql<{ message: string; forked_from: { checkpoint_id: string; follows_end?: boolean } | null }>(
+    `SELECT message, forked_from FROM svc_runs WHERE thread_id = (SELECT thread_id FROM svc_runs WHERE id = $1)
+      ORDER BY started_at`,
+    [firstRun],
+  );
+  expect(runs.map((r) => [r.message, r.forked_from?.follows_end ?? null])).toEqual([
+    ['Review: the first question', null],
+    ['Review: and the tests of it?', true],
+  ]);
+  await script(words('Published.'));
   await page.getByTestId('gate-approve').click();
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
 });
