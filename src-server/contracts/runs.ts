@@ -20,6 +20,9 @@ export const RunStatusSchema = z.enum([
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = ['completed', 'rejected', 'error', 'cancelled'];
 
+/** The output of a run a rejected gate ended: the terminal node's, the run's `output`. */
+export const REJECTED_RUN_OUTPUT = 'Stopped: the approval gate was rejected.';
+
 /**
  * What a run request does when its thread is busy (a run running, waiting at a gate, or queued):
  * docs/run-lifecycle.md#a-second-message-to-a-busy-thread.

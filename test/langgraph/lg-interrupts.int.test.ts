@@ -172,6 +172,14 @@ describe('a gate as an interrupt', () => {
     expect(run).toMatchObject({ status: 'rejected', end_reason: 'Not now.' });
     expect((await admin.runs.get(threadId, runId)).status).toBe('success');
     expect((await admin.threads.get(threadId)).status).toBe('idle');
+    // The run's last message says it was stopped, in the stream as in the thread's state, its history and a replay.
+    const messages = lastValues(parts).messages;
+    expect(messages.at(-1)).toMatchObject({ type: 'ai', content: 'Stopped: the approval gate was rejected.' });
+    expect((await admin.threads.getState<Values>(threadId)).values.messages).toEqual(messages);
+    expect((await admin.threads.getHistory<Values>(threadId, { limit: 1 }))[0]!.values.messages).toEqual(messages);
+    expect((await admin.threads.get<Values>(threadId)).values.messages).toEqual(messages);
+    const replay = await collect(admin.runs.joinStream(threadId, runId, { lastEventId: '-1', streamMode: [...MODES] }));
+    expect(lastValues(replay).messages).toEqual(messages);
   });
 
   it("Agent Inbox's response sends the analysis back; the gate stops the run again under a new interrupt", async () => {

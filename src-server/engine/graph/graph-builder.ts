@@ -10,6 +10,7 @@ import {
   type NodeWarning,
   type PendingGate,
   type RouteRule,
+  REJECTED_RUN_OUTPUT,
 } from '../../contracts/runs';
 import type { CatalogEntry } from '../../assets/catalog';
 import type {
@@ -406,7 +407,7 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
       // A terminal node (e.g. the cancellation after a rejected gate) ends the run quietly:
       // A rejection's stream goes straight from gate_rejected to run_rejected (docs/run-lifecycle.md#gates).
       graph.addNode(node.id, async (state: RunStateValue) => {
-        const output = state.approved === false ? 'Stopped: the approval gate was rejected.' : 'Stopped.';
+        const output = state.approved === false ? REJECTED_RUN_OUTPUT : 'Stopped.';
         return { outputs: { ...state.outputs, [node.id]: output }, last_node: node.id, route: null, route_rule: null };
       });
       graph.addEdge(node.id as never, END);

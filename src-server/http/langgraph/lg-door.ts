@@ -11,7 +11,7 @@ import { assistantIdOf, interruptId } from './lg-ids';
 import { gateDecision, parseResume, toolDecision } from './lg-interrupts';
 import { LgRunFold, type LgCursor, type LgEvent, type RunContext } from './lg-stream';
 import type { LgRunCreate, StreamMode } from './lg-schemas';
-import { emptyState, lgState, lgThread, stopIds, ThreadRuns } from './lg-views';
+import { emptyState, lgState, lgThread, rejectionEnd, stopIds, ThreadRuns } from './lg-views';
 
 /** What a client gets when it names no modes: LangGraph's own default. */
 export const DEFAULT_MODES: StreamMode[] = ['values'];
@@ -79,8 +79,7 @@ function runOptions(body: LgRunCreate): { model?: string; project_path?: string 
 }
 
 /** What a run's stream folds onto: the messages before it on its branch, and the outputs it starts with. */
-function lineage(runs: LgRunRow[], runId: string): Pick<RunContext, 'earlier' | 'inherited'> {
-  const thread = new ThreadRuns(runs);
+function lineage(thread: ThreadRuns, runId: string): Pick<RunContext, 'earlier' | 'inherited'> {
   return { earlier: thread.earlier(runId), inherited: thread.inherited(runId) };
 }
 
@@ -105,7 +104,13 @@ export class LgDoor {
     throw notFound(`no assistant "${assistantId}": each agent and command is one, by name or by its assistant_id`);
   }
 
-  threadRuns = async (threadId: string) => new ThreadRuns(await this.deps.lgRows.runs([threadId]));
+  /** The node a rejection ends an agent's runs at, when it is loaded. */
+  rejectionEnd = (agent: string): string | null => {
+    const entry = this.deps.catalog.get(agent);
+    return entry ? rejectionEnd(entry.layout) : null;
+  };
+
+  threadRuns = async (threadId: string) => new ThreadRuns(await this.deps.lgRows.runs([threadId]), this.rejectionEnd);
 
   async thread(principal: Principal, id: string) {
     const row = await this.deps.lgThreads.visible(principal, id);
@@ -114,7 +119,15 @@ export class LgDoor {
 
   async threads(rows: LgThreadRow[]) {
     const runs = await this.deps.lgRows.runs(rows.filter((r) => r.agent).map((r) => r.id));
-    return rows.map((row) => lgThread(row, new ThreadRuns(runs.filter((run) => run.thread_id === row.id))));
+    return rows.map((row) =>
+      lgThread(
+        row,
+        new ThreadRuns(
+          runs.filter((run) => run.thread_id === row.id),
+          this.rejectionEnd,
+        ),
+      ),
+    );
   }
 
   /** A run of a thread the caller may see; a run of another thread is not found there. */
@@ -290,7 +303,8 @@ export class LgDoor {
       graphId: run.agent,
       assistantId: assistantIdOf(run.agent),
       message: run.message,
-      ...lineage(runs, run.id),
+      ...lineage(new ThreadRuns(runs, this.rejectionEnd), run.id),
+      rejectionEnd: this.rejectionEnd(run.agent),
     });
     const modes = new Set(started.modes);
     const from = started.since > cursor.seq ? { seq: started.since, k: Number.POSITIVE_INFINITY } : cursor;
@@ -341,7 +355,8 @@ export class LgDoor {
       graphId: run.agent,
       assistantId: assistantIdOf(run.agent),
       message: run.message,
-      ...lineage(runs, runId),
+      ...lineage(new ThreadRuns(runs, this.rejectionEnd), runId),
+      rejectionEnd: this.rejectionEnd(run.agent),
     });
     const modes = new Set<StreamMode>(['values']);
     let last: unknown = fold.values();

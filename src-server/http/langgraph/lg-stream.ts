@@ -1,5 +1,5 @@
 import type { RunEvent } from '../../contracts/events';
-import type { PendingGate } from '../../contracts/runs';
+import { REJECTED_RUN_OUTPUT, type PendingGate } from '../../contracts/runs';
 import { phaseMessageId } from './lg-ids';
 import { lgInterrupt } from './lg-interrupts';
 import { runMessages, threadValues, type LgMessage } from './lg-messages';
@@ -41,6 +41,8 @@ export interface RunContext {
   earlier: LgMessage[];
   /** The outputs the run starts with: a fork's at its branch point. */
   inherited: [string, string][];
+  /** The node a rejection ends the run at (lg-views.ts `rejectionEnd`): its output is the run's last message. */
+  rejectionEnd: string | null;
 }
 
 /** Modes a derived event belongs to; `custom` carries the service's own events as they are. */
@@ -158,8 +160,19 @@ export class LgRunFold {
           { mode: 'values', data: { ...this.values(), __interrupt__: interrupts } },
         ];
       }
+      case 'run_rejected': {
+        // The terminal node ends the run without an event of its own; its output is what the checkpoint holds.
+        const end = this.run.rejectionEnd;
+        if (!end) return [custom, { mode: 'values', data: this.values() }];
+        this.outputs.set(end, REJECTED_RUN_OUTPUT);
+        const message = runMessages(runId, null, [[end, REJECTED_RUN_OUTPUT]]);
+        return [
+          custom,
+          { mode: 'updates', data: { [end]: { messages: message, outputs: { [end]: REJECTED_RUN_OUTPUT } } } },
+          { mode: 'values', data: this.values() },
+        ];
+      }
       case 'run_done':
-      case 'run_rejected':
       case 'run_cancelled':
         return [custom, { mode: 'values', data: this.values() }];
       case 'run_error': {

@@ -1,4 +1,5 @@
-import type { Checkpoint, PendingGate, RunStatus } from '../../contracts/runs';
+import type { GraphLayout } from '../../contracts/assets';
+import { REJECTED_RUN_OUTPUT, type Checkpoint, type PendingGate, type RunStatus } from '../../contracts/runs';
 import type { LgRunRow, LgThreadRow } from '../../db/lg-threads.repository';
 import { assistantIdOf, interruptId } from './lg-ids';
 import { lgInterrupt } from './lg-interrupts';
@@ -29,6 +30,12 @@ export function lgRunStatus(status: RunStatus): LgRunStatus {
   }
 }
 
+/** The terminal node a rejected gate of this layout leads to (the first, should there be several): none without. */
+export function rejectionEnd(layout: GraphLayout): string | null {
+  const terminals = new Set(layout.nodes.filter((node) => node.kind === 'terminal').map((node) => node.id));
+  return layout.edges.find((edge) => edge.condition === 'rejected' && terminals.has(edge.to))?.to ?? null;
+}
+
 export function lgThreadStatus(status: RunStatus | null): LgThreadStatus {
   if (status === 'running' || status === 'queued') return 'busy';
   if (status === 'waiting_approval') return 'interrupted';
@@ -48,7 +55,11 @@ export class ThreadRuns {
   private readonly outputs = new Map<string, Map<string, string>>();
   private latest: LgMessage[] = [];
 
-  constructor(readonly runs: LgRunRow[]) {
+  /** `rejectionEnd`: the node a rejection ends an agent's run at, whose output is the run's last message. */
+  constructor(
+    readonly runs: LgRunRow[],
+    rejectionEnd: (agent: string) => string | null = () => null,
+  ) {
     for (const run of runs) {
       if (run.status === 'queued') continue;
       const from = run.forked_from?.run_id;
@@ -57,6 +68,9 @@ export class ThreadRuns {
       else if (from) before = this.before.get(from) ?? before;
       const outputs = new Map(this.inheritedBy(run));
       for (const n of run.nodes) outputs.set(n.node, n.output);
+      // The node a rejection ends at writes no node row: its output is the run's, as its checkpoint holds it.
+      const end = run.status === 'rejected' ? rejectionEnd(run.agent) : null;
+      if (end) outputs.set(end, REJECTED_RUN_OUTPUT);
       this.outputs.set(run.id, outputs);
       this.before.set(run.id, before);
       this.latest = [...before, ...runMessages(run.id, run.message, outputs)];
