@@ -3,6 +3,7 @@ import { getBranchContext, getMessagesMetadataMap } from '@langchain/langgraph-s
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useIntegrationServer } from '../helpers/integration';
 import type { TestServer } from '../helpers/server';
+import { type LgMessage as Message } from './lg-stream-parts';
 
 /**
  * Editing an earlier message and regenerating an answer, as Agent Chat UI does through `useStream`: the checkpoint it
@@ -21,12 +22,6 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-interface Message {
-  type: string;
-  id: string;
-  content: string;
-  name?: string;
-}
 type Values = { messages: Message[] };
 
 const textsOf = (values: unknown) => (values as Values).messages.map((m) => `${m.type}:${m.content}`);

@@ -6,6 +6,7 @@ import { gatedAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import type { TestServer } from '../helpers/server';
 import { addUser, signSession } from '../helpers/sessions';
+import { type LgMessage as Message, type Part, collect } from './lg-stream-parts';
 
 /**
  * Gates through the LangGraph API (docs/langgraph-api.md): a run stops as an `__interrupt__` both LangChain's
@@ -30,12 +31,6 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-interface Message {
-  type: string;
-  id: string;
-  content: string;
-  name?: string;
-}
 interface Interrupt {
   id: string;
   value: {
@@ -47,16 +42,9 @@ interface Interrupt {
     gate: { node: string; question: string };
   };
 }
-type Part = { event: string; data: unknown; id?: string };
 type Values = { messages: Message[]; outputs: Record<string, string>; __interrupt__?: Interrupt[] };
 
 const MODES = ['values', 'updates', 'messages-tuple', 'custom'] as const;
-
-async function collect(stream: AsyncIterable<Part>): Promise<Part[]> {
-  const parts: Part[] = [];
-  for await (const part of stream) parts.push(part);
-  return parts;
-}
 
 const lastValues = (parts: Part[]) => parts.filter((p) => p.event === 'values').at(-1)!.data as Values;
 const customTypes = (parts: Part[]) =>

@@ -6,6 +6,7 @@ import { numberedTokens } from '../fixtures/fake-models';
 import { useIntegrationServer } from '../helpers/integration';
 import type { TestServer } from '../helpers/server';
 import { until } from '../helpers/until';
+import { type LgMessage as Message, type Part, collect } from './lg-stream-parts';
 
 /**
  * Runs through the LangGraph API (docs/langgraph-api.md), with LangChain's own SDK against the real server and
@@ -23,21 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-interface Message {
-  type: string;
-  id: string;
-  content: string;
-  name?: string;
-}
-type Part = { event: string; data: unknown; id?: string };
-
 const messagesOf = (values: unknown) => (values as { messages: Message[] }).messages;
-
-async function collect(stream: AsyncIterable<Part>): Promise<Part[]> {
-  const parts: Part[] = [];
-  for await (const part of stream) parts.push(part);
-  return parts;
-}
 
 /** The text each message id received in `messages` chunks, in order. */
 function chunkTexts(parts: Part[]): Map<string, string> {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { toolAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import type { TestServer } from '../helpers/server';
+import { type Part, collect } from './lg-stream-parts';
 
 /**
  * A tool call that asks (docs/tools.md), through the LangGraph API: it stops the stream as an interrupt whose action
@@ -28,17 +29,11 @@ afterAll(async () => {
   fs.rmSync(project, { recursive: true, force: true });
 });
 
-type Part = { event: string; data: unknown };
 interface Interrupt {
   id: string;
   value: { action_requests: { name: string; args: Record<string, unknown> }[]; gate: { tool_call?: unknown } };
 }
 
-async function collect(stream: AsyncIterable<Part>): Promise<Part[]> {
-  const parts: Part[] = [];
-  for await (const part of stream) parts.push(part);
-  return parts;
-}
 const interruptOf = (parts: Part[]) =>
   (parts.filter((p) => p.event === 'values').at(-1)!.data as { __interrupt__?: Interrupt[] }).__interrupt__?.[0];
 
