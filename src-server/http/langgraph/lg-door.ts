@@ -9,7 +9,7 @@ import type { AppDeps } from '../deps';
 import { openSse } from '../sse';
 import { assistantIdOf, interruptId } from './lg-ids';
 import { gateDecision, parseResume, toolDecision } from './lg-interrupts';
-import { LgRunFold, type LgCursor, type LgEvent, type RunContext } from './lg-stream';
+import { LgRunFold, type LgCursor, type LgEvent } from './lg-stream';
 import type { LgRunCreate, StreamMode } from './lg-schemas';
 import { emptyState, lgState, lgThread, rejectionEnd, stopIds, ThreadRuns } from './lg-views';
 
@@ -76,11 +76,6 @@ function runOptions(body: LgRunCreate): { model?: string; project_path?: string 
   const model = pick('model');
   const projectPath = pick('project_path');
   return { ...(model ? { model } : {}), ...(projectPath ? { project_path: projectPath } : {}) };
-}
-
-/** What a run's stream folds onto: the messages before it on its branch, and the outputs it starts with. */
-function lineage(thread: ThreadRuns, runId: string): Pick<RunContext, 'earlier' | 'inherited'> {
-  return { earlier: thread.earlier(runId), inherited: thread.inherited(runId) };
 }
 
 const frame = (event: LgEvent) =>
@@ -280,6 +275,28 @@ export class LgDoor {
   }
 
   /**
+   * The fold of a run's stream: on the messages before it on its branch, with the outputs it starts with (a fork's)
+   * and the node a rejection would end it at.
+   */
+  private async foldOf(threadId: string, runId: string): Promise<{ run: LgRunRow; fold: LgRunFold }> {
+    const runs = await this.deps.lgRows.runs([threadId]);
+    const run = runs.find((r) => r.id === runId);
+    if (!run) throw notFound(`run ${runId} not found on thread ${threadId}`);
+    const thread = new ThreadRuns(runs, this.rejectionEnd);
+    const fold = new LgRunFold({
+      runId,
+      threadId,
+      graphId: run.agent,
+      assistantId: assistantIdOf(run.agent),
+      message: run.message,
+      earlier: thread.earlier(runId),
+      inherited: thread.inherited(runId),
+      rejectionEnd: this.rejectionEnd(run.agent),
+    });
+    return { run, fold };
+  }
+
+  /**
    * Streams the run as LangGraph's clients read it: `metadata` first (unless the client resumes after an event it
    * has), then what the stored events give in `modes`
    * after `cursor` (and after `started.since`), to the run's end or the stop it waits at. `cancelOnDisconnect`: a
@@ -292,20 +309,9 @@ export class LgDoor {
     res: Response,
     cancelOnDisconnect = false,
   ): Promise<void> {
-    const { runsService, lgRows, metrics } = this.deps;
+    const { runsService, metrics } = this.deps;
     const followable = await runsService.stream(principal, started.runId, 0);
-    const runs = await lgRows.runs([started.threadId]);
-    const run = runs.find((r) => r.id === started.runId);
-    if (!run) throw notFound(`run ${started.runId} not found`);
-    const fold = new LgRunFold({
-      runId: run.id,
-      threadId: run.thread_id,
-      graphId: run.agent,
-      assistantId: assistantIdOf(run.agent),
-      message: run.message,
-      ...lineage(new ThreadRuns(runs, this.rejectionEnd), run.id),
-      rejectionEnd: this.rejectionEnd(run.agent),
-    });
+    const { run, fold } = await this.foldOf(started.threadId, started.runId);
     const modes = new Set(started.modes);
     const from = started.since > cursor.seq ? { seq: started.since, k: Number.POSITIVE_INFINITY } : cursor;
     res.setHeader('Content-Location', `/threads/${run.thread_id}/runs/${run.id}`);
@@ -345,19 +351,8 @@ export class LgDoor {
    * there; a failed run's error as `__error__`. For join and wait.
    */
   async finalValues(principal: Principal, threadId: string, runId: string, signal: AbortSignal) {
-    const runs = await this.deps.lgRows.runs([threadId]);
-    const run = runs.find((r) => r.id === runId);
-    if (!run) throw notFound(`run ${runId} not found on thread ${threadId}`);
+    const { fold } = await this.foldOf(threadId, runId);
     const followable = await this.deps.runsService.stream(principal, runId, 0);
-    const fold = new LgRunFold({
-      runId,
-      threadId,
-      graphId: run.agent,
-      assistantId: assistantIdOf(run.agent),
-      message: run.message,
-      ...lineage(new ThreadRuns(runs, this.rejectionEnd), runId),
-      rejectionEnd: this.rejectionEnd(run.agent),
-    });
     const modes = new Set<StreamMode>(['values']);
     let last: unknown = fold.values();
     for await (const batch of followable.events(0, signal)) {
