@@ -54,7 +54,7 @@ export function retentionRepository(pool: Pool) {
     }
     const { rows } = await client.query<{ runs: number; events: number; decisions: number }>(
       `SELECT (SELECT count(*) FROM svc_runs WHERE thread_id = ANY($1::uuid[]))::integer AS runs,
-              (SELECT count(*) FROM svc_run_events e JOIN svc_runs r ON r.id = e.run_id
+              (SELECT COALESCE(sum(COALESCE(e.seq_last - e.seq + 1, 1)), 0) FROM svc_run_events e JOIN svc_runs r ON r.id = e.run_id
                 WHERE r.thread_id = ANY($1::uuid[]))::integer AS events,
               (SELECT count(*) FROM svc_gate_decisions WHERE thread_id = ANY($1::uuid[]))::integer AS decisions`,
       [threadIds],

@@ -104,6 +104,9 @@ const statements = [
      data text NOT NULL,
      PRIMARY KEY (run_id, seq)
    )`,
+  // A run of consecutive token (or thinking) events of one run stored in one row: `seq` is its first id, `seq_last` its
+  // last, and `data` their JSON texts joined by newlines (run-events.repository.ts). NULL for a row of one event.
+  `ALTER TABLE svc_run_events ADD COLUMN IF NOT EXISTS seq_last integer`,
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS owner_id text`,
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS lease_until timestamptz`,
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 1`,

@@ -369,6 +369,52 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       expect(await stores.events.lastSeq(randomUUID())).toBe(0);
     });
 
+    it('gives back a long run of tokens one by one under their ids, from any point in it, as they were written', async () => {
+      const run = newRun();
+      const other = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      await stores.runs.start(other, lease, 10_000);
+      // Texts a row of several events must not blur: newlines, quotes, backslashes, non-Latin text.
+      const token = (runId: string, seq: number) => ({
+        runId,
+        seq,
+        type: 'token',
+        data: JSON.stringify({ type: 'token', node: 'analysis', text: `t${seq} "a"\n\\b ✓` }),
+      });
+      const batch = [event(run.id, 1, 'node_enter')];
+      for (let seq = 2; seq <= 300; seq++) batch.push(token(run.id, seq), token(other.id, seq));
+      batch.push(event(run.id, 301, 'thinking'), event(run.id, 302, 'thinking'), event(run.id, 303, 'node_exit'));
+      await append(batch);
+      // A batch written again (its first commit's answer lost) stores nothing twice.
+      await append(batch);
+      // A later batch goes on where the first stopped.
+      await append([token(run.id, 304), token(run.id, 305)]);
+
+      const written = [...batch.filter((e) => e.runId === run.id), token(run.id, 304), token(run.id, 305)];
+      const all = await stores.events.after(run.id, 0, 1000);
+      expect(all).toEqual(written.map(({ seq, type, data }) => ({ seq, type, data })));
+      for (const from of [0, 1, 2, 100, 128, 129, 130, 257, 299, 300, 302, 303]) {
+        const page = await stores.events.after(run.id, from, 7);
+        expect(page.map((e) => e.seq)).toEqual(
+          written
+            .filter((e) => e.seq > from)
+            .map((e) => e.seq)
+            .slice(0, 7),
+        );
+      }
+      // Read in pages, one after the other, the run comes back whole.
+      const paged: number[] = [];
+      for (let page = await stores.events.after(run.id, 0, 50); page.length > 0;) {
+        paged.push(...page.map((e) => e.seq));
+        page = await stores.events.after(run.id, paged.at(-1)!, 50);
+      }
+      expect(paged).toEqual(written.map((e) => e.seq));
+      expect(await stores.events.lastSeq(run.id)).toBe(305);
+      expect((await stores.events.after(other.id, 0, 1000)).map((e) => e.seq)).toEqual(
+        Array.from({ length: 299 }, (_, i) => i + 2),
+      );
+    });
+
     it('writes node rows whole under their key, drops the running ones of a dead leg, closes the open ones', async () => {
       const run = newRun();
       await stores.runs.start(run, lease, 10_000);
