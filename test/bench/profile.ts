@@ -70,6 +70,8 @@ for (let i = 0; i < 10; i++) await run(); // what the server loads lazily (the g
 
 const logFrom = fs.statSync(logFile).size;
 const cpuBefore = await cpuMs(server.child.pid!);
+const ioBefore = writes(server.child.pid!);
+const schedBefore = scheduling(server.child.pid!);
 const started = performance.now();
 await Promise.all(
   Array.from({ length: clients }, async () => {
@@ -79,11 +81,19 @@ await Promise.all(
 const seconds = (performance.now() - started) / 1000;
 const runs = clients * perClient;
 const cpuPerRun = ((await cpuMs(server.child.pid!)) - cpuBefore) / runs;
+const ioAfter = writes(server.child.pid!);
+const schedAfter = scheduling(server.child.pid!);
 await admin.query(`ALTER DATABASE "${dbName}" RESET log_min_duration_statement`);
 await new Promise((resolve) => setTimeout(resolve, 500)); // the last lines reach the log
 
 console.log(
   `${clients} client(s), ${runs} runs: ${(runs / seconds).toFixed(1)} runs/s, server CPU ${cpuPerRun.toFixed(1)} ms per run`,
+);
+console.log(
+  `the server's main thread: ${((schedAfter.runMs - schedBefore.runMs) / runs).toFixed(1)} ms on a CPU and ${((schedAfter.waitMs - schedBefore.waitMs) / runs).toFixed(1)} ms ready but waiting for one, per run`,
+);
+console.log(
+  `the server's writes (sockets included): ${((ioAfter.calls - ioBefore.calls) / runs).toFixed(1)} system calls and ${((ioAfter.bytes - ioBefore.bytes) / runs / 1024).toFixed(1)} KiB per run`,
 );
 
 // PostgreSQL's log: one "duration: … execute …" line per statement of the extended protocol, one "statement" line per
@@ -121,6 +131,23 @@ await db.drop();
 await database.stop();
 
 if (withCpuProfile) summariseCpuProfile();
+
+/**
+ * The time the process's main thread (the event loop) has run, and has been ready to run but waited for a CPU
+ * (/proc/<pid>/schedstat, ns). The CPU profile samples the thread whether or not it has a CPU: a socket write that
+ * wakes the process at the other end (PostgreSQL, a client) often hands it the CPU, and the wait shows as `writev`.
+ */
+function scheduling(pid: number): { runMs: number; waitMs: number } {
+  const [run, wait] = fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { runMs: run! / 1e6, waitMs: wait! / 1e6 };
+}
+
+/** What a process has written so far, to files and sockets alike: its write system calls and their bytes (/proc). */
+function writes(pid: number): { calls: number; bytes: number } {
+  const io = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? 0);
+  return { calls: field('syscw'), bytes: field('wchar') };
+}
 
 /** Self time by package and by function, over the whole profile (the warm-up and start-up included). */
 function summariseCpuProfile(): void {
