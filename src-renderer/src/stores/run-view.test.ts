@@ -1,8 +1,10 @@
 import type { RunEvent } from '@contracts/events';
 import type { GateDecisionRecord, PendingGate, RunDetail, RunNode } from '@contracts/runs';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { reactive, watchEffect } from 'vue';
 import {
   applyEvent,
+  applyEvents,
   emptyView,
   isStuck,
   recordedTranscript,
@@ -507,5 +509,64 @@ describe('the transcript as recorded', () => {
     applyEvent(view, { type: 'gate_approved', node: 'gate', reason: null, deciders: ['Ada', 'Ben'] }, 99);
     view.decisions = [];
     expect(transcriptOf(view).at(-1)).toBe('approve by Ada+Ben (null)');
+  });
+});
+
+describe('a batch of events folded at once', () => {
+  /** A run with two phases streaming, a wait in the queue, reasoning, a phase's end and the run's. */
+  const stream: RunEvent[] = [
+    { type: 'run_start', run_id: RUN, thread_id: THREAD, agent: 'summary', model: 'fake-model' },
+    { type: 'node_enter', node: 'intake' },
+    { type: 'queue', node: 'intake', position: 1, waiting: 1, active: 1, estimated_wait_s: 2 },
+    ...Array.from({ length: 40 }, (_, i): RunEvent => ({ type: 'token', node: 'intake', text: `a${i} ` })),
+    { type: 'thinking', node: 'intake', text: 'hmm' },
+    ...Array.from({ length: 5 }, (_, i): RunEvent => ({ type: 'token', node: 'intake', text: `b${i} ` })),
+    { type: 'node_exit', node: 'intake', status: 'completed' },
+    { type: 'node_enter', node: 'analysis' },
+    ...Array.from({ length: 30 }, (_, i): RunEvent => ({ type: 'token', node: 'analysis', text: `c${i} ` })),
+    { type: 'run_done', run_id: RUN, output: 'c29 ' },
+  ];
+  const numbered = stream.map((event, i) => ({ id: i + 1, event }));
+  afterEach(() => vi.useRealTimers());
+
+  it('gives the view that folding them one by one gives, however the stream is cut into batches', () => {
+    // One clock for every fold: a run's start is stamped with the time it is folded.
+    vi.useFakeTimers({ now: new Date('2026-11-27T12:00:00Z'), toFake: ['Date'] });
+    const now = Date.now();
+    const oneByOne = emptyView();
+    numbered.forEach(({ id, event }) => applyEvent(oneByOne, event, id, now));
+    for (const size of [1, 3, 7, 50, numbered.length]) {
+      const batched = emptyView();
+      for (let i = 0; i < numbered.length; i += size) {
+        applyEvents(batched, numbered.slice(i, i + size), (view, event, id) => applyEvent(view, event, id, now));
+      }
+      expect(batched).toEqual(oneByOne);
+    }
+    expect(oneByOne.figures.analysis?.streamedTokens).toBe(30);
+    expect(oneByOne.lastEventId).toBe(numbered.length);
+  });
+
+  it("changes a reactive view's transcript once for a run of a thousand tokens", () => {
+    const view = reactive(emptyView());
+    applyEvent(view, { type: 'node_enter', node: 'analysis' }, 1);
+    applyEvent(view, { type: 'token', node: 'analysis', text: 'x' }, 2);
+    let changes = 0;
+    const stop = watchEffect(
+      () => {
+        void view.transcript.at(-1)?.text;
+        changes++;
+      },
+      { flush: 'sync' },
+    );
+    const tokens = Array.from({ length: 1000 }, (_, i) => ({
+      id: i + 3,
+      event: { type: 'token', node: 'analysis', text: 'y' } as RunEvent,
+    }));
+    applyEvents(view, tokens);
+    stop();
+    // Once when watched, once for the batch.
+    expect(changes).toBe(2);
+    expect(view.transcript.at(-1)?.text).toBe('x' + 'y'.repeat(1000));
+    expect(view.lastEventId).toBe(1002);
   });
 });

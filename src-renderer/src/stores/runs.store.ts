@@ -10,6 +10,7 @@ import { sameStop } from './gate-decision';
 import { eventsFromRows } from './events-from-rows';
 import {
   applyEvent,
+  applyEvents,
   emptyView,
   isStuck,
   recordedTranscript,
@@ -108,12 +109,12 @@ export const useRunsStore = defineStore('runs', () => {
     const batcher = new TokenBatcher((events) => {
       // A stream given up (Stop, another thread opened) changes nothing any more, whatever it still held.
       if (current.signal.aborted) return;
-      for (const { id, event } of events) {
-        if (options.phases) options.phases.apply(view.value, event, id);
-        else applyEvent(view.value, event, id);
+      applyEvents(view.value, events, (into, event, id) => {
+        if (options.phases) options.phases.apply(into, event, id);
+        else applyEvent(into, event, id);
         if (event.type === 'run_start' || event.type === 'run_queued')
           sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
-      }
+      });
       report();
     });
     try {
