@@ -132,6 +132,38 @@ test('phase output renders as markdown while it streams and when its thread is r
   expect(await renderedHtml(page.getByTestId('transcript-dispatch'))).toBe(streamed);
 });
 
+test('the transcript follows a streaming answer while the reader is at its end, and leaves a reader who scrolled up', async ({
+  page,
+}) => {
+  await openStudio(page, 'repo-summary');
+  // Lines enough to overflow the pane many times, streamed over a few seconds.
+  await script(
+    Array.from({ length: 300 }, (_, i) => `Line ${i} of a long answer.\n\n`),
+    15,
+  );
+  await startRun(page, 'A long answer, slowly');
+  const transcript = page.getByTestId('transcript');
+  const position = () =>
+    transcript.evaluate((el) => ({ top: el.scrollTop, left: el.scrollHeight - el.scrollTop - el.clientHeight }));
+  await expect.poll(async () => (await position()).top).toBeGreaterThan(200);
+  // At the end while it grows.
+  expect((await position()).left).toBeLessThan(10);
+
+  // The reader scrolls up to read: more lines come, and the pane stays where they put it.
+  await transcript.evaluate((el) => el.scrollTo({ top: 100 }));
+  const shown = await page.getByTestId('transcript-dispatch').textContent();
+  await expect
+    .poll(async () => (await page.getByTestId('transcript-dispatch').textContent())!.length)
+    .toBeGreaterThan(shown!.length + 200);
+  expect((await position()).top).toBe(100);
+
+  // Back at the end, it follows again to the last line.
+  await transcript.evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
+  await expect(page.getByTestId('run-status')).toContainText('Run complete', { timeout: 30_000 });
+  await expect(page.getByTestId('transcript-dispatch')).toContainText('Line 299 of a long answer.');
+  await expect.poll(async () => (await position()).left).toBeLessThan(10);
+});
+
 test('hostile output is rendered inert: no script runs, no remote image loads, no javascript: link', async ({
   page,
 }) => {
