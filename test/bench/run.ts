@@ -538,7 +538,7 @@ async function capacityRow(serverUrl: string, generated: string, runs: number, p
     const sec = (v: number) => `${v.toFixed(1)} s`;
     return {
       benchmark: `Capacity: ${runs} runs at once, ${processes === 1 ? 'one process' : `${processes} processes behind nginx`}, 3 phases × 200 tokens at 40 tokens/s (run p50 / p95; first token p50 / p95)`,
-      service: `${outcomes.length - done.length} failed; ${sec(total.p50)} / ${sec(total.p95)}; ${sec(first.p50)} / ${sec(first.p95)}; peak RSS ${peak.toFixed(0)} MiB${processes > 1 ? ' (largest process)' : ''}`,
+      service: `${failures(outcomes)}; ${sec(total.p50)} / ${sec(total.p95)}; ${sec(first.p50)} / ${sec(first.p95)}; peak RSS ${peak.toFixed(0)} MiB${processes > 1 ? ' (largest process)' : ''}`,
       baseline: `${sec(directTotal.p50)} / ${sec(directTotal.p95)}; ${sec(directFirst.p50)} / ${sec(directFirst.p95)} (the stand-in read directly by ${runs} clients)`,
       ratio: `${((total.p50 / directTotal.p50) * 100).toFixed(0)}% of the direct run time (p50)`,
       target: '0 failed',
@@ -548,6 +548,19 @@ async function capacityRow(serverUrl: string, generated: string, runs: number, p
     await model.stop();
     await db.drop();
   }
+}
+
+/** How many runs did not complete, and how each kind ended: the event or status, and its detail's start. */
+function failures(outcomes: RunOutcome[]): string {
+  const kinds = new Map<string, number>();
+  for (const o of outcomes) {
+    if (o.end === 'run_done') continue;
+    const kind = `${o.end || 'no end'}${o.errorDetail ? `: ${o.errorDetail.slice(0, 80).replace(/\|/g, '/')}` : ''}`;
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  const failed = [...kinds.values()].reduce((a, n) => a + n, 0);
+  if (failed === 0) return '0 failed';
+  return `${failed} failed (${[...kinds].map(([kind, n]) => `${n} × ${kind}`).join('; ')})`;
 }
 
 async function throughput(clients: number, runsPerClient: number, once: () => Promise<void>) {
