@@ -51,6 +51,15 @@ describe('eventRows: how a batch of events is stored', () => {
     ]);
   });
 
+  it('keeps an event whose text holds a newline in a row of its own', () => {
+    const odd = { runId: 'a', seq: 2, type: 'token', data: '{"type":"token",\n"text":"b"}' };
+    expect(shape([event('a', 1), odd, event('a', 3), event('a', 4)])).toEqual([
+      'a:1-1 token',
+      'a:2-2 token',
+      'a:3-4 token',
+    ]);
+  });
+
   it("joins a row's texts so that each comes back exactly, and gives the same rows for the same batch", () => {
     const texts = ['{"type":"token","text":"a\\nb"}', '{"type":"token","text":"\\"✓\\\\"}'];
     const batch = texts.map((data, i) => ({ runId: 'a', seq: i + 1, type: 'token', data }));

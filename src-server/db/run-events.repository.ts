@@ -42,18 +42,22 @@ interface EventRow {
 
 /**
  * The rows a batch of events is stored in: each run's events in order, the consecutive ones of a packed type in rows
- * of up to MAX_EVENTS_PER_ROW. The same batch always gives the same rows, so a batch written again (a retry after a
- * commit whose answer was lost) conflicts with what it stored, row by row.
+ * of up to MAX_EVENTS_PER_ROW (an event whose text holds a newline, which JSON.stringify never writes, stays alone).
+ * The same batch always gives the same rows, so a batch written again (a retry after a commit whose answer was lost)
+ * conflicts with what it stored, row by row.
  */
 export function eventRows(events: readonly NewEvent[]): EventRow[] {
   const rows: EventRow[] = [];
+  const packs: { row: EventRow; texts: string[] }[] = [];
+  /** Per run, the row its next event may join. */
   const open = new Map<string, { row: EventRow; texts: string[] }>();
   for (const event of events) {
+    const packable = PACKED_TYPES.has(event.type) && !event.data.includes(JOIN);
     const current = open.get(event.runId);
     if (
+      packable &&
       current &&
       current.row.type === event.type &&
-      PACKED_TYPES.has(event.type) &&
       (current.row.seqLast ?? current.row.seq) + 1 === event.seq &&
       current.texts.length < MAX_EVENTS_PER_ROW
     ) {
@@ -61,12 +65,17 @@ export function eventRows(events: readonly NewEvent[]): EventRow[] {
       current.texts.push(event.data);
       continue;
     }
-    if (current) current.row.data = current.texts.join(JOIN);
     const row: EventRow = { runId: event.runId, seq: event.seq, seqLast: null, type: event.type, data: event.data };
     rows.push(row);
-    open.set(event.runId, { row, texts: [event.data] });
+    if (packable) {
+      const pack = { row, texts: [event.data] };
+      packs.push(pack);
+      open.set(event.runId, pack);
+    } else {
+      open.delete(event.runId);
+    }
   }
-  for (const { row, texts } of open.values()) row.data = texts.join(JOIN);
+  for (const { row, texts } of packs) row.data = texts.join(JOIN);
   return rows;
 }
 
