@@ -40,37 +40,48 @@ export async function openEventStream(
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
-    // Line ends become \n; a \r that ends this read waits for the next, which may start with its \n.
     buffer += value;
-    const pendingCr = buffer.endsWith('\r');
-    buffer = (pendingCr ? buffer.slice(0, -1) : buffer).replace(/\r\n?/g, '\n') + (pendingCr ? '\r' : '');
+    // Line ends become \n; a \r that ends this read waits for the next, which may start with its \n. (This server
+    // writes \n alone: the buffer is only scanned for it.)
+    if (buffer.includes('\r')) {
+      const pendingCr = buffer.endsWith('\r');
+      buffer = (pendingCr ? buffer.slice(0, -1) : buffer).replace(/\r\n?/g, '\n') + (pendingCr ? '\r' : '');
+    }
+    // A read holds hundreds of frames at a fast model's pace: the buffer is cut once, after the last whole one.
+    let start = 0;
     let boundary: number;
-    while ((boundary = buffer.indexOf('\n\n')) >= 0) {
-      const frame = parseFrame(buffer.slice(0, boundary));
-      buffer = buffer.slice(boundary + 2);
+    while ((boundary = buffer.indexOf('\n\n', start)) >= 0) {
+      const frame = parseFrame(buffer.slice(start, boundary));
+      start = boundary + 2;
       if (frame) onEvent(frame);
     }
+    buffer = buffer.slice(start);
   }
 }
 
 /** One SSE frame: comment lines (keep-alives) are skipped, `data:` lines are joined as the spec says. */
 export function parseFrame(frame: string): StreamedEvent | null {
   let id = 0;
-  const data: string[] = [];
-  for (const line of frame.split('\n')) {
-    if (line.startsWith(':')) continue;
+  let data: string | null = null;
+  for (let start = 0; start <= frame.length;) {
+    let end = frame.indexOf('\n', start);
+    if (end < 0) end = frame.length;
+    const line = frame.slice(start, end);
+    start = end + 1;
+    if (line === '' || line.startsWith(':')) continue;
     const colon = line.indexOf(':');
     const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    const raw = colon < 0 ? '' : line.slice(colon + 1);
+    const value = raw.startsWith(' ') ? raw.slice(1) : raw;
     if (field === 'id') id = Number(value);
-    else if (field === 'data') data.push(value);
+    else if (field === 'data') data = data === null ? value : `${data}\n${value}`;
   }
-  if (data.length === 0) return null;
+  if (data === null) return null;
   let json: unknown;
   try {
-    json = JSON.parse(data.join('\n'));
+    json = JSON.parse(data);
   } catch {
-    throw new StreamProtocolError(`the run stream sent data that is not JSON: ${data.join('\n').slice(0, 200)}`);
+    throw new StreamProtocolError(`the run stream sent data that is not JSON: ${data.slice(0, 200)}`);
   }
   const parsed = RunEventSchema.safeParse(json);
   if (!parsed.success) throw new StreamProtocolError(`the run stream sent an unknown event: ${parsed.error.message}`);
