@@ -35,6 +35,24 @@ const GATE: PendingGate = {
   on_expiry: null,
 };
 
+/** A run to start in a store under test: a new thread in the default project, on the local runtime. */
+export const newRun = (extra: Partial<NewRun> = {}): NewRun => ({
+  id: randomUUID(),
+  threadId: randomUUID(),
+  newThread: { projectId: DEFAULT_PROJECT_ID },
+  agent: 'review',
+  model: 'fake-model',
+  message: 'review this',
+  projectPath: null,
+  createdBy: randomUUID(),
+  forkedFrom: null,
+  localRuntime: true,
+  localCap: null,
+  strategy: 'reject',
+  traceContext: null,
+  ...extra,
+});
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -56,22 +74,6 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
     const append = (events: NewEvent[]) => stores.writes.write({ events, nodes: [], calls: [] });
     const writeNodes = (nodes: NodeWrite[]) => stores.writes.write({ events: [], nodes, calls: [] });
     const recordCalls = (calls: ModelCallWrite[]) => stores.writes.write({ events: [], nodes: [], calls });
-    const newRun = (extra: Partial<NewRun> = {}): NewRun => ({
-      id: randomUUID(),
-      threadId: randomUUID(),
-      newThread: { projectId: DEFAULT_PROJECT_ID },
-      agent: 'review',
-      model: 'fake-model',
-      message: 'review this',
-      projectPath: null,
-      createdBy: randomUUID(),
-      forkedFrom: null,
-      localRuntime: true,
-      localCap: null,
-      strategy: 'reject',
-      traceContext: null,
-      ...extra,
-    });
     const event = (runId: string, seq: number, type = 'token') => ({
       runId,
       seq,

@@ -1,12 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { createPool, type Pool } from '../../src-server/db/pool';
 import { runEventsRepository } from '../../src-server/db/run-events.repository';
 import { runWritesRepository } from '../../src-server/db/run-writes.repository';
 import { runsRepository } from '../../src-server/db/runs.repository';
 import { initDb } from '../../src-server/db/schema';
-import type { NewRun } from '../../src-server/storage/types';
+import { newRun } from '../../src-server/storage/storage.contract';
 import { createTestDatabase } from '../helpers/database';
 
 /** RUN_EVENTS_RETENTION_DAYS: the hourly prune of the stored events of runs finished long ago. */
@@ -21,22 +19,6 @@ describe('pruning stored run events', () => {
   afterAll(async () => {
     await pool?.end();
     await db?.drop();
-  });
-
-  const newRun = (): NewRun => ({
-    id: randomUUID(),
-    threadId: randomUUID(),
-    newThread: { projectId: DEFAULT_PROJECT_ID },
-    agent: 'review',
-    model: 'fake-model',
-    message: 'review this',
-    projectPath: null,
-    createdBy: randomUUID(),
-    forkedFrom: null,
-    localRuntime: true,
-    localCap: null,
-    strategy: 'reject',
-    traceContext: null,
   });
 
   /** A run with a node's 300 tokens between its start and its end, finished `daysAgo`. */
