@@ -144,7 +144,7 @@ export class RunExecution {
     }
     try {
       const entry = deps.catalogEntry(run.agent);
-      // Read while the checkpoint is: a leg's first model call needs them, and neither waits for the other.
+      // Read while the checkpoint is, and while LangGraph takes its first steps: only a phase's model call needs them.
       this.configs = deps.nodeConfigs(run.agent, run.projectId);
       this.configs.catch(() => undefined);
       // A run's first leg has written no checkpoint yet: the thread's latest is another run's, if any, and the plan
@@ -232,7 +232,7 @@ export class RunExecution {
       tenant: run.projectId,
       model: run.model,
       models: this.trace.models(deps.models),
-      nodeConfigs: await this.configs!,
+      nodeConfigs: this.configs!,
       hooks: this.hooks,
       threadId: run.threadId,
       tools: {

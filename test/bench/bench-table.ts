@@ -64,7 +64,7 @@ export const benchExecution = (runId: string, models: ModelClient, hooks: NodeHo
   tenant: '',
   model: 'fake-model',
   models,
-  nodeConfigs: new Map(),
+  nodeConfigs: Promise.resolve(new Map()),
   hooks,
   threadId: '',
   tools: noTools,

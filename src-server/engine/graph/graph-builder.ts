@@ -122,7 +122,11 @@ export interface Execution {
   tenant: string;
   model: string;
   models: ModelClient;
-  nodeConfigs: ReadonlyMap<string, NodeConfig>;
+  /**
+   * The phases' configuration, read while LangGraph takes its first steps (its first checkpoint): a phase waits for it
+   * only when it needs it, before its model call.
+   */
+  nodeConfigs: Promise<ReadonlyMap<string, NodeConfig>>;
   hooks: NodeHooks;
   threadId: string;
   /** The tools of the run's phases, their record, and where they act. */
@@ -277,7 +281,7 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
     if (node.kind === 'llm') {
       graph.addNode(node.id, async (state: RunStateValue, runConfig: LangGraphRunnableConfig) => {
         const { hooks, models, ...options } = executionOf(runConfig);
-        const config = options.nodeConfigs.get(node.id);
+        const config = (await options.nodeConfigs).get(node.id);
         const visits = countVisit(state, node.id);
         const visit = visits[node.id]!;
         // A node that paused at a tool call goes on where it stopped: it said node_enter when it began.
