@@ -4,6 +4,7 @@
  * stand-in model in a process of its own, makes `clients` × `runs` three-phase runs, and prints:
  *
  * - runs per second and the server process's CPU time per run (/proc);
+ * - when the client saw each step of a run (the answer's headers, run_start, node_enter, the first token), medians;
  * - the statements each run sends and the time PostgreSQL spends on them, from PostgreSQL's own log: the database's
  *   log_min_duration_statement is set to 0 for the measurement (this needs a superuser, and PG_LOG_FILE, default
  *   /var/log/postgresql/postgresql-15-main.log, readable);
@@ -59,12 +60,20 @@ const server = await spawnServer(
   },
 );
 
+/** When the client saw each step of a run, in ms from its request: the answer's headers, then each event's first. */
+const firsts = new Map<string, number[]>();
+let timing = false;
 const run = async () => {
-  const events = await readEvents(
-    await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'short' } }),
-  );
+  const began = performance.now();
+  const seen = new Map<string, number>();
+  const res = await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'short' } });
+  seen.set('headers', performance.now() - began);
+  const events = await readEvents(res, (event) => {
+    if (!seen.has(event.data.type)) seen.set(event.data.type, performance.now() - began);
+  });
   if (events.at(-1)?.data.type !== 'run_done')
     throw new Error(`run did not complete: ${JSON.stringify(events.at(-1))}`);
+  if (timing) for (const [step, ms] of seen) firsts.set(step, [...(firsts.get(step) ?? []), ms]);
 };
 for (let i = 0; i < 10; i++) await run(); // what the server loads lazily (the graph, the model client)
 
@@ -73,6 +82,7 @@ const cpuBefore = await cpuMs(server.child.pid!);
 const ioBefore = writes(server.child.pid!);
 const schedBefore = scheduling(server.child.pid!);
 const started = performance.now();
+timing = true;
 await Promise.all(
   Array.from({ length: clients }, async () => {
     for (let i = 0; i < perClient; i++) await run();
@@ -94,6 +104,17 @@ console.log(
 );
 console.log(
   `the server's writes (sockets included): ${((ioAfter.calls - ioBefore.calls) / runs).toFixed(1)} system calls and ${((ioAfter.bytes - ioBefore.bytes) / runs / 1024).toFixed(1)} KiB per run`,
+);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+console.log(
+  `where the first token waits, as the client sees it (median ms from the request): ${[
+    'headers',
+    'run_start',
+    'node_enter',
+    'token',
+  ]
+    .map((step) => `${step} ${median(firsts.get(step) ?? [NaN]).toFixed(1)}`)
+    .join(', ')}`,
 );
 
 // PostgreSQL's log: one "duration: … execute …" line per statement of the extended protocol, one "statement" line per
