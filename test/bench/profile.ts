@@ -21,6 +21,7 @@ import { startIntegrationFixture } from '../helpers/integration';
 import { createDatabase, startDatabaseServer } from '../helpers/postgres';
 import { spawnServer } from '../helpers/process';
 import { startModelProcess } from '../load/capacity';
+import { median } from './bench-table';
 import { cpuMs } from './process-usage';
 
 const clients = Number(process.argv[2] ?? 1);
@@ -73,7 +74,11 @@ const run = async () => {
   });
   if (events.at(-1)?.data.type !== 'run_done')
     throw new Error(`run did not complete: ${JSON.stringify(events.at(-1))}`);
-  if (timing) for (const [step, ms] of seen) firsts.set(step, [...(firsts.get(step) ?? []), ms]);
+  if (!timing) return;
+  for (const [step, ms] of seen) {
+    if (!firsts.has(step)) firsts.set(step, []);
+    firsts.get(step)!.push(ms);
+  }
 };
 for (let i = 0; i < 10; i++) await run(); // what the server loads lazily (the graph, the model client)
 
@@ -105,7 +110,6 @@ console.log(
 console.log(
   `the server's writes (sockets included): ${((ioAfter.calls - ioBefore.calls) / runs).toFixed(1)} system calls and ${((ioAfter.bytes - ioBefore.bytes) / runs / 1024).toFixed(1)} KiB per run`,
 );
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 console.log(
   `where the first token waits, as the client sees it (median ms from the request): ${[
     'headers',
