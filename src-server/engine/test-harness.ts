@@ -12,6 +12,7 @@ import { PriceTable } from '../models/model-prices';
 import { createToolbox } from '../tools/toolbox';
 import { MemoryCheckpointer } from '../storage/memory/memory-checkpointer';
 import { MemoryStores } from '../storage/memory/memory-stores';
+import { newRun } from '../storage/run-fixture';
 import { Engine, type EngineDeps, type RunStart } from './engine';
 
 /**
@@ -181,23 +182,8 @@ export class Harness {
 
   /** The start of a run as a service admits it: on a new thread of the default project unless one is named. */
   start(engine: Engine, message = 'review this', extra: Partial<RunStart> = {}) {
-    const run: RunStart = {
-      id: randomUUID(),
-      threadId: randomUUID(),
-      projectId: DEFAULT_PROJECT_ID,
-      newThread: { projectId: DEFAULT_PROJECT_ID },
-      agent: 'review',
-      model: 'fake-model',
-      message,
-      projectPath: null,
-      createdBy: 'ann',
-      forkedFrom: null,
-      localRuntime: true,
-      localCap: null,
-      strategy: 'reject',
-      traceContext: null,
-      ...extra,
-    };
+    // `extra` may name the project too: newRun passes every field it is given through.
+    const run: RunStart = { projectId: DEFAULT_PROJECT_ID, ...newRun({ message, createdBy: 'ann', ...extra }) };
     return { run, outcome: engine.start(run) };
   }
 

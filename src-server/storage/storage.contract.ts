@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PROJECT_ID } from '../contracts/tenancy';
 import type { PendingGate } from '../contracts/runs';
+import { newRun } from './run-fixture';
 import type {
   EventStore,
   Lease,
   ModelCallStore,
   ModelCallWrite,
   NewEvent,
-  NewRun,
   NodeStore,
   NodeWrite,
   RunStore,
@@ -34,24 +34,6 @@ const GATE: PendingGate = {
   approvals_needed: 2,
   on_expiry: null,
 };
-
-/** A run to start in a store under test: a new thread in the default project, on the local runtime. */
-export const newRun = (extra: Partial<NewRun> = {}): NewRun => ({
-  id: randomUUID(),
-  threadId: randomUUID(),
-  newThread: { projectId: DEFAULT_PROJECT_ID },
-  agent: 'review',
-  model: 'fake-model',
-  message: 'review this',
-  projectPath: null,
-  createdBy: randomUUID(),
-  forkedFrom: null,
-  localRuntime: true,
-  localCap: null,
-  strategy: 'reject',
-  traceContext: null,
-  ...extra,
-});
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

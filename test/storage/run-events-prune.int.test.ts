@@ -4,7 +4,7 @@ import { runEventsRepository } from '../../src-server/db/run-events.repository';
 import { runWritesRepository } from '../../src-server/db/run-writes.repository';
 import { runsRepository } from '../../src-server/db/runs.repository';
 import { initDb } from '../../src-server/db/schema';
-import { newRun } from '../../src-server/storage/storage.contract';
+import { newRun } from '../../src-server/storage/run-fixture';
 import { createTestDatabase } from '../helpers/database';
 
 /** RUN_EVENTS_RETENTION_DAYS: the hourly prune of the stored events of runs finished long ago. */

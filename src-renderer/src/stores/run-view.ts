@@ -205,22 +205,28 @@ function liveFigures(view: RunView, node: string): PhaseFigures | null {
 }
 
 /**
- * Folds `count` token events of one phase into the view, `text` their texts in order and `id` the last one's, as
- * applyEvent would fold each of them.
+ * Folds `count` token events of one phase, the first of them `first`, into the view: `text` their texts in order and
+ * `id` the last one's. The same change as folding each of them one by one.
  */
-function applyTokens(view: RunView, node: string, text: string, count: number, id: number): void {
+function applyTokens(
+  view: RunView,
+  first: Extract<RunEvent, { type: 'token' }>,
+  text: string,
+  count: number,
+  id: number,
+): void {
   view.lastEventId = Math.max(view.lastEventId, id);
-  view.loading = null;
+  applyRuntimeEvent(view, first);
   view.queue = null;
-  append(view, node, text);
-  const figures = liveFigures(view, node);
+  append(view, first.node, text);
+  const figures = liveFigures(view, first.node);
   if (figures) figures.streamedTokens += count;
 }
 
 /**
- * Folds a batch of events in order, as `apply` (applyEvent by default) folds each, but a run of one phase's tokens
- * at once: a reactive view pays for every change, and at a fast model's pace a frame's batch holds a thousand
- * tokens, which change the view once rather than a thousand times.
+ * Folds a batch of events in order: a run of one phase's tokens at once, without `apply`, and every other event as
+ * `apply` (applyEvent by default) folds it. A reactive view pays for every change, and at a fast model's pace a
+ * frame's batch holds a thousand tokens, which change the view once rather than a thousand times.
  */
 export function applyEvents(
   view: RunView,
@@ -243,7 +249,7 @@ export function applyEvents(
       text += later.event.text;
       last = later.id;
     }
-    applyTokens(view, event.node, text, next - i, last);
+    applyTokens(view, event, text, next - i, last);
     i = next;
   }
 }
@@ -253,7 +259,7 @@ export function applyEvents(
  * arrived (epoch ms), the time a live phase's figures are measured with.
  */
 export function applyEvent(view: RunView, event: RunEvent, id: number, now = Date.now()): void {
-  if (event.type === 'token') return applyTokens(view, event.node, event.text, 1, id);
+  if (event.type === 'token') return applyTokens(view, event, event.text, 1, id);
   view.lastEventId = Math.max(view.lastEventId, id);
   applyRuntimeEvent(view, event);
   applyToolEvent(view, event);

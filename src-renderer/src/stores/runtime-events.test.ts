@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { eventsFromRows } from './events-from-rows';
-import { applyEvent, emptyView, runView } from './run-view';
+import { applyEvent, applyEvents, emptyView, runView } from './run-view';
 import type { RunDetail } from '@contracts/runs';
 
 describe('the local runtime in the run view', () => {
@@ -14,6 +14,22 @@ describe('the local runtime in the run view', () => {
     applyEvent(view, { type: 'thinking', node: 'dispatch', text: 'think' }, 4);
     applyEvent(view, { type: 'token', node: 'dispatch', text: 'The answer.' }, 5);
     expect(view.transcript).toEqual([{ node: 'dispatch', text: 'The answer.', thinking: 'let me think' }]);
+  });
+
+  it("ends a cold start's loading state with the phase's first token, one by one or in a frame's batch", () => {
+    for (const fold of ['one by one', 'batched'] as const) {
+      const view = emptyView();
+      applyEvent(view, { type: 'node_enter', node: 'dispatch' }, 1);
+      applyEvent(view, { type: 'model_loading', node: 'dispatch', model: 'qwen3', expected_s: 4 }, 2);
+      const tokens = ['The ', 'answer.'].map((text, i) => ({
+        id: i + 3,
+        event: { type: 'token' as const, node: 'dispatch', text },
+      }));
+      if (fold === 'batched') applyEvents(view, tokens);
+      else for (const { id, event } of tokens) applyEvent(view, event, id);
+      expect(view.loading).toBeNull();
+      expect(view.transcript).toEqual([{ node: 'dispatch', text: 'The answer.' }]);
+    }
   });
 
   it('keeps reasoning after a tool call with the answer after the call, not with the call', () => {
