@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getLogger } from '../log';
 import { BatchWriter } from './batch-writer';
-import { retryTransient } from './retry';
+import { retryTransient } from '../storage/retry';
 
 const log = getLogger('svc.test');
 const unavailable = () => Object.assign(new Error('Connection terminated'), { transient: true });

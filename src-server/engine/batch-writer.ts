@@ -1,6 +1,6 @@
 import { errorMessage } from '../contracts/errors';
 import type { Logger } from '../log';
-import { sleep, type IsTransient } from './retry';
+import { sleep, type IsTransient } from '../storage/retry';
 
 export interface BatchWriterOptions<T> {
   /** Writes a batch in one statement; must be safe to repeat (idempotent on the items' keys). */

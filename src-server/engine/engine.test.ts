@@ -233,6 +233,23 @@ describe('a run executed by the engine', () => {
     expect(harness.stores.row(run.id)).toMatchObject({ status: 'waiting_approval' });
   });
 
+  it('waits for the database when reading the phases’ configuration fails for a moment (a leg that begins during a restart)', async () => {
+    harness = new Harness();
+    let reads = 0;
+    const engine = harness.engine({
+      nodeConfigs: async () => {
+        if (++reads === 1) throw new StoreAwayError('the database is shutting down');
+        return new Map();
+      },
+    });
+    harness.model.tokens = ['a'];
+    const { run } = harness.start(engine);
+    const events = await harness.read(engine, run.id);
+    expect(reads).toBe(2);
+    expect(events.some((e) => e.event.type === 'run_error')).toBe(false);
+    expect(events.at(-1)!.event.type).toBe('gate_waiting');
+  });
+
   it('outlasts a database away for longer than it waits: its readers hear run_error, and the run goes on once it is back', async () => {
     harness = new Harness();
     const engine = harness.engine({ databaseWaitS: 0.1, leaseS: 0.2 });

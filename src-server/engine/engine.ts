@@ -16,7 +16,7 @@ import { compileGraph, type CompiledRunGraph } from './graph/graph-builder';
 import { ModelCallLog } from './model-call-log';
 import { NodeLog } from './node-log';
 import { RunWriter } from './run-writer';
-import type { IsTransient } from './retry';
+import type { IsTransient } from '../storage/retry';
 import type { RunObserver } from './run-observer';
 import type {
   EventStore,

@@ -22,7 +22,7 @@ import {
 } from './graph/graph-builder';
 import type { NodeLog, RunNodes } from './node-log';
 import { planLeg, type CheckpointSummary, type LegPlan } from './plan';
-import { retryTransient, type IsTransient } from './retry';
+import { retryTransient, type IsTransient } from '../storage/retry';
 import type { LegOutcome, RunObserver } from './run-observer';
 import type { EventStore, NodeStore, RunRecord, RunStore, ToolCallStore } from '../storage/types';
 import type { Toolbox } from '../tools/toolbox';
@@ -145,7 +145,8 @@ export class RunExecution {
     try {
       const entry = deps.catalogEntry(run.agent);
       // Read while the checkpoint is, and while LangGraph takes its first steps: only a phase's model call needs them.
-      this.configs = deps.nodeConfigs(run.agent, run.projectId);
+      // A leg that begins while the database restarts (a takeover, a queued run) waits for it here as for any read.
+      this.configs = this.write('reading the phases’ configuration', () => deps.nodeConfigs(run.agent, run.projectId));
       this.configs.catch(() => undefined);
       // A run's first leg has written no checkpoint yet: the thread's latest is another run's, if any, and the plan
       // is the same without reading it (a decision's leg and a takeover read it).

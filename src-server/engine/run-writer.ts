@@ -1,7 +1,7 @@
 import type { Logger } from '../log';
 import type { ModelCallWrite, NewEvent, NodeWrite, RunWriteStore } from '../storage/types';
 import { BatchWriter } from './batch-writer';
-import type { IsTransient } from './retry';
+import type { IsTransient } from '../storage/retry';
 
 /** One thing a run records as it goes. */
 export type RunWrite =

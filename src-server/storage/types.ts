@@ -13,7 +13,7 @@ import type { PendingToolCall } from '../contracts/tools';
 
 /**
  * What the run engine stores, as interfaces: PostgreSQL implements them (db/), and so do the in-memory twins
- * (engine/memory/) that the engine's unit tests run on. One contract test (engine/storage.contract.ts) holds both to
+ * (storage/memory/) that the engine's unit tests run on. One contract test (storage/storage.contract.ts) holds both to
  * the same behaviour.
  */
 

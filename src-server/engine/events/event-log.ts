@@ -1,6 +1,6 @@
 import type { RunEvent } from '../../contracts/events';
 import type { Logger } from '../../log';
-import { retryTransient, type IsTransient } from '../retry';
+import { retryTransient, type IsTransient } from '../../storage/retry';
 import type { RunWriter } from '../run-writer';
 import type { EventStore, NewEvent, RunProgress, RunStore, StoredEvent } from '../../storage/types';
 import { Inbox } from './inbox';

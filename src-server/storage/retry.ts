@@ -30,7 +30,8 @@ export const sleep = (ms: number, signal?: AbortSignal) =>
 /**
  * Runs a write that is safe to repeat (every store write of the engine is: idempotent on its keys) until it succeeds,
  * while its errors are transient: a database that restarts, or cannot be reached for a while, makes the run wait,
- * not fail. Any other error is thrown at once.
+ * not fail. Any other error is thrown at once. The engine's writes and the database's own statements (db/retry.ts)
+ * both wait through it.
  */
 export async function retryTransient<T>(work: () => Promise<T>, options: RetryOptions): Promise<T> {
   // Counted from the first failure: a write that waited its turn under load has not been failing meanwhile.
