@@ -22,8 +22,8 @@ import {
 } from './graph/graph-builder';
 import type { NodeLog, RunNodes } from './node-log';
 import { planLeg, type CheckpointSummary, type LegPlan } from './plan';
-import { retryTransient, type IsTransient } from '../storage/retry';
 import type { LegOutcome, RunObserver } from './run-observer';
+import { retryTransient, type IsTransient } from '../storage/retry';
 import type { EventStore, NodeStore, RunRecord, RunStore, ToolCallStore } from '../storage/types';
 import type { Toolbox } from '../tools/toolbox';
 import { LegTrace } from '../tracing/run-trace';
