@@ -7,7 +7,7 @@ export type IsTransient = (error: unknown) => boolean;
 export interface RetryOptions {
   isTransient: IsTransient;
   log: Logger;
-  /** What is being written, for the log line. */
+  /** What is being read or written, for the log line. */
   what: string;
   /** Gives up once the write has been failing this long (the last error is thrown); default: never. */
   giveUpAfterMs?: number;

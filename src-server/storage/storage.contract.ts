@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PROJECT_ID } from '../contracts/tenancy';
 import type { PendingGate } from '../contracts/runs';
+import { sleep } from './retry';
 import { newRun } from './run-fixture';
 import type {
   EventStore,
@@ -34,8 +35,6 @@ const GATE: PendingGate = {
   approvals_needed: 2,
   on_expiry: null,
 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The behaviour the run engine relies on from its stores (storage/types.ts), one suite for every implementation:
