@@ -45,13 +45,15 @@ describe('the desktop server lifecycle', () => {
     const userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-desktop-'));
     let closed = false;
     let seenDataDir = '';
+    let seenDesktop: boolean | undefined;
     const desktop = createDesktop({
       userDataDir,
       version: '1.2.3',
       env: {},
       keychain: noKeychain,
-      startServer: async ({ config }) => {
+      startServer: async ({ config, desktop }) => {
         seenDataDir = config.DATA_DIR;
+        seenDesktop = desktop;
         return {
           url: `http://127.0.0.1:${config.PORT}`,
           close: async () => void (closed = true),
@@ -62,6 +64,8 @@ describe('the desktop server lifecycle', () => {
     expect('url' in started && started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ui#token=[\w-]{24,}$/);
     expect(desktop.windowUrl()).toBe('url' in started && started.url);
     expect(seenDataDir).toBe(path.join(userDataDir, 'data'));
+    // The desktop's token is per launch, though it arrives as SVC_API_TOKEN: its one user runs stdio MCP servers.
+    expect(seenDesktop).toBe(true);
     expect(desktop.info().apiToken).toMatch(/^[\w-]{24,}$/);
     // The window's studio is the one origin trusted with IPC, and only while the server runs.
     expect(desktop.studioOrigin()).toBe(new URL(desktop.info().apiUrl!).origin);

@@ -24,7 +24,11 @@ export interface DesktopDeps {
   version: string;
   env: Record<string, string | undefined>;
   keychain: Keychain;
-  startServer(options: { config: ReturnType<typeof loadConfig>; generatedDir?: string }): Promise<RunningServer>;
+  startServer(options: {
+    config: ReturnType<typeof loadConfig>;
+    generatedDir?: string;
+    desktop?: boolean;
+  }): Promise<RunningServer>;
   generatedDir?: string;
   /** Shows a system notification (Electron's); without it, notifications are not shown and resolve 'closed'. */
   showNotification?(notification: DesktopNotification): Promise<NotificationOutcome>;
@@ -70,7 +74,7 @@ export function createDesktop(deps: DesktopDeps) {
         port: await choosePort(8000),
         apiToken: token,
       });
-      server = await deps.startServer({ config: loadConfig(env), generatedDir: deps.generatedDir });
+      server = await deps.startServer({ config: loadConfig(env), generatedDir: deps.generatedDir, desktop: true });
       apiToken = env.SVC_API_TOKEN ?? token;
       serverError = null;
       return { url: `${server.url}/ui#token=${encodeURIComponent(apiToken)}` };

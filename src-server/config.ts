@@ -11,20 +11,6 @@ import { ModelPricesSchema, type ModelPrices } from './contracts/usage';
  */
 export const INSECURE_SESSION_SECRET = 'change-me-insecure-session-secret';
 
-/** The service's own secrets: never handed to a tool's server, whatever an asset declares (docs/tools.md). */
-export const SERVICE_SECRET_VARIABLES = [
-  'SESSION_SECRET',
-  'SVC_API_TOKEN',
-  'METRICS_TOKEN',
-  'OIDC_CLIENT_SECRET',
-  'CLOUD_A_API_KEY',
-  'CLOUD_B_API_KEY',
-  'CLOUD_C_API_KEY',
-  'DATABASE_URL',
-  'OTEL_EXPORTER_OTLP_HEADERS',
-  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
-] as const;
-
 const boolean = z
   .string()
   .trim()
@@ -236,6 +222,17 @@ const schema = z.object({
    * after its time counts as missed while no server ran, and goes by its schedule's catch-up policy.
    */
   SCHEDULES_POLL_S: z.coerce.number().min(0.1).max(60).default(5),
+  /** Schedules one person may have (made or last changed by her), across every project; one more is refused (409). */
+  SCHEDULES_MAX_PER_USER: int(1).default(50),
+  /** Schedules one project may have, whoever made them; one more is refused (409). */
+  SCHEDULES_MAX_PER_PROJECT: int(1).default(200),
+  /**
+   * The closest two fires of a schedule may be when a member of its project makes or changes it (400 otherwise), so
+   * that nobody fills the scheduler with every-minute runs by herself.
+   */
+  SCHEDULES_MEMBER_MIN_INTERVAL_S: int(1, 86_400).default(300),
+  /** The same for the project's owners and admins, and instance administrators. */
+  SCHEDULES_OWNER_MIN_INTERVAL_S: int(1, 86_400).default(60),
   BODY_LIMIT: z
     .string()
     .trim()
@@ -251,6 +248,19 @@ const schema = z.object({
 });
 
 export type Config = Readonly<z.infer<typeof schema>>;
+
+/** Every variable of the configuration, by name. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
+/**
+ * Whether the service reads the variable itself: every variable of its configuration, and OpenTelemetry's (`OTEL_*`,
+ * read by its SDK). None is ever handed to a tool's server (docs/tools.md#declaring-tools): many hold secrets or carry
+ * them (SESSION_SECRET, DATABASE_URL, a LOCAL_LLM_BASE with a password in it), and a list of the secrets alone would
+ * miss the next one.
+ */
+export function isServiceVariable(name: string): boolean {
+  return CONFIG_VARIABLES.includes(name) || name.startsWith('OTEL_');
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

@@ -7,7 +7,6 @@ import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
 import { createAccess, ensureBuiltInPrincipals } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
 import { personalTokensService } from './auth/personal-tokens.service';
-import type { Principal } from './auth/principal';
 import { createOidc } from './auth/oidc';
 import { tenancyService } from './auth/tenancy.service';
 import { tenancyRepository } from './db/tenancy.repository';
@@ -19,7 +18,7 @@ import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded';
 import { connectionShortfall, createPool, isDatabaseUnavailable, withAdvisoryLock, type Pool } from './db/pool';
 import { sweepOrphanedRuns } from './db/runs.repository';
 import { CHECKPOINT_SCHEMA, CheckpointSaver } from './db/checkpointer';
-import { initDb, MIGRATION_LOCK_KEY } from './db/schema';
+import { initDb, MIGRATION_LOCK_KEY } from './db/migrate';
 import { threadsRepository } from './db/threads.repository';
 import { lgThreadsRepository } from './db/lg-threads.repository';
 import { runsRepository } from './db/runs.repository';
@@ -27,9 +26,12 @@ import { runNodesRepository } from './db/run-nodes.repository';
 import { gateDecisionsRepository } from './db/gate-decisions.repository';
 import { nodeConfigsRepository } from './db/node-configs.repository';
 import { createApp } from './http/app';
-import { buildProjectContext, checkProjectPath, withProjectFolder } from './context/project-context';
+import { buildProjectContext, withProjectFolder } from './context/project-context';
 import { toolCallsRepository } from './db/tool-calls.repository';
 import { toolGrantsRepository } from './db/tool-grants.repository';
+import { orgFoldersRepository } from './db/org-folders.repository';
+import { orgToolPoliciesRepository } from './db/org-tool-policies.repository';
+import { mcpServersRepository } from './db/mcp-servers.repository';
 import { mcpSessionsRepository } from './db/mcp-sessions.repository';
 import { instanceSettingsRepository } from './db/instance-settings.repository';
 import { modelPullsRepository } from './db/model-pulls.repository';
@@ -39,6 +41,7 @@ import { retentionService } from './services/retention.service';
 import { DefaultModel } from './services/default-model';
 import { localModelsService } from './services/local-models.service';
 import { McpServers } from './tools/mcp-servers';
+import { probeStdioSandbox, stdioServersOf } from './tools/mcp-stdio-sandbox';
 import { createToolbox } from './tools/toolbox';
 import { LocalQueue } from './models/local-queue';
 import { assertModelConfigured } from './models/cloud-providers';
@@ -62,6 +65,12 @@ import { WebhookDelivery } from './webhooks/webhook-delivery';
 import { webhooksService } from './webhooks/webhooks.service';
 import { Engine } from './engine';
 import { phaseConfigService } from './services/phase-config.service';
+import { AgentDirectory } from './services/agent-directory';
+import { agentsService } from './services/agents.service';
+import { agentsRepository } from './db/agents.repository';
+import { projectFoldersService } from './services/project-folders.service';
+import { orgToolPoliciesService } from './services/org-tool-policies.service';
+import { mcpRegistryService } from './services/mcp-registry.service';
 import { runsService } from './services/runs.service';
 import { usageService } from './services/usage.service';
 import { approvalsService } from './services/approvals.service';
@@ -85,6 +94,8 @@ export interface StartOptions {
   config: Config;
   /** Where the build script wrote manifests and layouts. */
   generatedDir?: string;
+  /** Started by the desktop app for its one user, whose per-launch token it passes as SVC_API_TOKEN. */
+  desktop?: boolean;
 }
 
 export interface RunningServer {
@@ -123,6 +134,7 @@ const version = ownPackage()?.version ?? '0.0.0';
 export async function startServer({
   config,
   generatedDir = config.GENERATED_DIR ?? DEFAULT_GENERATED_DIR,
+  desktop = false,
 }: StartOptions): Promise<RunningServer> {
   setLogLevel(config.LOG_LEVEL);
   const oidcOn = config.AUTH_ENABLED && Boolean(config.OIDC_ISSUER_URL);
@@ -192,7 +204,10 @@ export async function startServer({
     const access = createAccess(tenancyRows);
     const runs = runsRepository(pool);
     const gates = gateDecisionsRepository(pool);
-    const phaseConfig = phaseConfigService({ catalog, access, configs: nodeConfigsRepository(pool) });
+    const agentRows = agentsRepository(pool);
+    const agents = new AgentDirectory(catalog, agentRows, access);
+    await agents.load();
+    const phaseConfig = phaseConfigService({ agents, access, configs: nodeConfigsRepository(pool) });
     // This process, as the owner of the runs it executes and of its local-runtime queue tickets.
     const owner = `${process.pid}-${randomUUID()}`;
     const queue = new LocalQueue(llmQueueRepository(pool, config.DATABASE_WAIT_S), {
@@ -210,9 +225,19 @@ export async function startServer({
       // The context shares the local budget with the instructions and the conversation.
       maxChars: Math.floor(config.LOCAL_LLM_MAX_CONTEXT_TOKENS * 4 * 0.5),
     };
-    // Who may name which project path is decided by the caller, when a run starts or a thread is created.
-    const checkPath = (principal: Principal, projectPath: string) =>
-      checkProjectPath(projectPath, projectContextOptions, principal);
+    // Who may name which project path is decided by the caller, and where by the project's organisation, whenever
+    // a path is used; where a run reads and writes, by the organisation again.
+    const projectFolders = projectFoldersService({
+      access,
+      folders: orgFoldersRepository(pool),
+      pathOptions: projectContextOptions,
+      authEnabled: config.AUTH_ENABLED,
+    });
+    const checkPath = projectFolders.checkPath;
+    // Shared: people sign in (OIDC or a fixed SVC_API_TOKEN), rather than the one person of a per-launch token.
+    const shared = config.AUTH_ENABLED && !auth.generatedToken && !desktop;
+    const stdioServers = stdioServersOf(await probeStdioSandbox(process.env), shared);
+    const toolPolicyFloors = orgToolPoliciesRepository(pool);
     const toolbox = createToolbox({
       mcp: new McpServers({
         env: process.env,
@@ -221,8 +246,11 @@ export async function startServer({
         allowedPrivateHosts: config.MCP_ALLOWED_HOSTS,
         // A shipped asset names a published server by its program (mcp-server-filesystem): the service's own.
         binDirs: [path.join(ownPackage()?.root ?? process.cwd(), 'node_modules', '.bin')],
+        stdio: stdioServers,
       }),
-      projectFolder: (projectPath, use) => withProjectFolder(projectPath, projectContextOptions, use),
+      projectFolder: async ({ projectPath, projectId }, use) =>
+        withProjectFolder(projectPath, projectContextOptions, use, await projectFolders.tenantFolders(projectId)),
+      policyFloor: (projectId) => toolPolicyFloors.ofProject(projectId),
       callTimeoutMs: config.TOOL_CALL_TIMEOUT_S * 1000,
     });
     const runEvents = runEventsRepository(pool);
@@ -264,8 +292,15 @@ export async function startServer({
       toolCalls: toolCallsRepository(pool),
       records: runWritesRepository(pool),
       prices: PriceTable.fromConfig(config),
-      catalogEntry: (agent) => catalog.get(agent),
-      projectContext: (projectPath, signal) => buildProjectContext(projectPath, { ...projectContextOptions, signal }),
+      // Runs started before versions name their built-in only.
+      agentOf: (run) =>
+        run.manifestHash ? agents.pinnedEntry(run.manifestHash) : Promise.resolve(catalog.get(run.agent)),
+      projectContext: async ({ projectPath, projectId }, signal) =>
+        buildProjectContext(
+          projectPath,
+          { ...projectContextOptions, signal },
+          await projectFolders.tenantFolders(projectId),
+        ),
       nodeConfigs: (agent, projectId) => phaseConfig.forRun(agent, projectId),
       isTransient: isDatabaseUnavailable,
       runTimeoutS: config.RUN_TIMEOUT_S,
@@ -298,9 +333,11 @@ export async function startServer({
       eventsStored: (runId, seq) => engine.events.stored(runId, seq),
       queueChanged: (granted) => queue.changed(granted),
       webhooksQueued: () => delivery.wake(),
+      agentChanged: (agentId) => void agents.changed(agentId),
       reconnected: () => {
         engine.events.catchUp();
         delivery.wake();
+        agents.reload().catch((error: Error) => log.warn(`reading the stored agents failed: ${error.message}`));
       },
     });
     // Retention of projects' threads and checkpoints (docs/retention.md): one pass per interval across the cluster.
@@ -351,7 +388,7 @@ export async function startServer({
     });
     const threadRows = threadsRepository(pool);
     const threads = threadsService({
-      catalog,
+      agents,
       access,
       threads: threadRows,
       runs,
@@ -360,7 +397,7 @@ export async function startServer({
       checkProjectPath: checkPath,
     });
     const service = runsService({
-      catalog,
+      agents,
       access,
       threads,
       runs,
@@ -378,7 +415,7 @@ export async function startServer({
     });
     const schedules = schedulesService({
       access,
-      catalog,
+      agents,
       schedules: schedulesRepository(pool),
       tenancy: tenancyRows,
       users,
@@ -391,6 +428,9 @@ export async function startServer({
       apiTokenAdmin: Boolean(config.SVC_API_TOKEN ?? auth.generatedToken),
       process: owner,
       missedAfterS: Math.max(10, 3 * config.SCHEDULES_POLL_S),
+      fireLeaseS: Math.max(10, 3 * config.SCHEDULES_POLL_S),
+      limits: { perUser: config.SCHEDULES_MAX_PER_USER, perProject: config.SCHEDULES_MAX_PER_PROJECT },
+      minIntervalS: { member: config.SCHEDULES_MEMBER_MIN_INTERVAL_S, owner: config.SCHEDULES_OWNER_MIN_INTERVAL_S },
     });
     scheduler = new Scheduler(schedules, config.SCHEDULES_POLL_S);
     let listeningUrl = '';
@@ -405,16 +445,26 @@ export async function startServer({
         : undefined;
     const tenancy = tenancyService({ access, tenancy: tenancyRows, users });
     const lgRows = lgThreadsRepository(pool);
+    const registeredServers = mcpServersRepository(pool);
     const app = createApp({
       config,
       version,
+      stdioMcpServers: stdioServers.mode,
       pool,
-      catalog,
+      agents,
+      agentsService: agentsService({
+        agents,
+        rows: agentRows,
+        access,
+        registry: () => registeredServers.all(),
+        layouts: catalog.layouts,
+        runs: service,
+      }),
       auth,
       runsService: service,
       threadsService: threads,
       approvals: approvalsService({
-        catalog,
+        agents,
         access,
         threads,
         runs,
@@ -427,6 +477,9 @@ export async function startServer({
       queue,
       localModels,
       tenancy,
+      projectFolders,
+      orgToolPolicies: orgToolPoliciesService({ access, floors: toolPolicyFloors }),
+      mcpRegistry: mcpRegistryService({ servers: registeredServers }),
       users,
       personalTokens: personalTokensService({
         tokens: personalTokenRows,

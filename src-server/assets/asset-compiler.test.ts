@@ -10,6 +10,7 @@ import { checkLayout, compileAssets, DEFAULT_LAYOUTS, writeGenerated } from './a
 import { fieldName } from './asset-error';
 import { DEFAULT_GATE_POLICY } from '../contracts/gate-policy';
 import { DEFAULT_MAX_TOOL_CALLS, NO_TOOLS } from '../contracts/tools';
+import { CONFIG_VARIABLES } from '../config';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
@@ -81,6 +82,7 @@ describe('the shipped assets', () => {
     );
     expect(manifests.map((m) => `${m.kind}:${m.name}`).sort()).toEqual([
       'agent:change-review',
+      'agent:changelog-entry',
       'agent:incident-triage',
       'command:explain-error',
       'command:repo-summary',
@@ -100,7 +102,7 @@ describe('the shipped assets', () => {
     for (const f of fs.readdirSync(path.join(out, 'graphs'))) GraphLayoutSchema.parse(read(`graphs/${f}`));
 
     const catalog = loadCatalog(out);
-    expect(catalog.counts()).toEqual({ agents: 2, commands: 2 });
+    expect(catalog.counts()).toEqual({ agents: 3, commands: 2 });
     expect(catalog.get('change-review')!.layout.nodes.map((n) => n.id)).toEqual([
       'intake',
       'analysis',
@@ -130,7 +132,7 @@ describe('the shipped assets', () => {
   it('builds from the command line into generated/ with one summary line', () => {
     const out = path.join(tempDir('svc-gen-'), 'generated');
     const stdout = execFileSync(process.execPath, cli(path.join(root, 'assets'), out), { cwd: root, encoding: 'utf8' });
-    expect(stdout).toMatch(/^build-assets: 2 agents, 2 commands, 3 graph layouts → \S+\n$/);
+    expect(stdout).toMatch(/^build-assets: 3 agents, 2 commands, 3 graph layouts → \S+\n$/);
     expect(
       fs
         .readdirSync(out)
@@ -424,7 +426,7 @@ describe('writing generated/', () => {
     const run = () => promisify(execFile)(process.execPath, cli(path.join(root, 'assets'), out), { cwd: root });
     await Promise.all([run(), run(), run()]);
     expect(fs.readdirSync(parent)).toEqual(['generated']);
-    expect(loadCatalog(out).counts()).toEqual({ agents: 2, commands: 2 });
+    expect(loadCatalog(out).counts()).toEqual({ agents: 3, commands: 2 });
   });
 });
 
@@ -782,7 +784,7 @@ describe('bad tools are refused with the file, line and field', () => {
     [
       "one of the service's secrets in env",
       stdio('      env: [GITHUB_TOKEN, SESSION_SECRET]'),
-      `agents/a.md:9: tools.servers.files.env[1]: "SESSION_SECRET" is one of the service's own secrets; a tool's server never gets it`,
+      `agents/a.md:9: tools.servers.files.env[1]: "SESSION_SECRET" is a variable the service reads itself (its settings, its secrets among them): a tool's server never gets it`,
     ],
     [
       'a header given its value instead of a variable',
@@ -792,7 +794,7 @@ describe('bad tools are refused with the file, line and field', () => {
     [
       "one of the service's secrets in a header",
       http('      url: https://mcp.example.com/mcp\n      headers: { X-Db: DATABASE_URL }'),
-      `agents/a.md:9: tools.servers.tracker.headers.X-Db: "DATABASE_URL" is one of the service's own secrets; a tool's server never gets it`,
+      `agents/a.md:9: tools.servers.tracker.headers.X-Db: "DATABASE_URL" is a variable the service reads itself (its settings, its secrets among them): a tool's server never gets it`,
     ],
     [
       'a header name HTTP does not allow',
@@ -960,6 +962,20 @@ describe('bad tools are refused with the file, line and field', () => {
 
   it.each(cases)('%s', (_what, text, message) => {
     expect(error({ 'agents/a.md': text })).toContain(message);
+  });
+
+  it("refuses every variable the service reads, in env or a header: its configuration's and OpenTelemetry's", () => {
+    const refused = (text: string) =>
+      expect(error({ 'agents/a.md': text })).toMatch(/a variable the service reads itself/);
+    // LOCAL_LLM_BASE may carry the runtime's password; the exporter's headers, a collector's key.
+    for (const name of [...CONFIG_VARIABLES, 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']) {
+      refused(stdio(`      env: [GITHUB_TOKEN, ${name}]`));
+      refused(http(`      url: https://mcp.example.com/mcp\n      headers: { Authorization: ${name} }`));
+    }
+    expect(CONFIG_VARIABLES).toEqual(expect.arrayContaining(['LOCAL_LLM_BASE', 'DATABASE_URL', 'SVC_API_TOKEN']));
+    expect(() =>
+      compileAssets(assets({ 'agents/a.md': stdio('      env: [GITHUB_TOKEN, OLLAMA_PROXY_TOKEN]') })),
+    ).not.toThrow();
   });
 
   it('never repeats what stands in the place of a secret', () => {

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML, { LineCounter } from 'yaml';
+import YAML, { isCollection, isPair, Lexer, LineCounter, Parser, type Alias, type Node } from 'yaml';
 import { z } from 'zod';
 import {
+  AssetKindSchema,
   GraphLayoutSchema,
   NODE_ID_PATTERN,
   ManifestSchema,
@@ -14,12 +15,20 @@ import {
   type Phase,
   type RoutingRule,
 } from '../contracts/assets';
+import { DEFAULT_GATE_POLICY } from '../contracts/gate-policy';
 import { compilePattern } from './route-pattern';
 import { errorMessage } from '../contracts/errors';
-import { fail, fieldName, zodFail, type AssetSource } from './asset-error';
+import { check, fail, fieldName, parseWith, report, stopAtProblems, type AssetSource } from './asset-error';
 import { fieldLines } from './field-lines';
 import { GATE_OPTION_FIELDS, GATE_OPTION_NAMES, gatePolicy } from './gate-options';
-import { PHASE_TOOL_FIELDS, phaseToolsOf, toolsDeclarationOf, ToolsFrontmatterSchema } from './tool-declarations';
+import {
+  declaredServers,
+  PHASE_TOOL_FIELDS,
+  phaseToolsOf,
+  toolsDeclarationOf,
+  ToolsFrontmatterSchema,
+  type ServerRules,
+} from './tool-declarations';
 
 /**
  * Turns asset files into what the server loads:
@@ -71,6 +80,26 @@ export const DEFAULT_LAYOUTS: Record<AssetKind, GraphLayout> = {
 /** Categories that need no graph file of their own. */
 export const BUILT_IN_CATEGORIES = ['general', 'review', 'docs', 'analysis', 'ops', 'release'] as const;
 
+const isNodeOf = (kind: AssetKind) => (id: string) => DEFAULT_LAYOUTS[kind].nodes.some((n) => n.id === id);
+
+/**
+ * What a source that no folder and no `kind` field place is: a command when its phases are nodes of the default
+ * command layout and none of the agent layout's, else an agent.
+ */
+export function kindOfPhases(phaseIds: readonly string[]): AssetKind {
+  return phaseIds.some(isNodeOf('command')) && !phaseIds.some(isNodeOf('agent')) ? 'command' : 'agent';
+}
+
+/**
+ * Caps on one source, whose text may be a user's (a stored agent): its size in UTF-8 bytes, how deep its frontmatter
+ * nests (the top mapping is level 1), and how many routes a phase has.
+ */
+export const MAX_SOURCE_BYTES = 65536;
+const MAX_DEPTH = 12;
+const MAX_ROUTES = 32;
+/** How often a shipped file's YAML aliases may be expanded (the yaml package's default); stored text has none. */
+const MAX_ALIAS_COUNT = 100;
+
 const GATE_CONDITIONS = ['approved', 'rejected'] as const;
 
 const RouteFrontmatterSchema = RoutingRuleSchema.extend({
@@ -88,7 +117,10 @@ const PhaseFrontmatterSchema = z
     classification_options: z.array(z.string().min(1)).default([]),
     approval_question: z.string().min(1).optional(),
     required_approval_context: z.array(z.string().min(1)).default([]),
-    routes: z.array(RouteFrontmatterSchema).default([]),
+    routes: z
+      .array(RouteFrontmatterSchema)
+      .max(MAX_ROUTES, `too many routes: at most ${MAX_ROUTES} per phase`)
+      .default([]),
     ...GATE_OPTION_FIELDS,
     ...PHASE_TOOL_FIELDS,
   })
@@ -99,6 +131,8 @@ const UNDESCRIBED_PHASE = PhaseFrontmatterSchema.parse({});
 const FrontmatterSchema = z
   .object({
     name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lowercase letters, digits and dashes'),
+    // A shipped file's folder says what it is; a stored source says it here, or its phases do.
+    kind: AssetKindSchema.optional(),
     description: z.string().min(1),
     category: z.string().min(1).default('general'),
     // `cancelled:` with nothing under it is a phase described by its layout alone.
@@ -116,29 +150,96 @@ const FrontmatterSchema = z
 const FRONTMATTER_FIRST_LINE = 2;
 
 /**
+ * The yaml package composes a document recursively: text nested thousands of levels deep exhausts the stack, and
+ * where that happens can bring the whole process down. Its parser keeps its own stack, so the depth is measured
+ * there first, against a bound loose enough that only text nested far deeper than MAX_DEPTH reaches it.
+ */
+const PARSER_DEPTH_BOUND = 4 * MAX_DEPTH;
+
+/** The line (in the YAML) at which the parser's stack outgrows its bound, if it does. */
+function lineNestedTooDeep(yaml: string): number | undefined {
+  const lineCounter = new LineCounter();
+  lineCounter.addNewLine(0);
+  const parser = new Parser(lineCounter.addNewLine);
+  for (const lexeme of new Lexer().lex(yaml)) {
+    // The tokens the parser completes are not needed: only how deep it is.
+    Array.from(parser.next(lexeme));
+    if (parser.stack.length > PARSER_DEPTH_BOUND) return lineCounter.linePos(parser.offset).line;
+  }
+  return undefined;
+}
+
+/** The first collection nested deeper than MAX_DEPTH, a key's as well as a value's. */
+function tooDeep(node: unknown, level: number): Node | undefined {
+  if (!isCollection(node)) return undefined;
+  if (level > MAX_DEPTH) return node;
+  for (const item of node.items) {
+    for (const child of isPair(item) ? [item.key, item.value] : [item]) {
+      const deep = tooDeep(child, level + 1);
+      if (deep) return deep;
+    }
+  }
+  return undefined;
+}
+
+/**
  * Splits `---\nyaml\n---\nbody`; the YAML must be a mapping. The source it returns knows the line of each field, so
- * a problem found later still points at the line to fix.
+ * a problem found later still points at the line to fix. Stored text may not use YAML aliases.
  */
 export function parseFrontmatter(
-  file: string,
+  base: AssetSource,
   text: string,
+  { stored }: { stored: boolean },
 ): { data: object; body: string; bodyLine: number; source: AssetSource } {
   const match = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---(?:\r?\n([\s\S]*))?$/.exec(text);
-  if (!match) fail({ file }, '(frontmatter)', 'the file must start with a --- YAML frontmatter block ---', 1);
+  if (!match) fail(base, '(frontmatter)', 'the file must start with a --- YAML frontmatter block ---', 1);
+  const yaml = match[1]!;
+  const toFileLine = (line: number) => line + FRONTMATTER_FIRST_LINE - 1;
+  const deepLine = lineNestedTooDeep(yaml);
+  if (deepLine !== undefined)
+    fail(base, '(frontmatter)', `nests deeper than ${MAX_DEPTH} levels`, toFileLine(deepLine));
   const lineCounter = new LineCounter();
-  const doc = YAML.parseDocument(match[1]!, { lineCounter });
-  const source: AssetSource = { file, lineOf: fieldLines(doc, lineCounter, FRONTMATTER_FIRST_LINE) };
+  // A warning about a user's text is no news for the server's log.
+  const doc = YAML.parseDocument(yaml, { lineCounter, logLevel: 'error' });
+  const source: AssetSource = { ...base, lineOf: fieldLines(doc, lineCounter, FRONTMATTER_FIRST_LINE) };
+  const lineOfNode = (node: Node) => toFileLine(lineCounter.linePos(node.range![0]).line);
   const problem = doc.errors[0];
   if (problem) {
     const message = problem.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
-    const line = lineCounter.linePos(problem.pos[0]).line + FRONTMATTER_FIRST_LINE - 1;
-    fail(source, '(frontmatter)', `invalid YAML: ${message}`, line);
+    fail(source, '(frontmatter)', `invalid YAML: ${message}`, toFileLine(lineCounter.linePos(problem.pos[0]).line));
   }
-  const data: unknown = doc.toJS();
+  const deep = tooDeep(doc.contents, 1);
+  if (deep) fail(source, '(frontmatter)', `nests deeper than ${MAX_DEPTH} levels`, lineOfNode(deep));
+  let alias: Alias | undefined;
+  YAML.visit(doc, {
+    Alias: (_key, node) => {
+      alias = node;
+      return YAML.visit.BREAK;
+    },
+  });
+  if (alias && stored)
+    fail(
+      source,
+      '(frontmatter)',
+      'a stored agent uses no YAML aliases (*name): write the value out',
+      lineOfNode(alias),
+    );
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: stored ? 0 : MAX_ALIAS_COUNT });
+  } catch (error) {
+    if (!(error instanceof ReferenceError) || !alias) throw error;
+    fail(
+      source,
+      '(frontmatter)',
+      `its YAML aliases (*name) expand too far: at most ${MAX_ALIAS_COUNT} expansions`,
+      lineOfNode(alias),
+    );
+  }
   if (typeof data !== 'object' || data === null || Array.isArray(data))
     fail(source, '(frontmatter)', 'must be a YAML mapping', FRONTMATTER_FIRST_LINE);
   // The instructions start below the closing `---`; an empty body is reported at that line.
-  const bodyLine = FRONTMATTER_FIRST_LINE + match[1]!.split('\n').length;
+  const bodyLine = FRONTMATTER_FIRST_LINE + yaml.split('\n').length;
   return { data, body: (match[2] ?? '').trim(), bodyLine, source };
 }
 
@@ -250,6 +351,8 @@ function jsonSource(file: string, text: string): AssetSource {
   return doc.errors.length ? { file } : { file, lineOf: fieldLines(doc, lineCounter, 1) };
 }
 
+export const isBuiltInLayout = (name: string) => Object.values(DEFAULT_LAYOUTS).some((l) => l.name === name);
+
 function readCustomLayouts(graphsDir: string): Map<string, GraphLayout> {
   const layouts = new Map<string, GraphLayout>();
   if (!fs.existsSync(graphsDir)) return layouts;
@@ -266,13 +369,11 @@ function readCustomLayouts(graphsDir: string): Map<string, GraphLayout> {
       fail({ file }, '(json)', errorMessage(error));
     }
     const source = jsonSource(file, text);
-    const parsed = GraphLayoutSchema.safeParse(raw);
-    if (!parsed.success) zodFail(source, parsed.error);
+    const parsed = parseWith(source, GraphLayoutSchema, raw);
     const expected = path.basename(fileName, '.json');
-    if (parsed.data.name !== expected) fail(source, ['name'], `must be "${expected}", the file's name`);
-    if (Object.values(DEFAULT_LAYOUTS).some((l) => l.name === expected))
-      fail(source, ['name'], `"${expected}" is a built-in layout`);
-    layouts.set(expected, checkLayout(source, parsed.data));
+    if (parsed.name !== expected) fail(source, ['name'], `must be "${expected}", the file's name`);
+    if (isBuiltInLayout(expected)) fail(source, ['name'], `"${expected}" is a built-in layout`);
+    layouts.set(expected, checkLayout(source, parsed));
   }
   return layouts;
 }
@@ -296,18 +397,23 @@ function layoutFor(
   );
 }
 
-/** The rules of one phase with their priorities, checked as the runtime checks saved overrides. */
+/**
+ * The rules of one phase with their priorities, checked as the runtime checks saved overrides, each rule on its own;
+ * undefined where one of them has a problem.
+ */
 function routesOf(
   source: AssetSource,
   node: GraphLayout['nodes'][number],
   given: PhaseFrontmatter,
   layout: GraphLayout,
-): RoutingRule[] {
+): RoutingRule[] | undefined {
   const field = ['phases', node.id, 'routes'];
-  if (given.routes.length && node.kind !== 'llm')
-    fail(source, field, `"${node.id}" is ${aKind(node.kind)}: its edges are defined by graph "${layout.name}"`);
+  if (given.routes.length && node.kind !== 'llm') {
+    report(source, field, `"${node.id}" is ${aKind(node.kind)}: its edges are defined by graph "${layout.name}"`);
+    return undefined;
+  }
   const priorities = new Map<number, number>();
-  return given.routes.map((route, i) => {
+  const ruleOf = (route: PhaseFrontmatter['routes'][number], i: number): RoutingRule => {
     const at = [...field, i];
     if ((GATE_CONDITIONS as readonly string[]).includes(route.condition)) {
       fail(
@@ -340,6 +446,37 @@ function routesOf(
       fail(source, [...at, 'priority'], `priority ${priority} is already used by ${fieldName([...field, earlier])}`);
     priorities.set(priority, i);
     return { condition: condition.data, match: route.match, target: route.target, priority };
+  };
+  const rules = given.routes.map((route, i) => check(source, () => ruleOf(route, i), undefined));
+  return rules.every((rule) => rule !== undefined) ? rules : undefined;
+}
+
+/** A phase's fields that only some kinds of node take, and the phases a gate shows. */
+function checkPhaseFields(
+  source: AssetSource,
+  node: GraphLayout['nodes'][number],
+  given: PhaseFrontmatter,
+  layout: GraphLayout,
+): void {
+  const at = ['phases', node.id];
+  if (node.kind !== 'gate') {
+    if (given.approval_question) fail(source, [...at, 'approval_question'], `"${node.id}" is not a gate`);
+    if (given.required_approval_context.length)
+      fail(source, [...at, 'required_approval_context'], `"${node.id}" is not a gate`);
+    for (const option of GATE_OPTION_NAMES) {
+      if (given[option] !== undefined) fail(source, [...at, option], `"${node.id}" is not a gate`);
+    }
+  }
+  if (node.kind !== 'llm' && given.classification_options.length) {
+    fail(
+      source,
+      [...at, 'classification_options'],
+      `"${node.id}" is ${aKind(node.kind)}: only llm nodes produce output to classify`,
+    );
+  }
+  given.required_approval_context.forEach((item, i) => {
+    if (layout.nodes.find((n) => n.id === item)?.kind !== 'llm')
+      fail(source, [...at, 'required_approval_context', i], `"${item}" is not an llm node of graph "${layout.name}"`);
   });
 }
 
@@ -355,50 +492,65 @@ function successors(layout: GraphLayout, phase: Phase): string[] {
   return [...rules.map((r) => r.target), ...(edges.length ? edges : [END])];
 }
 
-function compileAsset(
-  file: string,
-  sourcePath: string,
-  kind: AssetKind,
-  text: string,
-  customLayouts: ReadonlyMap<string, GraphLayout>,
-): { manifest: Manifest; source: AssetSource } {
-  const { data, body, bodyLine, source } = parseFrontmatter(file, text);
-  const parsed = FrontmatterSchema.safeParse(data);
-  if (!parsed.success) zodFail(source, parsed.error);
-  const front = parsed.data;
-  if (!body) fail(source, '(body)', 'the instructions (markdown after the frontmatter) are empty', bodyLine);
+export interface CompileOptions extends ServerRules {
+  /** A shipped file's kind, which its folder gives; without one, the `kind` field says it, or else the phases do. */
+  folderKind?: AssetKind;
+  /** Custom layouts by category; a built-in category runs on its kind's default layout. */
+  layouts: ReadonlyMap<string, GraphLayout>;
+  /** What the manifest gives as its `source`. */
+  sourcePath: string;
+}
 
-  const layout = layoutFor(source, kind, front.category, customLayouts);
-  const byId = new Map(layout.nodes.map((n) => [n.id, n]));
-  for (const key of Object.keys(front.phases)) {
-    if (!byId.has(key)) fail(source, ['phases', key], `node "${key}" is not in graph "${layout.name}"`);
+/** A shipped file's kind is its folder's; a `kind` field may only say the same. */
+function kindOf(source: AssetSource, given: AssetKind | undefined, phaseIds: string[], folderKind?: AssetKind) {
+  if (!folderKind) return given ?? kindOfPhases(phaseIds);
+  if (given !== undefined && given !== folderKind) {
+    const what = folderKind === 'agent' ? 'an agent' : 'a command';
+    report(source, ['kind'], `"${given}" does not match its folder: a file in ${folderKind}s/ is ${what}`);
   }
-  const tools = toolsDeclarationOf(source, front.tools);
-  const declared = new Set(tools.servers.map((s) => s.name));
+  return folderKind;
+}
+
+/**
+ * One asset's text into its manifest. When `base` collects problems, the checks that stand on their own each report
+ * theirs and the compile goes on; whatever the mode, a problem that leaves nothing to check further stops it.
+ */
+export function compileAsset(
+  base: AssetSource,
+  text: string,
+  options: CompileOptions,
+): { manifest: Manifest; source: AssetSource } {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_SOURCE_BYTES) fail(base, '(source)', `is ${bytes} bytes: at most ${MAX_SOURCE_BYTES} (64 KiB)`);
+  const { data, body, bodyLine, source } = parseFrontmatter(base, text, options);
+  const front = parseWith(source, FrontmatterSchema, data);
+  if (!body) report(source, '(body)', 'the instructions (markdown after the frontmatter) are empty', bodyLine);
+  const kind = kindOf(source, front.kind, Object.keys(front.phases), options.folderKind);
+
+  const layout = layoutFor(source, kind, front.category, options.layouts);
+  const byId = new Map(layout.nodes.map((n) => [n.id, n]));
+  // A phase the graph lacks is reported and left out: the phases compiled below are the graph's nodes.
+  for (const key of Object.keys(front.phases)) {
+    if (!byId.has(key)) report(source, ['phases', key], `node "${key}" is not in graph "${layout.name}"`);
+  }
+  const tools = toolsDeclarationOf(source, front.tools, options);
+  const declared = declaredServers(front.tools);
   const shownBy = (gate: string) => front.phases[gate]?.required_approval_context ?? [];
 
+  let routesChecked = true;
   const phases: Phase[] = layout.nodes.map((node) => {
     const given = front.phases[node.id] ?? UNDESCRIBED_PHASE;
     const at = ['phases', node.id];
-    if (node.kind !== 'gate') {
-      if (given.approval_question) fail(source, [...at, 'approval_question'], `"${node.id}" is not a gate`);
-      if (given.required_approval_context.length)
-        fail(source, [...at, 'required_approval_context'], `"${node.id}" is not a gate`);
-      for (const option of GATE_OPTION_NAMES) {
-        if (given[option] !== undefined) fail(source, [...at, option], `"${node.id}" is not a gate`);
-      }
-    }
-    if (node.kind !== 'llm' && given.classification_options.length) {
-      fail(
-        source,
-        [...at, 'classification_options'],
-        `"${node.id}" is ${aKind(node.kind)}: only llm nodes produce output to classify`,
-      );
-    }
-    given.required_approval_context.forEach((item, i) => {
-      if (byId.get(item)?.kind !== 'llm')
-        fail(source, [...at, 'required_approval_context', i], `"${item}" is not an llm node of graph "${layout.name}"`);
-    });
+    check(source, () => checkPhaseFields(source, node, given, layout), undefined);
+    const gateFields =
+      node.kind === 'gate'
+        ? {
+            approval_question: given.approval_question ?? defaultQuestion(layout, node.id, front.phases),
+            gate: check(source, () => gatePolicy(source, at, given, layout), DEFAULT_GATE_POLICY),
+          }
+        : {};
+    const routes = routesOf(source, node, given, layout);
+    if (!routes) routesChecked = false;
     return {
       id: node.id,
       name: given.name ?? node.name ?? node.id,
@@ -406,27 +558,26 @@ function compileAsset(
       description: given.description,
       expected_output: given.expected_output,
       classification_options: given.classification_options,
-      ...(node.kind === 'gate'
-        ? {
-            approval_question: given.approval_question ?? defaultQuestion(layout, node.id, front.phases),
-            gate: gatePolicy(source, at, given, layout),
-          }
-        : {}),
+      ...gateFields,
       required_approval_context: given.required_approval_context,
-      routes: routesOf(source, node, given, layout),
-      ...phaseToolsOf(source, node, given, declared, layout, shownBy),
+      routes: routes ?? [],
+      ...check(source, () => phaseToolsOf(source, node, given, declared, layout, shownBy), {}),
     };
   });
 
-  const phaseById = new Map(phases.map((p) => [p.id, p]));
-  const stuck = nodesWithoutExit(
-    phases.map((p) => p.id),
-    (id) => successors(layout, phaseById.get(id)!),
-  );
-  if (stuck.length) {
-    const routed = stuck.find((id) => phaseById.get(id)!.routes.length) ?? stuck[0]!;
-    fail(source, ['phases', routed, 'routes'], `graph cycle without an exit through ${quoted(stuck)}`);
+  // Where a rule has a problem, the graph it would draw is not known.
+  if (routesChecked) {
+    const phaseById = new Map(phases.map((p) => [p.id, p]));
+    const stuck = nodesWithoutExit(
+      phases.map((p) => p.id),
+      (id) => successors(layout, phaseById.get(id)!),
+    );
+    if (stuck.length) {
+      const routed = stuck.find((id) => phaseById.get(id)!.routes.length) ?? stuck[0]!;
+      report(source, ['phases', routed, 'routes'], `graph cycle without an exit through ${quoted(stuck)}`);
+    }
   }
+  stopAtProblems(source);
 
   const manifest = ManifestSchema.parse({
     kind,
@@ -437,7 +588,7 @@ function compileAsset(
     instructions: body,
     phases,
     tools,
-    source: sourcePath,
+    source: options.sourcePath,
   });
   return { manifest, source };
 }
@@ -475,7 +626,14 @@ export function compileAssets(assetsDir: string): CompiledAssets {
       .sort()) {
       const file = path.join(dir, fileName);
       const sourcePath = path.posix.join('assets', folder, fileName);
-      const { manifest, source } = compileAsset(file, sourcePath, kind, fs.readFileSync(file, 'utf8'), customLayouts);
+      const { manifest, source } = compileAsset({ file }, fs.readFileSync(file, 'utf8'), {
+        folderKind: kind,
+        layouts: customLayouts,
+        // The build knows no instance: a shipped file that names a registered server is refused.
+        registry: new Map(),
+        stored: false,
+        sourcePath,
+      });
       // Agents and commands share one namespace: both run through POST /graphs/{name}/run.
       const clash = sources.get(manifest.name);
       if (clash) fail(source, ['name'], `"${manifest.name}" is already used by ${clash}`);

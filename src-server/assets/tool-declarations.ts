@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SERVICE_SECRET_VARIABLES } from '../config';
+import { isServiceVariable } from '../config';
 import type { GraphLayout } from '../contracts/assets';
 import {
   DEFAULT_MAX_TOOL_CALLS,
@@ -14,7 +14,7 @@ import {
   type ToolPolicy,
   type ToolsDeclaration,
 } from '../contracts/tools';
-import { fail, type AssetSource, type FieldPath } from './asset-error';
+import { check, fail, type AssetSource, type FieldPath } from './asset-error';
 import { GATE_OPTION_FIELDS, GATE_OPTION_NAMES, gatePolicy } from './gate-options';
 
 /**
@@ -22,9 +22,16 @@ import { GATE_OPTION_FIELDS, GATE_OPTION_NAMES, gatePolicy } from './gate-option
  * checked and turned into the manifest's ToolsDeclaration and a phase's PhaseTools and PublishStep.
  */
 
-// Either `command` (stdio) or `url` (streamable HTTP); which fields go with which is checked by hand, to say why.
-const ServerFrontmatterSchema = z
+/** Caps on what one asset declares: a stored agent's text is untrusted, and each of these costs work at every run. */
+const MAX_SERVERS = 16;
+const MAX_TOOL_POLICIES = 64;
+const MAX_PHASE_TOOLS = 64;
+
+// Either `command` (stdio), `url` (streamable HTTP) or `registry` (a server the instance registered); which fields go
+// with which is checked by hand, to say why.
+export const ServerFrontmatterSchema = z
   .object({
+    registry: z.string().min(1).optional(),
     command: z.string().min(1).optional(),
     args: z.array(z.string()).optional(),
     env: z.array(z.string()).optional(),
@@ -33,23 +40,48 @@ const ServerFrontmatterSchema = z
   })
   .strict();
 
-// `files.*: allow` is short for `files.*: { policy: allow }`.
+const PolicyOptionsSchema = z.object({ policy: ToolPolicyKindSchema, ...GATE_OPTION_FIELDS }).strict();
+export type PolicyOptions = z.infer<typeof PolicyOptionsSchema>;
+
+// `files.*: allow` is short for `files.*: { policy: allow }`: read as that, so a wrong value is named at its field.
 const PolicyFrontmatterSchema = z.preprocess(
   (value) => (typeof value === 'string' ? { policy: value } : value),
-  z.object({ policy: ToolPolicyKindSchema, ...GATE_OPTION_FIELDS }).strict(),
+  PolicyOptionsSchema,
 );
+
+/**
+ * A policy as a request writes it (an organisation's floor): the same two forms, each as it is, so that the API's
+ * document shows both.
+ */
+export const PolicyNotationSchema = z.union([
+  ToolPolicyKindSchema.transform((policy): PolicyOptions => ({ policy })),
+  PolicyOptionsSchema,
+]);
 
 export const ToolsFrontmatterSchema = z
   .object({
-    servers: z.record(z.string(), ServerFrontmatterSchema).default({}),
-    policies: z.record(z.string(), PolicyFrontmatterSchema).default({}),
+    servers: z
+      .record(z.string(), ServerFrontmatterSchema)
+      .refine((servers) => Object.keys(servers).length <= MAX_SERVERS, `too many servers: at most ${MAX_SERVERS}`)
+      .default({}),
+    policies: z
+      .record(z.string(), PolicyFrontmatterSchema)
+      .refine(
+        (policies) => Object.keys(policies).length <= MAX_TOOL_POLICIES,
+        `too many tool policy patterns: at most ${MAX_TOOL_POLICIES}`,
+      )
+      .default({}),
   })
   .strict();
 export type ToolsFrontmatter = z.infer<typeof ToolsFrontmatterSchema>;
 
 /** A phase's fields about tools, beside its other fields. */
 export const PHASE_TOOL_FIELDS = {
-  tools: z.array(z.string().min(1)).min(1).optional(),
+  tools: z
+    .array(z.string().min(1))
+    .min(1)
+    .max(MAX_PHASE_TOOLS, `too many tools: at most ${MAX_PHASE_TOOLS} per phase`)
+    .optional(),
   max_tool_calls: PhaseToolsSchema.shape.max_tool_calls.optional(),
   publish: z
     .object({
@@ -69,28 +101,60 @@ const VARIABLE_NAME = /^[A-Z_][A-Z0-9_]*$/;
 /** An HTTP header's name (a token, RFC 9110). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** The MCP servers an asset declares and the policies of their tools and of the project tools. */
-export function toolsDeclarationOf(source: AssetSource, given: ToolsFrontmatter): ToolsDeclaration {
-  const servers = Object.entries(given.servers).map(([name, server]) =>
-    serverOf(source, ['tools', 'servers', name], name, server),
+/** What the servers an asset declares may be, besides what every asset is held to. */
+export interface ServerRules {
+  /** The instance's MCP servers by name, which `registry: <name>` names; the build has none. */
+  registry: ReadonlyMap<string, McpServer>;
+  /** A stored agent's text: it starts no program and names no environment variable. */
+  stored: boolean;
+}
+
+/** The servers an asset declares, by name, whether or not each one passed its checks: a tool names its server so. */
+export const declaredServers = (given: ToolsFrontmatter): ReadonlySet<string> => new Set(Object.keys(given.servers));
+
+/**
+ * The MCP servers an asset declares and the policies of their tools and of the project tools. Each server and each
+ * policy is checked on its own.
+ */
+export function toolsDeclarationOf(source: AssetSource, given: ToolsFrontmatter, rules: ServerRules): ToolsDeclaration {
+  const servers = Object.entries(given.servers).flatMap(([name, server]) =>
+    check(source, () => [serverOf(source, ['tools', 'servers', name], name, server, rules)], []),
   );
-  const declared = new Set(servers.map((s) => s.name));
-  const policies = Object.entries(given.policies).map(([pattern, policy]) =>
-    policyOf(source, ['tools', 'policies', pattern], pattern, policy, declared),
+  const declared = declaredServers(given);
+  const policies = Object.entries(given.policies).flatMap(([pattern, policy]) =>
+    check(source, () => [policyOf(source, ['tools', 'policies', pattern], pattern, policy, declared)], []),
   );
   return { servers, policies };
 }
 
-function serverOf(
+export type ServerFrontmatter = z.infer<typeof ServerFrontmatterSchema>;
+
+/**
+ * An organisation's floor of tool policies (docs/tools.md#an-organisations-floor), written as `tools.policies` is and
+ * checked alike, but for the servers: the floor covers every agent of the organisation, whatever servers they declare.
+ */
+export function floorPoliciesOf(
+  source: AssetSource,
+  at: FieldPath,
+  given: Record<string, PolicyOptions>,
+): ToolPolicy[] {
+  return Object.entries(given).map(([pattern, policy]) => policyOf(source, [...at, pattern], pattern, policy, 'any'));
+}
+
+/** One MCP server as `tools.servers.<name>` declares it: a program over stdio, an HTTP endpoint, or one registered. */
+export function serverOf(
   source: AssetSource,
   at: FieldPath,
   name: string,
-  given: z.infer<typeof ServerFrontmatterSchema>,
+  given: ServerFrontmatter,
+  rules: ServerRules,
 ): McpServer {
   if (name === PROJECT_TOOLS_SERVER)
     fail(source, at, `"${PROJECT_TOOLS_SERVER}" is the name of the built-in project tools: give the server another`);
   if (!TOOL_NAME_PATTERN.test(name))
     fail(source, at, `"${name}" must be 1 to 64 letters, digits, _ and -, as tools are named <server>.<tool>`);
+  if (given.registry !== undefined) return registeredServer(source, at, name, given, rules.registry);
+  if (rules.stored) checkStoredServer(source, at, given);
   const { command, url } = given;
   if (command !== undefined && url !== undefined)
     fail(source, at, 'has both command and url: a server is a program over stdio (command) or an HTTP endpoint (url)');
@@ -113,6 +177,55 @@ function serverOf(
   return { name, transport: 'http', url, headers };
 }
 
+const REGISTRY_ALONE = ['command', 'url', 'args', 'env', 'headers'] as const;
+
+/** `registry: <name>`: the instance's server of that name as its administrator registered it, under the asset's key. */
+function registeredServer(
+  source: AssetSource,
+  at: FieldPath,
+  name: string,
+  given: ServerFrontmatter,
+  registry: ReadonlyMap<string, McpServer>,
+): McpServer {
+  for (const field of REGISTRY_ALONE) {
+    if (given[field] !== undefined)
+      fail(
+        source,
+        [...at, field],
+        'does not go with registry: a registered server is used as the instance registered it, registry goes alone',
+      );
+  }
+  const registered = registry.get(given.registry!);
+  if (!registered)
+    fail(source, [...at, 'registry'], `no MCP server named "${given.registry}" is registered on this instance`);
+  return { ...registered, name };
+}
+
+/**
+ * A stored agent is text a user wrote and the service keeps: it may reach an HTTP server, or name one of the
+ * instance's registry, but not run a program on the server's machine nor read the service's environment.
+ */
+function checkStoredServer(source: AssetSource, at: FieldPath, given: ServerFrontmatter): void {
+  if (given.command !== undefined)
+    fail(
+      source,
+      [...at, 'command'],
+      "a stored agent cannot start a program on the server: name a server of the instance's registry (registry: <name>)",
+    );
+  if (given.env !== undefined)
+    fail(
+      source,
+      [...at, 'env'],
+      "a stored agent names no environment variable: a server of the instance's registry (registry: <name>) brings what it needs",
+    );
+  if (given.headers !== undefined)
+    fail(
+      source,
+      [...at, 'headers'],
+      "a stored agent names no environment variable, and a header's value is read from one: a server of the instance's registry (registry: <name>) brings what it needs",
+    );
+}
+
 function checkVariable(source: AssetSource, at: FieldPath, name: string): void {
   if (!VARIABLE_NAME.test(name)) {
     fail(
@@ -122,8 +235,13 @@ function checkVariable(source: AssetSource, at: FieldPath, name: string): void {
       'is not the name of an environment variable (A-Z, 0-9 and _, not starting with a digit): name the variable that holds the value, never the value',
     );
   }
-  if ((SERVICE_SECRET_VARIABLES as readonly string[]).includes(name))
-    fail(source, at, `"${name}" is one of the service's own secrets; a tool's server never gets it`);
+  if (isServiceVariable(name)) {
+    fail(
+      source,
+      at,
+      `"${name}" is a variable the service reads itself (its settings, its secrets among them): a tool's server never gets it`,
+    );
+  }
 }
 
 // The address itself (private networks, DNS) is checked when a run connects, as for webhooks.
@@ -141,12 +259,15 @@ function checkUrl(source: AssetSource, at: FieldPath, text: string): void {
     fail(source, at, 'carries credentials: give them in headers (a header → the variable holding its value)');
 }
 
+/** The servers a pattern may name: those an asset declares, or `any` (an organisation's floor). */
+type DeclaredServers = ReadonlySet<string> | 'any';
+
 function policyOf(
   source: AssetSource,
   at: FieldPath,
   pattern: string,
-  given: z.infer<typeof PolicyFrontmatterSchema>,
-  declared: ReadonlySet<string>,
+  given: PolicyOptions,
+  declared: DeclaredServers,
 ): ToolPolicy {
   checkToolName(source, at, pattern, declared, { wildcard: true });
   if (given.policy === 'ask') return { tool: pattern, policy: 'ask', ask: gatePolicy(source, at, given, null) };
@@ -165,7 +286,7 @@ function checkToolName(
   source: AssetSource,
   at: FieldPath,
   name: string,
-  declared: ReadonlySet<string>,
+  declared: DeclaredServers,
   { wildcard }: { wildcard: boolean },
 ): void {
   const dot = name.indexOf('.');
@@ -178,7 +299,7 @@ function checkToolName(
   if (server === PROJECT_TOOLS_SERVER) {
     if (tool !== '*' && !(PROJECT_TOOL_NAMES as readonly string[]).includes(tool))
       fail(source, at, `"${tool}" is not a project tool: they are ${PROJECT_TOOL_NAMES.join(', ')}`);
-  } else if (!declared.has(server)) {
+  } else if (declared !== 'any' && !declared.has(server)) {
     fail(
       source,
       at,

@@ -32,10 +32,11 @@ export interface Access {
    */
   resolveProject(principal: Principal, projectId: string | undefined, role: Role): Promise<string>;
   /**
-   * Phase configuration of an organisation: reading it needs a role anywhere inside it (on the organisation, or
-   * on one of its teams or projects); `owner` needs that role on the organisation itself (403 otherwise).
+   * What an organisation keeps for all its projects (phase configuration, folders, spend): reading it needs a role
+   * anywhere inside it (on the organisation, or on one of its teams or projects); `owner` or `admin` needs that role
+   * on the organisation itself (403 otherwise).
    */
-  requireOrgConfigRole(principal: Principal, orgId: string, role: 'viewer' | 'owner'): Promise<void>;
+  requireOrgConfigRole(principal: Principal, orgId: string, role: 'viewer' | 'owner' | 'admin'): Promise<void>;
   /** The organisation a project belongs to: phase configuration is kept per organisation. */
   orgIdOfProject(projectId: string): Promise<string>;
   requireOrgRole(principal: Principal, orgId: string, role: Role, what?: string): Promise<void>;

@@ -182,18 +182,22 @@ async function cloneToStaging(
     );
   try {
     // The objects first, without a work tree, watched as they arrive; then the work tree, whose size the tree
-    // itself tells beforehand (a small pack can hold a huge file of zeros).
-    await git([...networkConfig(pin), 'clone', '--depth', '1', '--single-branch', '--no-tags', '--no-checkout'], {
-      what: 'clone',
-      args: ['--', pin?.url.href ?? source, staging],
-      limits,
-      shown,
-      watch: { folder: staging, maxBytes, tooLarge },
-    });
+    // itself tells beforehand (a small pack can hold a huge file of zeros). No template: the server's
+    // init.templateDir could bring hooks and filter drivers into the clone.
+    await git(
+      [...networkConfig(pin), 'clone', '--template=', '--depth', '1', '--single-branch', '--no-tags', '--no-checkout'],
+      {
+        what: 'clone',
+        args: ['--', pin?.url.href ?? source, staging],
+        limits,
+        shown,
+        watch: { folder: staging, maxBytes, tooLarge },
+      },
+    );
     const objects = await folderSize(staging);
     const files = await treeSize(staging, limits, shown);
     if (objects + files > maxBytes) throw tooLarge();
-    await git(['-C', staging, 'checkout', '-q'], { what: 'checkout', args: [], limits, shown });
+    await git(['-C', staging, 'checkout', '-q'], { what: 'checkout', args: [], limits, shown, cloneOnly: true });
     // Measured, not estimated: the checkout wrote git's index besides the files.
     const size = (await folderSize(staging)) + SIZE_DIGITS;
     if (size > maxBytes) throw tooLarge();
@@ -228,16 +232,24 @@ interface GitCall {
   watch?: { folder: string; maxBytes: number; tooLarge: () => Error };
   /** Collect stdout (at most this many bytes). */
   stdoutLimit?: number;
+  /**
+   * A step in the finished clone, which needs no network and so no credentials: it reads no system or user
+   * configuration. Checking out then runs no filter driver that the repository's .gitattributes could pick
+   * (`filter=<name>`) among the server's own: the clone's configuration, written by git clone without a template,
+   * declares none.
+   */
+  cloneOnly?: boolean;
 }
 
 /**
  * Runs git in a process group of its own, so that a timeout, a cancel or the size limit stops its helpers too
- * (git-remote-https does the network reading).
+ * (git-remote-https does the network reading). No hook runs, the server's own included (`core.hooksPath` of its
+ * configuration): a clone's ref updates and checkout are the repository's doing.
  */
 function git(options: string[], call: GitCall): Promise<string> {
   const { limits, shown } = call;
   return new Promise((resolve, reject) => {
-    const child = spawn('git', [...options, ...call.args], {
+    const child = spawn('git', ['-c', 'core.hooksPath=/dev/null', ...options, ...call.args], {
       detached: true,
       stdio: ['ignore', call.stdoutLimit ? 'pipe' : 'ignore', 'pipe'],
       env: {
@@ -246,7 +258,7 @@ function git(options: string[], call: GitCall): Promise<string> {
         GIT_ASKPASS: 'echo',
         // Only these transports: no ext::, no fd::, whatever a URL or a submodule asks.
         GIT_ALLOW_PROTOCOL: 'https:http:ssh:git:file',
-        GIT_LFS_SKIP_SMUDGE: '1',
+        ...(call.cloneOnly && { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }),
       },
     });
     let stderr = '';
@@ -307,6 +319,7 @@ async function treeSize(folder: string, limits: CloneLimits, shown: string): Pro
     args: [],
     limits,
     shown,
+    cloneOnly: true,
     stdoutLimit: 64 * 1024 * 1024,
   });
   let total = 0;

@@ -1,19 +1,13 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../contracts/errors';
+import { makeFifo, release, within } from './fifo-fixture';
 import { parseGitUrl, withoutCredentials } from './git-url';
+import { useFolders } from './folder-fixture';
 import { buildProjectContext, checkProjectPath, isGitUrl, type ProjectContextOptions } from './project-context';
 
-const temp: string[] = [];
-const mkdir = () => {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-project-')));
-  temp.push(dir);
-  return dir;
-};
-afterAll(() => temp.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+const mkdir = useFolders('svc-project-');
 
 function project(): string {
   const dir = mkdir();
@@ -80,19 +74,33 @@ describe('project context', () => {
     expect(text).not.toContain('passwd');
   });
 
-  it('clones a git URL shallowly (a file:// bare repository) and reads its README', async () => {
-    const work = project();
-    const bare = path.join(mkdir(), 'widgets.git');
-    const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, stdio: 'pipe' });
-    git(work, 'init', '-q', '-b', 'main');
-    git(work, '-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'empty');
-    git(work, 'add', '.');
-    git(work, '-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '-m', 'widgets');
-    git(work, 'clone', '-q', '--bare', work, bare);
-    const cache = mkdir();
-    const text = await buildProjectContext(`file://${bare}`, { cacheDir: cache, allowedRoots: [] });
-    expect(text).toContain('# Widget service');
-    expect(fs.readdirSync(cache)).toHaveLength(1);
+  it('never follows a .gitignore that is a symlink', async () => {
+    const dir = project();
+    const outside = mkdir();
+    fs.writeFileSync(path.join(outside, 'rules'), 'src/\n');
+    fs.rmSync(path.join(dir, '.gitignore'));
+    fs.symlinkSync(path.join(outside, 'rules'), path.join(dir, '.gitignore'));
+    const text = await buildProjectContext(dir, options());
+    // The rules the symlink leads to are not read: src/ stays, and so does what the project's own rules left out.
+    expect(text).toContain('index.ts');
+    expect(text).toContain('secret.env');
+  });
+
+  it('never opens a .gitignore or a key file that is not a regular file: a FIFO holds nothing', async () => {
+    const dir = project();
+    fs.rmSync(path.join(dir, '.gitignore'));
+    fs.rmSync(path.join(dir, 'README.md'));
+    const fifos = ['.gitignore', 'README.md', 'src/main.ts'].map((file) => path.join(dir, file));
+    for (const fifo of fifos) makeFifo(fifo);
+    try {
+      const text = await within(2000, buildProjectContext(dir, options()));
+      expect(text).toContain('README.md');
+      expect(text).not.toContain('--- README.md ---');
+      expect(text).not.toContain('--- src/main.ts ---');
+      expect(text).toContain('--- package.json ---');
+    } finally {
+      fifos.forEach(release);
+    }
   });
 
   it('fails clearly for a missing folder', async () => {

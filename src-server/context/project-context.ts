@@ -2,9 +2,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ignore, { type Ignore } from 'ignore';
-import { badRequest } from '../contracts/errors';
+import { badRequest, conflict } from '../contracts/errors';
 import { cloneIntoCache, holding } from './clone-cache';
 import { ProjectPathError } from './errors';
+import { readRegularFile } from './regular-file';
 import { isGitUrl, parseGitUrl, resolvePublicHost } from './git-url';
 
 export { ProjectPathError } from './errors';
@@ -29,6 +30,17 @@ export interface ProjectContextOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Where under PROJECT_ROOTS the runs of one organisation may work (docs/security.md#project-paths): its registered
+ * folders, or anywhere under the roots for the default organisation; never in, or around, another organisation's.
+ */
+export interface TenantFolders {
+  /** The organisation's registered folders; `any` for the default organisation. */
+  own: readonly string[] | 'any';
+  /** The folders registered to every other organisation. */
+  others: readonly string[];
+}
+
 /** Who asks for a project path, as far as the path rules care. */
 export interface PathCaller {
   /** The API token (or per-launch token) caller, or the anonymous user when authentication is off. */
@@ -48,6 +60,7 @@ const KEY_FILES = [
   /^(src\/)?(main|index|app|lib)\.(ts|js|py|go|rs|java)$/,
   /^src\/(main|lib)\.rs$/,
 ];
+const MAX_IGNORE_BYTES = 1024 * 1024;
 const ALWAYS_SKIPPED = new Set(['.git', 'node_modules', '.venv', 'target', 'dist', 'out', '__pycache__']);
 
 /** Whether `child` is `root` or lies under it (both absolute, resolved). */
@@ -76,22 +89,50 @@ function localFolder(projectPath: string): string {
   }
 }
 
+/** Why `real` may not be used beside the folders of other organisations; undefined when it may. */
+async function clashWithOthers(real: string, folder: string, others: readonly string[]): Promise<string | undefined> {
+  for (const other of await Promise.all(others.map((dir) => realLocation(dir)))) {
+    if (inside(real, other)) return `project path ${folder} is in a folder of another organisation`;
+    if (inside(other, real)) return `project path ${folder} holds a folder of another organisation`;
+  }
+  return undefined;
+}
+
 /**
  * The rules of local paths, on the path's real location (symlinks, `..` and /proc/self/cwd resolved): never the
- * clone cache, whoever asks; under PROJECT_ROOTS when it is set, whoever asks; when it is not set, only for the
- * instance administrator. `caller` undefined (when a run executes) checks what does not depend on the caller:
- * the caller was checked when the run started.
+ * clone cache, whoever asks; under PROJECT_ROOTS when it is set, whoever asks, and there within the folders of the
+ * run's organisation (`folders`, when tenancy applies); when it is not set, only for the instance administrator.
+ * `caller` undefined (when a run executes) checks what does not depend on the caller: the caller was checked when
+ * the run started.
  */
-async function assertLocalAllowed(folder: string, options: ProjectContextOptions, caller?: PathCaller) {
+async function assertLocalAllowed(
+  folder: string,
+  options: ProjectContextOptions,
+  caller?: PathCaller,
+  folders?: TenantFolders,
+) {
   const real = await realLocation(folder);
   if (inside(real, await realLocation(path.resolve(options.cacheDir)))) {
     throw new ProjectPathError(`project path ${folder} is inside the server's clone cache, which is never read`);
   }
   if (options.allowedRoots.length > 0) {
     const roots = await Promise.all(options.allowedRoots.map((root) => realLocation(path.resolve(root))));
-    if (roots.some((root) => inside(real, root))) return;
+    if (!roots.some((root) => inside(real, root))) {
+      throw new ProjectPathError(
+        `project path ${folder} is outside the allowed folders (PROJECT_ROOTS: ${options.allowedRoots.join(', ')})`,
+      );
+    }
+    if (!folders) return;
+    const clash = await clashWithOthers(real, folder, folders.others);
+    if (clash) throw new ProjectPathError(clash);
+    if (folders.own === 'any') return;
+    const own = await Promise.all(folders.own.map((dir) => realLocation(dir)));
+    if (own.some((dir) => inside(real, dir))) return;
     throw new ProjectPathError(
-      `project path ${folder} is outside the allowed folders (PROJECT_ROOTS: ${options.allowedRoots.join(', ')})`,
+      own.length
+        ? `project path ${folder} is outside the folders of this project's organisation (${folders.own.join(', ')})`
+        : `project path ${folder} is outside the folders of this project's organisation: it has none yet ` +
+            '(an administrator of the organisation registers them under PROJECT_ROOTS)',
     );
   }
   if (caller && !caller.instanceAdmin) {
@@ -111,10 +152,11 @@ export async function checkProjectPath(
   projectPath: string,
   options: ProjectContextOptions,
   caller: PathCaller,
+  folders?: TenantFolders,
 ): Promise<void> {
   try {
     if (projectPath.startsWith('file://') || !isGitUrl(projectPath)) {
-      await assertLocalAllowed(localFolder(projectPath), options, caller);
+      await assertLocalAllowed(localFolder(projectPath), options, caller, folders);
     } else {
       parseGitUrl(projectPath);
     }
@@ -143,6 +185,7 @@ export async function withProjectFolder<T>(
   projectPath: string,
   options: ProjectContextOptions,
   use: (folder: string, writable: boolean) => Promise<T>,
+  folders?: TenantFolders,
 ): Promise<T> {
   const isFileUrl = projectPath.startsWith('file://');
   if (!isFileUrl && isGitUrl(projectPath)) {
@@ -152,7 +195,7 @@ export async function withProjectFolder<T>(
     return holding(folder, () => use(folder, false));
   }
   const folder = localFolder(projectPath);
-  await assertLocalAllowed(folder, options);
+  await assertLocalAllowed(folder, options, undefined, folders);
   const stat = await fs.stat(folder).catch(() => undefined);
   if (!stat) throw new ProjectPathError(`project folder ${folder} does not exist`);
   if (!stat.isDirectory()) throw new ProjectPathError(`project path ${folder} is not a folder`);
@@ -168,14 +211,16 @@ export async function withProjectFolder<T>(
   return holding(clone, () => use(clone, false));
 }
 
+/** The root .gitignore, a regular file of the project (a symlink, a FIFO or a device is not read). */
 async function readIgnore(dir: string, rules: Ignore): Promise<void> {
-  const text = await fs.readFile(path.join(dir, '.gitignore'), 'utf8').catch(() => '');
-  if (text) rules.add(text);
+  const file = await readRegularFile(path.join(dir, '.gitignore'), MAX_IGNORE_BYTES).catch(() => undefined);
+  if (file) rules.add(file.bytes.toString('utf8'));
 }
 
 /**
- * The tree, depth-bounded and count-bounded, honouring the root .gitignore; plus the key files found. Symlinks are
- * listed but never followed, and the clone cache is skipped when a folder above it is read.
+ * The tree, depth-bounded and count-bounded, honouring the root .gitignore; plus the key files found. Symlinks,
+ * FIFOs and devices are listed but never followed or opened, and the clone cache is skipped when a folder above it
+ * is read.
  */
 async function walk(root: string, cacheDir: string): Promise<{ tree: string[]; keyFiles: string[] }> {
   const rules = ignore();
@@ -205,20 +250,67 @@ async function walk(root: string, cacheDir: string): Promise<{ tree: string[]; k
  * The model's view of a project: its structure and its key files (README, manifests, entry points),
  * cut to the budget. `projectPath` is a local folder or a git URL (cloned shallowly into the cache).
  */
-export async function buildProjectContext(projectPath: string, options: ProjectContextOptions): Promise<string> {
+export async function buildProjectContext(
+  projectPath: string,
+  options: ProjectContextOptions,
+  folders?: TenantFolders,
+): Promise<string> {
   const shown =
     isGitUrl(projectPath) && !projectPath.startsWith('file://') ? parseGitUrl(projectPath).shown : projectPath;
-  return withProjectFolder(projectPath, options, async (folder) => {
-    const budget = options.maxChars ?? 16_000;
-    const { tree, keyFiles } = await walk(folder, path.resolve(options.cacheDir));
-    let text = `Repository ${shown}\n\nStructure:\n${tree.join('\n')}\n`;
-    for (const file of keyFiles) {
-      if (text.length >= budget) break;
-      const content = await fs.readFile(path.join(folder, file), 'utf8').catch(() => '');
-      const room = budget - text.length - file.length - 20;
-      if (room <= 200) break;
-      text += `\n--- ${file} ---\n${content.length > room ? `${content.slice(0, room)}\n… (cut)` : content}\n`;
+  return withProjectFolder(
+    projectPath,
+    options,
+    async (folder) => {
+      const budget = options.maxChars ?? 16_000;
+      const { tree, keyFiles } = await walk(folder, path.resolve(options.cacheDir));
+      let text = `Repository ${shown}\n\nStructure:\n${tree.join('\n')}\n`;
+      for (const file of keyFiles) {
+        if (text.length >= budget) break;
+        // As much as the budget can hold, whatever the width of its characters; a file swapped since the walk for
+        // anything but a regular file is left out.
+        const read = await readRegularFile(path.join(folder, file), budget * 4).catch(() => undefined);
+        if (!read) continue;
+        const content = read.bytes.toString('utf8');
+        const room = budget - text.length - file.length - 20;
+        if (room <= 200) break;
+        text += `\n--- ${file} ---\n${content.length > room ? `${content.slice(0, room)}\n… (cut)` : content}\n`;
+      }
+      return text.slice(0, budget);
+    },
+    folders,
+  );
+}
+
+/**
+ * The real location of a folder an organisation registers, checked: an existing folder under PROJECT_ROOTS, not the
+ * clone cache, and overlapping no registered folder (of another organisation, or already of this one). A refusal
+ * is a 400, or a 409 for an overlap.
+ */
+export async function registrableFolder(
+  folder: string,
+  options: ProjectContextOptions,
+  registered: readonly { path: string; sameOrg: boolean }[],
+): Promise<string> {
+  if (options.allowedRoots.length === 0) {
+    throw conflict('folders cannot be registered: PROJECT_ROOTS is not set, so no run may read a local folder');
+  }
+  const stat = await fs.stat(folder).catch(() => undefined);
+  if (!stat?.isDirectory()) throw badRequest(`${folder} is not a folder of this server`);
+  try {
+    await assertLocalAllowed(folder, options);
+  } catch (error) {
+    if (error instanceof ProjectPathError) throw badRequest(error.message);
+    throw error;
+  }
+  const real = await realLocation(folder);
+  const others = registered.filter((r) => !r.sameOrg).map((r) => r.path);
+  const clash = await clashWithOthers(real, folder, others);
+  if (clash) throw conflict(clash.replace('project path', 'folder'));
+  for (const own of registered.filter((r) => r.sameOrg)) {
+    const ownReal = await realLocation(own.path);
+    if (inside(real, ownReal) || inside(ownReal, real)) {
+      throw conflict(`folder ${folder} overlaps ${own.path}, already a folder of this organisation`);
     }
-    return text.slice(0, budget);
-  });
+  }
+  return real;
 }

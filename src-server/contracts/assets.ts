@@ -101,6 +101,10 @@ export const AssetSummarySchema = z
     kind: AssetKindSchema,
     category: z.string(),
     phases: z.array(z.object({ id: z.string(), name: z.string(), kind: NodeKindSchema })),
+    origin: z.enum(['built_in', 'stored']).meta({ description: 'shipped with the service, or stored in a project' }),
+    version: z.string().meta({ description: "a stored agent's current version number; a built-in's content hash" }),
+    project_id: z.string().nullable().meta({ description: 'the project a stored agent belongs to' }),
+    shared: z.boolean().meta({ description: "a stored agent offered to every project of its project's organisation" }),
   })
   .meta({ id: 'AssetSummary' });
 export type AssetSummary = z.infer<typeof AssetSummarySchema>;

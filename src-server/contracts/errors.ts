@@ -38,6 +38,7 @@ export const DATABASE_UNAVAILABLE = {
   status: 503,
   code: 'database_unavailable',
   message: 'the database is unreachable; the server keeps trying to reconnect: try again in a few seconds',
+  retryAfterS: 5,
 } as const;
 
 export function errorBody(code: ErrorCode, message: string, details?: unknown): ErrorBody {

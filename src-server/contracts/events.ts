@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RoutingRuleSchema, RuleSourceSchema } from './assets';
 import { GateDecisionKindSchema, NodeStatusSchema, PendingGateSchema } from './runs';
+import { PolicySourceSchema } from './tools';
 
 /**
  * Every event a run stream carries: the server emits exactly these and the studio consumes them.
@@ -36,6 +37,8 @@ const RUN_EVENTS = [
     run_id: z.uuid(),
     thread_id: z.uuid(),
     agent: z.string(),
+    /** The version of the agent the run runs; absent in the events of runs from before agents had versions. */
+    agent_version: z.string().optional(),
     model: z.string(),
   }),
   z.object({
@@ -166,6 +169,11 @@ const RUN_EVENTS = [
     arguments: z.record(z.string(), z.unknown()),
     arguments_sha256: z.string(),
     policy: z.enum(['allow', 'ask', 'granted', 'covered', 'deny']),
+    policy_source: PolicySourceSchema.optional().meta({
+      description:
+        "where the tool's policy came from (the agent's, its organisation's floor, the default); absent for a call " +
+        'not offered to the phase',
+    }),
   }),
   /** The run waits for a person to decide a tool call (`tool_call`); the stream then ends, as at a gate. */
   z.object({ type: z.literal('tool_waiting'), ...PendingGateSchema.shape }),

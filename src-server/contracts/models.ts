@@ -125,7 +125,9 @@ export const LocalModelsSchema = z
     reachable: z.boolean(),
     error: z.string().nullable(),
     models: z.array(LocalModelSchema),
-    pulls: z.array(ModelPullSchema).meta({ description: 'pulls under way, and the last ones that ended' }),
+    pulls: z
+      .array(ModelPullSchema)
+      .meta({ description: 'pulls under way, and the last ones that ended; empty unless the caller manages models' }),
     default_model: z.string().meta({ description: 'what a run uses when neither it nor its thread names a model' }),
     may_manage: z.boolean().meta({ description: 'whether the caller may pull, delete and set the default' }),
   })

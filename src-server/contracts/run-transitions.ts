@@ -9,9 +9,14 @@ export interface RunTransition {
 }
 
 /**
- * Every change of a run's status. Each statement that changes one (db/runs.repository.ts) names its transition here
- * and is guarded by its `from`, so that of two processes that race, one wins and the other learns it lost.
- * docs/run-lifecycle.md#run-statuses shows the same table, and a test compares the two.
+ * Every change of a run's status. Each statement that changes one is guarded by its transition's `from`, so that of
+ * two processes that race, one wins and the other learns it lost. Those of db/runs.repository.ts name their
+ * transition here (statusGuard); two are PL/pgSQL functions of db/migrations/, with the statuses written out
+ * (test/server/migrations.int.test.ts reads them from the database and holds them to this table):
+ * svc_start_agent_run() (and svc_start_run, the release before's) writes a new row (`start`, or `enqueue` behind a
+ * busy thread; a new row has no `from`, the thread's lock keeps it to one active run) and svc_cancel_run() makes
+ * `cancel`. docs/run-lifecycle.md#run-statuses shows the
+ * same table, and a test compares the two.
  */
 export const RUN_TRANSITIONS = {
   start: { from: null, to: 'running', when: 'a run request or a fork is accepted' },

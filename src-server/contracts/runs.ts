@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { UuidSchema } from './common';
 import { EdgeSchema, NodeIdSchema, PhaseSchema, RoutingRuleSchema, RuleSourceSchema, AssetKindSchema } from './assets';
 import { GateExpirySchema } from './gate-policy';
-import { PendingToolCallSchema } from './tools';
+import { PendingToolCallSchema, PolicySourceSchema } from './tools';
 import { ReasonBodySchema } from './common';
 import { RoleSchema } from './tenancy';
 import { RunUsageSchema } from './usage';
@@ -82,6 +82,7 @@ export const ThreadSchema = z
     created_at: z.string(),
     updated_at: z.string(),
     last_run: z.object({ id: z.uuid(), status: RunStatusSchema }).nullable(),
+    draft: z.boolean().meta({ description: 'a thread an unsaved agent was tried in (studio Try)' }),
   })
   .meta({ id: 'Thread' });
 export type Thread = z.infer<typeof ThreadSchema>;
@@ -111,6 +112,14 @@ export const RunSchema = z
     id: z.uuid(),
     thread_id: z.uuid(),
     agent: z.string(),
+    agent_version: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          "the version of its agent the run runs: a stored agent's number, a built-in's content hash; null for runs " +
+          'started before agents had versions',
+      }),
     model: z.string().nullable(),
     status: RunStatusSchema,
     message: z.string().nullable(),
@@ -245,6 +254,13 @@ export const GateDecisionRecordSchema = z
       description: 'a tool call approved or edited: the arguments it runs with, in RFC 8785 canonical JSON',
     }),
     arguments_sha256: z.string().nullable().meta({ description: 'SHA-256 of `arguments`, hex' }),
+    policy_source: PolicySourceSchema.nullable().meta({
+      description: 'a decision on a tool call: where the policy that asked came from; null at a gate',
+    }),
+    agent_version: z
+      .string()
+      .nullable()
+      .meta({ description: "the version of the agent the run ran when it stopped (the run's agent_version)" }),
     decided_at: z.string(),
   })
   .meta({ id: 'GateDecisionRecord' });

@@ -45,3 +45,29 @@ export const MemberSchema = z
 export type Member = z.infer<typeof MemberSchema>;
 
 export const SetRoleSchema = z.object({ role: RoleSchema }).meta({ id: 'SetRole' });
+
+/** A folder under PROJECT_ROOTS registered to an organisation: its projects' runs may work in it. */
+export const OrgFolderSchema = z
+  .object({
+    id: z.uuid(),
+    org_id: z.uuid(),
+    /** The folder's real location (symlinks resolved) when it was registered. */
+    path: z.string(),
+    created_by: z.string(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'OrgFolder' });
+export type OrgFolder = z.infer<typeof OrgFolderSchema>;
+
+/** POST /orgs/{id}/folders. */
+export const RegisterFolderSchema = z
+  .object({
+    path: z
+      .string()
+      .trim()
+      .min(1)
+      .max(2000)
+      .refine((value) => value.startsWith('/'), 'must be an absolute path')
+      .meta({ description: 'an absolute folder path under PROJECT_ROOTS' }),
+  })
+  .meta({ id: 'RegisterFolder' });

@@ -28,6 +28,9 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** The placeholder a stdio server's arguments may carry: the run's project folder (local project paths only). */
 export const PROJECT_PATH_PLACEHOLDER = '{project_path}';
 
+/** Who changed a setting: a user's id and, while the user exists, their name. */
+const ChangedBySchema = z.object({ id: z.string(), name: z.string().nullable() });
+
 export const McpServerSchema = z
   .discriminatedUnion('transport', [
     z.object({
@@ -50,6 +53,26 @@ export const McpServerSchema = z
   .meta({ id: 'McpServer' });
 export type McpServer = z.infer<typeof McpServerSchema>;
 
+/**
+ * A server of the instance's registry (docs/tools.md#the-instances-mcp-servers), which stored agents name. Only
+ * instance administrators see its declaration: it names a program or an address, and the variables that hold
+ * credentials.
+ */
+export const RegisteredMcpServerSchema = z
+  .object({
+    name: z.string(),
+    transport: z.enum(['stdio', 'http']),
+    server: McpServerSchema.nullable().meta({
+      description: 'the declaration; null unless the caller administers the instance',
+    }),
+    registered_by: ChangedBySchema.nullable().meta({
+      description: 'who registered the current declaration; null for a user since deleted',
+    }),
+    registered_at: z.string().meta({ description: 'ISO 8601: when the current declaration was registered' }),
+  })
+  .meta({ id: 'RegisteredMcpServer' });
+export type RegisteredMcpServer = z.infer<typeof RegisteredMcpServerSchema>;
+
 export const ToolPolicyKindSchema = z.enum(['allow', 'ask', 'deny']);
 export type ToolPolicyKind = z.infer<typeof ToolPolicyKindSchema>;
 
@@ -62,10 +85,34 @@ export const ToolPolicySchema = z
     tool: z.string(),
     policy: ToolPolicyKindSchema,
     /** ask: who decides, how many approve, and what happens when nobody does in time, as at a gate. */
-    ask: GatePolicySchema.nullable(),
+    // A union rather than .nullable(): the document would say the GatePolicy it refers to, which refuses null.
+    ask: z.union([GatePolicySchema, z.null()]),
   })
   .meta({ id: 'ToolPolicy' });
 export type ToolPolicy = z.infer<typeof ToolPolicySchema>;
+
+/**
+ * Where the policy that applies to a call came from: the agent's own policies, its organisation's floor (which made
+ * it stricter than the agent's), or the default for a tool no pattern of the agent names.
+ */
+export const PolicySourceSchema = z.enum(['agent', 'organisation', 'default']).meta({ id: 'PolicySource' });
+export type PolicySource = z.infer<typeof PolicySourceSchema>;
+
+/**
+ * An organisation's floor of tool policies (docs/tools.md#an-organisations-floor), as runs apply it: no agent of the
+ * organisation loosens it.
+ */
+export const OrgToolPoliciesSchema = z
+  .object({
+    org_id: z.uuid(),
+    policies: z.array(ToolPolicySchema).meta({ description: 'empty: the organisation sets no floor' }),
+    updated_by: ChangedBySchema.nullable().meta({
+      description: 'who set them last; null: never set, or a user deleted',
+    }),
+    updated_at: z.string().nullable().meta({ description: 'ISO 8601: when they were set last; null: never' }),
+  })
+  .meta({ id: 'OrgToolPolicies' });
+export type OrgToolPolicies = z.infer<typeof OrgToolPoliciesSchema>;
 
 export const ToolsDeclarationSchema = z
   .object({
@@ -162,6 +209,11 @@ export const PendingToolCallSchema = z
         'runs it again',
     }),
     attempts: z.number().int().meta({ description: 'how often it was started so far' }),
+    policy_source: PolicySourceSchema.optional().meta({
+      description:
+        "where the policy that asks came from: the agent's, its organisation's floor, or the default; absent for a " +
+        'call that began waiting before the service recorded it',
+    }),
   })
   .meta({ id: 'PendingToolCall' });
 export type PendingToolCall = z.infer<typeof PendingToolCallSchema>;

@@ -3,7 +3,7 @@ import { UuidSchema } from './common';
 
 /**
  * The events a webhook may subscribe to (docs/webhooks.md#events). Each is written to the outbox by a trigger in the
- * same transaction as the change it reports (db/schema.ts), so the run engine never calls the webhook code.
+ * same transaction as the change it reports (db/migrations/), so the run engine never calls the webhook code.
  */
 export const WEBHOOK_EVENTS = ['gate.waiting', 'gate.decided', 'gate.expired', 'run.completed', 'run.failed'] as const;
 export const WebhookEventTypeSchema = z.enum(WEBHOOK_EVENTS).meta({ id: 'WebhookEventType' });
@@ -100,7 +100,7 @@ const decisionData = {
 
 /**
  * The body of each delivery, Standard Webhooks' recommended shape: `type`, `timestamp` (ISO 8601, when the change
- * was committed) and `data`. Built in SQL by the triggers, so these schemas and db/schema.ts change together.
+ * was committed) and `data`. Built in SQL by the triggers, so these schemas and the migrations change together.
  */
 const PAYLOADS = [
   z.object({

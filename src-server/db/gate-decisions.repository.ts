@@ -1,5 +1,6 @@
 import type { GateApprovals, GateDecisionKind, GateDecisionRecord, PendingGate } from '../contracts/runs';
 import type { Role } from '../contracts/tenancy';
+import type { PolicySource } from '../contracts/tools';
 import type { Pool } from './pool';
 
 interface DecisionRow {
@@ -19,6 +20,8 @@ interface DecisionRow {
   tool_call_id: string | null;
   arguments: string | null;
   arguments_sha256: string | null;
+  policy_source: PolicySource | null;
+  agent_version: string | null;
   decided_at: Date;
 }
 
@@ -38,13 +41,16 @@ const toRecord = (row: DecisionRow): GateDecisionRecord => ({
   tool_call_id: row.tool_call_id,
   arguments: row.arguments,
   arguments_sha256: row.arguments_sha256,
+  policy_source: row.policy_source,
+  agent_version: row.agent_version,
   decided_at: row.decided_at.toISOString(),
 });
 
 const SELECT_DECISION = `
-  SELECT id, run_id, thread_id, gate, decision, decided_by, decided_by_name, role, reason, edits, response, outcome,
-         route_to, tool_call_id, arguments, arguments_sha256, decided_at
-    FROM svc_gate_decisions`;
+  SELECT d.id, d.run_id, d.thread_id, d.gate, d.decision, d.decided_by, d.decided_by_name, d.role, d.reason, d.edits,
+         d.response, d.outcome, d.route_to, d.tool_call_id, d.arguments, d.arguments_sha256, d.policy_source, d.decided_at,
+         (SELECT r.agent_version FROM svc_runs r WHERE r.id = d.run_id) AS agent_version
+    FROM svc_gate_decisions d`;
 
 /**
  * The round of one stop at a gate (the gate_waiting event `wait_seq`) that approvals count in: each edit starts a new

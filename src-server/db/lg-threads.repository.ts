@@ -7,6 +7,8 @@ export interface LgThreadRow {
   id: string;
   /** Null for a draft. */
   agent: string | null;
+  /** What the thread is called: its first message unless a person renamed it; null for a draft. */
+  name: string | null;
   project_id: string;
   metadata: Record<string, unknown>;
   created_at: Date;
@@ -36,13 +38,17 @@ export interface LgRunRow {
   forked_from: ForkedFrom | null;
 }
 
-export interface LgThreadQuery {
-  /** Null: every project. */
-  projectIds: string[] | null;
+/** Which threads a search finds, whatever their order and page. */
+export interface LgThreadFilter {
   /** Containment on the thread's metadata (with `graph_id` its agent's name). */
   metadata: Record<string, unknown>;
   ids: string[] | null;
   status: 'idle' | 'busy' | 'interrupted' | 'error' | null;
+}
+
+export interface LgThreadQuery extends LgThreadFilter {
+  /** Null: every project. */
+  projectIds: string[] | null;
   limit: number;
   offset: number;
   sortBy: 'thread_id' | 'status' | 'created_at' | 'updated_at';
@@ -57,7 +63,7 @@ const STATUS = `CASE
 
 /** Threads and drafts in one relation, each with its effective metadata and its status. */
 const ALL_THREADS = `
-  SELECT t.id, t.agent, t.project_id, t.metadata || jsonb_build_object('graph_id', t.agent) AS metadata,
+  SELECT t.id, t.agent, t.name, t.project_id, t.metadata || jsonb_build_object('graph_id', t.agent) AS metadata,
          t.created_at, t.updated_at, r.id AS last_run_id, r.status AS last_run_status, r.pending_gate, r.event_seq,
          ${STATUS} AS status
     FROM svc_threads t
@@ -65,7 +71,7 @@ const ALL_THREADS = `
       SELECT id, status, pending_gate, event_seq FROM svc_runs WHERE thread_id = t.id ORDER BY started_at DESC LIMIT 1
     ) r ON true
   UNION ALL
-  SELECT d.id, NULL, d.project_id, d.metadata, d.created_at, d.updated_at, NULL, NULL, NULL, NULL, 'idle'
+  SELECT d.id, NULL, NULL, d.project_id, d.metadata, d.created_at, d.updated_at, NULL, NULL, NULL, NULL, 'idle'
     FROM svc_lg_drafts d
    WHERE NOT EXISTS (SELECT 1 FROM svc_threads t WHERE t.id = d.id)`;
 
@@ -119,7 +125,7 @@ export function lgThreadsRepository(pool: Pool) {
       return rows;
     },
 
-    async count(q: Omit<LgThreadQuery, 'limit' | 'offset' | 'sortBy' | 'sortOrder'>): Promise<number> {
+    async count(q: LgThreadFilter & Pick<LgThreadQuery, 'projectIds'>): Promise<number> {
       const { rows } = await pool.query<{ n: string }>(
         `SELECT count(*) AS n FROM (${ALL_THREADS}) x
           WHERE ($1::uuid[] IS NULL OR project_id = ANY($1)) AND metadata @> $2::jsonb

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { withTransaction, type Pool } from './pool';
 import { whileUnavailable } from './retry';
 
-/** The queue's transaction-scoped advisory lock: the one the SQL functions of schema.ts take (svc_llm_grant, …). */
+/** The queue's transaction-scoped advisory lock: the one its SQL functions take (svc_llm_grant, … in migrations/). */
 const QUEUE_LOCK = 7_305_113;
 
 /**
@@ -42,7 +42,7 @@ export interface QueueCounts {
 
 /**
  * The local-runtime queue in PostgreSQL (svc_llm_queue), shared by every server process on the database.
- * A ticket per model call; a granted ticket holds a slot. The SQL functions in schema.ts grant slots in
+ * A ticket per model call; a granted ticket holds a slot. The SQL functions of the migrations grant slots in
  * one serialised step (round robin across tenants, first come first served within one) and announce on the
  * queue's NOTIFY channel every change made while someone waits (and only those).
  */

@@ -1,6 +1,5 @@
 import pg from 'pg';
 import { getLogger } from '../log';
-import { errorMessage } from '../contracts/errors';
 
 const log = getLogger('svc.db');
 
@@ -87,16 +86,6 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return error instanceof AggregateError && error.errors.some((e) => isDatabaseUnavailable(e));
 }
 
-/** Database reachability for /health: never throws. */
-export async function pingDatabase(pool: pg.Pool): Promise<{ ok: boolean; error?: string }> {
-  try {
-    await pool.query('SELECT 1');
-    return { ok: true };
-  } catch (error) {
-    return { ok: false, error: errorMessage(error) };
-  }
-}
-
 /**
  * Whether the database has room for the connections of a cluster of this service: each process keeps up to
  * `perProcess` (its pool and its notification listener). Returns what to say when PLANNED_PROCESSES would not fit.
@@ -142,11 +131,15 @@ export function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) 
 }
 
 /** Runs `work` while holding a cluster-wide advisory lock, so two processes never migrate at once. */
-export function withAdvisoryLock<T>(pool: pg.Pool, key: number, work: () => Promise<T>): Promise<T> {
+export function withAdvisoryLock<T>(
+  pool: pg.Pool,
+  key: number,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   return withClient(pool, async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [key]);
     try {
-      return await work();
+      return await work(client);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [key]);
     }

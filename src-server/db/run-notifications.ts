@@ -10,8 +10,11 @@ const log = getLogger('svc.db');
 /** The channel on which a cancelled run's id is announced to every server process (see runs.repository cancel). */
 export const CANCEL_CHANNEL = 'svc_run_cancel';
 
-/** The channel on which a thread whose run ended with runs queued behind it is announced (schema.ts svc_run_ready). */
+/** The channel on which a thread whose run ended with runs queued behind it is announced (svc_run_ready). */
 export const RUN_READY_CHANNEL = 'svc_run_ready';
+
+/** The channel on which a stored agent's change is announced (its id), by a trigger on svc_agents. */
+export const AGENTS_CHANNEL = 'svc_agents';
 
 /** The channel on which the local-runtime queue announces that its slots or waiters changed. */
 export const QUEUE_CHANNEL = 'svc_llm_queue';
@@ -27,6 +30,8 @@ export interface RunNotificationHandlers {
   queueChanged(granted: number[]): void;
   /** Webhook deliveries were queued (by the outbox triggers): this process's sender reads the outbox. */
   webhooksQueued?(): void;
+  /** A stored agent was created, changed or deleted: this process reads it again. */
+  agentChanged?(agentId: string): void;
   /** The connection was lost and is back: anything announced meanwhile must be looked up. */
   reconnected(): void;
 }
@@ -60,6 +65,8 @@ export async function listenForRunNotifications(
       if (payload) handlers.runReady?.(payload);
     } else if (message.channel === WEBHOOK_CHANNEL) {
       handlers.webhooksQueued?.();
+    } else if (message.channel === AGENTS_CHANNEL) {
+      if (payload) handlers.agentChanged?.(payload);
     }
   };
 
@@ -74,7 +81,7 @@ export async function listenForRunNotifications(
       await next.connect();
       await next.query(
         `LISTEN ${CANCEL_CHANNEL}; LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${QUEUE_CHANNEL}; LISTEN ${WEBHOOK_CHANNEL}; ` +
-          `LISTEN ${RUN_READY_CHANNEL}`,
+          `LISTEN ${RUN_READY_CHANNEL}; LISTEN ${AGENTS_CHANNEL}`,
       );
       if (closed) {
         await next.end();

@@ -65,6 +65,8 @@ export interface StoredRun extends Run {
   project_id: string;
   /** A run on a branch: the checkpoint it was forked from, and the run that wrote it. */
   forked_from: { run_id: string | null; checkpoint_id: string } | null;
+  /** The manifest the run is pinned to (null for runs from before versions). */
+  manifest_hash: string | null;
 }
 
 interface RunRow {
@@ -85,16 +87,20 @@ interface RunRow {
   pending_gate: PendingGate | null;
   project_id: string;
   attempts: number;
+  handovers: number;
   seq_reserved: number;
   forked_from: RunRecord['forkedFrom'];
   resume_decision: PendingResume | null;
   gate_checkpoint_id: string | null;
   trace_context: string | null;
+  agent_version: string | null;
+  manifest_hash: string | null;
 }
 
 const COLUMNS = `r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
   r.end_reason, r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id, r.attempts,
-  r.seq_reserved, r.forked_from, r.resume_decision, r.gate_checkpoint_id, r.trace_context`;
+  r.handovers, r.seq_reserved, r.forked_from, r.resume_decision, r.gate_checkpoint_id, r.trace_context, r.agent_version,
+  r.manifest_hash`;
 
 const SELECT_RUN = `SELECT ${COLUMNS} FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id`;
 
@@ -117,6 +123,8 @@ function toStored(row: RunRow): StoredRun {
     pending_gate: row.pending_gate,
     project_id: row.project_id,
     forked_from: row.forked_from && { run_id: row.forked_from.run_id, checkpoint_id: row.forked_from.checkpoint_id },
+    agent_version: row.agent_version,
+    manifest_hash: row.manifest_hash,
   };
 }
 
@@ -131,12 +139,15 @@ function toRecord(row: RunRow): RunRecord {
     projectPath: row.project_path,
     status: row.status,
     attempts: row.attempts,
+    handovers: row.handovers,
     seqReserved: row.seq_reserved,
     eventSeq: row.event_seq,
     forkedFrom: row.forked_from,
     resume: row.resume_decision,
     endReason: row.end_reason,
     traceContext: row.trace_context,
+    agentVersion: row.agent_version,
+    manifestHash: row.manifest_hash,
   };
 }
 
@@ -213,8 +224,8 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
       const { rowCount } = await client.query(
         `INSERT INTO svc_gate_decisions (run_id, thread_id, gate, wait_seq, round, decision, decided_by,
                                          decided_by_name, role, reason, edits, response, outcome, route_to,
-                                         tool_call_id, arguments, arguments_sha256)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, $17)
+                                         tool_call_id, arguments, arguments_sha256, policy_source)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, $17, $18)
          ON CONFLICT (run_id, wait_seq, round, decided_by)
            WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')
          DO NOTHING`,
@@ -236,6 +247,8 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
           decision.toolCallId,
           decision.arguments,
           decision.argumentsSha256,
+          // A decision on a tool call: where the policy that asked came from, as the waiting call said.
+          run.pendingGate.tool_call?.policy_source ?? null,
         ],
       );
       return (rowCount ?? 0) > 0;
@@ -256,7 +269,7 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
     async claim(resume: PendingResume, lease: Lease, seqReserved: number): Promise<void> {
       await client.query(
         `UPDATE svc_runs SET status = 'running', pending_gate = NULL, owner_id = $2,
-                lease_until = now() + make_interval(secs => $3), resume_decision = $4, attempts = 1,
+                lease_until = now() + make_interval(secs => $3), resume_decision = $4, attempts = 1, handovers = 0,
                 seq_reserved = GREATEST(seq_reserved, $5), gate_expires_at = NULL, gate_checkpoint_id = NULL
           WHERE id = $1 AND ${statusGuard('resume')}`,
         [run.id, lease.owner, lease.leaseS, storableJson(resume), seqReserved],
@@ -267,7 +280,7 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
-/** Writes a new run's row through svc_start_run (schema.ts), which applies the strategy under the thread's lock. */
+/** Writes a new run's row through svc_start_agent_run (migrations/), which applies the strategy under a lock. */
 async function startRow(db: Queryable, run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome> {
   const { rows } = await db.query<{
     outcome: 'started' | 'active' | 'over_limit' | 'queued';
@@ -276,7 +289,8 @@ async function startRow(db: Queryable, run: NewRun, lease: Lease, seqReserved: n
     going: number | null;
   }>(
     `SELECT outcome, active_id, active_status, going
-       FROM svc_start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15, $16, $17)`,
+       FROM svc_start_agent_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15, $16, $17,
+                                $18, $19, $20)`,
     [
       run.id,
       run.threadId,
@@ -295,6 +309,9 @@ async function startRow(db: Queryable, run: NewRun, lease: Lease, seqReserved: n
       run.localCap,
       run.strategy,
       run.traceContext,
+      run.agentVersion,
+      run.manifestHash,
+      run.draft,
     ],
   );
   const row = rows[0]!;
@@ -396,7 +413,7 @@ export function runsRepository(pool: Pool) {
         const { rows } = await client.query<RunRow>(
           `WITH claimed AS (
              UPDATE svc_runs SET status = 'running', started_at = now(), owner_id = $2,
-                    lease_until = now() + make_interval(secs => $3), attempts = 1,
+                    lease_until = now() + make_interval(secs => $3), attempts = 1, handovers = 0,
                     seq_reserved = GREATEST(seq_reserved, event_seq + $4)
               WHERE id = (SELECT id FROM svc_runs WHERE thread_id = $1 AND status = 'queued'
                            ORDER BY queued_at LIMIT 1)
@@ -460,6 +477,14 @@ export function runsRepository(pool: Pool) {
         `UPDATE svc_runs SET lease_until = now() - interval '1 millisecond'
           WHERE owner_id = $1 AND status = 'running' AND ($2::uuid[] IS NULL OR id = ANY($2::uuid[]))`,
         [owner, only ?? null],
+      );
+    },
+
+    async handOver(owner: string): Promise<void> {
+      await pool.query(
+        `UPDATE svc_runs SET lease_until = now() - interval '1 millisecond', handovers = handovers + 1
+          WHERE owner_id = $1 AND status = 'running'`,
+        [owner],
       );
     },
 

@@ -48,6 +48,26 @@ export interface NewFire {
   firedBy: string | null;
 }
 
+/** A fire being started, leased to this process: `runKey` is the id its run gets, whichever process starts it. */
+export interface StartingFire {
+  scheduleId: string;
+  occurrence: Date;
+  runKey: string;
+}
+
+/** The limit a new schedule (or one that changes hands) would pass, and how many there are already. */
+export interface ScheduleLimitReached {
+  limit: 'user' | 'project';
+  count: number;
+}
+
+export interface ScheduleLimits {
+  /** SCHEDULES_MAX_PER_USER: schedules one person runs, across projects. */
+  perUser: number;
+  /** SCHEDULES_MAX_PER_PROJECT. */
+  perProject: number;
+}
+
 /** What a claim decided for a due schedule, from its row and the database's clock. */
 export interface ClaimPlan {
   fires: NewFire[];
@@ -55,6 +75,14 @@ export interface ClaimPlan {
   /** Set when the schedule cannot go on (its cron no longer parses): it pauses with this reason. */
   pauseReason?: string;
 }
+
+/**
+ * Advisory-lock classes (beside 7_305_112 to 7_305_117, the migrations', the queue's, the first user's, the webhooks'
+ * and the local runtime's) under which a person's and a project's schedules are counted and added to, so that two
+ * requests at once never both see room under a limit. A person's lock is always taken before a project's.
+ */
+const USER_LOCK = 7_305_118;
+const PROJECT_LOCK = 7_305_119;
 
 const FIRE_COLUMNS = `f.schedule_id, f.occurrence, f.kind, f.outcome, f.reason, f.run_id, f.thread_id,
   r.status AS run_status, r.error_detail AS run_error, f.fired_at, f.fired_by`;
@@ -73,28 +101,41 @@ const toFire = (row: FireRow): ScheduleFire => ({
 /** Schedules and their fires (docs/schedules.md). SQL only: the times and the rules are the service's. */
 export function schedulesRepository(pool: Pool) {
   return {
-    async insert(schedule: NewSchedule): Promise<ScheduleRow> {
-      const { rows } = await pool.query<ScheduleRow>(
-        `INSERT INTO svc_schedules (id, project_id, created_by, created_by_name, agent, cron, timezone, message, model,
-                                    project_path, thread_id, catch_up, next_fire_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
-        [
-          schedule.id,
-          schedule.project_id,
-          schedule.created_by,
-          schedule.created_by_name,
-          schedule.agent,
-          schedule.cron,
-          schedule.timezone,
-          schedule.message,
-          schedule.model,
-          schedule.project_path,
-          schedule.thread_id,
-          schedule.catch_up,
-          schedule.next_fire_at,
-        ],
-      );
-      return rows[0]!;
+    /** Adds the schedule unless its maker or its project has as many as the limits allow already. */
+    async insertWithin(schedule: NewSchedule, limits: ScheduleLimits): Promise<ScheduleRow | ScheduleLimitReached> {
+      return withTransaction(pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [USER_LOCK, schedule.created_by]);
+        await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [PROJECT_LOCK, schedule.project_id]);
+        const { rows: counted } = await client.query<{ user: number; project: number }>(
+          `SELECT (SELECT count(*)::int FROM svc_schedules WHERE created_by = $1) AS user,
+                  (SELECT count(*)::int FROM svc_schedules WHERE project_id = $2) AS project`,
+          [schedule.created_by, schedule.project_id],
+        );
+        const { user, project } = counted[0]!;
+        if (user >= limits.perUser) return { limit: 'user', count: user };
+        if (project >= limits.perProject) return { limit: 'project', count: project };
+        const { rows } = await client.query<ScheduleRow>(
+          `INSERT INTO svc_schedules (id, project_id, created_by, created_by_name, agent, cron, timezone, message,
+                                      model, project_path, thread_id, catch_up, next_fire_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+          [
+            schedule.id,
+            schedule.project_id,
+            schedule.created_by,
+            schedule.created_by_name,
+            schedule.agent,
+            schedule.cron,
+            schedule.timezone,
+            schedule.message,
+            schedule.model,
+            schedule.project_path,
+            schedule.thread_id,
+            schedule.catch_up,
+            schedule.next_fire_at,
+          ],
+        );
+        return rows[0]!;
+      });
     },
 
     async get(id: string): Promise<ScheduleRow | undefined> {
@@ -110,15 +151,32 @@ export function schedulesRepository(pool: Pool) {
       return rows;
     },
 
-    /** Column names come from the keys of ScheduleChange, never from input. */
-    async update(id: string, change: ScheduleChange): Promise<ScheduleRow | undefined> {
-      const entries = Object.entries(change).filter(([, value]) => value !== undefined);
-      const sets = entries.map(([column], i) => `${column} = $${i + 2}`);
-      const { rows } = await pool.query<ScheduleRow>(
-        `UPDATE svc_schedules SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`,
-        [id, ...entries.map(([, value]) => value)],
-      );
-      return rows[0];
+    /**
+     * Changes the schedule, unless it would run as someone (`created_by`) who runs `maxPerUser` others already. Column
+     * names come from the keys of ScheduleChange, never from input.
+     */
+    async update(
+      id: string,
+      change: ScheduleChange,
+      maxPerUser: number,
+    ): Promise<ScheduleRow | ScheduleLimitReached | undefined> {
+      return withTransaction(pool, async (client) => {
+        if (change.created_by) {
+          await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [USER_LOCK, change.created_by]);
+          const { rows: counted } = await client.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM svc_schedules WHERE created_by = $1 AND id <> $2`,
+            [change.created_by, id],
+          );
+          if (counted[0]!.n >= maxPerUser) return { limit: 'user', count: counted[0]!.n };
+        }
+        const entries = Object.entries(change).filter(([, value]) => value !== undefined);
+        const sets = entries.map(([column], i) => `${column} = $${i + 2}`);
+        const { rows } = await client.query<ScheduleRow>(
+          `UPDATE svc_schedules SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`,
+          [id, ...entries.map(([, value]) => value)],
+        );
+        return rows[0];
+      });
     },
 
     /** Pauses it unless it is paused already (the first reason stays); answers the row as it is then. */
@@ -146,14 +204,33 @@ export function schedulesRepository(pool: Pool) {
       return (result.rowCount ?? 0) > 0;
     },
 
-    /** Schedules whose next occurrence has come, by the database's clock (the same for every process). */
-    async due(limit: number): Promise<string[]> {
-      const { rows } = await pool.query<{ id: string }>(
-        `SELECT id FROM svc_schedules WHERE paused_at IS NULL AND next_fire_at <= now()
-          ORDER BY next_fire_at LIMIT $1`,
+    /**
+     * Up to `limit` schedules whose next occurrence has come, by the database's clock (the same for every process),
+     * in turns across organisations, and inside each across its projects: each organisation's first comes before any
+     * organisation's second, so that one organisation's hundreds of due schedules never hold another's back. Answers
+     * the clock too: when this look was taken.
+     */
+    async due(limit: number): Promise<{ ids: string[]; now: Date }> {
+      const { rows } = await pool.query<{ ids: string[]; now: Date }>(
+        `WITH due AS (
+           SELECT s.id, s.project_id, t.org_id, s.next_fire_at
+             FROM svc_schedules s
+             JOIN svc_projects p ON p.id = s.project_id
+             JOIN svc_teams t ON t.id = p.team_id
+            WHERE s.paused_at IS NULL AND s.next_fire_at <= now()
+         ), in_project AS (
+           SELECT id, org_id, next_fire_at,
+                  row_number() OVER (PARTITION BY project_id ORDER BY next_fire_at, id) AS turn
+             FROM due
+         ), in_org AS (
+           SELECT id, next_fire_at,
+                  row_number() OVER (PARTITION BY org_id ORDER BY turn, next_fire_at, id) AS turn
+             FROM in_project
+         )
+         SELECT ARRAY(SELECT id FROM in_org ORDER BY turn, next_fire_at, id LIMIT $1) AS ids, now() AS now`,
         [limit],
       );
-      return rows.map((r) => r.id);
+      return rows[0]!;
     },
 
     /**
@@ -166,7 +243,8 @@ export function schedulesRepository(pool: Pool) {
       id: string,
       process: string,
       plan: (row: ScheduleRow, now: Date) => ClaimPlan,
-    ): Promise<{ row: ScheduleRow; fires: NewFire[] } | null> {
+      leaseS: number,
+    ): Promise<{ row: ScheduleRow; fires: NewFire[]; starting: StartingFire[] } | null> {
       return withTransaction(pool, async (client) => {
         const { rows } = await client.query<ScheduleRow & { db_now: Date }>(
           `SELECT *, now() AS db_now FROM svc_schedules
@@ -179,13 +257,20 @@ export function schedulesRepository(pool: Pool) {
         const { db_now: now, ...row } = found;
         const decided = plan(row, now);
         const inserted: NewFire[] = [];
+        const starting: StartingFire[] = [];
         for (const fire of decided.fires) {
-          const result = await client.query(
-            `INSERT INTO svc_schedule_fires (schedule_id, occurrence, kind, outcome, reason, fired_by, process)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (schedule_id, occurrence) DO NOTHING`,
-            [id, fire.occurrence, fire.kind, fire.outcome, fire.reason, fire.firedBy, process],
+          const { rows: made } = await client.query<{ run_key: string | null }>(
+            `INSERT INTO svc_schedule_fires (schedule_id, occurrence, kind, outcome, reason, fired_by, process, run_key,
+                                             lease_until)
+             SELECT $1, $2, $3, $4, $5, $6, $7, k.run_key, CASE WHEN k.run_key IS NOT NULL
+                                                             THEN now() + make_interval(secs => $8) END
+               FROM (SELECT CASE WHEN $4 = 'starting' THEN gen_random_uuid() END AS run_key) k
+             ON CONFLICT (schedule_id, occurrence) DO NOTHING RETURNING run_key`,
+            [id, fire.occurrence, fire.kind, fire.outcome, fire.reason, fire.firedBy, process, leaseS],
           );
-          if (result.rowCount) inserted.push(fire);
+          if (!made[0]) continue;
+          inserted.push(fire);
+          if (made[0].run_key) starting.push({ scheduleId: id, occurrence: fire.occurrence, runKey: made[0].run_key });
         }
         const { rows: after } = await client.query<ScheduleRow>(
           decided.pauseReason
@@ -194,34 +279,80 @@ export function schedulesRepository(pool: Pool) {
             : `UPDATE svc_schedules SET next_fire_at = $2 WHERE id = $1 RETURNING *`,
           [id, decided.pauseReason ?? decided.nextFireAt],
         );
-        return { row: after[0]!, fires: inserted };
+        return { row: after[0]!, fires: inserted, starting };
       });
     },
 
     /**
      * A manual fire (Run now), at the database's clock to the millisecond (the precision of the Date that names it
-     * again); null in the unlikely case of another in the same millisecond.
+     * again), leased as a claimed one; null in the unlikely case of another in the same millisecond.
      */
-    async insertManualFire(id: string, firedBy: string, process: string): Promise<Date | null> {
-      const { rows } = await pool.query<{ occurrence: Date }>(
-        `INSERT INTO svc_schedule_fires (schedule_id, occurrence, kind, outcome, fired_by, process)
-         VALUES ($1, date_trunc('milliseconds', clock_timestamp()), 'manual', 'starting', $2, $3)
-         ON CONFLICT (schedule_id, occurrence) DO NOTHING RETURNING occurrence`,
-        [id, firedBy, process],
+    async insertManualFire(id: string, firedBy: string, process: string, leaseS: number): Promise<StartingFire | null> {
+      const { rows } = await pool.query<{ occurrence: Date; run_key: string }>(
+        `INSERT INTO svc_schedule_fires (schedule_id, occurrence, kind, outcome, fired_by, process, run_key, lease_until)
+         VALUES ($1, date_trunc('milliseconds', clock_timestamp()), 'manual', 'starting', $2, $3, gen_random_uuid(),
+                 now() + make_interval(secs => $4))
+         ON CONFLICT (schedule_id, occurrence) DO NOTHING RETURNING occurrence, run_key`,
+        [id, firedBy, process, leaseS],
       );
-      return rows[0]?.occurrence ?? null;
+      return rows[0] ? { scheduleId: id, occurrence: rows[0].occurrence, runKey: rows[0].run_key } : null;
     },
 
-    /** How a fire's start went. */
+    /**
+     * Takes over fires still `starting` whose lease lapsed (the process that claimed them stopped before saying how
+     * the start went), leased to `process` now, with whether their run exists already (it began before its process
+     * stopped). Each is taken by one process: the row lock, and the lease moved on, leave it to the first.
+     */
+    async takeOverLapsed(
+      process: string,
+      leaseS: number,
+      limit: number,
+    ): Promise<(StartingFire & { runExists: boolean })[]> {
+      const { rows } = await pool.query<{
+        schedule_id: string;
+        occurrence: Date;
+        run_key: string;
+        run_exists: boolean;
+      }>(
+        `WITH lapsed AS (
+           SELECT schedule_id, occurrence FROM svc_schedule_fires
+            WHERE outcome = 'starting' AND lease_until <= now()
+            ORDER BY lease_until LIMIT $3
+              FOR UPDATE SKIP LOCKED
+         )
+         UPDATE svc_schedule_fires f SET process = $1, lease_until = now() + make_interval(secs => $2)
+           FROM lapsed WHERE f.schedule_id = lapsed.schedule_id AND f.occurrence = lapsed.occurrence
+         RETURNING f.schedule_id, f.occurrence, f.run_key,
+                   EXISTS (SELECT 1 FROM svc_runs r WHERE r.id = f.run_key) AS run_exists`,
+        [process, leaseS, limit],
+      );
+      return rows.map((row) => ({
+        scheduleId: row.schedule_id,
+        occurrence: row.occurrence,
+        runKey: row.run_key,
+        runExists: row.run_exists,
+      }));
+    },
+
+    /**
+     * How a fire's start went. Its run's existence has the last word: a fire whose run (`run_key`) exists is
+     * `started`, whatever a process that also tried to start it says (its second start failed on the run's id);
+     * otherwise the first outcome recorded stays.
+     */
     async settleFire(
       id: string,
       occurrence: Date,
-      settled: { outcome: FireOutcome; reason: string | null; runId?: string; threadId?: string },
+      settled: { outcome: FireOutcome; reason: string | null },
     ): Promise<ScheduleFire | undefined> {
       await pool.query(
-        `UPDATE svc_schedule_fires SET outcome = $3, reason = COALESCE($4, reason), run_id = $5, thread_id = $6
-          WHERE schedule_id = $1 AND occurrence = $2`,
-        [id, occurrence, settled.outcome, settled.reason, settled.runId ?? null, settled.threadId ?? null],
+        `UPDATE svc_schedule_fires f
+            SET outcome = CASE WHEN r.id IS NULL THEN $3 ELSE 'started' END,
+                reason = CASE WHEN r.id IS NULL THEN COALESCE($4, f.reason) WHEN f.outcome = 'starting' THEN f.reason END,
+                run_id = r.id, thread_id = r.thread_id, lease_until = NULL
+           FROM svc_schedule_fires k LEFT JOIN svc_runs r ON r.id = k.run_key
+          WHERE k.schedule_id = $1 AND k.occurrence = $2 AND f.schedule_id = $1 AND f.occurrence = $2
+            AND (f.outcome = 'starting' OR (r.id IS NOT NULL AND f.run_id IS NULL))`,
+        [id, occurrence, settled.outcome, settled.reason],
       );
       return this.fire(id, occurrence);
     },

@@ -13,11 +13,12 @@ interface ThreadRow {
   updated_at: Date;
   last_run_id: string | null;
   last_run_status: RunStatus | null;
+  draft: boolean;
 }
 
 const SELECT_THREAD = `
   SELECT t.id, t.name, t.agent, t.model, t.last_message, t.project_path, t.project_id, t.created_at, t.updated_at,
-         r.id AS last_run_id, r.status AS last_run_status
+         t.draft, r.id AS last_run_id, r.status AS last_run_status
     FROM svc_threads t
     LEFT JOIN LATERAL (
       SELECT id, status FROM svc_runs WHERE thread_id = t.id ORDER BY started_at DESC LIMIT 1
@@ -35,6 +36,7 @@ function toThread(row: ThreadRow): Thread {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     last_run: row.last_run_id ? { id: row.last_run_id, status: row.last_run_status! } : null,
+    draft: row.draft,
   };
 }
 
@@ -79,7 +81,7 @@ export function threadsRepository(pool: Pool) {
     async insert(t: NewThread): Promise<Thread> {
       const { rows } = await pool.query<ThreadRow>(
         `INSERT INTO svc_threads (id, agent, model, project_path, project_id, created_by) VALUES ($1, $2, $3, $4, $5, $6)
-         RETURNING id, name, agent, model, last_message, project_path, project_id, created_at, updated_at,
+         RETURNING id, name, agent, model, last_message, project_path, project_id, created_at, updated_at, draft,
                    NULL::uuid AS last_run_id, NULL::text AS last_run_status`,
         [t.id, t.agent, t.model, t.projectPath, t.projectId, t.createdBy],
       );
@@ -100,15 +102,17 @@ export function threadsRepository(pool: Pool) {
       limit: number,
       until: string | null,
       after: ThreadKey | null,
+      drafts = false,
     ): Promise<ListedThread[]> {
       const { rows } = await pool.query<ThreadRow & { key_at: string; listed_at: string }>(
         `${KEYED}
           WHERE ($1::uuid[] IS NULL OR t.project_id = ANY($1))
             AND ($2::timestamptz IS NULL OR t.updated_at <= $2)
             AND ($3::timestamptz IS NULL OR (t.updated_at, t.id) < ($3, $4::uuid))
+            AND ($6 OR NOT t.draft)
           ORDER BY t.updated_at DESC, t.id DESC
           LIMIT $5`,
-        [projectIds, until, after?.at ?? null, after?.id ?? null, limit],
+        [projectIds, until, after?.at ?? null, after?.id ?? null, limit, drafts],
       );
       return rows.map(listed);
     },
@@ -119,15 +123,17 @@ export function threadsRepository(pool: Pool) {
       limit: number,
       from: string,
       after: ThreadKey | null,
+      drafts = false,
     ): Promise<ListedThread[]> {
       const { rows } = await pool.query<ThreadRow & { key_at: string; listed_at: string }>(
         `${KEYED}
           WHERE ($1::uuid[] IS NULL OR t.project_id = ANY($1))
             AND t.updated_at > $2::timestamptz
             AND ($3::timestamptz IS NULL OR (t.updated_at, t.id) > ($3, $4::uuid))
+            AND ($6 OR NOT t.draft)
           ORDER BY t.updated_at, t.id
           LIMIT $5`,
-        [projectIds, from, after?.at ?? null, after?.id ?? null, limit],
+        [projectIds, from, after?.at ?? null, after?.id ?? null, limit, drafts],
       );
       return rows.map(listed);
     },

@@ -1,7 +1,9 @@
 import type { GateDecision } from '../contracts/runs';
+import { ROLES, type Role } from '../contracts/tenancy';
 import type { ModelTurnRecord, NewToolCall, ToolCallRecord, ToolCallStore } from '../storage/types';
 import type { Pool } from './pool';
 import { storable, storableJson } from './text';
+import { BUILT_IN_ISSUER } from './users.repository';
 
 interface ToolCallRow {
   id: string;
@@ -79,10 +81,13 @@ export function toolCallsRepository(pool: Pool): ToolCallStore {
     },
 
     async decide(id: string, decision: GateDecision): Promise<void> {
-      await pool.query('UPDATE svc_tool_calls SET decision = $2::jsonb WHERE id = $1 AND decision IS NULL', [
-        id,
-        storableJson(decision),
-      ]);
+      await pool.query(
+        `UPDATE svc_tool_calls SET decision = $2::jsonb
+          WHERE id = $1
+            AND (decision IS NULL
+              OR COALESCE(($2::jsonb ->> 'rerun_after')::int, 0) > COALESCE((decision ->> 'rerun_after')::int, 0))`,
+        [id, storableJson(decision)],
+      );
     },
 
     async start(id: string, attempts: number): Promise<boolean> {
@@ -101,10 +106,25 @@ export function toolCallsRepository(pool: Pool): ToolCallStore {
       );
     },
 
-    async granted(threadId: string, tool: string): Promise<boolean> {
+    async granted(threadId: string, tool: string, role: Role): Promise<boolean> {
+      // The granter's roles on the thread's project, its team and its organisation, as they are now; a built-in
+      // administrator (the API token, the anonymous user) is admin everywhere. A deleted granter grants nothing.
       const { rowCount } = await pool.query(
-        'SELECT 1 FROM svc_tool_grants WHERE thread_id = $1 AND tool = $2 AND revoked_at IS NULL',
-        [threadId, tool],
+        `SELECT 1
+           FROM svc_tool_grants g
+           JOIN svc_threads th ON th.id = g.thread_id
+           JOIN svc_projects p ON p.id = th.project_id
+           JOIN svc_teams t ON t.id = p.team_id
+           JOIN svc_users u ON u.id::text = g.granted_by
+          WHERE g.thread_id = $1 AND g.tool = $2 AND g.revoked_at IS NULL
+            AND (u.issuer = $4 OR EXISTS (
+                  SELECT 1 FROM svc_memberships m
+                   WHERE m.user_id = u.id
+                     AND ((m.scope_type = 'project' AND m.scope_id = p.id)
+                       OR (m.scope_type = 'team' AND m.scope_id = t.id)
+                       OR (m.scope_type = 'org' AND m.scope_id = t.org_id))
+                     AND array_position($5::text[], m.role) <= array_position($5::text[], $3)))`,
+        [threadId, tool, role, BUILT_IN_ISSUER, ROLES],
       );
       return (rowCount ?? 0) > 0;
     },

@@ -2,7 +2,7 @@ import type { Delivery, DeliveryAttempt, Webhook, WebhookEventType, WebhookPaylo
 import { withTransaction, type Pool } from './pool';
 
 /**
- * The channel on which the outbox announces new deliveries. The triggers of db/schema.ts notify it in the transaction
+ * The channel on which the outbox announces new deliveries. The triggers of the migrations notify it in the transaction
  * that queued them (so a worker hears of a delivery only once it is committed); every process's worker listens.
  */
 export const WEBHOOK_CHANNEL = 'svc_webhooks';
@@ -67,7 +67,7 @@ const CLAIM_LOCK = 7_305_116;
  * Every webhook with the tenant it belongs to: its organisation, and its project (null for an organisation's own
  * webhooks, which take their turns as one more project would); and the attempts in flight (rows under a live lease)
  * of each tenant. A lapsed lease belongs to a process that died: its row is due again, not in flight. Both read
- * through indexes (schema.ts), so their cost follows the number of webhooks and attempts in flight, not the backlog.
+ * through indexes (migrations/), so their cost follows the number of webhooks and attempts in flight, not the backlog.
  */
 const TENANTS = `hooks AS (
   SELECT w.id, COALESCE(w.org_id, t.org_id) AS org_id, w.project_id
@@ -96,7 +96,7 @@ const iso = (date: Date | null) => date?.toISOString() ?? null;
 
 /**
  * Webhooks, their outbox (svc_webhook_deliveries) and the attempts of each delivery. The outbox is written by the
- * triggers of db/schema.ts; this file claims its rows and records how each attempt went. A claim is a lease held by
+ * triggers of the migrations; this file claims its rows and records how each attempt went. A claim is a lease held by
  * one process: `claimed_by` says whose, so an answer that comes back after another process took the row over is
  * not recorded twice.
  */

@@ -302,7 +302,8 @@ describe('a run across processes', () => {
     const a = harness.engine({ models: dead, leaseS: 0.05 });
     const { run } = harness.start(a);
     await harness.until(() => dead.calls.length === 2, 'analysis to start');
-    const b = harness.engine({ leaseS: 0.05 });
+    // b's own lease is long: on a loaded machine a lease of 50 ms may lapse under b too, and b take its run over again.
+    const b = harness.engine({ leaseS: 2 });
     b.supervise();
     const events = await harness.read(b, run.id);
     const resumed = events.find((e) => e.event.type === 'run_resumed')!;
@@ -323,7 +324,7 @@ describe('a run across processes', () => {
     const a = harness.engine({ models: dead, leaseS: 0.05 });
     const { run } = harness.start(a);
     await harness.until(() => dead.calls.length > 0, 'the first call');
-    const b = harness.engine({ leaseS: 0.05 });
+    const b = harness.engine({ leaseS: 2 });
     b.supervise();
     const events = await harness.read(b, run.id);
     expect(shape(events)).toEqual([
@@ -354,8 +355,9 @@ describe('a run across processes', () => {
 
   it('acts once on a gate whose deadline passed, whichever process sees it first', async () => {
     harness = new Harness([reviewAgent('review', { expiry: { after_s: 0.05, action: 'reject', target: null } })]);
-    const a = harness.engine({ leaseS: 0.05 });
-    const b = harness.engine({ leaseS: 0.05 });
+    // Leases long enough that the run, once resumed, is not taken over between its gate_expired and its end.
+    const a = harness.engine({ leaseS: 1 });
+    const b = harness.engine({ leaseS: 1 });
     const { run } = harness.start(a);
     const gateId = (await harness.read(a, run.id)).at(-1)!.id;
     a.supervise();

@@ -50,9 +50,10 @@ export interface EngineDeps {
   /** The tools of runs' phases, and the record of their calls (docs/tools.md). */
   toolbox: Toolbox;
   toolCalls: ToolCallStore;
-  catalogEntry(agent: string): CatalogEntry | undefined;
-  /** Builds the model's project context from a run's project path (local folder or git URL). */
-  projectContext(projectPath: string, signal: AbortSignal): Promise<string>;
+  /** What the run runs: the manifest it is pinned to (its version), whatever was published since it started. */
+  agentOf(run: RunRecord): Promise<CatalogEntry | undefined>;
+  /** Builds the model's project context from a run's project path (local folder or git URL) in its project. */
+  projectContext(project: { projectId: string; projectPath: string }, signal: AbortSignal): Promise<string>;
   /** Saved per-node overrides of an agent, for the run's project. */
   nodeConfigs(agent: string, projectId: string): Promise<ReadonlyMap<string, NodeConfig>>;
   isTransient: IsTransient;
@@ -119,7 +120,8 @@ export class Engine {
   /** Runs whose row this process is writing or claiming, before their execution is registered. */
   private readonly admitting = new Set<string>();
   private readonly running = new Set<Promise<void>>();
-  private readonly graphs = new Map<CatalogEntry, CompiledRunGraph>();
+  // By entry: a version no run uses any more is dropped with its entry (services/agent-directory.ts caches a few).
+  private readonly graphs = new WeakMap<CatalogEntry, CompiledRunGraph>();
   private supervisorTimer?: NodeJS.Timeout;
   private supervising?: Promise<void>;
   private stopped = false;
@@ -177,11 +179,14 @@ export class Engine {
           projectPath: run.projectPath,
           status: 'running',
           attempts: 1,
+          handovers: 0,
           seqReserved: SEQ_BLOCK,
           eventSeq: 0,
           forkedFrom: run.forkedFrom,
           resume: null,
           endReason: null,
+          agentVersion: run.agentVersion,
+          manifestHash: run.manifestHash,
           traceContext: run.traceContext,
         });
       }
@@ -328,7 +333,7 @@ export class Engine {
     this.nodes.close();
     await this.events.close();
     await this.records.close();
-    await this.deps.runs.releaseLeases(this.deps.owner).catch(() => undefined);
+    await this.deps.runs.handOver(this.deps.owner).catch(() => undefined);
   }
 
   private async claim(stop: StopTx, decision: GateDecision): Promise<RunRecord> {
@@ -336,7 +341,7 @@ export class Engine {
     const resume = { decision, checkpointId: stop.run.gateCheckpointId };
     await stop.claim(resume, this.lease, seqReserved);
     const { pendingGate: _gate, gateCheckpointId: _checkpoint, ...run } = stop.run;
-    return { ...run, status: 'running' as const, attempts: 1, seqReserved, resume };
+    return { ...run, status: 'running' as const, attempts: 1, handovers: 0, seqReserved, resume };
   }
 
   private execute(run: RunRecord): void {
@@ -352,7 +357,7 @@ export class Engine {
       slots: this.deps.slots ?? NO_SLOTS,
       toolbox: this.deps.toolbox,
       toolCalls: this.deps.toolCalls,
-      catalogEntry: this.deps.catalogEntry,
+      agentOf: this.deps.agentOf,
       graphOf: (entry) => this.graphOf(entry),
       projectContext: this.deps.projectContext,
       nodeConfigs: this.deps.nodeConfigs,

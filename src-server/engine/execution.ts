@@ -54,9 +54,9 @@ export interface ExecutionDeps {
   slots: RunSlots;
   toolbox: Toolbox;
   toolCalls: ToolCallStore;
-  catalogEntry(agent: string): CatalogEntry | undefined;
+  agentOf(run: RunRecord): Promise<CatalogEntry | undefined>;
   graphOf(entry: CatalogEntry): CompiledRunGraph;
-  projectContext(projectPath: string, signal: AbortSignal): Promise<string>;
+  projectContext(project: { projectId: string; projectPath: string }, signal: AbortSignal): Promise<string>;
   nodeConfigs(agent: string, projectId: string): Promise<ReadonlyMap<string, NodeConfig>>;
   /** How many legs this process executes at once; the others wait for a place. */
   admission: Admission;
@@ -143,7 +143,7 @@ export class RunExecution {
       this.publisher = deps.events.openLeg(run.id, run.eventSeq, reserved, deps.owner);
     }
     try {
-      const entry = deps.catalogEntry(run.agent);
+      const entry = await this.write('reading the agent’s version', () => deps.agentOf(run));
       // Read while the checkpoint is, and while LangGraph takes its first steps: only a phase's model call needs them.
       // A leg that begins while the database restarts (a takeover, a queued run) waits for it here as for any read.
       this.configs = this.write('reading the phases’ configuration', () => deps.nodeConfigs(run.agent, run.projectId));
@@ -213,7 +213,14 @@ export class RunExecution {
       this.publisher = deps.events.openLeg(run.id, lastSeq, reserved, deps.owner);
     }
     if (plan.opening === 'run_start') {
-      this.emit({ type: 'run_start', run_id: run.id, thread_id: run.threadId, agent: run.agent, model: run.model });
+      this.emit({
+        type: 'run_start',
+        run_id: run.id,
+        thread_id: run.threadId,
+        agent: run.agent,
+        ...(run.agentVersion ? { agent_version: run.agentVersion } : {}),
+        model: run.model,
+      });
     } else if (plan.opening === 'run_resumed') {
       const cutOff = await this.write('dropping the cut-off nodes', () => deps.nodeStore.dropRunning(run.id));
       deps.log.warn(
@@ -245,7 +252,13 @@ export class RunExecution {
     let input: Partial<RunStateValue> | Command | null = null;
     let checkpointId: string | undefined;
     const opening = async () =>
-      initialState(run.id, run.message, run.projectPath ? await deps.projectContext(run.projectPath, signal) : '');
+      initialState(
+        run.id,
+        run.message,
+        run.projectPath
+          ? await deps.projectContext({ projectId: run.projectId, projectPath: run.projectPath }, signal)
+          : '',
+      );
     if (plan.kind === 'start') {
       input = await opening();
     } else if (plan.kind === 'branch' && plan.from.follows_end) {

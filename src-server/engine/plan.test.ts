@@ -12,12 +12,15 @@ const run = (extra: Partial<RunRecord> = {}): RunRecord => ({
   projectPath: null,
   status: 'running',
   attempts: 1,
+  handovers: 0,
   seqReserved: 10_000,
   eventSeq: 0,
   forkedFrom: null,
   resume: null,
   endReason: null,
   traceContext: null,
+  agentVersion: null,
+  manifestHash: null,
   ...extra,
 });
 
@@ -105,6 +108,15 @@ describe('how a leg of a run begins', () => {
       kind: 'give_up',
       reason: 'its server process stopped 3 times while running it; given up',
       opening: 'run_resumed',
+    });
+    // Takeovers after clean stops (handovers) count for no failure: three handed over, then two deaths, goes on.
+    expect(planLeg(run({ attempts: 6, handovers: 3 }), checkpoint(), limits)).toEqual({
+      kind: 'continue',
+      opening: 'run_resumed',
+    });
+    expect(planLeg(run({ attempts: 7, handovers: 3 }), checkpoint(), limits)).toMatchObject({
+      kind: 'give_up',
+      reason: 'its server process stopped 3 times while running it; given up',
     });
     expect(planLeg(run(), undefined, { ...limits, agentLoaded: false })).toEqual({
       kind: 'give_up',

@@ -45,10 +45,11 @@ export function planLeg(run: RunRecord, latest: CheckpointSummary | undefined, l
       opening: takenOver ? 'run_resumed' : null,
     };
   }
-  if (run.attempts > limits.maxAttempts) {
+  // Takeovers after a clean stop (a shutdown handed the run over) are no failure of the run's.
+  if (run.attempts - run.handovers > limits.maxAttempts) {
     return {
       kind: 'give_up',
-      reason: `its server process stopped ${run.attempts - 1} times while running it; given up`,
+      reason: `its server process stopped ${run.attempts - 1 - run.handovers} times while running it; given up`,
       opening: 'run_resumed',
     };
   }

@@ -133,7 +133,8 @@ export class Harness {
       call: () => Promise.reject(new Error('the engine tests reach no MCP server')),
       close: async () => undefined,
     },
-    projectFolder: (projectPath, use) => use(projectPath, true),
+    projectFolder: ({ projectPath }, use) => use(projectPath, true),
+    policyFloor: async () => [],
     callTimeoutMs: 10_000,
   });
   private readonly entries = new Map<string, CatalogEntry>();
@@ -157,8 +158,8 @@ export class Harness {
       toolCalls: this.stores.toolCalls,
       records: this.stores.writeStore,
       prices: this.prices,
-      catalogEntry: (agent) => this.entries.get(agent),
-      projectContext: async (projectPath) => `files of ${projectPath}`,
+      agentOf: async (run) => this.entries.get(run.agent),
+      projectContext: async ({ projectPath }) => `files of ${projectPath}`,
       nodeConfigs: async () => new Map(),
       isTransient: (error) => error instanceof StoreAwayError,
       runTimeoutS: 60,

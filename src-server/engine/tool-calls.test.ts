@@ -7,6 +7,7 @@ import type { RunEvent, RunEventOf } from '../contracts/events';
 import type { ToolPolicy } from '../contracts/tools';
 import type { ModelTurn } from '../models/model-client';
 import { canonicalArguments } from '../tools/canonical-arguments';
+import type { Toolbox } from '../tools/toolbox';
 import type { Engine } from './engine';
 import { Harness, reviewAgent, shape } from './test-harness';
 
@@ -53,7 +54,7 @@ async function decide(
   waiting: RunEventOf<'tool_waiting'>,
   waitSeq: number,
   kind: 'approve' | 'edit' | 'reject',
-  options: { args?: Record<string, unknown>; reason?: string } = {},
+  options: { args?: Record<string, unknown>; reason?: string; sha256?: string } = {},
 ) {
   const call = waiting.tool_call!;
   const approved = options.args ? canonicalArguments(options.args) : undefined;
@@ -67,8 +68,9 @@ async function decide(
       toolCall: {
         id: call.call_id,
         arguments: approved?.canonical ?? call.canonical_arguments,
-        sha256: approved?.sha256 ?? call.arguments_sha256,
-        rerunAfter: null,
+        sha256: options.sha256 ?? approved?.sha256 ?? call.arguments_sha256,
+        // As the approvals service says it: a call cut off mid-way may run again after the starts it had.
+        rerunAfter: call.interrupted ? call.attempts : null,
       },
     },
     approvalsNeeded: 1,
@@ -229,6 +231,100 @@ describe('a phase that calls tools', () => {
     const events = await harness.read(engine, run.id);
     expect(events.at(-1)!.event.type).toBe('tool_waiting');
     expect(fs.existsSync(path.join(project, 'x.md'))).toBe(false);
+  });
+});
+
+describe('a call cut off mid-way, exactly once', () => {
+  const file = () => path.join(project, 'notes.md');
+  const read = () => (fs.existsSync(file()) ? fs.readFileSync(file(), 'utf8') : null);
+
+  /**
+   * A process whose tool calls never answer and which renews no lease: once a call starts there, the process is as
+   * good as dead, and the call may or may not have acted.
+   */
+  function dyingInACall(): { engine: Engine; started: () => boolean } {
+    let started = false;
+    const hanging: Toolbox = {
+      forPhase: async (scope, manifest, phase, signal) => ({
+        ...(await harness.toolbox.forPhase(scope, manifest, phase, signal)),
+        call: (_tool, _args, callSignal) => {
+          started = true;
+          return new Promise((_resolve, reject) =>
+            callSignal.addEventListener('abort', () => reject(callSignal.reason)),
+          );
+        },
+      }),
+      close: async () => undefined,
+    };
+    return { engine: harness.engine({ toolbox: hanging, leaseS: 0.05 }), started: () => started };
+  }
+
+  /** A run whose write was approved with an edit and cut off while it ran, asked again on another process. */
+  async function editedThenCutOff() {
+    harness = new Harness([toolAgent()]);
+    harness.model.toolTurns = [[call('project__write_file', { path: 'notes.md', content: 'from the model' })]];
+    const dying = dyingInACall();
+    const { run } = harness.start(dying.engine, 'review', { agent: 'tool-review', projectPath: project });
+    const first = lastOf(await harness.read(dying.engine, run.id), 'tool_waiting')!;
+    const edited = { path: 'notes.md', content: 'edited once' };
+    await decide(dying.engine, run.id, first.event, first.id, 'edit', { args: edited });
+    await harness.until(dying.started, 'the edited call to start');
+    const other = harness.engine({ leaseS: 0.05 });
+    other.supervise();
+    const again = lastOf(await harness.read(other, run.id, first.id), 'tool_waiting')!;
+    return { run, other, again, edited, callId: first.event.tool_call!.call_id };
+  }
+
+  it('asks before writing again, showing the edited arguments with their canonical form and hash', async () => {
+    const { again, edited } = await editedThenCutOff();
+    const shown = canonicalArguments(edited);
+    expect(again.event.tool_call).toMatchObject({
+      interrupted: true,
+      attempts: 1,
+      arguments: edited,
+      canonical_arguments: shown.canonical,
+      arguments_sha256: shown.sha256,
+    });
+    expect(read()).toBeNull();
+  });
+
+  it('runs what was approved at the second question, an edit there included, and records it with its hash', async () => {
+    const { run, other, again, callId } = await editedThenCutOff();
+    const twice = { path: 'notes.md', content: 'edited twice' };
+    await decide(other, run.id, again.event, again.id, 'edit', { args: twice });
+    const rest = await harness.read(other, run.id, again.id);
+    expect(read()).toBe('edited twice');
+    const approved = canonicalArguments(twice);
+    expect(lastOf(rest, 'tool_decided')!.event).toMatchObject({ decision: 'edit', arguments_sha256: approved.sha256 });
+    expect(harness.stores.toolCall(callId)).toMatchObject({
+      attempts: 2,
+      decision: { kind: 'edit', arguments: approved.canonical, arguments_sha256: approved.sha256, rerun_after: 1 },
+    });
+  });
+
+  it('runs the edit approved before the cut when the second question approves as shown', async () => {
+    const { run, other, again } = await editedThenCutOff();
+    await decide(other, run.id, again.event, again.id, 'approve');
+    await harness.read(other, run.id, again.id);
+    expect(read()).toBe('edited once');
+  });
+
+  it('runs nothing whose arguments do not match the hash that was approved', async () => {
+    harness = new Harness([toolAgent()]);
+    const engine = harness.engine();
+    harness.model.toolTurns = [[call('project__write_file', { path: 'notes.md', content: 'from the model' })]];
+    const { run } = harness.start(engine, 'review', { agent: 'tool-review', projectPath: project });
+    const waiting = lastOf(await harness.read(engine, run.id), 'tool_waiting')!;
+    await decide(engine, run.id, waiting.event, waiting.id, 'edit', {
+      args: { path: 'notes.md', content: 'not what was approved' },
+      sha256: canonicalArguments({ path: 'notes.md', content: 'what was approved' }).sha256,
+    });
+    const rest = await harness.read(engine, run.id, waiting.id);
+    expect(rest.at(-1)!.event).toMatchObject({
+      type: 'run_error',
+      error_detail: expect.stringMatching(/^ToolIntegrityError: the approved arguments of tool call .* do not match/),
+    });
+    expect(read()).toBeNull();
   });
 });
 

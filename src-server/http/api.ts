@@ -6,6 +6,7 @@ import { PUBLIC_VISITOR, type RequestContext } from '../auth/principal';
 import { ErrorBodySchema } from '../contracts/common';
 import { badRequest, unsupportedMediaType } from '../contracts/errors';
 import type { IdempotencyKeysRepository } from '../db/idempotency-keys.repository';
+import { bodyProblems } from './body-problems';
 import { jsonBodyParser } from './errors';
 import { answerOnce, IDEMPOTENCY_HEADER, IdempotencyKeyHeader, REPLAYED_HEADER } from './idempotency';
 import { wantsJson } from './run-stream';
@@ -15,7 +16,7 @@ import { wantsJson } from './run-stream';
  * schemas, error codes), not with each release. Sent as the `API-Version` header of every API answer and written
  * in the document's info.version. docs/http-api.md#versioning says what each part means.
  */
-export const API_VERSION = '1.8.0';
+export const API_VERSION = '1.10.0';
 
 /**
  * Sends API_VERSION on every answer of the server, not only the routes': a guard that answers before any route (a
@@ -56,6 +57,8 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   /** A stable verb a script author would type (`runAgent`, `approveGate`); generated clients name functions by it. */
   operationId: string;
   summary: string;
+  /** More than the summary says, where a client needs it: generated clients show it beside the function. */
+  description?: string;
   tag: string;
   /** Public routes answer without a token even when authentication is on. */
   public?: boolean;
@@ -149,7 +152,7 @@ export function errorStatuses(spec: RouteSpec<AnyObject, AnyObject, z.ZodType>):
 }
 
 /** Where a client is told when to come back. */
-const RETRY_AFTER: Record<string, HeaderSpec> = {
+export const RETRY_AFTER: Record<string, HeaderSpec> = {
   'Retry-After': {
     description: 'seconds after which the request may be sent again',
     schema: { type: 'string', examples: ['5'] },
@@ -235,25 +238,13 @@ function nulFields(value: unknown, path: string[] = []): string[] {
   return [];
 }
 
-/**
- * Where a JSON body has a key `__proto__`: zod drops such keys without a word (they would set a prototype), so an
- * edit keyed so would pass as no edit at all. No field of the API is named so: refused, not ignored.
- */
-function prototypeKeys(value: unknown, path: string[] = []): string[] {
-  if (Array.isArray(value)) return value.flatMap((item, i) => prototypeKeys(item, [...path, String(i)]));
-  if (!value || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([key, item]) =>
-    key === '__proto__' ? [[...path, key].join('.')] : prototypeKeys(item, [...path, key]),
-  );
-}
-
 /** `details.fields` lets a form show each problem at its field; `message` says it all in one line. */
 function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where: string): z.infer<T> {
   if (!schema) return {} as z.infer<T>;
-  const reserved = prototypeKeys(value);
-  if (reserved.length) {
-    const fields = reserved.map((field) => ({ field, message: 'no field is named __proto__' }));
-    throw badRequest(`invalid ${where}: ${fields.map((f) => `${f.field}: ${f.message}`).join('; ')}`, { fields });
+  const refused = bodyProblems(value);
+  if (refused.length) {
+    const parts = refused.map((f) => (f.field ? `${f.field}: ${f.message}` : f.message));
+    throw badRequest(`invalid ${where}: ${parts.join('; ')}`, { fields: refused });
   }
   const result = schema.safeParse(value);
   const fields = result.success
@@ -329,6 +320,7 @@ export class Api {
       path: spec.path,
       operationId: spec.operationId,
       summary: spec.summary,
+      ...(spec.description ? { description: spec.description } : {}),
       tags: [spec.tag],
       security: spec.ownToken ? [{ [spec.ownToken.scheme]: [] }] : spec.public ? [] : [{ bearer: [] }],
       request: {

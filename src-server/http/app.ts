@@ -7,6 +7,10 @@ import { assetRoutes, phaseConfigRoutes } from './assets.router';
 import { authRoutes } from './auth.router';
 import { cors, loopbackHostGuard, pathEncodingGuard } from './guards';
 import { tenancyRoutes } from './tenancy.router';
+import { foldersRoutes } from './folders.router';
+import { agentRoutes } from './agents.router';
+import { orgToolPoliciesRoutes } from './org-tool-policies.router';
+import { mcpServersRoutes } from './mcp-servers.router';
 import { retentionRoutes } from './retention.router';
 import { healthRoutes } from './health.router';
 import { metricsRoutes } from './metrics.router';
@@ -35,10 +39,14 @@ export function buildApi(deps: AppDeps): Api {
   metricsRoutes(api, deps);
   assetRoutes(api, deps);
   phaseConfigRoutes(api, deps);
+  agentRoutes(api, deps.agentsService);
   modelRoutes(api, deps);
   authRoutes(api, deps, { oidc: deps.oidc, users: deps.users });
   tokenRoutes(api, deps);
   tenancyRoutes(api, deps.tenancy);
+  foldersRoutes(api, deps.projectFolders);
+  orgToolPoliciesRoutes(api, deps.orgToolPolicies);
+  mcpServersRoutes(api, deps.mcpRegistry);
   retentionRoutes(api, deps);
   runRoutes(api, deps);
   approvalRoutes(api, deps);
@@ -95,11 +103,11 @@ export function createApp(deps: AppDeps): Express {
 
   const api = buildApi(deps);
   app.use(docsRouter(() => api.openApiDocument({ serviceVersion: deps.version })));
-  app.use(portalRouter(deps.catalog, deps.config.AUTH_ENABLED));
+  app.use(portalRouter(deps.agents.catalog, deps.config.AUTH_ENABLED));
   app.use(studioRouter());
   app.use(
     mcpRouter(deps, {
-      catalog: deps.catalog,
+      agents: deps.agents,
       access: deps.access,
       tenancy: deps.tenancy,
       runsService: deps.runsService,

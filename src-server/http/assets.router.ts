@@ -1,19 +1,27 @@
 import { z } from 'zod';
 import { UuidSchema } from '../contracts/common';
-import { AssetSummarySchema, type AssetKind, type AssetSummary, type Manifest } from '../contracts/assets';
+import { AssetSummarySchema, type AssetKind, type AssetSummary } from '../contracts/assets';
+import type { ResolvedAgent } from '../services/agent-directory';
 import { GraphDefinitionSchema, NodeConfigSchema, SavedNodeConfigSchema } from '../contracts/runs';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
 
-function summary(manifest: Manifest): AssetSummary {
+export function summary({ entry: { manifest }, version, stored }: ResolvedAgent): AssetSummary {
   return {
     name: manifest.name,
     description: manifest.description,
     kind: manifest.kind,
     category: manifest.category,
     phases: manifest.phases.map(({ id, name, kind }) => ({ id, name, kind })),
+    origin: stored ? 'stored' : 'built_in',
+    version,
+    project_id: stored?.projectId ?? null,
+    shared: stored?.shared ?? false,
   };
 }
+
+/** Which project's agents a list shows: its own and those shared with its organisation, with the built-ins. */
+const ListQuery = z.object({ project_id: UuidSchema.optional() });
 
 export function assetRoutes(api: Api, deps: AppDeps): void {
   const list = (kind: AssetKind, path: string, operationId: string, summaryText: string) =>
@@ -23,8 +31,24 @@ export function assetRoutes(api: Api, deps: AppDeps): void {
       operationId,
       tag: 'assets',
       summary: summaryText,
-      responses: { 200: { description: `every ${kind}`, schema: z.array(AssetSummarySchema) } },
-      handler: () => deps.catalog.list(kind).map(summary),
+      query: ListQuery,
+      errors: { 404: 'the project is not visible to the caller (not_found)' },
+      responses: {
+        200: {
+          description: `every ${kind} the caller may see: the built-ins, then those stored in her projects`,
+          schema: z.array(AssetSummarySchema),
+        },
+      },
+      handler: async ({ query, ctx }) => {
+        if (query.project_id)
+          await deps.access.requireProjectRole(
+            ctx.principal,
+            query.project_id,
+            'viewer',
+            `project ${query.project_id}`,
+          );
+        return (await deps.agents.list(ctx.principal, kind, query.project_id)).map(summary);
+      },
     });
   list('agent', '/agents', 'listAgents', 'List all agents');
   list('command', '/commands', 'listCommands', 'List all commands');

@@ -1,4 +1,3 @@
-import type { Catalog } from '../assets/catalog';
 import type { Authenticator } from '../auth/authenticator';
 import type { Config } from '../config';
 import type { Access } from '../auth/access';
@@ -12,6 +11,11 @@ import type { Pool } from '../db/pool';
 import type { LocalQueue } from '../models/local-queue';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { PhaseConfigService } from '../services/phase-config.service';
+import type { AgentDirectory } from '../services/agent-directory';
+import type { AgentsService } from '../services/agents.service';
+import type { ProjectFoldersService } from '../services/project-folders.service';
+import type { OrgToolPoliciesService } from '../services/org-tool-policies.service';
+import type { McpRegistryService } from '../services/mcp-registry.service';
 import type { RetentionService } from '../services/retention.service';
 import type { ApprovalsService } from '../services/approvals.service';
 import type { RunsService } from '../services/runs.service';
@@ -22,13 +26,18 @@ import type { WebhooksService } from '../webhooks/webhooks.service';
 import type { SchedulesService } from '../services/schedules.service';
 import type { LgThreadsService } from '../services/lg-threads.service';
 import type { LgThreadsRepository } from '../db/lg-threads.repository';
+import type { Health } from '../contracts/health';
 
 /** What the routers are built from: the services and settings main.ts composes. */
 export interface AppDeps {
   config: Config;
   version: string;
+  /** How this server runs stdio MCP servers (tools/mcp-stdio-sandbox.ts), which /health tells the studio. */
+  stdioMcpServers: Health['stdio_mcp_servers'];
   pool: Pool;
-  catalog: Catalog;
+  /** Every agent and command: the built-ins and those stored in projects. */
+  agents: AgentDirectory;
+  agentsService: AgentsService;
   auth: Authenticator;
   runsService: RunsService;
   threadsService: ThreadsService;
@@ -38,6 +47,12 @@ export interface AppDeps {
   queue: LocalQueue;
   localModels: LocalModelsService;
   tenancy: TenancyService;
+  /** The folders under PROJECT_ROOTS of each organisation. */
+  projectFolders: ProjectFoldersService;
+  /** Each organisation's floor of tool policies. */
+  orgToolPolicies: OrgToolPoliciesService;
+  /** The instance's registry of MCP servers, which stored agents name. */
+  mcpRegistry: McpRegistryService;
   users: UsersRepository;
   personalTokens: PersonalTokensService;
   webhooks: WebhooksService;

@@ -58,7 +58,7 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     log.warn(`503 ${req.method} ${req.path}: the database is unreachable (${errorMessage(error)})`);
     res
       .status(DATABASE_UNAVAILABLE.status)
-      .set('Retry-After', '5')
+      .set('Retry-After', String(DATABASE_UNAVAILABLE.retryAfterS))
       .json(errorBody(DATABASE_UNAVAILABLE.code, DATABASE_UNAVAILABLE.message));
     return;
   }

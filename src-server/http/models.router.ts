@@ -92,8 +92,9 @@ export function modelRoutes(api: Api, { config, queue, access, localModels }: Ap
     tag: 'models',
     summary: "A pull's progress: the runtime's status line and the bytes so far, on any process",
     params: PullParams,
+    errors: MANAGER,
     responses: { 200: { description: 'the pull', schema: ModelPullSchema } },
-    handler: ({ params }) => localModels.pullStatus(params.id),
+    handler: ({ params, ctx }) => localModels.pullStatus(ctx.principal, params.id),
   });
 
   api.route({

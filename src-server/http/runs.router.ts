@@ -55,6 +55,17 @@ const ResumeHeaders = z.object({
     }),
 });
 
+/**
+ * Why a generated client should call the JSON twin of a run start that answers a stream: one 200 in two media types
+ * is typed as the union of both, or as the JSON one while the stream is what comes.
+ */
+const callTwinInstead = (twin: string) =>
+  'Generated clients type this answer from its two media types: as `RunAccepted | RunEvent` (openapi-fetch), where ' +
+  '`data.run_id` does not type-check, or as RunAccepted alone (@hey-api/openapi-ts), though without ' +
+  `\`Accept: application/json\` the answer is the event stream. From a generated client, call ${twin} instead: the ` +
+  "same run, answered as a RunAccepted only; then follow it with streamRun, passing the answer's `last_event_id` as " +
+  'it is.';
+
 export function runRoutes(api: Api, { runsService, threadsService, auth, metrics }: AppDeps): void {
   const RUN_ERRORS = {
     403: 'needs the member role on the project or on the thread (forbidden)',
@@ -86,6 +97,7 @@ export function runRoutes(api: Api, { runsService, threadsService, auth, metrics
     tag: 'runs',
     summary:
       'Run an agent or a command; the response is its event stream (from a generated client, use startRun, which answers JSON)',
+    description: callTwinInstead('startRun'),
     params: AgentParams,
     body: RunRequestSchema,
     idempotent: true,
@@ -140,11 +152,15 @@ export function runRoutes(api: Api, { runsService, threadsService, auth, metrics
       "Re-attach to a run's event stream, on any server: all events, or those after Last-Event-ID, live to the end",
     params: RunIdParams,
     query: z.object({
+      // An integer, as RunAccepted.last_event_id is: a generated client passes one to the other as it is. Null is no
+      // id (coerced, it would pass as 0, and the document would call the parameter nullable).
       last_event_id: z
-        .string()
-        .max(20)
+        .preprocess((value) => value ?? undefined, z.coerce.number().int().min(0))
         .optional()
-        .meta({ description: 'the same as the Last-Event-ID header, for a client that cannot set headers' }),
+        .meta({
+          description:
+            'the same as the Last-Event-ID header, for a client that cannot set headers: a RunAccepted\u2019s last_event_id',
+        }),
       // A parameter, not a security scheme: generated clients send a token to every scheme an operation lists.
       access_token: z.string().max(4000).optional().meta({
         description:
@@ -267,6 +283,7 @@ export function runRoutes(api: Api, { runsService, threadsService, auth, metrics
     tag: 'runs',
     summary:
       "Fork: start a new run on the thread that continues from one of its checkpoints, with the message, the model or earlier phases' outputs edited (from where a run ended: a run with a new message that follows it); the response is its event stream (from a generated client, use startRunFromCheckpoint)",
+    description: callTwinInstead('startRunFromCheckpoint'),
     params: CheckpointParams,
     body: ForkRequestSchema,
     idempotent: true,

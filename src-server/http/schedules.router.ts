@@ -39,9 +39,13 @@ export function scheduleRoutes(api: Api, { schedules }: AppDeps): void {
     errors: {
       400:
         'invalid request (invalid_request): a field fails its schema, a cron or time zone that does not parse, six ' +
-        'fields without SCHEDULES_ALLOW_SECONDS, an agent that is not loaded, a thread of another project or agent, ' +
-        'a model whose provider is not configured, or a project path the caller may not name',
+        "fields without SCHEDULES_ALLOW_SECONDS, a cron whose fires come closer than the caller's role allows " +
+        '(SCHEDULES_MEMBER_MIN_INTERVAL_S, SCHEDULES_OWNER_MIN_INTERVAL_S), an agent that is not loaded, a thread of ' +
+        'another project or agent, a model whose provider is not configured, or a project path the caller may not name',
       403: 'needs the member role on the project (forbidden)',
+      409:
+        'the caller runs SCHEDULES_MAX_PER_USER schedules already, or the project has SCHEDULES_MAX_PER_PROJECT: ' +
+        'the message says which (conflict)',
     },
     responses: { 201: { description: 'created', schema: ScheduleSchema } },
     handler: ({ params, body, ctx }) => schedules.create(ctx.principal, params.id, body),
@@ -77,7 +81,13 @@ export function scheduleRoutes(api: Api, { schedules }: AppDeps): void {
     summary: 'Change a schedule (only the fields given); from then on it runs as the person who changed it',
     params: IdParams,
     body: UpdateScheduleSchema,
-    errors: { 403: MANAGE },
+    errors: {
+      400:
+        'invalid request (invalid_request): as for createSchedule, with the role of the caller, whom it runs as from ' +
+        'then on',
+      403: MANAGE,
+      409: 'it would run as the caller, who runs SCHEDULES_MAX_PER_USER other schedules already (conflict)',
+    },
     responses: { 200: { description: 'the schedule as changed', schema: ScheduleSchema } },
     handler: ({ params, body, ctx }) => schedules.update(ctx.principal, params.id, body),
   });

@@ -27,10 +27,15 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
           "the previous page's next_cursor. A listing remembers when it began: the threads updated until then come first, most recent first, then those updated since (a run started in them meanwhile), least recently updated first, so a thread that moves while a script pages is still returned; one may come twice",
       }),
       project_id: UuidSchema.optional(),
+      drafts: z
+        .enum(['true', 'false'])
+        .default('false')
+        .meta({ description: 'true: with the threads unsaved agents were tried in (left out by default)' }),
     }),
     errors: { 404: 'the project named by project_id is not visible to the caller (not_found)' },
     responses: { 200: { description: 'a page of threads', schema: ThreadPageSchema } },
-    handler: ({ query, ctx }) => threadsService.list(ctx.principal, query.limit, query.cursor, query.project_id),
+    handler: ({ query, ctx }) =>
+      threadsService.list(ctx.principal, query.limit, query.cursor, query.project_id, query.drafts === 'true'),
   });
 
   api.route({

@@ -51,6 +51,27 @@ function joinFunctionResponses(chat: ChatGoogleGenerativeAI): ChatGoogleGenerati
   return chat;
 }
 
+type GeminiStream = (...args: unknown[]) => Promise<{ response: Promise<unknown> }>;
+
+/**
+ * Gemini's SDK reads each answer's stream twice (a tee): once for its chunks, which LangChain's client reads, and once
+ * for the promise of the whole answer, which nobody reads. When the stream is cut (a cancelled run, a shutdown, a
+ * dropped connection) that promise rejects unheard, and an unhandled rejection ended the whole process. The reader of
+ * the chunks still gets the error; the promise's copy of it is dropped here.
+ */
+function settleWholeAnswers(chat: ChatGoogleGenerativeAI): ChatGoogleGenerativeAI {
+  const client = (chat as unknown as { client?: { generateContentStream?: GeminiStream } }).client;
+  const stream = client?.generateContentStream?.bind(client);
+  if (!client || !stream)
+    throw new Error('@langchain/google-genai no longer streams through client.generateContentStream');
+  client.generateContentStream = async (...args) => {
+    const result = await stream(...args);
+    result.response.catch(() => undefined);
+    return result;
+  };
+  return chat;
+}
+
 export const CLOUD_PROVIDERS: Record<CloudId, CloudProvider> = {
   cloud_a: {
     id: 'cloud_a',
@@ -58,14 +79,16 @@ export const CLOUD_PROVIDERS: Record<CloudId, CloudProvider> = {
     keyVariable: 'CLOUD_A_API_KEY',
     models: ['gemini-2.5-flash', 'gemini-2.5-pro'],
     create: (config, model) =>
-      joinFunctionResponses(
-        new ChatGoogleGenerativeAI({
-          model,
-          apiKey: config.CLOUD_A_API_KEY,
-          baseUrl: config.CLOUD_A_BASE_URL,
-          streaming: true,
-          maxRetries: 0,
-        }),
+      settleWholeAnswers(
+        joinFunctionResponses(
+          new ChatGoogleGenerativeAI({
+            model,
+            apiKey: config.CLOUD_A_API_KEY,
+            baseUrl: config.CLOUD_A_BASE_URL,
+            streaming: true,
+            maxRetries: 0,
+          }),
+        ),
       ),
   },
   cloud_b: {

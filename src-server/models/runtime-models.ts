@@ -71,11 +71,6 @@ export async function runtimeModels(base: string): Promise<RuntimeModel[]> {
   }));
 }
 
-/**
- * Refuses a name that is no model name, or whose registry host (`registry.example.com/ns/model`) is on the server's
- * own network: the runtime would fetch from it on the server's behalf, which git clones and webhooks may not either.
- * A name without a host is the runtime's default registry.
- */
 /** Refuses what is no model name (`field`: the body field that held it), before the runtime is asked. */
 export function assertModelName(name: string, field = 'name'): void {
   if (!MODEL_NAME.test(name) || name.length > 200) {
@@ -85,12 +80,39 @@ export function assertModelName(name: string, field = 'name'): void {
   }
 }
 
+/**
+ * The registry host a model name pulls from, read as Ollama reads a name (`[host/]namespace/model[:tag]`): with three
+ * parts or more, everything before the last two is the host, whatever it looks like (`vm/library/x` pulls from `vm`).
+ * Two parts are a namespace and a model on the default registry, unless the first looks like a host (a dot, a port,
+ * `localhost`): refused as one all the same, so that no runtime reading names otherwise reaches it. Undefined: the
+ * default registry.
+ */
+function registryHost(name: string): string | undefined {
+  const parts = name.replace(/:[A-Za-z0-9._-]+$/, '').split('/');
+  if (parts.length >= 3) return parts.slice(0, -2).join('/');
+  const first = parts[0]!;
+  return parts.length === 2 && (first.includes('.') || first.includes(':') || first === 'localhost')
+    ? first
+    : undefined;
+}
+
+/**
+ * Refuses a name that is no model name, or whose registry host (`registry.example.com/ns/model`) is on the server's
+ * own network: the runtime would fetch from it on the server's behalf, which git clones and webhooks may not either.
+ */
 export async function checkModelName(name: string): Promise<void> {
   assertModelName(name);
-  const parts = name.split('/');
-  const first = parts[0]!;
-  if (parts.length < 2 || !(first.includes('.') || first.includes(':') || first === 'localhost')) return;
-  const host = first.replace(/:\d+$/, '');
+  const named = registryHost(name);
+  if (named === undefined) return;
+  if (named.includes('/')) {
+    throw badRequest(
+      `invalid request body: name: "${name.slice(0, 80)}" names no registry host such as host/ns/model`,
+      {
+        fields: [{ field: 'name', message: 'not a model name' }],
+      },
+    );
+  }
+  const host = named.replace(/:\d+$/, '');
   const addresses = isIP(host)
     ? [host]
     : await lookup(host, { all: true, verbatim: true })

@@ -1,4 +1,3 @@
-import type { Catalog } from '../assets/catalog';
 import { atLeast, type Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { DEFAULT_GATE_POLICY, type GatePolicy } from '../contracts/gate-policy';
@@ -18,6 +17,7 @@ import { phaseBeforeGate, type Engine, type PersonDecision } from '../engine';
 import { argumentProblems } from '../contracts/tool-arguments';
 import { canonicalArguments } from '../tools/canonical-arguments';
 import { getLogger } from '../log';
+import type { AgentDirectory } from './agent-directory';
 import type { ThreadsService } from './threads.service';
 
 const log = getLogger('svc.api');
@@ -26,7 +26,7 @@ const log = getLogger('svc.api');
 const EXCERPT_CHARS = 240;
 
 export interface ApprovalsServiceDeps {
-  catalog: Catalog;
+  agents: Pick<AgentDirectory, 'forProject' | 'pinnedEntry'>;
   access: Access;
   threads: ThreadsService;
   runs: RunsRepository;
@@ -69,7 +69,7 @@ export type ToolDecisionRequest =
  * (engine/gates.ts).
  */
 export function approvalsService(deps: ApprovalsServiceDeps) {
-  const { access, catalog, runs, gates, engine } = deps;
+  const { access, agents, runs, gates, engine } = deps;
 
   /** The gate's options as the run stopped there with them (copied into its pending gate). */
   function policyOf(gate: PendingGate): GatePolicy {
@@ -83,13 +83,16 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
   return {
     async decide(principal: Principal, threadId: string, gate: string, request: DecisionRequest): Promise<RunAccepted> {
       const thread = await deps.threads.visible(principal, threadId, 'viewer');
-      const entry = catalog.get(thread.agent);
+      const run = await runs.waitingInThread(thread.id);
+      // The waiting run's own version decides which gates there are: versions published since may have others.
+      const entry = run?.manifest_hash
+        ? await agents.pinnedEntry(run.manifest_hash)
+        : (await agents.forProject(thread.project_id, thread.agent))?.entry;
       if (!entry) throw notFound(`no agent or command named "${thread.agent}" is loaded to resume thread ${thread.id}`);
       // A name that is no gate of the thread's graph is not found; a real gate that is not waiting is a conflict.
       if (!entry.layout.nodes.some((node) => node.id === gate && node.kind === 'gate')) {
         throw notFound(`gate "${gate}" not found: "${thread.agent}" has no gate of that name`);
       }
-      const run = await runs.waitingInThread(thread.id);
       if (!run || !run.pending_gate) {
         throw conflict(
           `gate "${gate}" is not pending on thread ${thread.id}${decidedEarlier(await gates.latestAt(thread.id, gate))}`,

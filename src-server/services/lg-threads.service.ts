@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { conflict, notFound } from '../contracts/errors';
-import type { LgThreadQuery, LgThreadRow, LgThreadsRepository } from '../db/lg-threads.repository';
+import type { LgThreadFilter, LgThreadQuery, LgThreadRow, LgThreadsRepository } from '../db/lg-threads.repository';
 import { getLogger } from '../log';
 import type { ThreadsService } from './threads.service';
 
@@ -27,8 +27,9 @@ export function lgThreadsService(deps: { access: Access; threads: ThreadsService
     visible,
 
     /**
-     * A draft in the caller's project (the default-project rule of every new thread). `ifExists`: an id in use answers
-     * 409 (`raise`, the default), or the thread as it is (`do_nothing`, when the caller may see it).
+     * A draft in the caller's project (the default-project rule of every new thread). `ifExists`: an id of a thread the
+     * caller may see answers 409 (`raise`, the default), or that thread as it is (`do_nothing`). An id of a thread the
+     * caller may not see is not found, as on every other route: "already exists" would tell that it is someone's.
      */
     async create(
       principal: Principal,
@@ -38,7 +39,8 @@ export function lgThreadsService(deps: { access: Access; threads: ThreadsService
       const id = request.id ?? randomUUID();
       const created = await rows.insertDraft({ id, projectId, createdBy: principal.id, metadata: request.metadata });
       if (!created) {
-        if (request.ifExists === 'do_nothing') return visible(principal, id);
+        const existing = await visible(principal, id);
+        if (request.ifExists === 'do_nothing') return existing;
         throw conflict(`thread ${id} already exists`);
       }
       return (await rows.get(id))!;
@@ -54,6 +56,11 @@ export function lgThreadsService(deps: { access: Access; threads: ThreadsService
         rows.count({ ...query, projectIds }),
       ]);
       return { threads, total };
+    },
+
+    /** How many threads a search finds, the same filter as `search`'s total. */
+    async count(principal: Principal, filter: LgThreadFilter): Promise<number> {
+      return rows.count({ ...filter, projectIds: await access.visibleProjectIds(principal) });
     },
 
     async patch(principal: Principal, id: string, metadata: Record<string, unknown>): Promise<LgThreadRow> {

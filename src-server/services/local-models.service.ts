@@ -117,7 +117,8 @@ export function localModelsService(deps: LocalModelsServiceDeps) {
         reachable,
         error,
         models,
-        pulls: recent,
+        // A pull's detail and error are the runtime's own words (hosts, addresses): for those who manage it.
+        pulls: principal.instanceAdmin ? recent : [],
         default_model: deps.defaultModel.current(),
         may_manage: principal.instanceAdmin,
       };
@@ -134,7 +135,8 @@ export function localModelsService(deps: LocalModelsServiceDeps) {
       return pull;
     },
 
-    async pullStatus(id: string): Promise<ModelPull> {
+    async pullStatus(principal: Principal, id: string): Promise<ModelPull> {
+      requireManager(principal);
       const pull = await pulls.get(id);
       if (!pull) throw notFound(`model pull ${id} not found`);
       return pull;

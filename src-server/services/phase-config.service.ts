@@ -1,4 +1,4 @@
-import type { Catalog, CatalogEntry } from '../assets/catalog';
+import type { CatalogEntry } from '../assets/catalog';
 import type { RoutingRule } from '../contracts/assets';
 import { atLeast, type Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
@@ -11,6 +11,7 @@ import { badRequest, forbidden, notFound } from '../contracts/errors';
 import { getLogger } from '../log';
 import { compilePattern } from '../assets/route-pattern';
 import { errorMessage } from '../contracts/errors';
+import type { AgentDirectory } from './agent-directory';
 
 const log = getLogger('svc.api');
 
@@ -21,7 +22,7 @@ export interface ConfigScopeQuery {
 }
 
 export interface PhaseConfigDeps {
-  catalog: Catalog;
+  agents: Pick<AgentDirectory, 'resolve'>;
   access: Access;
   configs: NodeConfigsRepository;
 }
@@ -100,12 +101,11 @@ function gateSkips(entry: CatalogEntry, node: string, config: NodeConfig): RuleW
  * Defaults come from the agent's generated manifest; overrides are shown apart from them.
  */
 export function phaseConfigService(deps: PhaseConfigDeps) {
-  const { catalog, access, configs } = deps;
+  const { agents, access, configs } = deps;
 
-  function entryFor(agent: string): CatalogEntry {
-    const entry = catalog.get(agent);
-    if (!entry) throw notFound(`no agent or command named "${agent}"`);
-    return entry;
+  /** The agent or command among what the caller sees (the project's offer, when one is named). */
+  async function entryFor(principal: Principal, agent: string, query: ConfigScopeQuery): Promise<CatalogEntry> {
+    return (await agents.resolve(principal, agent, query.projectId)).entry;
   }
 
   function phaseOf(entry: CatalogEntry, node: string) {
@@ -136,7 +136,7 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
 
   return {
     async graphDefinition(principal: Principal, agent: string, query: ConfigScopeQuery = {}): Promise<GraphDefinition> {
-      const entry = entryFor(agent);
+      const entry = await entryFor(principal, agent, query);
       const scope = await scopeFor(principal, query, 'viewer');
       const overrides =
         scope.type === 'project'
@@ -163,7 +163,7 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
 
     /** The record saved on the scope itself (a project's own, not what it inherits), or an empty one. */
     async get(principal: Principal, agent: string, node: string, query: ConfigScopeQuery = {}): Promise<NodeConfig> {
-      const entry = entryFor(agent);
+      const entry = await entryFor(principal, agent, query);
       phaseOf(entry, node);
       const saved = await configs.forAgent(await scopeFor(principal, query, 'viewer'), entry.manifest.name);
       return (
@@ -183,7 +183,7 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
       config: NodeConfig,
       query: ConfigScopeQuery = {},
     ): Promise<SavedNodeConfig> {
-      const entry = entryFor(agent);
+      const entry = await entryFor(principal, agent, query);
       phaseOf(entry, node);
       validate(entry, node, config);
       const scope = await scopeFor(principal, query, 'owner');
@@ -220,7 +220,7 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
      * an organisation's none. Needs what saving needs; 404 when nothing was saved there.
      */
     async remove(principal: Principal, agent: string, node: string, query: ConfigScopeQuery = {}): Promise<void> {
-      const entry = entryFor(agent);
+      const entry = await entryFor(principal, agent, query);
       phaseOf(entry, node);
       const scope = await scopeFor(principal, query, 'owner');
       if (!(await configs.remove(scope, entry.manifest.name, node))) {

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Catalog, CatalogEntry } from '../assets/catalog';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { runAccepted, type ForkRequest, type RunAccepted, type RunDetail, type RunRequest } from '../contracts/runs';
 import type { GateDecisionsRepository } from '../db/gate-decisions.repository';
 import type { RunsRepository, StoredRun } from '../db/runs.repository';
-import { badRequest, conflict, notFound, tooManyRequests } from '../contracts/errors';
+import { badRequest, conflict, notFound, ServiceError, tooManyRequests } from '../contracts/errors';
 import type { Engine, LoggedEvent, RunStart } from '../engine';
 import { getLogger } from '../log';
 import { parseModel } from '../models/model-ref';
 import { startRunTrace } from '../tracing/run-trace';
+import type { AgentDirectory, ResolvedAgent } from './agent-directory';
 import type { ThreadsService } from './threads.service';
 import type { UsageService } from './usage.service';
 
@@ -36,7 +36,7 @@ function notRollbackable(active: { id: string }, why: 'decision' | 'tool_call') 
 }
 
 export interface RunsServiceDeps {
-  catalog: Catalog;
+  agents: Pick<AgentDirectory, 'forProject' | 'pinnedEntry'>;
   access: Access;
   threads: ThreadsService;
   runs: RunsRepository;
@@ -52,8 +52,8 @@ export interface RunsServiceDeps {
   maxLocalRunsPerUser: number;
   /** Seconds until the local runtime is likely to have room again: the Retry-After of a refused run. */
   localRetryAfterS(): Promise<number>;
-  /** Throws (400) when the caller may not give a run this project path, before anything is stored. */
-  checkProjectPath(principal: Principal, projectPath: string): Promise<void>;
+  /** Throws (400) when the caller may not give a run of this project this path, before anything is stored. */
+  checkProjectPath(principal: Principal, projectPath: string, projectId: string): Promise<void>;
 }
 
 /** A run a client may follow, wherever it executes: its events after an id, live, to the end or a gate. */
@@ -73,12 +73,16 @@ export interface FollowableRun {
  * repositories, which show them. Every method receives the caller.
  */
 export function runsService(deps: RunsServiceDeps) {
-  const { access, runs, engine, catalog } = deps;
+  const { access, runs, engine, agents } = deps;
 
-  function entryFor(name: string): CatalogEntry {
-    const entry = catalog.get(name);
-    if (!entry) throw notFound(`no agent or command named "${name}"`);
-    return entry;
+  /** What a run records of its agent, to resume on it whatever is published after it starts. */
+  const pinnedTo = (agent: ResolvedAgent) => ({ agentVersion: agent.version, manifestHash: agent.hash, draft: false });
+
+  /** What `name` means for a run in the project: a built-in, or a stored agent the project may use. */
+  async function agentFor(projectId: string, name: string): Promise<ResolvedAgent> {
+    const agent = await agents.forProject(projectId, name);
+    if (!agent) throw notFound(`no agent or command named "${name}"`);
+    return agent;
   }
 
   async function visibleRun(
@@ -125,6 +129,25 @@ export function runsService(deps: RunsServiceDeps) {
     return 'running';
   }
 
+  /**
+   * A folder a thread or a run stored is checked as a new run's is, with this caller's rights and for the thread's
+   * project as it stands now: a member cannot work in a folder an administrator named, nor an organisation in one
+   * that is no longer its own. The refusal says where the folder came from.
+   */
+  async function checkStoredPath(
+    principal: Principal,
+    thread: { id: string; project_id: string; project_path: string | null },
+    projectPath = thread.project_path,
+  ): Promise<void> {
+    if (!projectPath) return;
+    try {
+      await deps.checkProjectPath(principal, projectPath, thread.project_id);
+    } catch (error) {
+      if (!(error instanceof ServiceError) || error.status !== 400) throw error;
+      throw badRequest(`thread ${thread.id} works in a folder this run may not use: ${error.message}`);
+    }
+  }
+
   const followable = (
     runId: string,
     threadId: string,
@@ -141,7 +164,8 @@ export function runsService(deps: RunsServiceDeps) {
   return {
     /**
      * `traceparent`: the W3C trace context the request came with; the run's trace continues it. `newThreadId`: the id
-     * the run's new thread gets (a thread the LangGraph API promised before its first run named its agent).
+     * the run's new thread gets (a thread the LangGraph API promised before its first run named its agent). `runId`:
+     * the run's id, chosen by a caller that must never start it twice (a schedule's fire): a second start fails.
      */
     async startRun(
       principal: Principal,
@@ -149,15 +173,17 @@ export function runsService(deps: RunsServiceDeps) {
       request: RunRequest,
       traceparent?: string,
       newThreadId?: string,
+      runId: string = randomUUID(),
     ): Promise<FollowableRun> {
-      const entry = entryFor(agent);
-      const runId = randomUUID();
       const strategy = request.multitask_strategy ?? 'reject';
       let run: Parameters<typeof admit>[1];
       let projectId: string;
+      let resolved: ResolvedAgent;
       if (request.thread_id) {
         const thread = await deps.threads.visible(principal, request.thread_id, 'member');
         projectId = thread.project_id;
+        resolved = await agentFor(projectId, agent);
+        const entry = resolved.entry;
         // The thread's project rules; a project_id given as well must be that one.
         if (request.project_id && request.project_id !== projectId) {
           throw badRequest(
@@ -172,9 +198,9 @@ export function runsService(deps: RunsServiceDeps) {
           const active = await runs.activeInThread(thread.id);
           if (active) throw activeRunConflict(thread.id, active);
         }
-        // The thread's own path too, with this caller's rights: a member cannot run in a folder an admin named.
         const projectPath = request.project_path ?? thread.project_path;
-        if (projectPath) await deps.checkProjectPath(principal, projectPath);
+        if (request.project_path) await deps.checkProjectPath(principal, request.project_path, projectId);
+        else await checkStoredPath(principal, thread);
         const model = request.model ?? thread.model ?? deps.defaultModel();
         run = {
           id: runId,
@@ -183,6 +209,7 @@ export function runsService(deps: RunsServiceDeps) {
           newThread: null,
           forkedFrom: null,
           agent: entry.manifest.name,
+          ...pinnedTo(resolved),
           model,
           message: request.message,
           projectPath,
@@ -190,7 +217,8 @@ export function runsService(deps: RunsServiceDeps) {
         };
       } else {
         projectId = await access.resolveProject(principal, request.project_id, 'member');
-        if (request.project_path) await deps.checkProjectPath(principal, request.project_path);
+        resolved = await agentFor(projectId, agent);
+        if (request.project_path) await deps.checkProjectPath(principal, request.project_path, projectId);
         const model = request.model ?? deps.defaultModel();
         // A refused run leaves no empty thread behind: the thread is written with the run, or not at all.
         run = {
@@ -199,7 +227,8 @@ export function runsService(deps: RunsServiceDeps) {
           projectId,
           newThread: { projectId },
           forkedFrom: null,
-          agent: entry.manifest.name,
+          agent: resolved.entry.manifest.name,
+          ...pinnedTo(resolved),
           model,
           message: request.message,
           projectPath: request.project_path ?? null,
@@ -208,11 +237,46 @@ export function runsService(deps: RunsServiceDeps) {
       }
       // The start line first: the run may log its first steps as soon as it is admitted.
       log.info(
-        `graph run start agent=${entry.manifest.name} model=${run.model} thread=${run.threadId} run=${runId} user=${principal.name}`,
+        `graph run start agent=${run.agent} model=${run.model} thread=${run.threadId} run=${runId} ` +
+          `user=${principal.name} version=${run.agentVersion}`,
       );
       const status = await admit(principal, run, traceparent);
       if (status === 'queued') log.info(`run ${runId} queued in thread ${run.threadId}`);
       return followable(runId, run.threadId, 0, status);
+    },
+
+    /**
+     * A try of an unsaved agent source (already compiled and recorded under its hash), in a new thread of the project
+     * flagged as a draft: left out of the default thread list, counted in usage as any run.
+     */
+    async startDraft(
+      principal: Principal,
+      projectId: string,
+      pinned: { hash: string; manifest: { name: string } },
+      request: { message: string; model?: string; project_path?: string },
+    ): Promise<FollowableRun> {
+      if (request.project_path) await deps.checkProjectPath(principal, request.project_path, projectId);
+      const run = {
+        id: randomUUID(),
+        threadId: randomUUID(),
+        projectId,
+        newThread: { projectId },
+        forkedFrom: null,
+        agent: pinned.manifest.name,
+        agentVersion: `draft-${pinned.hash.slice(0, 12)}`,
+        manifestHash: pinned.hash,
+        draft: true,
+        model: request.model ?? deps.defaultModel(),
+        message: request.message,
+        projectPath: request.project_path ?? null,
+        strategy: 'reject' as const,
+      };
+      log.info(
+        `graph run start agent=${run.agent} model=${run.model} thread=${run.threadId} run=${run.id} ` +
+          `user=${principal.name} version=${run.agentVersion}`,
+      );
+      await admit(principal, run, undefined);
+      return followable(run.id, run.threadId, 0);
     },
 
     /**
@@ -227,7 +291,7 @@ export function runsService(deps: RunsServiceDeps) {
       traceparent?: string,
     ): Promise<FollowableRun> {
       const thread = await deps.threads.visible(principal, threadId, 'member');
-      const entry = entryFor(thread.agent);
+      const current = await agentFor(thread.project_id, thread.agent);
       const checkpoint = await deps.threads.checkpointOf(thread, checkpointId);
       const outputs = request.outputs ?? {};
       // Where a run ended, or at the thread's start, a new message starts a run that follows it (an earlier message,
@@ -258,9 +322,15 @@ export function runsService(deps: RunsServiceDeps) {
       const model = request.model ?? source?.model ?? thread.model ?? deps.defaultModel();
       const message = request.message ?? checkpoint.state.message ?? source?.message ?? '';
       const projectPath = source?.project_path ?? thread.project_path;
+      await checkStoredPath(principal, thread, projectPath);
+      // A branch goes on from a checkpoint of its source run's graph: it runs the version that run ran.
+      const pin =
+        source?.manifest_hash && source.agent_version
+          ? { agentVersion: source.agent_version, manifestHash: source.manifest_hash, draft: false }
+          : pinnedTo(current);
       const runId = randomUUID();
       log.info(
-        `graph run fork agent=${entry.manifest.name} model=${model} thread=${thread.id} run=${runId} ` +
+        `graph run fork agent=${thread.agent} model=${model} thread=${thread.id} run=${runId} ` +
           `checkpoint=${checkpointId} user=${principal.name}`,
       );
       await admit(
@@ -276,7 +346,8 @@ export function runsService(deps: RunsServiceDeps) {
             outputs,
             ...(followsEnd ? { follows_end: true } : { phases: Object.keys(checkpoint.state.outputs) }),
           },
-          agent: entry.manifest.name,
+          agent: thread.agent,
+          ...pin,
           model,
           message,
           projectPath,
@@ -341,7 +412,7 @@ export function runsService(deps: RunsServiceDeps) {
         waiting ? deps.gates.approvalsOf(run.id, run.event_seq, run.pending_gate!.approvals_needed ?? 1) : null,
         deps.usage.forRun(principal, run),
       ]);
-      const { routes, pending_gate, event_seq: _seq, project_id: _project, ...fields } = run;
+      const { routes, pending_gate, event_seq: _seq, project_id: _project, manifest_hash: _hash, ...fields } = run;
       return { ...fields, nodes, routes, pending_gate, resumable, decisions, approvals, usage };
     },
   };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../contracts/errors';
-import { dueAt, localTime, nextAfter, nextTimes, scheduleCron } from './schedule-times';
+import { closestFiresS, dueAt, inWords, localTime, nextAfter, nextTimes, scheduleCron } from './schedule-times';
 
 const NY = 'America/New_York';
 const minutes = { allowSeconds: false };
@@ -122,5 +122,37 @@ describe('occurrences due when a server comes back', () => {
     expect(due).toMatchObject({ count: 100, more: true });
     expect(due.latest.toISOString()).toBe('2026-01-08T00:00:00.000Z');
     expect(due.next!.toISOString()).toBe('2026-01-08T00:01:00.000Z');
+  });
+});
+
+describe("how close a cron's fires come (the finest a role may schedule)", () => {
+  const closest = (expression: string, floorS = 1) => closestFiresS(scheduleCron(expression, 'UTC', minutes), floorS);
+
+  it('reads the pace as written, where the fires come closest, wherever in the day or the year that is', () => {
+    expect(closest('*/5 * * * *')).toBe(300);
+    expect(closest('0 9 * * 1-5')).toBe(86_400);
+    // Close once a day only: 09:00 and 09:01.
+    expect(closest('0,1 9 * * *')).toBe(60);
+    // At the turn of the day: 23:00, then 00:00.
+    expect(closest('0 0,23 * * *')).toBe(3600);
+    // At the turn of the year: 31 December 23:00, then 1 January 00:00.
+    expect(closest('0 0,23 1,31 1,12 *')).toBe(3600);
+    expect(closestFiresS(scheduleCron('*/2 * * * * *', 'UTC', { allowSeconds: true }), 1)).toBe(2);
+  });
+
+  it('stops reading at the first gap under the floor', () => {
+    expect(closest('* * * * *', 300)).toBe(60);
+  });
+
+  it('says a pace in words', () => {
+    expect([1, 10, 60, 300, 3600, 5400, 7200].map(inWords)).toEqual([
+      '1 second',
+      '10 seconds',
+      '1 minute',
+      '5 minutes',
+      '1 hour',
+      '90 minutes',
+      '2 hours',
+    ]);
   });
 });

@@ -67,6 +67,37 @@ export function scheduleCron(
   return cron;
 }
 
+/**
+ * Occurrences read to find how close a cron's fires come: a cron shows its pace within its first day of fires, and a
+ * hundred also pass the turn of a day, a month or a year where most crons whose times are far apart come closest.
+ */
+const PACE_SAMPLES = 100;
+
+/**
+ * The least time between two fires of a cron, in seconds, over its next occurrences; the reading stops at the first
+ * gap under `floorS`. Give it the cron in UTC, so that a change of daylight saving time neither narrows nor widens it:
+ * the pace as written. Null for a cron that fires once at the most.
+ */
+export function closestFiresS(cron: Cron, floorS: number): number | null {
+  let closest: number | null = null;
+  let previous = cron.nextRun();
+  for (let read = 1; previous && read < PACE_SAMPLES && (closest === null || closest >= floorS); read++) {
+    const next = cron.nextRun(previous);
+    if (!next) break;
+    const gap = (next.getTime() - previous.getTime()) / 1000;
+    if (closest === null || gap < closest) closest = gap;
+    previous = next;
+  }
+  return closest;
+}
+
+/** 300 → `5 minutes`, 1 → `1 second`: a pace in words. */
+export function inWords(seconds: number): string {
+  const [unit, size] = seconds % 3600 === 0 ? ['hour', 3600] : seconds % 60 === 0 ? ['minute', 60] : ['second', 1];
+  const count = seconds / size;
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
+}
+
 /** The next `count` occurrences strictly after `after`. */
 export function nextTimes(cron: Cron, after: Date, count: number): Date[] {
   return cron.nextRuns(count, after);

@@ -1,23 +1,41 @@
 import { randomUUID } from 'node:crypto';
-import type { Catalog } from '../assets/catalog';
 import { atLeast, type Access } from '../auth/access';
 import { ANONYMOUS_ADMIN, API_TOKEN_ADMIN, type Principal } from '../auth/principal';
 import { badRequest, conflict, errorMessage, forbidden, notFound, ServiceError } from '../contracts/errors';
 import type { CreateSchedule, NextTimes, Schedule, ScheduleFire, UpdateSchedule } from '../contracts/schedules';
 import type { Role } from '../contracts/tenancy';
-import type { ClaimPlan, NewFire, ScheduleChange, ScheduleRow, SchedulesRepository } from '../db/schedules.repository';
+import type {
+  ClaimPlan,
+  NewFire,
+  ScheduleChange,
+  ScheduleLimitReached,
+  ScheduleLimits,
+  ScheduleRow,
+  SchedulesRepository,
+  StartingFire,
+} from '../db/schedules.repository';
 import type { TenancyRepository } from '../db/tenancy.repository';
 import type { UsersRepository } from '../db/users.repository';
 import { getLogger } from '../log';
 import type { RunsService } from './runs.service';
-import { dueAt, localTime, nextAfter, nextTimes, scheduleCron, type ScheduleRules } from './schedule-times';
+import {
+  closestFiresS,
+  dueAt,
+  inWords,
+  localTime,
+  nextAfter,
+  nextTimes,
+  scheduleCron,
+  type ScheduleRules,
+} from './schedule-times';
 import type { ThreadsService } from './threads.service';
+import type { AgentDirectory } from './agent-directory';
 
 const log = getLogger('svc.schedules');
 
 export interface SchedulesServiceDeps {
   access: Access;
-  catalog: Catalog;
+  agents: Pick<AgentDirectory, 'forProject'>;
   schedules: SchedulesRepository;
   tenancy: Pick<TenancyRepository, 'get'>;
   users: Pick<UsersRepository, 'get'>;
@@ -27,7 +45,7 @@ export interface SchedulesServiceDeps {
   /** Throws (400) when the model's provider is not configured. */
   checkModel(model: string): void;
   /** Throws (400) when the caller may not give a run this project path. */
-  checkProjectPath(principal: Principal, projectPath: string): Promise<void>;
+  checkProjectPath(principal: Principal, projectPath: string, projectId: string): Promise<void>;
   /** AUTH_ENABLED: with it off, the anonymous administrator is who everyone is. */
   authEnabled: boolean;
   /** Whether this server has an API token (SVC_API_TOKEN or the per-launch one): its administrator exists. */
@@ -39,7 +57,24 @@ export interface SchedulesServiceDeps {
    * goes by the schedule's catch-up policy; one seen sooner is merely late and fires as usual.
    */
   missedAfterS: number;
+  /** A fire still starting this many seconds after its claim is taken over by another process (its own stopped). */
+  fireLeaseS: number;
+  /** SCHEDULES_MAX_PER_USER and SCHEDULES_MAX_PER_PROJECT. */
+  limits: ScheduleLimits;
+  /**
+   * The closest two fires of a schedule may come, by the role on its project of who makes or changes it:
+   * SCHEDULES_MEMBER_MIN_INTERVAL_S, and SCHEDULES_OWNER_MIN_INTERVAL_S for owners and admins.
+   */
+  minIntervalS: { member: number; owner: number };
 }
+
+/**
+ * Due schedules claimed between two looks at what is due, at the most, and the time after a look when the next is
+ * taken anyway: a look puts every organisation's first ones first, so one that comes due while a process works through
+ * another organisation's hundreds waits half a second for its turn, not for all of them.
+ */
+const CLAIM_BATCH = 10;
+const LOOK_AGAIN_MS = 500;
 
 /** Who may change a schedule: its maker while she is a member of its project, or an owner (or admin) of it. */
 const MANAGE_ROLE: Role = 'owner';
@@ -71,6 +106,39 @@ export function schedulesService(deps: SchedulesServiceDeps) {
   }
 
   const cronOf = (row: Pick<ScheduleRow, 'cron' | 'timezone'>) => scheduleCron(row.cron, row.timezone, deps.rules);
+
+  /** Refuses (400) a cron whose fires come closer than the role of who makes or changes the schedule allows. */
+  async function checkPace(principal: Principal, projectId: string, cron: string): Promise<void> {
+    const owner = atLeast(await access.scopeRole(principal, 'project', projectId), 'owner');
+    const floorS = owner ? deps.minIntervalS.owner : deps.minIntervalS.member;
+    // Read in UTC: the pace as written, whatever daylight saving does to it.
+    const closest = closestFiresS(scheduleCron(cron, 'UTC', deps.rules), floorS);
+    if (closest === null || closest >= floorS) return;
+    const [who, variable] = owner
+      ? ['an owner or admin', 'SCHEDULES_OWNER_MIN_INTERVAL_S']
+      : ['a member', 'SCHEDULES_MEMBER_MIN_INTERVAL_S'];
+    const message =
+      `its fires come ${inWords(closest)} apart, and ${who} of its project may schedule fires no closer than ` +
+      `${inWords(floorS)} apart (${variable}=${floorS}): space its times further apart` +
+      (owner ? '' : ', or ask an owner of the project to make it');
+    throw badRequest(`invalid request body: cron: ${message}`, { fields: [{ field: 'cron', message }] });
+  }
+
+  /** The 409 of a schedule that would take the person it runs as, or its project, past a limit. */
+  async function overLimit(reached: ScheduleLimitReached, projectId: string, changing: boolean) {
+    if (reached.limit === 'user') {
+      return conflict(
+        `${changing ? 'changing it would make it run as you, and ' : ''}you run ${reached.count} schedules already, ` +
+          `the most one person may (SCHEDULES_MAX_PER_USER=${deps.limits.perUser}): delete one you no longer need` +
+          (changing ? ', or ask the person it runs as to change it' : ''),
+      );
+    }
+    const project = (await deps.tenancy.get('project', projectId))?.name ?? projectId;
+    return conflict(
+      `project ${project} has ${reached.count} schedules already, the most one project may have ` +
+        `(SCHEDULES_MAX_PER_PROJECT=${deps.limits.perProject}): delete one it no longer needs`,
+    );
+  }
 
   async function toSchedule(row: ScheduleRow, lastFire?: ScheduleFire | null): Promise<Schedule> {
     let upcoming: string[] = [];
@@ -110,20 +178,20 @@ export function schedulesService(deps: SchedulesServiceDeps) {
     projectId: string,
     fields: { agent: string; model: string | null; project_path: string | null; thread_id: string | null },
   ): Promise<void> {
-    const entry = deps.catalog.get(fields.agent);
-    if (!entry) {
+    const agent = await deps.agents.forProject(projectId, fields.agent);
+    if (!agent) {
       throw badRequest(`invalid request body: agent: no agent or command named "${fields.agent}" is loaded`, {
         fields: [{ field: 'agent', message: 'no such agent or command' }],
       });
     }
     if (fields.model) deps.checkModel(fields.model);
-    if (fields.project_path) await deps.checkProjectPath(principal, fields.project_path);
+    if (fields.project_path) await deps.checkProjectPath(principal, fields.project_path, projectId);
     if (fields.thread_id) {
       const thread = await deps.threads.visible(principal, fields.thread_id, 'member');
       if (thread.project_id !== projectId) {
         throw badRequest(`invalid request body: thread_id: thread ${thread.id} belongs to another project`);
       }
-      if (thread.agent !== entry.manifest.name) {
+      if (thread.agent !== agent.entry.manifest.name) {
         throw badRequest(
           `invalid request body: thread_id: thread ${thread.id} belongs to "${thread.agent}", not "${fields.agent}"`,
         );
@@ -175,23 +243,25 @@ export function schedulesService(deps: SchedulesServiceDeps) {
   }
 
   /** Starts the run of a claimed fire and records how it went; pauses the schedule when its maker may not run it. */
-  async function start(row: ScheduleRow, occurrence: Date): Promise<ScheduleFire | undefined> {
+  async function start(row: ScheduleRow, occurrence: Date, runKey: string): Promise<ScheduleFire | undefined> {
     const who = await runAs(row);
     if ('lost' in who) return pauseFrom(row, occurrence, `Paused: ${who.lost}.`);
     try {
-      const run = await deps.runs.startRun(who.principal, row.agent, {
-        message: row.message,
-        ...(row.model ? { model: row.model } : {}),
-        ...(row.project_path ? { project_path: row.project_path } : {}),
-        ...(row.thread_id ? { thread_id: row.thread_id } : { project_id: row.project_id }),
-      });
+      const run = await deps.runs.startRun(
+        who.principal,
+        row.agent,
+        {
+          message: row.message,
+          ...(row.model ? { model: row.model } : {}),
+          ...(row.project_path ? { project_path: row.project_path } : {}),
+          ...(row.thread_id ? { thread_id: row.thread_id } : { project_id: row.project_id }),
+        },
+        undefined,
+        undefined,
+        runKey,
+      );
       log.info(`schedule ${row.id} fired for ${occurrence.toISOString()}: run ${run.runId} as ${who.principal.name}`);
-      return schedules.settleFire(row.id, occurrence, {
-        outcome: 'started',
-        reason: null,
-        runId: run.runId,
-        threadId: run.threadId,
-      });
+      return schedules.settleFire(row.id, occurrence, { outcome: 'started', reason: null });
     } catch (error) {
       const message = errorMessage(error);
       // A busy thread or the runtime's limit is this occurrence's bad luck; anything else the maker must see to.
@@ -204,10 +274,34 @@ export function schedulesService(deps: SchedulesServiceDeps) {
     }
   }
 
+  /** The fires this process is starting now: its own lease lapsing meanwhile is no reason to start one again. */
+  const inFlight = new Set<string>();
+  const fireKey = (fire: StartingFire) => `${fire.scheduleId} ${fire.occurrence.getTime()}`;
+
+  /** A claimed fire's start, its run given the id of the claim (`runKey`): started twice, the second fails. */
+  async function startClaimed(row: ScheduleRow, fire: StartingFire): Promise<ScheduleFire | undefined> {
+    inFlight.add(fireKey(fire));
+    try {
+      return await start(row, fire.occurrence, fire.runKey);
+    } finally {
+      inFlight.delete(fireKey(fire));
+    }
+  }
+
   async function pauseFrom(row: ScheduleRow, occurrence: Date, reason: string): Promise<ScheduleFire | undefined> {
     await schedules.pause(row.id, reason);
     log.warn(`schedule ${row.id} paused at its fire for ${occurrence.toISOString()}: ${reason}`);
     return schedules.settleFire(row.id, occurrence, { outcome: 'paused', reason });
+  }
+
+  /**
+   * This process's unbroken watch over what is due, by the database's clock: since when it has looked with no gap
+   * longer than missedAfterS between two looks (a database away, a machine asleep make one), and its last look.
+   */
+  let watch: { since: Date; last: Date } | undefined;
+  function look(now: Date): void {
+    const unbroken = watch && now.getTime() - watch.last.getTime() <= deps.missedAfterS * 1000;
+    watch = { since: unbroken ? watch!.since : now, last: now };
   }
 
   /** What to do with a due schedule, at the database's clock `now` (see SchedulesRepository.claim). */
@@ -219,7 +313,10 @@ export function schedulesService(deps: SchedulesServiceDeps) {
       return { fires: [], nextFireAt: null, pauseReason: `Paused: its cron cannot be used: ${errorMessage(error)}` };
     }
     const due = dueAt(cron, row.next_fire_at!, now);
-    const late = now.getTime() - due.latest.getTime() > deps.missedAfterS * 1000;
+    // Missed: nobody looked within missedAfterS of it. This process has looked without a break since `watch.since`,
+    // so an occurrence after that is only late (behind others due at once), however long it waited for its turn.
+    const seen = (watch?.since ?? now).getTime();
+    const late = seen - due.latest.getTime() > deps.missedAfterS * 1000;
     const fires: NewFire[] = [];
     const at = (d: Date) => localTime(d, row.timezone);
     const missed = due.count - (late ? 0 : 1);
@@ -228,11 +325,15 @@ export function schedulesService(deps: SchedulesServiceDeps) {
       (missed === 1 ? `at ${at(due.first)}` : `from ${at(due.first)} to ${at(to)}`);
     if (!late) {
       if (missed > 0) {
+        // Seen in time but overtaken by the next before their turn came: one run, not a pile of them, for a schedule
+        // behind the others due at once.
+        const idle = seen - due.first.getTime() > deps.missedAfterS * 1000;
+        const why = idle ? 'no server ran' : 'the servers were busy with the schedules due before it';
         fires.push({
           occurrence: due.first,
           kind: 'catch_up',
           outcome: 'skipped',
-          reason: `${span(lastMissed(cron, due))} passed while no server ran; the next, at ${at(due.latest)}, ran on time`,
+          reason: `${span(lastMissed(cron, due))} passed while ${why}; the next, at ${at(due.latest)}, ran`,
           firedBy: null,
         });
       }
@@ -286,27 +387,32 @@ export function schedulesService(deps: SchedulesServiceDeps) {
     async create(principal: Principal, projectId: string, body: CreateSchedule): Promise<Schedule> {
       await access.requireProjectRole(principal, projectId, 'member', `project ${projectId}`);
       const next = upcoming(body);
+      await checkPace(principal, projectId, body.cron);
       await checkRunFields(principal, projectId, {
         agent: body.agent,
         model: body.model ?? null,
         project_path: body.project_path ?? null,
         thread_id: body.thread_id ?? null,
       });
-      const row = await schedules.insert({
-        id: randomUUID(),
-        project_id: projectId,
-        created_by: principal.id,
-        created_by_name: principal.name,
-        agent: deps.catalog.get(body.agent)!.manifest.name,
-        cron: body.cron,
-        timezone: body.timezone,
-        message: body.message,
-        model: body.model ?? null,
-        project_path: body.project_path ?? null,
-        thread_id: body.thread_id ?? null,
-        catch_up: body.catch_up,
-        next_fire_at: next,
-      });
+      const row = await schedules.insertWithin(
+        {
+          id: randomUUID(),
+          project_id: projectId,
+          created_by: principal.id,
+          created_by_name: principal.name,
+          agent: body.agent,
+          cron: body.cron,
+          timezone: body.timezone,
+          message: body.message,
+          model: body.model ?? null,
+          project_path: body.project_path ?? null,
+          thread_id: body.thread_id ?? null,
+          catch_up: body.catch_up,
+          next_fire_at: next,
+        },
+        deps.limits,
+      );
+      if ('limit' in row) throw await overLimit(row, projectId, false);
       log.info(`schedule ${row.id} (${row.agent}, "${row.cron}" ${row.timezone}) created by ${principal.name}`);
       return toSchedule(row, null);
     },
@@ -327,10 +433,12 @@ export function schedulesService(deps: SchedulesServiceDeps) {
       };
       const retimed = body.cron !== undefined || body.timezone !== undefined;
       const next = retimed ? upcoming(merged) : undefined;
+      // From now on it runs as the person changing it: her role sets how close its fires may come.
+      await checkPace(principal, row.project_id, merged.cron);
       await checkRunFields(principal, row.project_id, merged);
       const change: ScheduleChange = {
         ...merged,
-        agent: deps.catalog.get(merged.agent)!.manifest.name,
+        agent: merged.agent,
         message: body.message,
         catch_up: body.catch_up,
         created_by: principal.id,
@@ -338,8 +446,9 @@ export function schedulesService(deps: SchedulesServiceDeps) {
         // A paused schedule stays paused, with no next time, until it is resumed.
         ...(retimed && !row.paused_at ? { next_fire_at: next } : {}),
       };
-      const updated = await schedules.update(id, change);
+      const updated = await schedules.update(id, change, deps.limits.perUser);
       if (!updated) throw notFound(`schedule ${id} not found`);
+      if ('limit' in updated) throw await overLimit(updated, row.project_id, true);
       log.info(`schedule ${id} changed by ${principal.name}`);
       return toSchedule(updated);
     },
@@ -376,9 +485,9 @@ export function schedulesService(deps: SchedulesServiceDeps) {
     /** One run now, as the schedule's maker, whether or not it is paused; recorded with the fires. */
     async runNow(principal: Principal, id: string): Promise<ScheduleFire> {
       const row = await manageable(principal, id);
-      const occurrence = await schedules.insertManualFire(id, principal.name, deps.process);
-      if (!occurrence) throw conflict(`schedule ${id} was run at this very instant already: try again`);
-      return (await start(row, occurrence))!;
+      const fire = await schedules.insertManualFire(id, principal.name, deps.process, deps.fireLeaseS);
+      if (!fire) throw conflict(`schedule ${id} was run at this very instant already: try again`);
+      return (await startClaimed(row, fire))!;
     },
 
     async fires(principal: Principal, id: string, limit: number): Promise<ScheduleFire[]> {
@@ -396,22 +505,48 @@ export function schedulesService(deps: SchedulesServiceDeps) {
     },
 
     /**
-     * Fires every due schedule this process can claim (the scheduler's tick): answers how many runs it started.
-     * Each occurrence is claimed by a row only one process can insert, so several processes may tick at once.
+     * Fires every due schedule this process can claim (the scheduler's tick), a few at a time with a new look at what
+     * is due between them (CLAIM_BATCH, LOOK_AGAIN_MS), until none is left or `goOn` says stop; then takes over the
+     * fires other processes claimed and stopped before starting. Answers how many runs it started. Each occurrence is
+     * claimed by a row only one process can insert, so several processes may tick at once.
      */
-    async fireDue(limit = 50): Promise<number> {
+    async fireDue(goOn: () => boolean = () => true): Promise<number> {
       let started = 0;
-      for (const id of await schedules.due(limit)) {
-        const claimed = await schedules.claim(id, deps.process, plan);
-        if (!claimed) continue;
-        if (claimed.row.paused_reason && claimed.row.paused_at && !claimed.fires.length) {
-          log.warn(`schedule ${id} paused: ${claimed.row.paused_reason}`);
+      const starting = async (row: ScheduleRow, fire: StartingFire) => {
+        if ((await startClaimed(row, fire))?.outcome === 'started') started++;
+      };
+      for (let more = true; more && goOn();) {
+        const due = await schedules.due(CLAIM_BATCH);
+        const lookedAt = Date.now();
+        look(due.now);
+        more = due.ids.length === CLAIM_BATCH;
+        for (const id of due.ids) {
+          if (Date.now() - lookedAt > LOOK_AGAIN_MS) {
+            more = true;
+            break;
+          }
+          const claimed = await schedules.claim(id, deps.process, plan, deps.fireLeaseS);
+          if (!claimed) continue;
+          if (claimed.row.paused_reason && claimed.row.paused_at && !claimed.fires.length) {
+            log.warn(`schedule ${id} paused: ${claimed.row.paused_reason}`);
+          }
+          for (const fire of claimed.fires) {
+            if (fire.outcome === 'skipped') log.info(`schedule ${id}: ${fire.reason}`);
+          }
+          for (const fire of claimed.starting) await starting(claimed.row, fire);
         }
-        for (const fire of claimed.fires) {
-          if (fire.outcome === 'skipped') log.info(`schedule ${id}: ${fire.reason}`);
-          if (fire.outcome !== 'starting') continue;
-          const settled = await start(claimed.row, fire.occurrence);
-          if (settled?.outcome === 'started') started++;
+      }
+      for (const fire of await schedules.takeOverLapsed(deps.process, deps.fireLeaseS, CLAIM_BATCH)) {
+        const row = await schedules.get(fire.scheduleId);
+        if (!row || inFlight.has(fireKey(fire))) continue;
+        const at = `schedule ${fire.scheduleId}'s fire for ${fire.occurrence.toISOString()}`;
+        if (fire.runExists) {
+          // Its run began before the process that claimed it stopped: it is recorded, and none other starts.
+          log.warn(`${at} was left starting by a process that stopped; its run ${fire.runKey} had begun`);
+          await schedules.settleFire(fire.scheduleId, fire.occurrence, { outcome: 'started', reason: null });
+        } else {
+          log.warn(`${at} was left starting by a process that stopped; starting its run now`);
+          await starting(row, fire);
         }
       }
       return started;

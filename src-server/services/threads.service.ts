@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Catalog, CatalogEntry } from '../assets/catalog';
+import type { CatalogEntry } from '../assets/catalog';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { notFound } from '../contracts/errors';
@@ -9,24 +9,25 @@ import type { ThreadsRepository } from '../db/threads.repository';
 import type { Engine } from '../engine';
 import { getLogger } from '../log';
 import { listThreads } from './thread-pages';
+import type { AgentDirectory } from './agent-directory';
 import { decodeCursor } from './thread-cursor';
 
 const log = getLogger('svc.api');
 
 export interface ThreadsServiceDeps {
-  catalog: Catalog;
+  agents: Pick<AgentDirectory, 'forProject'>;
   access: Access;
   threads: ThreadsRepository;
   runs: RunsRepository;
   engine: Engine;
   deleteCheckpoints(threadId: string): Promise<void>;
   /** Throws (400) when the caller may not give a thread this project path. */
-  checkProjectPath(principal: Principal, projectPath: string): Promise<void>;
+  checkProjectPath(principal: Principal, projectPath: string, projectId: string): Promise<void>;
 }
 
 /** Threads: listing, creating, reading and deleting them, with the caller's role checked on the thread's project. */
 export function threadsService(deps: ThreadsServiceDeps) {
-  const { access, threads, runs, engine, catalog } = deps;
+  const { access, threads, runs, engine, agents } = deps;
 
   /** A thread the caller may see at `role`; another tenant's thread is 404, so it does not leak. */
   async function visibleThread(
@@ -40,15 +41,15 @@ export function threadsService(deps: ThreadsServiceDeps) {
     return thread;
   }
 
-  function entryOf(thread: Thread): CatalogEntry {
-    const entry = catalog.get(thread.agent);
-    if (!entry) throw notFound(`no agent or command named "${thread.agent}" is loaded to read thread ${thread.id}`);
-    return entry;
+  async function entryOf(thread: Thread): Promise<CatalogEntry> {
+    const agent = await agents.forProject(thread.project_id, thread.agent);
+    if (!agent) throw notFound(`no agent or command named "${thread.agent}" is loaded to read thread ${thread.id}`);
+    return agent.entry;
   }
 
   /** One checkpoint of a thread the caller may already see; 404 when the thread has none with that id. */
   async function checkpointOf(thread: Thread, checkpointId: string): Promise<Checkpoint> {
-    const checkpoint = await engine.checkpoint(entryOf(thread), thread.id, checkpointId);
+    const checkpoint = await engine.checkpoint(await entryOf(thread), thread.id, checkpointId);
     if (!checkpoint) throw notFound(`checkpoint ${checkpointId} not found on thread ${thread.id}`);
     return checkpoint;
   }
@@ -60,27 +61,36 @@ export function threadsService(deps: ThreadsServiceDeps) {
     /** The thread's history: the checkpoints of its runs and branches, oldest first (the newest `limit`). */
     async checkpoints(principal: Principal, threadId: string, limit?: number): Promise<Checkpoint[]> {
       const thread = await visibleThread(principal, threadId);
-      return engine.history(entryOf(thread), thread.id, limit);
+      return engine.history(await entryOf(thread), thread.id, limit);
     },
 
     async runs(principal: Principal, threadId: string) {
       const thread = await visibleThread(principal, threadId);
       return (await runs.listByThread(thread.id)).map(
-        ({ routes: _r, pending_gate: _g, event_seq: _s, project_id: _p, forked_from: _f, ...run }) => run,
+        ({ routes: _r, pending_gate: _g, event_seq: _s, project_id: _p, forked_from: _f, manifest_hash: _h, ...run }) =>
+          run,
       );
     },
 
-    async list(principal: Principal, limit: number, cursor?: string, projectId?: string): Promise<ThreadPage> {
+    /** `drafts`: with the threads the studio tried unsaved agents in, which are left out otherwise. */
+    async list(
+      principal: Principal,
+      limit: number,
+      cursor?: string,
+      projectId?: string,
+      drafts = false,
+    ): Promise<ThreadPage> {
       if (projectId) await access.requireProjectRole(principal, projectId, 'viewer', `project ${projectId}`);
       const projects = projectId ? [projectId] : await access.visibleProjectIds(principal);
-      return listThreads(threads, projects, limit, cursor ? decodeCursor(cursor) : undefined);
+      return listThreads(threads, projects, limit, cursor ? decodeCursor(cursor) : undefined, drafts);
     },
 
     async create(principal: Principal, body: CreateThread): Promise<Thread> {
-      const entry = catalog.get(body.agent);
-      if (!entry) throw notFound(`no agent or command named "${body.agent}"`);
       const projectId = await access.resolveProject(principal, body.project_id, 'member');
-      if (body.project_path) await deps.checkProjectPath(principal, body.project_path);
+      const agent = await agents.forProject(projectId, body.agent);
+      if (!agent) throw notFound(`no agent or command named "${body.agent}"`);
+      const entry = agent.entry;
+      if (body.project_path) await deps.checkProjectPath(principal, body.project_path, projectId);
       return threads.insert({
         id: randomUUID(),
         agent: entry.manifest.name,

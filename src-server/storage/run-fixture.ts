@@ -20,5 +20,8 @@ export const newRun = (extra: Partial<NewRun> = {}): NewRun => ({
   localCap: null,
   strategy: 'reject',
   traceContext: null,
+  agentVersion: '1',
+  manifestHash: 'review-manifest',
+  draft: false,
   ...extra,
 });

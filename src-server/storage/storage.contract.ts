@@ -12,8 +12,10 @@ import type {
   NewEvent,
   NodeStore,
   NodeWrite,
+  RunRecord,
   RunStore,
   RunWriteStore,
+  ToolCallStore,
 } from './types';
 
 /** The stores under test, fresh, and how to let them go. */
@@ -23,6 +25,7 @@ export interface StoresUnderTest {
   nodes: NodeStore;
   modelCalls: ModelCallStore;
   writes: RunWriteStore;
+  toolCalls: ToolCallStore;
   close(): Promise<void>;
 }
 
@@ -226,6 +229,27 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       expect(stillOurs).not.toContain(released.id);
     });
 
+    it('hands the runs of a process that stops to another, counted as handovers', async () => {
+      const [first, second] = [newRun(), newRun()];
+      await stores.runs.start(first, lease, 10_000);
+      await stores.runs.start(second, { owner: 'process-b', leaseS: 30 }, 10_000);
+      await stores.runs.handOver(lease.owner);
+      // Every lapsed run, earlier tests' included: the stopping process's is among them, process-b's is not.
+      const claimed: RunRecord[] = [];
+      const taker = { owner: 'process-c', leaseS: 30 };
+      for (let run = await stores.runs.claimLapsed(taker); run; run = await stores.runs.claimLapsed(taker)) {
+        claimed.push(run);
+      }
+      // Counted as an execution (run_resumed says attempt 2) and as a handover, which the limit of attempts leaves out.
+      expect(claimed.find((run) => run.id === first.id)).toMatchObject({
+        status: 'running',
+        attempts: 2,
+        handovers: 1,
+      });
+      expect(claimed.map((run) => run.id)).not.toContain(second.id);
+      expect(await stores.runs.renewLeases({ owner: 'process-b', leaseS: 30 })).toContain(second.id);
+    });
+
     it('ends a leg at a gate with its last event, only for the process that holds the run', async () => {
       const run = newRun();
       await stores.runs.start(run, lease, 10_000);
@@ -422,6 +446,42 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       expect((await stores.modelCalls.ofRun(run.id)).map((c) => c.id)).toEqual([call.id]);
       // The row was written closed: nothing of it is left running.
       expect(await stores.nodes.dropRunning(run.id)).toEqual([]);
+    });
+
+    it("keeps a tool call's first decision, and over it only the decision of a later start (what was last approved)", async () => {
+      const run = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      const id = `${run.id}:intake:1:0:0`;
+      const proposed = await stores.toolCalls.propose({
+        id,
+        runId: run.id,
+        node: 'intake',
+        tool: 'project.write_file',
+        arguments: '{"content":"a"}',
+        argumentsSha256: 'sha-a',
+        policy: 'ask',
+        rerunnable: false,
+      });
+      expect(proposed).toMatchObject({ created: true, record: { decision: null, attempts: 0 } });
+      const decision = (kind: 'approve' | 'edit', content: string, rerunAfter?: number) => ({
+        kind,
+        reason: null,
+        deciders: ['Ann'],
+        call_id: id,
+        arguments: `{"content":"${content}"}`,
+        arguments_sha256: `sha-${content}`,
+        ...(rerunAfter === undefined ? {} : { rerun_after: rerunAfter }),
+      });
+      const kept = async () => (await stores.toolCalls.propose({ ...proposed.record, id })).record.decision;
+      await stores.toolCalls.decide(id, decision('edit', 'b'));
+      await stores.toolCalls.decide(id, decision('approve', 'a'));
+      expect(await kept()).toMatchObject({ kind: 'edit', arguments_sha256: 'sha-b' });
+      expect(await stores.toolCalls.start(id, 0)).toBe(true);
+      await stores.toolCalls.decide(id, decision('edit', 'c', 1));
+      await stores.toolCalls.decide(id, decision('approve', 'b', 1));
+      expect(await kept()).toMatchObject({ kind: 'edit', arguments_sha256: 'sha-c', rerun_after: 1 });
+      expect(await stores.toolCalls.start(id, 1)).toBe(true);
+      expect(await stores.toolCalls.start(id, 1)).toBe(false);
     });
 
     it("records each model call once under its id, with its run's project, user and agent", async () => {

@@ -59,6 +59,8 @@ export interface RunRecord {
   status: RunStatus;
   /** The how-many-th execution of the run this is (1 for the first). */
   attempts: number;
+  /** How many of its takeovers followed a clean stop of its process (handOver): they count for no failure. */
+  handovers: number;
   /** Event ids up to here may have reached clients; an execution continues after it. */
   seqReserved: number;
   /** The id of the event that ended the run's last leg (its gate_waiting, or its final event). */
@@ -68,6 +70,10 @@ export interface RunRecord {
   endReason: string | null;
   /** The W3C `traceparent` of the run's trace, which every leg continues (null: tracing was off when it began). */
   traceContext: string | null;
+  /** The version of its agent the run runs (a stored agent's number, a built-in's hash); null: before versions. */
+  agentVersion: string | null;
+  /** The content hash of the manifest the run is pinned to; null: the built-in by name (runs before versions). */
+  manifestHash: string | null;
 }
 
 export interface NewRun {
@@ -89,6 +95,11 @@ export interface NewRun {
   strategy: MultitaskStrategy;
   /** The run's trace context (tracing/run-trace.ts startRunTrace), null while tracing is off. */
   traceContext: string | null;
+  /** What the run runs, resumed on whatever is published since (services/agent-directory.ts). */
+  agentVersion: string;
+  manifestHash: string;
+  /** A try of an unsaved source in the studio: its new thread is left out of the default thread list. */
+  draft: boolean;
 }
 
 export type StartOutcome =
@@ -158,6 +169,11 @@ export interface RunStore {
    * when it stops, or the ones in `only`.
    */
   releaseLeases(owner: string, only?: readonly string[]): Promise<void>;
+  /**
+   * A process that stops lets its runs be taken over at once, as releaseLeases() does, and counts a handover for each,
+   * which RUN_MAX_ATTEMPTS leaves out: a shutdown (an upgrade, one process at a time) is no failure of the run's.
+   */
+  handOver(owner: string): Promise<void>;
   /** Ids up to `upTo` may be handed out by `owner`: a takeover continues after them. */
   reserveSeq(runId: string, owner: string, upTo: number): Promise<void>;
   /**
@@ -294,14 +310,21 @@ export interface ToolCallStore {
   saveTurn(id: string, runId: string, turn: ModelTurnRecord): Promise<void>;
   /** Records a call before anything happens to it, and returns the record: this one (`created`), or an earlier one. */
   propose(call: NewToolCall): Promise<{ record: ToolCallRecord; created: boolean }>;
-  /** Keeps the first decision recorded for the call. */
+  /**
+   * Keeps the first decision recorded for the call, or one recorded later for a later start of it (a higher
+   * `rerun_after`: a person said it may run again after it was cut off), so that the record holds what was last
+   * approved. A decision recorded again (a replay) changes nothing.
+   */
   decide(id: string, decision: GateDecision): Promise<void>;
   /** Counts a start of the call, if it has been started `attempts` times so far: false when it had been since. */
   start(id: string, attempts: number): Promise<boolean>;
   /** Keeps the first result recorded for the call. */
   finish(id: string, result: { text: string; isError: boolean }): Promise<void>;
-  /** Whether a person allowed `tool` for the rest of the thread (a grant not revoked). */
-  granted(threadId: string, tool: string): Promise<boolean>;
+  /**
+   * Whether a person allowed `tool` for the rest of the thread (a grant not revoked) who still holds `role` or higher
+   * on the thread's project: a grant is worth what its granter may decide now, not when she gave it.
+   */
+  granted(threadId: string, tool: string, role: Role): Promise<boolean>;
 }
 
 /**

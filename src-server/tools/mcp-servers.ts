@@ -1,17 +1,21 @@
 import { createHash } from 'node:crypto';
+import type { lookup } from 'node:dns';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import canonicalize from 'canonicalize';
+import { isServiceVariable } from '../config';
 import { errorMessage } from '../contracts/errors';
 import { TOOL_NAME_PATTERN, type McpServer, type ToolDefinition, type ToolResult } from '../contracts/tools';
 import { getLogger, registerSecret } from '../log';
+import { pinnedFetch, type PinnedFetch } from '../net/pinned-fetch';
 import { abortable } from './abortable';
 import { loadMcpSdk, mcpErrorCode, mcpErrorCodes, type McpSdk } from './mcp-sdk';
 import { McpServerError } from './mcp-server-error';
 import { checkMcpServerUrl, mcpUrlOrigin } from './mcp-server-url';
 import { stdioLaunch } from './mcp-stdio-launch';
+import type { StdioServers } from './mcp-stdio-sandbox';
 import { toolDefinition, toolResult } from './mcp-tool-mapping';
 import { capToolText } from './tool-result';
 import { traceHeaders } from '../tracing/trace-context';
@@ -43,6 +47,10 @@ export interface McpServersOptions {
    * shipped asset can name `mcp-server-filesystem`.
    */
   binDirs: readonly string[];
+  /** How stdio servers run on this machine (mcp-stdio-sandbox.ts): confined, unconfined, or refused. */
+  stdio: StdioServers;
+  /** The resolver of http servers' hosts: the system's (dns.lookup) unless a test gives one whose answers change. */
+  resolve?: typeof lookup;
 }
 
 /** One server's connection, shared by the calls of one scope with one declaration. */
@@ -222,7 +230,7 @@ export class McpServers {
       await client.connect(transport, { timeout: this.options.callTimeoutMs, signal: deadline.signal });
       started = true;
       log.info(
-        `${server.name}: started (${server.transport === 'http' ? mcpUrlOrigin(server.url) : processOf(sdk, transport)})`,
+        `${server.name}: started (${server.transport === 'http' ? mcpUrlOrigin(server.url) : processOf(sdk, transport, this.options.stdio)})`,
       );
       return client;
     } catch (error) {
@@ -244,17 +252,36 @@ export class McpServers {
     projectPath: string | null,
     signal: AbortSignal,
   ): Promise<Transport> {
+    // The asset compiler refuses these; an agent stored before it did is refused here.
+    const own = (server.transport === 'stdio' ? server.env : Object.values(server.headers)).filter(isServiceVariable);
+    if (own.length) {
+      throw new McpServerError(
+        `MCP server "${server.name}" is not started: it names ${own.join(', ')}, which the service reads itself; a ` +
+          "tool's server never gets those",
+      );
+    }
     if (server.transport === 'stdio') {
+      const { stdio } = this.options;
+      if (stdio.mode === 'refused') {
+        throw new McpServerError(`MCP server "${server.name}" is not started: ${stdio.reason}`);
+      }
       const launch = await stdioLaunch(server, projectPath, {
         ...this.options,
         inherited: sdk.DEFAULT_INHERITED_ENV_VARS,
+        wrapper: stdio.mode === 'confined' ? stdio.wrapper : [],
       });
       for (const name of server.env) registerSecret(launch.env[name]);
       const transport = new sdk.StdioClientTransport({ ...launch, stderr: 'pipe' });
       logLines(server.name, transport.stderr as Readable);
       return transport;
     }
-    const url = await checkMcpServerUrl(server.name, server.url, this.options.allowedPrivateHosts, signal);
+    const { url, addresses } = await checkMcpServerUrl(
+      server.name,
+      server.url,
+      this.options.allowedPrivateHosts,
+      signal,
+      this.options.resolve,
+    );
     const headers: Record<string, string> = {};
     for (const [header, variable] of Object.entries(server.headers)) {
       const value = this.options.env[variable];
@@ -267,7 +294,14 @@ export class McpServers {
       registerSecret(value);
       headers[header] = value;
     }
-    return new sdk.StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: fetchWithTrace });
+    // Every request of the connection goes to the addresses checked above, over connections of its own.
+    const pinned = pinnedFetch(addresses);
+    const transport = new sdk.StreamableHTTPClientTransport(url, {
+      requestInit: { headers },
+      fetch: traced(pinned.fetch),
+    });
+    transport.onclose = () => pinned.close();
+    return transport;
   }
 
   /** Takes the connection out of use and closes it (a stdio server's process exits). */
@@ -335,8 +369,8 @@ function startFailure(error: unknown): string {
   return errorMessage(error);
 }
 
-function processOf(sdk: McpSdk, transport: Transport): string {
-  return transport instanceof sdk.StdioClientTransport ? `pid ${transport.pid}` : 'no process';
+function processOf(sdk: McpSdk, transport: Transport, stdio: StdioServers): string {
+  return transport instanceof sdk.StdioClientTransport ? `pid ${transport.pid}, ${stdio.mode}` : 'no process';
 }
 
 /** A stdio server's stderr, a log line per line, prefixed with the server's name. */
@@ -352,10 +386,12 @@ function logLines(name: string, stream: Readable): void {
  * server's own spans join the run's trace; nothing is added while tracing is off. The connection outlives one call:
  * the header is read from the call under way, at each request.
  */
-const fetchWithTrace: typeof fetch = (input, init) => {
-  const traced = traceHeaders();
-  if (Object.keys(traced).length === 0) return fetch(input, init);
-  const headers = new Headers(init?.headers);
-  for (const [name, value] of Object.entries(traced)) headers.set(name, value);
-  return fetch(input, { ...init, headers });
-};
+function traced(fetch: PinnedFetch): PinnedFetch {
+  return (input, init) => {
+    const trace = traceHeaders();
+    if (Object.keys(trace).length === 0) return fetch(input, init);
+    const headers = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(trace)) headers.set(name, value);
+    return fetch(input, { ...init, headers });
+  };
+}

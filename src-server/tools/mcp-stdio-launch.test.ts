@@ -28,65 +28,64 @@ describe('stdioLaunch', () => {
   });
   afterAll(() => Promise.all([bin, other].map((d) => rm(d, { recursive: true, force: true }))));
 
-  it('finds a bare command in the first bin folder that holds it as an executable file', async () => {
-    const launch = await stdioLaunch(server(), null, {
-      env,
-      binDirs: [other, bin],
+  const launch = (
+    declared: StdioMcpServer,
+    options: { binDirs?: string[]; projectPath?: string; wrapper?: string[]; env?: Record<string, string> } = {},
+  ) =>
+    stdioLaunch(declared, options.projectPath ?? null, {
+      env: options.env ?? env,
+      binDirs: options.binDirs ?? [],
       inherited: DEFAULT_INHERITED_ENV_VARS,
+      wrapper: options.wrapper ?? [],
     });
-    expect(launch.command).toBe(path.join(bin, 'mcp-tool'));
-  });
 
-  it('leaves a command it does not find, or a path, to the spawn', async () => {
-    expect(
-      (
-        await stdioLaunch(server({ command: 'elsewhere' }), null, {
-          env,
-          binDirs: [bin],
-          inherited: DEFAULT_INHERITED_ENV_VARS,
-        })
-      ).command,
-    ).toBe('elsewhere');
-    expect(
-      (
-        await stdioLaunch(server({ command: './mcp-tool' }), null, {
-          env,
-          binDirs: [bin],
-          inherited: DEFAULT_INHERITED_ENV_VARS,
-        })
-      ).command,
-    ).toBe('./mcp-tool');
-  });
-
-  it('puts the project folder into the arguments and runs there; without one, in the temporary folder', async () => {
-    const withFolder = await stdioLaunch(server({ args: ['--root={project_path}', '-v'] }), '/srv/p', {
-      env,
-      binDirs: [],
-      inherited: DEFAULT_INHERITED_ENV_VARS,
-    });
-    expect(withFolder.args).toEqual(['--root=/srv/p', '-v']);
-    expect(withFolder.cwd).toBe('/srv/p');
-    expect((await stdioLaunch(server(), null, { env, binDirs: [], inherited: DEFAULT_INHERITED_ENV_VARS })).cwd).toBe(
-      tmpdir(),
+  it('finds a bare command in the first bin folder that holds it as an executable file, then on PATH', async () => {
+    expect((await launch(server(), { binDirs: [other, bin] })).command).toBe(path.join(bin, 'mcp-tool'));
+    expect((await launch(server({ command: 'sh' }), { binDirs: [bin] })).command).toMatch(/^\/(usr\/)?bin\/sh$/);
+    expect((await launch(server(), { binDirs: [other], env: { ...env, PATH: `/nowhere:${bin}` } })).command).toBe(
+      path.join(bin, 'mcp-tool'),
     );
   });
 
-  it('gives the process PATH, HOME, LANG when set and the variables it names, nothing else', async () => {
-    const launch = await stdioLaunch(server({ env: ['TOKEN'] }), null, {
-      env,
-      binDirs: [],
-      inherited: DEFAULT_INHERITED_ENV_VARS,
+  it('refuses a bare command found nowhere, and leaves a path to the spawn', async () => {
+    const nowhere = launch(server({ command: 'elsewhere' }), { binDirs: [bin] });
+    await expect(nowhere).rejects.toBeInstanceOf(McpServerError);
+    await expect(nowhere).rejects.toThrow(
+      'MCP server "tool" could not be started: its command elsewhere is in neither the service\'s node_modules/.bin ' +
+        'nor its PATH',
+    );
+    expect((await launch(server({ command: './mcp-tool' }), { binDirs: [bin] })).command).toBe('./mcp-tool');
+  });
+
+  it('puts the command behind the wrapper, its arguments after it', async () => {
+    const wrapped = await launch(server({ args: ['--root={project_path}'] }), {
+      binDirs: [bin],
+      projectPath: '/srv/p',
+      wrapper: ['unshare', '--pid', '--'],
     });
-    const given = Object.fromEntries(Object.entries(launch.env).filter(([, value]) => value !== undefined));
+    expect(wrapped.command).toBe('unshare');
+    expect(wrapped.args).toEqual(['--pid', '--', path.join(bin, 'mcp-tool'), '--root=/srv/p']);
+    expect(wrapped.cwd).toBe('/srv/p');
+  });
+
+  it('puts the project folder into the arguments and runs there; without one, in the temporary folder', async () => {
+    const withFolder = await launch(server({ args: ['--root={project_path}', '-v'] }), {
+      binDirs: [bin],
+      projectPath: '/srv/p',
+    });
+    expect(withFolder.args).toEqual(['--root=/srv/p', '-v']);
+    expect(withFolder.cwd).toBe('/srv/p');
+    expect((await launch(server(), { binDirs: [bin] })).cwd).toBe(tmpdir());
+  });
+
+  it('gives the process PATH, HOME, LANG when set and the variables it names, nothing else', async () => {
+    const launched = await launch(server({ env: ['TOKEN'] }), { binDirs: [bin] });
+    const given = Object.fromEntries(Object.entries(launched.env).filter(([, value]) => value !== undefined));
     expect(given).toEqual({ PATH: '/usr/bin', HOME: '/home/svc', TOKEN: 't' });
   });
 
   it('refuses a declaration whose variables are unset, naming them and no value', async () => {
-    const refused = stdioLaunch(server({ env: ['TOKEN', 'API_KEY', 'OTHER'] }), null, {
-      env,
-      binDirs: [],
-      inherited: DEFAULT_INHERITED_ENV_VARS,
-    });
+    const refused = launch(server({ env: ['TOKEN', 'API_KEY', 'OTHER'] }), { binDirs: [bin] });
     await expect(refused).rejects.toBeInstanceOf(McpServerError);
     await expect(refused).rejects.toThrow(
       'MCP server "tool" needs the environment variables API_KEY, OTHER, which the service\'s environment does not set',

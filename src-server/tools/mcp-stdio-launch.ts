@@ -13,8 +13,9 @@ const BASE_VARIABLES = ['PATH', 'HOME', 'LANG'];
 
 /**
  * How a declared stdio server is started: its command found, `{project_path}` put into its arguments, and an
- * environment of PATH, HOME, LANG and the variables it names, nothing else (the service's own secrets stay out).
- * It runs in the project folder, or in the temporary folder when the run has none.
+ * environment of PATH, HOME, LANG and the variables it names, nothing else (the service's own secrets stay out), behind
+ * `wrapper` (the confinement of mcp-stdio-sandbox.ts; none where servers run unconfined). It runs in the project
+ * folder, or in the temporary folder when the run has none.
  */
 export async function stdioLaunch(
   server: StdioMcpServer,
@@ -24,6 +25,8 @@ export async function stdioLaunch(
     binDirs: readonly string[];
     /** The variables the SDK's transport passes on by itself (its DEFAULT_INHERITED_ENV_VARS), to leave out. */
     inherited: readonly string[];
+    /** The command line the server's own is put behind; empty: none. */
+    wrapper: readonly string[];
   },
 ): Promise<StdioServerParameters & { env: Record<string, string>; cwd: string }> {
   const args = server.args.map((arg) => {
@@ -36,12 +39,12 @@ export async function stdioLaunch(
     }
     return arg.split(PROJECT_PATH_PLACEHOLDER).join(projectPath);
   });
-  return {
-    command: await findCommand(server.command, options.binDirs),
-    args,
-    env: childEnvironment(server, options.env, options.inherited),
-    cwd: projectPath ?? tmpdir(),
-  };
+  const env = childEnvironment(server, options.env, options.inherited);
+  const command = await findCommand(server, options.binDirs, env.PATH);
+  const cwd = projectPath ?? tmpdir();
+  const [wrapper, ...wrapperArgs] = options.wrapper;
+  if (wrapper === undefined) return { command, args, env, cwd };
+  return { command: wrapper, args: [...wrapperArgs, command, ...args], env, cwd };
 }
 
 function childEnvironment(
@@ -69,18 +72,23 @@ function childEnvironment(
 
 /**
  * A bare command name is looked for in `binDirs` first (the service's own node_modules/.bin, where the MCP servers it
- * ships are), then on PATH as the spawn does it. A path is left as it is.
+ * ships are), then on the server's PATH, as the spawn would: here, so that a command that is nowhere is said so, and
+ * not left to the wrapper's exit. A path is left as it is.
  */
-async function findCommand(command: string, binDirs: readonly string[]): Promise<string> {
+async function findCommand(server: StdioMcpServer, binDirs: readonly string[], PATH = ''): Promise<string> {
+  const { command } = server;
   if (/[\\/]/.test(command)) return command;
   const names = process.platform === 'win32' ? [`${command}.cmd`, `${command}.exe`, command] : [command];
-  for (const dir of binDirs) {
+  for (const dir of [...binDirs, ...PATH.split(path.delimiter).filter(Boolean)]) {
     for (const name of names) {
       const candidate = path.join(dir, name);
       if (await isExecutableFile(candidate)) return candidate;
     }
   }
-  return command;
+  throw new McpServerError(
+    `MCP server "${server.name}" could not be started: its command ${command} is in neither the service's ` +
+      'node_modules/.bin nor its PATH',
+  );
 }
 
 async function isExecutableFile(file: string): Promise<boolean> {

@@ -11,7 +11,7 @@ const outside = (input: string) =>
   new ToolCallError(`${input} is outside the project: paths are relative to the project folder and stay inside it`);
 
 /** Whether `child` is `root` or lies under it (both absolute, resolved). */
-function isInside(child: string, root: string): boolean {
+export function isInside(child: string, root: string): boolean {
   const relative = path.relative(root, child);
   return relative === '' || (relative.split(path.sep)[0] !== '..' && !path.isAbsolute(relative));
 }

@@ -1,86 +1,22 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { makeFifo, release, within } from '../context/fifo-fixture';
 import { MAX_TOOL_RESULT_CHARS } from '../contracts/tools';
-import { callProjectTool, PROJECT_TOOLS, type ProjectToolsOptions } from './project-tools';
+import { ok, projectFiles, refused, useFolders, write } from './project-fixture';
+import { PROJECT_TOOLS } from './project-tools';
 
-const temp: string[] = [];
-const mkdir = () => {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'svc-tools-')));
-  temp.push(dir);
+/** The project tools over files; their git tools are in project-tools.system.test.ts. */
+
+const mkdir = useFolders();
+
+/** The test project, with a .git folder that holds the commit subjects, as a repository's would. */
+function project(): string {
+  const dir = projectFiles(mkdir());
+  write(dir, '.git/config', '[core]\n\tbare = false\n');
+  write(dir, '.git/logs/HEAD', 'First commit\nChange the answer\n');
   return dir;
-};
-afterAll(() => temp.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
-
-/** The test's own git: no configuration of the machine it runs on. */
-function git(dir: string, ...args: string[]): string {
-  return execFileSync(
-    'git',
-    [
-      '-c',
-      'user.name=t',
-      '-c',
-      'user.email=t@t',
-      '-c',
-      'init.defaultBranch=main',
-      '-c',
-      'commit.gpgsign=false',
-      ...args,
-    ],
-    { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' } },
-  );
-}
-
-function write(dir: string, file: string, text: string | Buffer) {
-  fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-  fs.writeFileSync(path.join(dir, file), text);
-}
-
-function commitAll(dir: string, message: string, date = '2024-03-01T12:00:00Z') {
-  git(dir, 'add', '-A');
-  execFileSync('git', ['-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', 'commit', '-q', '-m', message], {
-    cwd: dir,
-    env: {
-      ...process.env,
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_DATE: date,
-      GIT_COMMITTER_DATE: date,
-    },
-  });
-}
-
-/** A repository of two commits: the first adds README.md and src/app.ts, the second changes app.ts and adds a guide. */
-function repository(): string {
-  const dir = mkdir();
-  git(dir, 'init', '-q');
-  write(dir, 'README.md', '# Widgets\nThey make widgets.\n');
-  write(dir, 'src/app.ts', 'export const answer = 1;\n');
-  commitAll(dir, 'First commit', '2024-03-01T12:00:00Z');
-  write(dir, 'src/app.ts', 'export const answer = 42;\n');
-  write(dir, 'docs/guide.md', 'How to use the widgets.\n');
-  commitAll(dir, 'Change the answer', '2024-03-02T12:00:00Z');
-  return dir;
-}
-
-const call = (root: string, tool: string, args: Record<string, unknown>, options: Partial<ProjectToolsOptions> = {}) =>
-  callProjectTool({ root, writable: true, timeoutMs: 10_000, ...options }, tool, args, new AbortController().signal);
-
-/** The text of a call that must succeed. */
-async function ok(root: string, tool: string, args: Record<string, unknown>, options?: Partial<ProjectToolsOptions>) {
-  const result = await call(root, tool, args, options);
-  expect(result.is_error, result.text).toBe(false);
-  return result.text;
-}
-
-/** The message of a call that must fail. */
-async function refused(root: string, tool: string, args: Record<string, unknown>, opts?: Partial<ProjectToolsOptions>) {
-  const result = await call(root, tool, args, opts);
-  expect(result.is_error, result.text).toBe(true);
-  return result.text;
 }
 
 describe('the project tools as the model sees them', () => {
@@ -113,14 +49,14 @@ describe('the project tools as the model sees them', () => {
     expect(schema('git_diff')({ paths: ['a', 'b'], revision: 'HEAD' })).toBe(true);
     expect(schema('write_file')({ path: 'a', content: 'x', mode: 'append' })).toBe(false);
 
-    const dir = repository();
+    const dir = project();
     expect(await refused(dir, 'read_file', { offset: 3 })).toMatch(/invalid input for project\.read_file[\s\S]*path/);
     expect(await refused(dir, 'list_files', { depth: 6 })).toMatch(/depth/);
     expect(await refused(dir, 'write_file', { path: 'a', content: 'x', mode: 'append' })).toMatch(/mode/);
   });
 
   it('answer an unknown tool with an error naming the tools there are', async () => {
-    const text = await refused(repository(), 'delete_everything', {});
+    const text = await refused(project(), 'delete_everything', {});
     expect(text).toMatch(/^no tool named project\.delete_everything/);
     expect(text).toContain('read_file');
   });
@@ -128,7 +64,7 @@ describe('the project tools as the model sees them', () => {
 
 describe('list_files', () => {
   it('lists entries under a folder, sorted, folders with a trailing slash, .git left out, to the depth asked', async () => {
-    const dir = repository();
+    const dir = project();
     write(dir, 'src/lib/deep/deeper.ts', '');
     expect((await ok(dir, 'list_files', {})).split('\n')).toEqual([
       'README.md',
@@ -170,14 +106,12 @@ describe('read_file', () => {
     expect(await refused(dir, 'read_file', { path: 'notes.txt', offset: 11 })).toMatch(/offset 11 is past the end/);
   });
 
-  it('refuses binary files, folders and what is not a regular file (a FIFO does not hold the call)', async () => {
+  it('refuses binary files and folders', async () => {
     const dir = mkdir();
     write(dir, 'image.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]));
-    execFileSync('mkfifo', [path.join(dir, 'pipe')]);
     write(dir, 'src/a.ts', 'a');
     expect(await refused(dir, 'read_file', { path: 'image.png' })).toMatch(/binary file/);
     expect(await refused(dir, 'read_file', { path: 'src' })).toMatch(/is a folder/);
-    expect(await refused(dir, 'read_file', { path: 'pipe' })).toMatch(/not a regular file/);
   });
 
   it('reads only the first 256 KiB of a large file, and says so', async () => {
@@ -202,7 +136,7 @@ describe('read_file', () => {
 
 describe('search_files', () => {
   it('finds literal text case-insensitively as file:line: text, skipping .git, binary and large files', async () => {
-    const dir = repository();
+    const dir = project();
     write(dir, 'src/regex.ts', 'const re = /a.b(c/;\nconst other = "ANSWER(";\n');
     write(dir, 'data.bin', Buffer.concat([Buffer.from('answer\n'), Buffer.from([0])]));
     write(dir, 'huge.txt', `answer\n${'z'.repeat(1024 * 1024)}`);
@@ -216,7 +150,7 @@ describe('search_files', () => {
     expect((await ok(dir, 'search_files', { pattern: 'a.b(' })).split('\n')[0]).toBe(
       'src/regex.ts:1: const re = /a.b(c/;',
     );
-    // The commits' objects under .git hold "answer" too, compressed; their refs and logs hold the subjects.
+    // The logs under .git hold the commits' subjects.
     expect(await ok(dir, 'search_files', { pattern: 'change the answer' })).toMatch(/^no line contains/);
     expect(await ok(dir, 'search_files', { pattern: 'widgets', path: 'docs' })).toBe(
       'docs/guide.md:1: How to use the widgets.',
@@ -235,103 +169,10 @@ describe('search_files', () => {
   });
 });
 
-describe('the git tools', () => {
-  it('git_log: one line per commit (short hash, date, author, subject), newest first, limited, by path', async () => {
-    const dir = repository();
-    const [second, first] = git(dir, 'log', '--format=%h').trim().split('\n');
-    expect(await ok(dir, 'git_log', {})).toBe(
-      `${second} 2024-03-02 Ada: Change the answer\n${first} 2024-03-01 Ada: First commit\n`,
-    );
-    expect(await ok(dir, 'git_log', { max_count: 1 })).toBe(`${second} 2024-03-02 Ada: Change the answer\n`);
-    expect(await ok(dir, 'git_log', { path: 'README.md' })).toBe(`${first} 2024-03-01 Ada: First commit\n`);
-    expect(await ok(dir, 'git_log', { revision: 'HEAD~1' })).toBe(`${first} 2024-03-01 Ada: First commit\n`);
-  });
-
-  it('git_diff: the working tree against HEAD, a commit against its parent (a root commit too), or two revisions', async () => {
-    const dir = repository();
-    write(dir, 'README.md', '# Widgets\nThey make gadgets now.\n');
-    const working = await ok(dir, 'git_diff', {});
-    expect(working).toContain('diff --git a/README.md b/README.md');
-    expect(working).toContain('+They make gadgets now.');
-
-    const last = await ok(dir, 'git_diff', { revision: 'HEAD' });
-    expect(last).toContain('-export const answer = 1;\n+export const answer = 42;');
-    expect(last).toContain('+++ b/docs/guide.md');
-    expect(last).not.toContain('README.md');
-
-    const root = await ok(dir, 'git_diff', { revision: 'HEAD~1' });
-    expect(root).toContain('+++ b/README.md');
-    expect(root).toContain('+export const answer = 1;');
-
-    const backwards = await ok(dir, 'git_diff', { revision: 'HEAD~1', against: 'HEAD', paths: ['src'] });
-    expect(backwards).toContain('-export const answer = 42;\n+export const answer = 1;');
-    expect(backwards).not.toContain('guide.md');
-    expect(await ok(dir, 'git_diff', { paths: ['src'] })).toBe('no differences');
-  });
-
-  it('git_show: a commit with its message and patch, or a file as it was at a revision', async () => {
-    const dir = repository();
-    const commit = await ok(dir, 'git_show', { revision: 'HEAD' });
-    expect(commit).toMatch(/^commit [0-9a-f]{40}\nAuthor: Ada <ada@example.com>/);
-    expect(commit).toContain('    Change the answer');
-    expect(commit).toContain('+export const answer = 42;');
-    expect(await ok(dir, 'git_show', { revision: 'HEAD~1', path: 'src/app.ts' })).toBe('export const answer = 1;\n');
-    expect(await refused(dir, 'git_show', { revision: 'HEAD~1', path: 'docs/guide.md' })).toMatch(
-      /'docs\/guide\.md' exists on disk, but not in '[0-9a-f]{40}'/,
-    );
-    write(dir, 'logo.bin', Buffer.from([1, 0, 2]));
-    commitAll(dir, 'Add a logo');
-    expect(await refused(dir, 'git_show', { revision: 'HEAD', path: 'logo.bin' })).toMatch(/binary file/);
-  });
-
-  it('refuses a revision that is an option or not a commit, and writes nothing for it', async () => {
-    const dir = repository();
-    const out = path.join(mkdir(), 'out.patch');
-    for (const args of [
-      { revision: `--output=${out}` },
-      { revision: 'HEAD', against: `--output=${out}` },
-      { revision: '-p' },
-      { revision: 'HEAD:README.md' },
-      { revision: 'HEAD HEAD' },
-    ]) {
-      expect(await refused(dir, 'git_diff', args)).toMatch(/is refused: a revision is a branch/);
-    }
-    expect(await refused(dir, 'git_log', { revision: '--output=/dev/null' })).toMatch(/is refused/);
-    expect(await refused(dir, 'git_log', { revision: 'a'.repeat(201) })).toMatch(/<=200 characters[\s\S]*revision/);
-    expect(fs.existsSync(out)).toBe(false);
-    expect(await refused(dir, 'git_show', { revision: 'no-such-branch' })).toBe(
-      'no-such-branch is not a commit of this repository',
-    );
-    expect(await refused(dir, 'git_log', { revision: 'HEAD^{tree}' })).toMatch(/expected commit type/);
-  });
-
-  it('says when the project is not a git repository, even inside one (only the project folder is read)', async () => {
-    const plain = mkdir();
-    write(plain, 'a.txt', 'a');
-    expect(await refused(plain, 'git_log', {})).toBe('the project folder is not a git repository');
-    const dir = repository();
-    expect(await refused(path.join(dir, 'src'), 'git_diff', { revision: 'HEAD' })).toBe(
-      'the project folder is not a git repository',
-    );
-    expect(await ok(path.join(dir, 'src'), 'read_file', { path: 'app.ts' })).toContain('answer = 42');
-  });
-
-  it('cuts a long diff at MAX_TOOL_RESULT_CHARS, saying how much git printed after', async () => {
-    const dir = repository();
-    write(dir, 'big.txt', Array.from({ length: 20_000 }, (_, i) => `old line ${i} of a long file`).join('\n'));
-    commitAll(dir, 'Add a big file');
-    write(dir, 'big.txt', Array.from({ length: 20_000 }, (_, i) => `new line ${i} of a long file`).join('\n'));
-    const text = await ok(dir, 'git_diff', {});
-    expect(text.length).toBeLessThanOrEqual(MAX_TOOL_RESULT_CHARS);
-    expect(text.startsWith('diff --git a/big.txt b/big.txt')).toBe(true);
-    expect(text).toMatch(/\n\[cut: \d+ of \d+ characters not shown; \d+ bytes git printed after\]$/);
-  });
-});
-
 describe('paths stay inside the project', () => {
   /** A project with symlinks out of it and inside it, next to a folder it must never reveal. */
   function projectWithLinks() {
-    const dir = repository();
+    const dir = project();
     const outside = mkdir();
     write(outside, 'secret.txt', 'TOP SECRET\n');
     fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(dir, 'leak.txt'));
@@ -365,13 +206,6 @@ describe('paths stay inside the project', () => {
     expect(await ok(dir, 'read_file', { path: 'innerdir/app.ts' })).toContain('export const answer = 42;');
     expect(await ok(dir, 'read_file', { path: 'src/../README.md' })).toContain('# Widgets');
     expect(await ok(dir, 'list_files', { path: 'innerdir' })).toBe('innerdir/app.ts');
-  });
-
-  it('the git tools refuse paths out of the folder', async () => {
-    const { dir } = projectWithLinks();
-    expect(await refused(dir, 'git_diff', { paths: ['../x'] })).toMatch(OUTSIDE);
-    expect(await refused(dir, 'git_log', { path: '/etc' })).toMatch(OUTSIDE);
-    expect(await refused(dir, 'git_show', { revision: 'HEAD', path: 'src/../../x' })).toMatch(OUTSIDE);
   });
 
   it('write_file writes inside, through symlinks that stay inside, creating folders', async () => {
@@ -423,7 +257,7 @@ describe('paths stay inside the project', () => {
   });
 
   it('write_file is refused on a shared clone of a git URL', async () => {
-    const dir = repository();
+    const dir = project();
     expect(await refused(dir, 'write_file', { path: 'x.txt', content: 'x' }, { writable: false })).toBe(
       'the project is a clone of a git URL shared by other runs: nothing is written there',
     );
@@ -431,125 +265,48 @@ describe('paths stay inside the project', () => {
   });
 });
 
-describe("the project's git configuration runs nothing", () => {
-  /**
-   * A repository whose configuration, attributes and hooks name programs that leave a marker file when they run:
-   * fsmonitor, an external diff, a diff driver's command and textconv, clean/smudge and process filters, gpg for a
-   * signed commit (log.showSignature), and hooks. Its working tree has changes for every one of them to act on.
-   */
-  function plantedRepository() {
-    const dir = repository();
-    const markers = mkdir();
-    const bin = mkdir();
-    const spy = (name: string) => {
-      const script = path.join(bin, `${name}.sh`);
-      fs.writeFileSync(script, `#!/bin/sh\ntouch '${markers}/${name}'\ncat\n`, { mode: 0o755 });
-      return script;
-    };
-    write(dir, 'notes.txt', 'first notes\n');
-    write(dir, 'page.md', 'first page\n');
-    write(dir, '.gitattributes', '*.txt diff=spy filter=spy\n*.md filter=proc diff=spy\n');
-    commitAll(dir, 'Add notes');
-    // A signed commit: gpg would be asked to verify it.
-    const tree = git(dir, 'rev-parse', 'HEAD^{tree}').trim();
-    const parent = git(dir, 'rev-parse', 'HEAD').trim();
-    const signed = execFileSync('git', ['hash-object', '-t', 'commit', '-w', '--stdin'], {
-      cwd: dir,
-      encoding: 'utf8',
-      input:
-        `tree ${tree}\nparent ${parent}\nauthor Ada <ada@example.com> 1709900000 +0000\n` +
-        `committer Ada <ada@example.com> 1709900000 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n AAAA\n` +
-        ` -----END PGP SIGNATURE-----\n\nA signed commit\n`,
-    }).trim();
-    git(dir, 'update-ref', 'refs/heads/main', signed);
-    for (const [key, value] of [
-      ['core.fsmonitor', spy('fsmonitor')],
-      ['diff.external', spy('external')],
-      ['diff.spy.command', spy('command')],
-      ['diff.spy.textconv', spy('textconv')],
-      ['filter.spy.clean', spy('clean')],
-      ['filter.spy.smudge', spy('smudge')],
-      ['filter.spy.required', 'true'],
-      ['filter.proc.process', spy('process')],
-      ['log.showSignature', 'true'],
-      ['gpg.program', spy('gpg')],
-      ['core.pager', spy('pager')],
-    ]) {
-      git(dir, 'config', key!, value!);
-    }
-    for (const hook of ['post-index-change', 'pre-commit', 'post-checkout', 'reference-transaction']) {
-      fs.copyFileSync(spy(`hook-${hook}`), path.join(dir, '.git/hooks', hook));
-      fs.chmodSync(path.join(dir, '.git/hooks', hook), 0o755);
-    }
-    write(dir, 'notes.txt', 'changed notes\n');
-    write(dir, 'page.md', 'changed page\n');
-    return { dir, markers };
+describe('nothing a tool opens waits: a FIFO is refused at once', () => {
+  /** A project with FIFOs `pipe` and `more/pipe`, a symlink `link` to the first, and a text file beside them. */
+  function projectWithFifos() {
+    const dir = project();
+    fs.mkdirSync(path.join(dir, 'more'));
+    for (const fifo of ['pipe', 'more/pipe']) makeFifo(path.join(dir, fifo));
+    fs.symlinkSync('pipe', path.join(dir, 'link'));
+    const fifos = ['pipe', 'more/pipe'].map((fifo) => path.join(dir, fifo));
+    return { dir, releaseAll: () => fifos.forEach(release) };
   }
 
-  it('git_diff, git_log and git_show still answer, and no program of the repository ran', async () => {
-    const { dir, markers } = plantedRepository();
-    const working = await ok(dir, 'git_diff', {});
-    expect(working).toContain('-first notes\n+changed notes');
-    expect(working).toContain('-first page\n+changed page');
-    expect(await ok(dir, 'git_diff', { revision: 'HEAD~1' })).toContain('+first notes');
-    expect(await ok(dir, 'git_diff', { revision: 'HEAD', against: 'HEAD~2' })).toContain('+first page');
-    expect(await ok(dir, 'git_log', {})).toMatch(/^[0-9a-f]+ 2024-03-08 Ada: A signed commit\n/);
-    const shown = await ok(dir, 'git_show', { revision: 'HEAD~1' });
-    expect(shown).toContain('Add notes');
-    expect(shown).toContain('+first notes');
-    expect(await ok(dir, 'git_show', { revision: 'HEAD', path: 'notes.txt' })).toBe('first notes\n');
-    expect(fs.readdirSync(markers)).toEqual([]);
-  });
-
-  it('git reads the project folder as its work tree, whatever core.worktree says', async () => {
-    const dir = repository();
-    const elsewhere = mkdir();
-    write(elsewhere, 'README.md', 'TOP SECRET\n');
-    git(dir, 'config', 'core.worktree', elsewhere);
-    const diff = await ok(dir, 'git_diff', {});
-    expect(diff).toBe('no differences');
-  });
-});
-
-describe('a git call that does not end', () => {
-  /** A repository with a branch whose ref is a FIFO: git waits on it until something writes, or it is stopped. */
-  function stuckRepository() {
-    const dir = repository();
-    const fifo = path.join(dir, '.git/refs/heads/stuck');
-    execFileSync('mkfifo', [fifo]);
-    /** Whether git still has the FIFO open for reading (opening it for writing without a reader fails). */
-    const gitStillReads = () => {
-      try {
-        fs.closeSync(fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
-        return true;
-      } catch (error) {
-        expect((error as NodeJS.ErrnoException).code).toBe('ENXIO');
-        return false;
+  it('write_file, read_file and search_files answer that a FIFO is not a regular file, and write nothing', async () => {
+    const { dir, releaseAll } = projectWithFifos();
+    try {
+      for (const file of ['pipe', 'link', 'more/pipe']) {
+        expect(await within(2000, refused(dir, 'write_file', { path: file, content: 'stuck?' }))).toBe(
+          `${file} is not a regular file: write_file writes regular files only`,
+        );
+        expect(await within(2000, refused(dir, 'read_file', { path: file }))).toBe(`${file} is not a regular file`);
+        expect(await within(2000, refused(dir, 'search_files', { pattern: 'x', path: file }))).toBe(
+          `${file} is not a regular file`,
+        );
       }
-    };
-    return { dir, gitStillReads };
-  }
-
-  it('is stopped after timeoutMs with an error saying it took too long', async () => {
-    const { dir, gitStillReads } = stuckRepository();
-    const started = Date.now();
-    expect(await refused(dir, 'git_log', { revision: 'stuck' }, { timeoutMs: 500 })).toBe(
-      'git took longer than 0.5 s and was stopped',
-    );
-    expect(Date.now() - started).toBeLessThan(5000);
-    expect(gitStillReads()).toBe(false);
+      expect(await within(2000, ok(dir, 'search_files', { pattern: 'widgets' }))).toMatch(/^README\.md:1: # Widgets/);
+      expect(fs.lstatSync(path.join(dir, 'pipe')).isFIFO()).toBe(true);
+    } finally {
+      releaseAll();
+    }
   });
 
-  it('is stopped when the signal aborts, and the call throws', async () => {
-    const { dir, gitStillReads } = stuckRepository();
-    const controller = new AbortController();
-    const options = { root: dir, writable: true, timeoutMs: 60_000 };
-    const pending = callProjectTool(options, 'git_diff', { revision: 'stuck' }, controller.signal);
-    setTimeout(() => controller.abort(), 300);
-    await expect(pending).rejects.toThrow(/abort/i);
-    expect(gitStillReads()).toBe(false);
-    await expect(callProjectTool(options, 'read_file', { path: 'README.md' }, controller.signal)).rejects.toThrow(
-      /abort/i,
-    );
+  it('many writes at FIFOs at once leave the file system free for everything else', async () => {
+    const { dir, releaseAll } = projectWithFifos();
+    try {
+      // More than libuv's four threads: a write that waited for a reader would hold one each.
+      const writes = Array.from({ length: 6 }, (_, i) =>
+        refused(dir, 'write_file', { path: i % 2 ? 'pipe' : 'more/pipe', content: `write ${i}` }),
+      );
+      expect(await within(2000, Promise.all(writes))).toHaveLength(6);
+      expect(await within(2000, fs.promises.readFile(path.join(dir, 'README.md'), 'utf8'))).toContain('# Widgets');
+      expect(await within(2000, ok(dir, 'read_file', { path: 'src/app.ts' }))).toContain('answer = 42');
+    } finally {
+      releaseAll();
+    }
   });
 });

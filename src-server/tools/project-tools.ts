@@ -5,8 +5,17 @@ import { z } from 'zod';
 import { errorMessage } from '../contracts/errors';
 import { PROJECT_TOOLS_SERVER, type ToolAnnotations, type ToolDefinition, type ToolResult } from '../contracts/tools';
 import { getLogger } from '../log';
+import { readRegularFile } from '../context/regular-file';
 import { projectRelative, realProjectRoot, resolveExisting, resolveForWrite } from './project-paths';
-import { DIFF_OPTIONS, filterDriversOff, type GitContext, type GitOutput, resolveCommit, runGit } from './safe-git';
+import {
+  DIFF_OPTIONS,
+  type GitContext,
+  type GitOutput,
+  type GitRepository,
+  openRepository,
+  resolveCommit,
+  runGit,
+} from './safe-git';
 import { ToolCallError, capToolText } from './tool-result';
 
 /**
@@ -34,6 +43,7 @@ const SEARCHED_FILE_BYTES = 1024 * 1024;
 const MAX_SEARCHED_FILES = 20_000;
 const MAX_MATCH_LINE_CHARS = 300;
 const MAX_WRITE_BYTES = 1024 * 1024;
+const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK | constants.O_NOFOLLOW;
 const NOT_WRITABLE = 'the project is a clone of a git URL shared by other runs: nothing is written there';
 
 const ProjectPath = z.string().max(4096);
@@ -195,6 +205,7 @@ export async function callProjectTool(
 }
 
 const failed = (text: string): ToolResult => ({ text: capToolText(text), is_error: true });
+const notRegular = (shown: string) => `${shown} is not a regular file`;
 
 /** A file system error in words, without the server's path (the model knows which path it named). */
 function fileFailure(error: unknown): string | undefined {
@@ -210,6 +221,9 @@ function fileFailure(error: unknown): string | undefined {
       return 'a part of the path is a file, not a folder';
     case 'ELOOP':
       return 'the path is a symlink (or goes through too many of them)';
+    case 'ENXIO':
+      // A FIFO that nobody reads, opened for writing without waiting.
+      return 'the path is not a regular file';
     case 'ENOSPC':
     case 'EDQUOT':
       return 'the disk is full';
@@ -250,21 +264,10 @@ const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? 
 
 async function readFile(context: CallContext, input: Input<'read_file'>): Promise<string> {
   const { real, shown } = await resolveExisting(context.realRoot, input.path);
-  // Non-blocking: a FIFO would otherwise hold the call until something writes to it.
-  const file = await fs.open(real, constants.O_RDONLY | constants.O_NONBLOCK);
-  let size: number;
-  let bytes: Buffer;
-  try {
-    const stat = await file.stat();
-    if (stat.isDirectory()) throw new ToolCallError(`${shown} is a folder: list it with list_files`);
-    if (!stat.isFile()) throw new ToolCallError(`${shown} is not a regular file`);
-    size = stat.size;
-    bytes = Buffer.alloc(Math.min(size, READ_BYTES));
-    const { bytesRead } = await file.read(bytes, 0, bytes.length, 0);
-    bytes = bytes.subarray(0, bytesRead);
-  } finally {
-    await file.close();
-  }
+  if ((await fs.stat(real)).isDirectory()) throw new ToolCallError(`${shown} is a folder: list it with list_files`);
+  const file = await readRegularFile(real, READ_BYTES);
+  if (!file) throw new ToolCallError(notRegular(shown));
+  const { bytes, size } = file;
   if (bytes.includes(0)) throw new ToolCallError(`${shown} is a binary file (${size} bytes): only text files are read`);
   if (bytes.length === 0) return `${shown} is empty`;
   const partial = size > bytes.length;
@@ -303,18 +306,18 @@ async function searchFiles(context: CallContext, input: Input<'search_files'>): 
   let skipped = 0;
   const searchFile = async (file: string, shownFile: string) => {
     if (searched >= MAX_SEARCHED_FILES) return;
-    const stat = await fs.stat(file).catch(() => undefined);
+    const stat = await fs.lstat(file).catch(() => undefined);
     if (!stat?.isFile() || stat.size > SEARCHED_FILE_BYTES) {
       skipped += 1;
       return;
     }
-    const bytes = await fs.readFile(file).catch(() => undefined);
+    const read = await readRegularFile(file, SEARCHED_FILE_BYTES).catch(() => undefined);
     searched += 1;
-    if (!bytes || bytes.includes(0)) {
+    if (!read || read.bytes.includes(0)) {
       skipped += 1;
       return;
     }
-    const lines = splitLines(bytes.toString('utf8'));
+    const lines = splitLines(read.bytes.toString('utf8'));
     for (let i = 0; i < lines.length; i += 1) {
       if (!lines[i]!.toLowerCase().includes(needle)) continue;
       if (matches.length >= input.max_results) {
@@ -338,8 +341,10 @@ async function searchFiles(context: CallContext, input: Input<'search_files'>): 
       else if (child.isFile()) await searchFile(path.join(folder, child.name), childShown);
     }
   };
-  if ((await fs.stat(real)).isDirectory()) await visit(real, shown);
-  else await searchFile(real, shown);
+  const stat = await fs.stat(real);
+  if (stat.isDirectory()) await visit(real, shown);
+  else if (stat.isFile()) await searchFile(real, shown);
+  else throw new ToolCallError(notRegular(shown));
   const notes: string[] = [];
   if (more) notes.push(`… more matches past ${input.max_results}: narrow the path or the pattern`);
   if (searched >= MAX_SEARCHED_FILES) notes.push(`… stopped after ${MAX_SEARCHED_FILES} files: search a sub-folder`);
@@ -363,41 +368,36 @@ const pathspec = (paths: readonly string[]) => ['--', ...paths.map(projectRelati
 
 async function gitDiff(context: CallContext, input: Input<'git_diff'>): Promise<string> {
   const paths = pathspec(input.paths ?? []);
+  const repository = await openRepository(context);
   let output: GitOutput;
   if (input.revision === undefined) {
-    const base = await resolveCommit(context, input.against ?? 'HEAD');
-    const filtersOff = await filterDriversOff(context);
-    // Submodules' work trees stay unread: git would run `status` in them, under their own configuration.
-    output = await runGit(context, [
-      ...filtersOff,
-      'diff',
-      ...DIFF_OPTIONS,
-      '--ignore-submodules=dirty',
-      base,
-      ...paths,
-    ]);
+    const base = await resolveCommit(repository, input.against ?? 'HEAD');
+    // Submodules in the work tree stay unread: their `.git` may name any repository, and git would run `status` in
+    // them under their own configuration.
+    output = await runGit(repository, ['diff', ...DIFF_OPTIONS, '--ignore-submodules=all', base, ...paths]);
   } else {
-    const commit = await resolveCommit(context, input.revision);
+    const commit = await resolveCommit(repository, input.revision);
     const base =
-      input.against !== undefined ? await resolveCommit(context, input.against) : await parentOf(context, commit);
-    output = await runGit(context, ['diff', ...DIFF_OPTIONS, base, commit, ...paths]);
+      input.against !== undefined ? await resolveCommit(repository, input.against) : await parentOf(repository, commit);
+    output = await runGit(repository, ['diff', ...DIFF_OPTIONS, base, commit, ...paths]);
   }
   return gitText(output) || 'no differences';
 }
 
 /** A commit's first parent, or the empty tree for a root commit (its diff then adds every file). */
-async function parentOf(context: GitContext, commit: string): Promise<string> {
-  const parent = await runGit(context, ['rev-parse', '--verify', '--quiet', `${commit}^1^{commit}`], {
+async function parentOf(repository: GitRepository, commit: string): Promise<string> {
+  const parent = await runGit(repository, ['rev-parse', '--verify', '--quiet', `${commit}^1^{commit}`], {
     acceptedCodes: [1],
   });
   if (parent.exitCode === 0) return parent.stdout.toString('utf8').trim();
-  const emptyTree = await runGit(context, ['hash-object', '-t', 'tree', '--no-filters', '--stdin']);
+  const emptyTree = await runGit(repository, ['hash-object', '-t', 'tree', '--no-filters', '--stdin']);
   return emptyTree.stdout.toString('utf8').trim();
 }
 
 async function gitLog(context: CallContext, input: Input<'git_log'>): Promise<string> {
-  const commit = await resolveCommit(context, input.revision);
-  const output = await runGit(context, [
+  const repository = await openRepository(context);
+  const commit = await resolveCommit(repository, input.revision);
+  const output = await runGit(repository, [
     'log',
     '--no-color',
     `--max-count=${input.max_count}`,
@@ -410,12 +410,13 @@ async function gitLog(context: CallContext, input: Input<'git_log'>): Promise<st
 }
 
 async function gitShow(context: CallContext, input: Input<'git_show'>): Promise<string> {
-  const commit = await resolveCommit(context, input.revision);
+  const repository = await openRepository(context);
+  const commit = await resolveCommit(repository, input.revision);
   if (input.path === undefined) {
-    return gitText(await runGit(context, ['show', ...DIFF_OPTIONS, '--format=medium', commit]));
+    return gitText(await runGit(repository, ['show', ...DIFF_OPTIONS, '--format=medium', commit]));
   }
   const file = projectRelative(input.path);
-  const output = await runGit(context, ['show', ...DIFF_OPTIONS, `${commit}:${file === '.' ? '' : file}`]);
+  const output = await runGit(repository, ['show', ...DIFF_OPTIONS, `${commit}:${file === '.' ? '' : file}`]);
   if (output.stdout.includes(0)) throw new ToolCallError(`${file} is a binary file at ${input.revision}`);
   return gitText(output);
 }
@@ -425,16 +426,19 @@ async function writeFile(context: CallContext, input: Input<'write_file'>): Prom
   const bytes = Buffer.byteLength(input.content);
   if (bytes > MAX_WRITE_BYTES) throw new ToolCallError(`the content is ${bytes} bytes: at most 1 MiB is written`);
   const { real, shown } = await resolveForWrite(context.realRoot, input.path);
-  const existed = await fs.lstat(real).then(
-    () => true,
-    () => false,
-  );
-  // No following a symlink put in place since the path was checked.
-  const file = await fs.open(real, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW);
+  const special = () => new ToolCallError(`${notRegular(shown)}: write_file writes regular files only`);
+  const existing = await fs.lstat(real).catch(() => undefined);
+  if (existing?.isDirectory()) throw new ToolCallError(`${shown} is a folder: write_file writes a file`);
+  if (existing && !existing.isFile()) throw special();
+  // Never waiting (a FIFO put in place since would hold the call and a thread of libuv's pool until it is read), and
+  // never following a symlink put in place since the path was checked; emptied only once it is known to be a file.
+  const file = await fs.open(real, WRITE_FLAGS);
   try {
+    if (!(await file.stat()).isFile()) throw special();
+    await file.truncate(0);
     await file.writeFile(input.content);
   } finally {
     await file.close();
   }
-  return `${existed ? 'replaced' : 'created'} ${shown} (${bytes} bytes)`;
+  return `${existing ? 'replaced' : 'created'} ${shown} (${bytes} bytes)`;
 }

@@ -1,18 +1,27 @@
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { MAX_TOOL_RESULT_CHARS } from '../contracts/tools';
+import { projectGitFolder } from './git-folder';
 import { ToolCallError } from './tool-result';
 
 /**
  * git over a project whose repository nobody vouches for: a clone of any git URL, or a local folder. Its own
- * configuration, attributes and hooks must run nothing, and a model's revision must never become an option.
+ * configuration, attributes and hooks must run nothing, git must read no repository but the project's own `.git`
+ * folder, and a model's revision must never become an option.
  */
 
 export interface GitContext {
-  /** The project folder, symlinks resolved: git's work tree, and the only place it looks for a repository. */
+  /** The project folder, symlinks resolved: git's work tree. */
   realRoot: string;
   timeoutMs: number;
   signal: AbortSignal;
+}
+
+/** The project's repository as openRepository checked it: the only repository git is run on. */
+export interface GitRepository extends GitContext {
+  /** `<project>/.git`, a folder of the project itself. */
+  gitDir: string;
+  /** Settings for every command: SAFE_CONFIG's, and every filter driver of the repository turned off. */
+  settings: readonly string[];
 }
 
 /**
@@ -31,6 +40,7 @@ const SAFE_CONFIG = [
   'core.pager=cat',
   'color.ui=never',
 ];
+const SAFE_SETTINGS = SAFE_CONFIG.flatMap((setting) => ['-c', setting]);
 
 /**
  * Options for every command that prints a diff: no external diff program (diff.external, a diff driver's
@@ -64,16 +74,19 @@ export interface GitCall {
 
 /**
  * The environment git gets: nothing of the server's own (tokens, GIT_DIR, GIT_EXTERNAL_DIFF, GIT_CONFIG_*), no
- * system or user configuration, and no repository above the project folder (a project that is a sub-folder of a
- * repository would otherwise show files outside it).
+ * system or user configuration, and the repository and its work tree named. git then looks for no repository: none
+ * above or beside the project folder is read (a project that is a sub-folder of a repository would otherwise show
+ * files outside it, a bare-looking project folder would be taken for a repository), and the work tree is the project
+ * folder whatever `core.worktree` says.
  */
-function gitEnvironment(realRoot: string): NodeJS.ProcessEnv {
+function gitEnvironment({ realRoot, gitDir }: GitRepository): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: '/nonexistent',
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_CEILING_DIRECTORIES: path.dirname(realRoot),
+    GIT_DIR: gitDir,
+    GIT_WORK_TREE: realRoot,
     GIT_TERMINAL_PROMPT: '0',
     GIT_PAGER: 'cat',
     // Reading never takes index.lock: runs sharing a cached clone do not trip over each other.
@@ -85,18 +98,26 @@ function gitEnvironment(realRoot: string): NodeJS.ProcessEnv {
 }
 
 /**
- * Runs git in the project folder, without a shell, in a process group of its own so that a timeout or a cancel
- * stops whatever it started. The work tree is the project folder whatever `core.worktree` says. Rejects with a
- * ToolCallError when git fails or takes too long, and with the signal's reason when the call is cancelled.
+ * The project's repository, ready for git: its `.git` folder checked (projectGitFolder), and the settings every
+ * command gets, filter drivers off included.
  */
-export function runGit(context: GitContext, args: readonly string[], call: GitCall = {}): Promise<GitOutput> {
-  const { realRoot, timeoutMs, signal } = context;
+export async function openRepository(context: GitContext): Promise<GitRepository> {
+  const checked = { ...context, gitDir: await projectGitFolder(context.realRoot), settings: SAFE_SETTINGS };
+  return { ...checked, settings: [...SAFE_SETTINGS, ...(await filterDriversOff(checked))] };
+}
+
+/**
+ * Runs git on the project's repository, without a shell, in a process group of its own so that a timeout or a
+ * cancel stops whatever it started. Rejects with a ToolCallError when git fails or takes too long, and with the
+ * signal's reason when the call is cancelled.
+ */
+export function runGit(repository: GitRepository, args: readonly string[], call: GitCall = {}): Promise<GitOutput> {
+  const { realRoot, timeoutMs, signal } = repository;
   signal.throwIfAborted();
-  const options = SAFE_CONFIG.flatMap((setting) => ['-c', setting]);
   return new Promise((resolve, reject) => {
-    const child = spawn('git', [...options, `--work-tree=${realRoot}`, ...args], {
+    const child = spawn('git', [...repository.settings, ...args], {
       cwd: realRoot,
-      env: gitEnvironment(realRoot),
+      env: gitEnvironment(repository),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -175,7 +196,7 @@ const REVISION_PATTERN = /^[A-Za-z0-9._/~^@{}-]{1,200}$/;
  * The full hash of the commit a model's revision names. A revision is checked before git sees it, and only the
  * hash is ever passed on: whatever it said, it reaches no other command.
  */
-export async function resolveCommit(context: GitContext, revision: string): Promise<string> {
+export async function resolveCommit(repository: GitRepository, revision: string): Promise<string> {
   if (!REVISION_PATTERN.test(revision) || revision.startsWith('-')) {
     throw new ToolCallError(
       `revision ${JSON.stringify(revision.slice(0, 200))} is refused: a revision is a branch, a tag or a commit ` +
@@ -183,7 +204,7 @@ export async function resolveCommit(context: GitContext, revision: string): Prom
     );
   }
   const { stdout } = await runGit(
-    context,
+    repository,
     ['rev-parse', '--verify', '--quiet', '--end-of-options', `${revision}^{commit}`],
     {
       silentFailure: `${revision} is not a commit of this repository`,
@@ -192,31 +213,52 @@ export async function resolveCommit(context: GitContext, revision: string): Prom
   return stdout.toString('utf8').trim();
 }
 
+/** `filter.<driver>.<key>`: a driver's name may be empty and may hold dots; a setting without a driver is none. */
+const FILTER_KEY = /^filter\.(.*)\.([^.]+)$/s;
+const FILTER_PROGRAMS = ['clean', 'smudge', 'process'];
+
+const FILTER_STAYS_ON =
+  "the project's git configuration declares a filter driver that cannot be turned off: git is not run on it";
+
 /**
- * Command-line settings that turn off every filter driver the repository's configuration declares. Comparing the
- * work tree runs a file through its `clean` filter (from .gitattributes), and no command-line option turns filters
- * off: each driver is emptied by name. A driver whose name holds `=` cannot be named on git's command line, so the
- * work tree is not compared at all.
+ * Settings that turn off every filter driver the repository's configuration declares. A driver's `clean` program
+ * runs when git reads a file of the work tree (`filter=<name>` in .gitattributes picks the driver, the empty name
+ * too), its `smudge` when git writes one, and no option turns filters off: each driver is emptied by name. git then
+ * reads its settings back, and whatever driver still has a program leaves the repository alone (a name holding `=`
+ * cannot be written on git's command line).
  */
-export async function filterDriversOff(context: GitContext): Promise<string[]> {
-  const { stdout } = await runGit(context, ['config', '--name-only', '-z', '--get-regexp', '^filter\\.'], {
-    acceptedCodes: [1],
-  });
+async function filterDriversOff(repository: GitRepository): Promise<string[]> {
   const drivers = new Set<string>();
-  for (const key of stdout.toString('utf8').split('\0')) {
-    const driver = /^filter\.(.+)\.[^.]+$/s.exec(key)?.[1];
+  for (const key of (await filterSettings(repository)).keys()) {
+    const driver = FILTER_KEY.exec(key)?.[1];
     if (driver !== undefined) drivers.add(driver);
   }
-  const settings: string[] = [];
-  for (const driver of drivers) {
-    if (driver.includes('=')) {
-      throw new ToolCallError(
-        "the project's git configuration declares a filter driver that cannot be turned off, so the work tree is " +
-          'not compared: ask for a diff between two revisions instead',
-      );
+  if (drivers.size === 0) return [];
+  const off = [...drivers].flatMap((driver) => {
+    if (driver.includes('=')) throw new ToolCallError(FILTER_STAYS_ON);
+    const programs = FILTER_PROGRAMS.flatMap((program) => ['-c', `filter.${driver}.${program}=`]);
+    return [...programs, '-c', `filter.${driver}.required=false`];
+  });
+  const effective = await filterSettings({ ...repository, settings: [...repository.settings, ...off] });
+  for (const [key, value] of effective) {
+    if (FILTER_PROGRAMS.includes(FILTER_KEY.exec(key)?.[2] ?? '') && value !== '') {
+      throw new ToolCallError(FILTER_STAYS_ON);
     }
-    for (const key of ['clean', 'smudge', 'process']) settings.push('-c', `filter.${driver}.${key}=`);
-    settings.push('-c', `filter.${driver}.required=false`);
+  }
+  return off;
+}
+
+/** The repository's `filter.*` settings as git reads them: each key's last value wins, the command line's last. */
+async function filterSettings(repository: GitRepository): Promise<Map<string, string | undefined>> {
+  const output = await runGit(repository, ['config', '-z', '--get-regexp', '^filter\\.'], { acceptedCodes: [1] });
+  if (output.droppedBytes > 0) throw new ToolCallError(FILTER_STAYS_ON);
+  const settings = new Map<string, string | undefined>();
+  // -z: `key\nvalue` per setting, or `key` alone for one without a value; a key holds no newline.
+  for (const entry of output.stdout.toString('utf8').split('\0')) {
+    if (entry === '') continue;
+    const newline = entry.indexOf('\n');
+    if (newline < 0) settings.set(entry, undefined);
+    else settings.set(entry.slice(0, newline), entry.slice(newline + 1));
   }
   return settings;
 }

@@ -4,6 +4,7 @@ import {
   PROJECT_TOOLS_SERVER,
   type McpServer,
   type ToolDefinition,
+  type ToolPolicy,
   type ToolResult,
 } from '../contracts/tools';
 import type { ToolSpec } from '../models/model-client';
@@ -51,8 +52,19 @@ export type McpPool = Pick<McpServers, 'tools' | 'call' | 'close'>;
 
 export interface ToolboxDeps {
   mcp: McpPool;
-  /** Runs `use` in a project path's folder (a git URL's clone is held meanwhile, and not writable). */
-  projectFolder<T>(projectPath: string, use: (folder: string, writable: boolean) => Promise<T>): Promise<T>;
+  /**
+   * Runs `use` in a project path's folder (a git URL's clone is held meanwhile, and not writable), checked again for
+   * the project's organisation.
+   */
+  projectFolder<T>(
+    project: { projectId: string; projectPath: string },
+    use: (folder: string, writable: boolean) => Promise<T>,
+  ): Promise<T>;
+  /**
+   * The tool policies of the project's organisation: a floor no agent's policies loosen (resolvePolicy). Read when a
+   * phase that uses tools starts (or goes on after a decision), so a change applies from the next such phase.
+   */
+  policyFloor(projectId: string): Promise<readonly ToolPolicy[]>;
   /** A project tool's time limit (MCP servers have theirs in the pool). */
   callTimeoutMs: number;
 }
@@ -65,7 +77,9 @@ export function createToolbox(deps: ToolboxDeps): Toolbox {
       const serverOf = (pattern: string) => pattern.slice(0, pattern.indexOf('.'));
       const servers = new Set(patterns.map(serverOf));
       const inFolder = <T>(use: (folder: string | null, writable: boolean) => Promise<T>): Promise<T> =>
-        scope.projectPath ? deps.projectFolder(scope.projectPath, use) : use(null, false);
+        scope.projectPath
+          ? deps.projectFolder({ projectId: scope.projectId, projectPath: scope.projectPath }, use)
+          : use(null, false);
 
       const definitions: ToolDefinition[] = [];
       if (servers.has(PROJECT_TOOLS_SERVER) && scope.projectPath) definitions.push(...PROJECT_TOOLS);
@@ -77,7 +91,9 @@ export function createToolbox(deps: ToolboxDeps): Toolbox {
       for (const server of manifest.tools.servers.filter((s) => servers.has(s.name) && reachable(s))) {
         definitions.push(...(await inFolder((folder) => deps.mcp.tools(scope.projectId, server, folder, signal))));
       }
-      const policies = new Map(definitions.map((d) => [d.name, resolvePolicy(manifest.tools.policies, d)]));
+      const floor = await deps.policyFloor(scope.projectId);
+      const policyOf = (tool: ToolDefinition) => resolvePolicy(manifest.tools.policies, tool, floor);
+      const policies = new Map(definitions.map((d) => [d.name, policyOf(d)]));
       const ofPhase = definitions.filter((d) => (phase.tools?.tools ?? []).some((p) => patternNames(p, d)));
       // A denied tool is never offered: the model does not learn it exists.
       const offered = new Map(
@@ -87,7 +103,7 @@ export function createToolbox(deps: ToolboxDeps): Toolbox {
         specs: [...offered].map(([name, d]) => ({ name, description: d.description, parameters: d.inputSchema })),
         offered: (modelName) => offered.get(modelName),
         named: (fullName) => definitions.find((d) => d.name === fullName),
-        policy: (tool) => policies.get(tool.name) ?? resolvePolicy(manifest.tools.policies, tool),
+        policy: (tool) => policies.get(tool.name) ?? policyOf(tool),
         call: (tool, args, callSignal) =>
           inFolder(async (folder, writable) => {
             if (tool.server === PROJECT_TOOLS_SERVER) {

@@ -47,6 +47,8 @@ export const PROVIDER_NAMES: Record<ProviderId, string> = {
 /** The service's own attributes, under its own prefix as the conventions ask. */
 export const SVC = {
   RUN_ID: 'svc.run.id',
+  /** The version of its agent a run runs (a stored agent's number, a built-in's content hash). */
+  AGENT_VERSION: 'svc.agent.version',
   RUN_ATTEMPT: 'svc.run.attempt',
   LEG_PLAN: 'svc.leg.plan',
   LEG_OUTCOME: 'svc.leg.outcome',

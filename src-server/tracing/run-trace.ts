@@ -25,7 +25,7 @@ import { ERROR_TYPE, GEN_AI, GEN_AI_OPERATION, PROVIDER_NAMES, SVC } from './gen
  * sent one. Returns what to store with the run (null while tracing is off).
  */
 export function startRunTrace(
-  run: { id: string; threadId: string; projectId: string; agent: string },
+  run: { id: string; threadId: string; projectId: string; agent: string; agentVersion: string },
   incoming: string | undefined,
 ): string | null {
   const span = tracer().startSpan(
@@ -34,6 +34,7 @@ export function startRunTrace(
       kind: SpanKind.SERVER,
       attributes: {
         [GEN_AI.AGENT_NAME]: run.agent,
+        [SVC.AGENT_VERSION]: run.agentVersion,
         [GEN_AI.CONVERSATION_ID]: run.threadId,
         [SVC.RUN_ID]: run.id,
         [SVC.PROJECT_ID]: run.projectId,
@@ -85,6 +86,7 @@ export interface TracedRun {
   threadId: string;
   projectId: string;
   agent: string;
+  agentVersion: string | null;
   model: string;
   attempts: number;
   traceContext: string | null;
@@ -110,6 +112,7 @@ export class LegTrace {
         attributes: {
           [GEN_AI.OPERATION_NAME]: GEN_AI_OPERATION.INVOKE_AGENT,
           [GEN_AI.AGENT_NAME]: run.agent,
+          ...(run.agentVersion ? { [SVC.AGENT_VERSION]: run.agentVersion } : {}),
           [GEN_AI.CONVERSATION_ID]: run.threadId,
           [GEN_AI.REQUEST_MODEL]: run.model,
           [SVC.RUN_ID]: run.id,

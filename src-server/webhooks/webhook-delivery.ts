@@ -7,7 +7,8 @@ import type { ClaimedDelivery, InFlightLimits, WebhooksRepository } from '../db/
 import { getLogger } from '../log';
 import { SVC } from '../tracing/gen-ai';
 import { contextOf, traceHeaders, tracer } from '../tracing/trace-context';
-import { checkAddressLiteral, guardedLookup, webhookOrigin } from './webhook-url';
+import { checkAddressLiteral, guardedLookup } from '../net/guarded-lookup';
+import { webhookAddressRule, webhookOrigin } from './webhook-url';
 
 const log = getLogger('svc.webhooks');
 
@@ -227,7 +228,8 @@ export class WebhookDelivery {
   private post(delivery: ClaimedDelivery, stop: AbortSignal, traced: Record<string, string>): Promise<Answer> {
     const { timeoutS, allowPrivateUrls, userAgent } = this.options;
     const url = new URL(delivery.url);
-    checkAddressLiteral(url, allowPrivateUrls);
+    const rule = webhookAddressRule(allowPrivateUrls);
+    checkAddressLiteral(url, rule);
     const sentAt = new Date();
     const body = Buffer.from(delivery.payload);
     const timeout = AbortSignal.timeout(timeoutS * 1000);
@@ -237,7 +239,7 @@ export class WebhookDelivery {
         {
           method: 'POST',
           agent: false,
-          lookup: guardedLookup(allowPrivateUrls),
+          lookup: guardedLookup(rule),
           signal: AbortSignal.any([stop, timeout]),
           headers: {
             'content-type': 'application/json',

@@ -1,7 +1,7 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { badRequest } from '../contracts/errors';
+import { isLocalhostName, type AddressRule } from '../net/guarded-lookup';
 import { isInternalAddress } from '../net/internal-address';
 
 /** How long a registration waits for the host's addresses; a host that does not answer is checked at delivery. */
@@ -24,9 +24,6 @@ const refuse = (message: string) =>
   badRequest(`invalid request body: ${message}`, {
     fields: [{ field: 'url', message: message.replace(/^url: /, '') }],
   });
-
-/** `localhost` and its subdomains name the loopback interface whatever DNS says (RFC 6761). */
-const isLocalhostName = (host: string) => /(^|\.)localhost\.?$/i.test(host);
 
 /**
  * Checks a URL at registration and returns it as it will be used: http or https, no credentials (the signature
@@ -65,37 +62,10 @@ export async function checkWebhookUrl(value: string, options: { allowPrivate: bo
   return url.href;
 }
 
-/** A delivery refused because its host resolves to the server's own network at the time it is sent. */
-export class InternalAddressError extends Error {
-  override name = 'InternalAddressError';
-  constructor(host: string) {
-    super(
-      `${host} resolves to an address on the server's own network (loopback, link-local or private): not sent ` +
-        '(WEBHOOK_ALLOW_PRIVATE_URLS=true allows it)',
-    );
-  }
-}
-
-/**
- * The resolver a delivery connects with: every address the name has now is checked, and the connection goes to
- * the ones checked, so a DNS answer that changed since the registration (rebinding) cannot lead it inside.
- * Node asks for one address or, when it tries several (autoSelectFamily), for all of them.
- */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error, '', 0);
-      if (addresses.length === 0) return callback(new Error(`${hostname} has no address`), '', 0);
-      const internal = isLocalhostName(hostname) || addresses.some((a) => isInternalAddress(a.address));
-      if (internal && !allowPrivate) return callback(new InternalAddressError(hostname), '', 0);
-      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-      callback(null, addresses[0]!.address, addresses[0]!.family);
-    });
+/** The address rule of a delivery: the server's own network only with WEBHOOK_ALLOW_PRIVATE_URLS. */
+export function webhookAddressRule(allowPrivate: boolean): AddressRule {
+  return {
+    allowsInternal: () => allowPrivate,
+    refusal: 'not sent (WEBHOOK_ALLOW_PRIVATE_URLS=true allows it)',
   };
-}
-
-/** The same rule for a URL whose host is an address literal, which Node connects to without a lookup. */
-export function checkAddressLiteral(url: URL, allowPrivate: boolean): void {
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (!allowPrivate && isIP(host) && isInternalAddress(host)) throw new InternalAddressError(host);
 }

@@ -99,7 +99,10 @@ describe('local project paths without PROJECT_ROOTS: the instance administrator 
     const threadId = (own.events![0]!.data as { thread_id: string }).thread_id;
     const reused = await run(server, token, { thread_id: threadId });
     // The member has the thread's project (the default one) but not the administrator's folder.
-    expect(reused).toMatchObject({ status: 400, error: { message: DISABLED } });
+    expect(reused).toMatchObject({
+      status: 400,
+      error: { message: `thread ${threadId} works in a folder this run may not use: ${DISABLED}` },
+    });
   });
 
   it("never the server's clone cache, not even for the administrator", async () => {

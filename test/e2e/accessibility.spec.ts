@@ -22,10 +22,10 @@ async function check(page: Page, screen: string): Promise<void> {
   await page.screenshot({ path: screenshotPath(`a11y-${screen}`) });
 }
 
-test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inbox, the models, the usage, the History tab, finished, a new project', async ({
+test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inbox, the models, the usage, the agents, the History tab, finished, a new project', async ({
   page,
 }) => {
-  // Ten screens, each a whole-page axe pass of a few seconds: more than the default minute on a busy machine.
+  // Eleven screens, each a whole-page axe pass of a few seconds: more than the default minute on a busy machine.
   test.setTimeout(120_000);
   await page.setViewportSize({ width: 1600, height: 1000 });
   await page.goto(`${baseUrl()}/ui#token=${token()}`);
@@ -55,6 +55,13 @@ test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inb
   await expect(page.getByTestId('usage-table')).toBeVisible();
   await check(page, 'usage');
   await page.getByTestId('usage-close').click();
+
+  // The Agents view with a built-in open in the editor: its source, its graph and the Try form.
+  await page.getByTestId('agents-open').click();
+  await page.getByTestId('agent-open-change-review').click();
+  await expect(page.getByTestId('source-valid')).toBeVisible();
+  await check(page, 'agents');
+  await page.getByTestId('agents-close').click();
 
   await page.getByTestId('tab-history').click();
   await expect(page.getByTestId('history-checkpoint').first()).toBeVisible();

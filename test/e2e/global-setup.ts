@@ -32,6 +32,8 @@ export default async function globalSetup() {
     AUTH_ENABLED: 'true',
     SVC_API_TOKEN: E2E_TOKEN,
     SESSION_SECRET: E2E_SESSION_SECRET,
+    // The specs' project folders are temporary folders: they lie under the roots, as a team's repositories would.
+    PROJECT_ROOTS: os.tmpdir(),
     // The stand-in's default model is priced (dearly, so that a run's cost reads as more than a few zeros); llama3.2
     // has no price: its runs show "cost unknown".
     MODEL_PRICES: JSON.stringify({ 'fake-model': { input_per_mtok: 150, output_per_mtok: 600 } }),
@@ -47,17 +49,21 @@ export default async function globalSetup() {
     await model.close();
     await database.drop();
     await databaseServer.stop();
-    await fs.rm(generated, { recursive: true, force: true });
+    await fs.rm(path.dirname(generated), { recursive: true, force: true });
   };
 }
 
 /**
- * The shipped catalog plus `routed-summary`: repo-summary whose dispatch phase declares its own routing
- * rules, which no shipped asset does, so the studio can be seen showing them; and the assets of test/e2e/assets,
- * compiled as `npm run build:assets` compiles the shipped ones (a gate two people approve, with a deadline).
+ * The shipped catalog (with the shipped files' texts beside it) plus `routed-summary`: repo-summary whose dispatch
+ * phase declares its own routing rules, which no shipped asset does, so the studio can be seen showing them; and the
+ * assets of test/e2e/assets, compiled as `npm run build:assets` compiles the shipped ones (a gate two people
+ * approve, with a deadline).
  */
 async function catalogWithOwnRoutes(): Promise<string> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-e2e-generated-'));
+  // `generated/` beside `assets/`, as in a checkout: the server reads a built-in's text there (GET /agents/{name}).
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-e2e-generated-'));
+  const dir = path.join(root, 'generated');
+  await fs.symlink(path.resolve(DEFAULT_GENERATED_DIR, '..', 'assets'), path.join(root, 'assets'));
   await fs.cp(DEFAULT_GENERATED_DIR, dir, { recursive: true });
   const file = (name: string) => path.join(dir, 'manifests', 'commands', `${name}.json`);
   const summary = JSON.parse(await fs.readFile(file('repo-summary'), 'utf8')) as Manifest;

@@ -67,9 +67,11 @@ test('Rerun as new thread, on a run opened again, retries its agent, model, proj
   page,
 }) => {
   const marker = `rerun-${randomUUID().slice(0, 8)}`;
+  // Only in the project's files, not in the message: a prompt that has it read the project.
+  const projectWord = `project-${randomUUID().slice(0, 8)}`;
   // A local folder: the studio signs in with the API token, the instance administrator's, who may name one.
   const project = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-e2e-project-'));
-  await fs.writeFile(path.join(project, 'README.md'), `# ${marker}\n\nThe project both runs read.\n`);
+  await fs.writeFile(path.join(project, 'README.md'), `# ${projectWord}\n\nThe project both runs read.\n`);
   await openStudio(page, 'repo-summary');
   await page.getByTestId('run-model').selectOption('llama3.2');
   await page.getByTestId('run-project-path').fill(project);
@@ -102,7 +104,7 @@ test('Rerun as new thread, on a run opened again, retries its agent, model, proj
   expect(rerun.length).toBeGreaterThan(0);
   for (const prompt of rerun) {
     expect(prompt.model).toBe('llama3.2');
-    expect(prompt.used).toContain(marker);
+    expect(prompt.used).toContain(projectWord);
   }
   const rows = await sql<{ thread_id: string; agent: string; model: string; project_path: string }>(
     `SELECT thread_id, agent, model, project_path FROM svc_runs WHERE message = $1 ORDER BY started_at`,

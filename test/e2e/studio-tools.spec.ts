@@ -5,6 +5,7 @@ import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import {
+  api,
   expect,
   openStudio,
   phase,
@@ -237,6 +238,21 @@ test('a write allowed for the rest of the thread: the next write of the turn run
     expect(await fs.readFile(path.join(folder, 'b.md'), 'utf8')).toBe(`b ${marker}`);
     await calls.first().scrollIntoViewIfNeeded();
     await page.screenshot({ path: screenshotPath('tools-granted-for-thread') });
+
+    // The State tab shows the grant, who gave it, and takes it back: the tool's next calls ask again.
+    await page.getByTestId('tab-state').click();
+    const grant = page.getByTestId('tool-grant');
+    await expect(grant).toHaveCount(1);
+    await expect(grant).toContainText('project.write_file');
+    await expect(grant).toContainText('by api-token');
+    await page.getByTestId('tool-grants').screenshot({ path: screenshotPath('tools-grant-listed') });
+    await grant.getByRole('button', { name: 'Revoke project.write_file' }).click();
+    await page.getByTestId('grant-revoke-confirm').click();
+    await expect(grant).toHaveCount(0);
+    await expect(page.getByTestId('tool-grant-revoked')).toContainText('revoked by api-token');
+    const threadId = await page.getByTestId('state-thread').locator('[data-id]').getAttribute('data-id');
+    const stored = (await (await api(`/threads/${threadId}/tool-grants`)).json()) as { revoked_at: string | null }[];
+    expect(stored).toEqual([expect.objectContaining({ revoked_at: expect.any(String) })]);
   } finally {
     await fs.rm(folder, { recursive: true, force: true });
   }

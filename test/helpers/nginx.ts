@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports';
@@ -7,6 +8,12 @@ import { freePort } from './ports';
 export interface Nginx {
   /** Where clients reach the processes through nginx. */
   url: string;
+  /**
+   * Puts these processes behind nginx instead of the ones it had, as a team does in a rolling upgrade: the
+   * configuration rewritten and nginx told to reload it (SIGHUP). Resolves once new connections go to the new
+   * configuration; connections already open (a stream) stay with the process they reached until either side ends them.
+   */
+  reload(upstreamUrls: string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -18,14 +25,18 @@ export async function startNginx(upstreamUrls: string[]): Promise<Nginx> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-nginx-'));
   const port = await freePort();
   const conf = path.join(dir, 'nginx.conf');
-  await fs.writeFile(
-    conf,
-    nginxConfig(
-      dir,
-      port,
-      upstreamUrls.map((u) => new URL(u).host),
-    ),
-  );
+  let generation = 0;
+  const writeConfig = (urls: string[]) =>
+    fs.writeFile(
+      conf,
+      nginxConfig(
+        dir,
+        port,
+        urls.map((u) => new URL(u).host),
+        generation,
+      ),
+    );
+  await writeConfig(upstreamUrls);
   const child: ChildProcess = spawn('nginx', ['-c', conf, '-p', dir, '-g', 'daemon off;'], { stdio: 'inherit' });
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
@@ -36,12 +47,25 @@ export async function startNginx(upstreamUrls: string[]): Promise<Nginx> {
     }
     await fs.rm(dir, { recursive: true, force: true });
   };
+  const reload = async (urls: string[]) => {
+    if (urls.length === 0) throw new Error('nginx needs at least one upstream');
+    generation++;
+    await writeConfig(urls);
+    child.kill('SIGHUP');
+    // A new connection each time (no keep-alive): one kept open to a worker of the old configuration would say so.
+    const deadline = Date.now() + 10_000;
+    while ((await configGeneration(port)) !== generation) {
+      if (child.exitCode !== null) throw new Error(`nginx exited while reloading:\n${await errorLog(dir)}`);
+      if (Date.now() > deadline) throw new Error(`nginx did not load its new configuration:\n${await errorLog(dir)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
   for (let i = 0; ; i++) {
     const healthy = await fetch(`${url}/health`).then(
       (r) => r.status === 200,
       () => false,
     );
-    if (healthy) return { url, stop };
+    if (healthy) return { url, reload, stop };
     if (i > 100 || child.exitCode !== null) {
       await stop();
       throw new Error('nginx did not start');
@@ -50,7 +74,22 @@ export async function startNginx(upstreamUrls: string[]): Promise<Nginx> {
   }
 }
 
-function nginxConfig(dir: string, port: number, upstreams: string[]): string {
+/** The generation of the configuration that answers a new connection (`/__nginx/generation`), or undefined. */
+function configGeneration(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/__nginx/generation', agent: false }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve(res.statusCode === 200 ? Number(body) : undefined));
+      res.on('error', () => resolve(undefined));
+    });
+    req.on('error', () => resolve(undefined));
+  });
+}
+
+const errorLog = (dir: string) => fs.readFile(path.join(dir, 'error.log'), 'utf8').catch(() => '');
+
+function nginxConfig(dir: string, port: number, upstreams: string[], generation: number): string {
   return `
 worker_processes 1;
 worker_rlimit_nofile 8192;
@@ -70,6 +109,11 @@ ${upstreams.map((u) => `    server ${u} max_fails=0;`).join('\n')}
   }
   server {
     listen 127.0.0.1:${port} backlog=4096;
+    # Which configuration answered: reload() waits for its own.
+    location = /__nginx/generation {
+      default_type text/plain;
+      return 200 '${generation}';
+    }
     location / {
       proxy_pass http://service;
       proxy_http_version 1.1;

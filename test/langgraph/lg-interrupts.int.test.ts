@@ -75,9 +75,10 @@ describe('a gate as an interrupt', () => {
         name: 'gate',
         args: { analysis: 'Analysis: ship it.' },
         arguments: { analysis: 'Analysis: ship it.' },
-        description: 'Publish this review?',
+        description: 'Review for review \u2014 Publish this review?',
       },
     ]);
+    expect(interrupt.value.description).toBe('Review for review \u2014 Publish this review?');
     expect(interrupt.value.review_configs).toEqual([
       { action_name: 'gate', allowed_decisions: ['approve', 'edit', 'reject', 'respond'] },
     ]);
@@ -184,6 +185,47 @@ describe('a gate as an interrupt', () => {
     ctx.model.reply(['Done.']);
     await resume(admin, threadId, 'review', { [again.id]: [{ type: 'accept', args: null }] });
     expect((await detail(runId)).decisions.map((d) => d.decision)).toEqual(['respond', 'approve']);
+  });
+
+  it("names its thread in each of Agent Inbox's rows: the thread's name, or its first message", async () => {
+    /** Agent Inbox's row of a thread (contexts/utils.ts normalizeInterrupt, interrupted-inbox-item.tsx). */
+    const inboxRow = (thread: { interrupts: Record<string, unknown[]> }) => {
+      const [interrupt] = Object.values(thread.interrupts).flat() as Interrupt[];
+      const request = interrupt!.value.action_requests[0]!;
+      return { title: request.name, description: request.description.slice(0, 65) };
+    };
+    const started = [];
+    for (const message of ['Check the billing export for rounding', 'Tighten the login rate limit']) {
+      ctx.model.reply(['Analysis: fine.']);
+      const thread = await admin.threads.create({ metadata: { inbox: 'rows' } });
+      await admin.runs.wait(thread.thread_id, 'review', { input: { messages: [{ type: 'human', content: message }] } });
+      started.push(thread.thread_id);
+    }
+    // A person's name for a thread replaces its first message, as in the studio's thread list.
+    const renamed = await server.request(`/threads/${started[1]}`, {
+      method: 'PATCH',
+      json: { name: 'Rate limit for the login form, second try after the outage' },
+    });
+    expect(renamed.status).toBe(200);
+
+    const listed = await admin.threads.search({ status: 'interrupted', metadata: { inbox: 'rows' }, limit: 10 });
+    const rows = new Map(listed.map((thread) => [thread.thread_id, inboxRow(thread)]));
+    expect(rows.get(started[0]!)).toEqual({
+      title: 'gate',
+      description: 'Check the billing export for rounding \u2014 Publish this review?',
+    });
+    // Cut to leave room for the question, and still told apart in the 65 characters a row shows.
+    expect(rows.get(started[1]!)).toEqual({
+      title: 'gate',
+      description: 'Rate limit for the login form, second try after\u2026 \u2014 Publish this r',
+    });
+    // The thread, its state and history carry the same interrupt as the list.
+    for (const threadId of started) {
+      const thread = await admin.threads.get(threadId);
+      expect(inboxRow(thread)).toEqual(rows.get(threadId));
+      const state = await admin.threads.getState(threadId);
+      expect(state.tasks[0]!.interrupts).toEqual(Object.values(thread.interrupts).flat());
+    }
   });
 
   it("Agent Inbox's ignore rejects, and its mark-as-resolved ends the waiting run", async () => {

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@langchain/langgraph-sdk';
+import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { numberedTokens } from '../fixtures/fake-models';
 import { useIntegrationServer } from '../helpers/integration';
@@ -165,6 +166,64 @@ describe('a streamed run', () => {
       proxy.close();
     }
   });
+});
+
+describe('a browser\u2019s EventSource on a run\u2019s stream', () => {
+  /** A WHATWG EventSource (reconnecting by its own rules) on a run's stream, with the requests it makes counted. */
+  function follow(threadId: string, runId: string) {
+    let requests = 0;
+    const events: string[] = [];
+    const statuses: number[] = [];
+    const source = new EventSource(`${server.url}/lg/threads/${threadId}/runs/${runId}/stream`, {
+      // Its key as these clients send it; the reconnecting is the EventSource's own.
+      fetch: (input, init) => {
+        requests += 1;
+        return fetch(input, { ...init, headers: { ...init.headers, 'x-api-key': API_TOKEN } });
+      },
+    });
+    for (const name of ['metadata', 'values']) source.addEventListener(name, () => events.push(name));
+    source.addEventListener('error', (error) => error.code && statuses.push(error.code));
+    return { source, events, statuses, requests: () => requests };
+  }
+
+  it('stops, after the end of a finished run or the stop of an interrupted one: a re-attach is answered 204', async () => {
+    ctx.model.reply(['Done.']);
+    const finished = await client.threads.create();
+    const done = await client.runs.create(finished.thread_id, 'summary', { input: { message: 'to the end' } });
+    await client.runs.join(finished.thread_id, done.run_id);
+    const interrupted = await client.threads.create();
+    const stopped = await client.runs.create(interrupted.thread_id, 'review', { input: { message: 'to the gate' } });
+    expect(await client.runs.join(interrupted.thread_id, stopped.run_id)).toHaveProperty('__interrupt__');
+
+    const sources = [follow(finished.thread_id, done.run_id), follow(interrupted.thread_id, stopped.run_id)];
+    try {
+      // The whole stream, then one reconnect after the default 3 s with Last-Event-ID, answered 204: closed for good.
+      await until(async () => sources.every((s) => s.source.readyState === EventSource.CLOSED) || undefined, 15_000);
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      for (const followed of sources) {
+        expect(followed.events[0]).toBe('metadata');
+        expect(followed.events.filter((e) => e === 'metadata')).toHaveLength(1);
+        expect(followed.statuses).toEqual([204]);
+        expect(followed.requests()).toBe(2);
+      }
+    } finally {
+      for (const followed of sources) followed.source.close();
+    }
+
+    // What the EventSource met: the native stream's answer to a client that has the last event.
+    const whole = await collect(client.runs.joinStream(finished.thread_id, done.run_id, { lastEventId: '-1' }));
+    const over = await fetch(`${server.url}/lg/threads/${finished.thread_id}/runs/${done.run_id}/stream`, {
+      headers: { 'x-api-key': API_TOKEN, 'last-event-id': whole.at(-1)!.id! },
+    });
+    expect(over.status).toBe(204);
+    // Another mode of the same last event is still there to get.
+    const custom = await fetch(
+      `${server.url}/lg/threads/${finished.thread_id}/runs/${done.run_id}/stream?stream_mode=custom&stream_mode=values`,
+      { headers: { 'x-api-key': API_TOKEN, 'last-event-id': whole.at(-1)!.id!.replace(/-\d+$/, '-0') } },
+    );
+    expect(custom.status).toBe(200);
+    expect(await custom.text()).toContain('event: values');
+  }, 60_000);
 });
 
 describe('leaving a stream', () => {

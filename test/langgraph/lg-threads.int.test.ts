@@ -133,6 +133,38 @@ describe('threads', () => {
     ).rejects.toThrow(/409/);
   });
 
+  it('counts what a search finds, by graph id, assistant id (or name), status and metadata alike', async () => {
+    for (const [agent, message] of [
+      ['summary', 'count me'],
+      ['summary', 'count me too'],
+      ['review', 'count me at the gate'],
+    ] as const) {
+      ctx.model.reply(['Counted.']);
+      const thread = await admin.threads.create({ metadata: { counted: 'yes' } });
+      await admin.runs.wait(thread.thread_id, agent, { input: { message } });
+    }
+    await admin.threads.create({ metadata: { counted: 'yes' } });
+    const summary = await admin.assistants.get('summary');
+    const review = await admin.assistants.get('review');
+    const filters = [
+      { metadata: { counted: 'yes' } },
+      { metadata: { counted: 'yes', assistant_id: summary.assistant_id } },
+      { metadata: { counted: 'yes', assistant_id: review.assistant_id } },
+      { metadata: { counted: 'yes', assistant_id: 'summary' } },
+      { metadata: { counted: 'yes', assistant_id: 'no-such-assistant' } },
+      { metadata: { counted: 'yes', graph_id: 'summary' } },
+      { metadata: { counted: 'yes' }, status: 'interrupted' as const },
+      { metadata: { counted: 'yes', assistant_id: summary.assistant_id }, status: 'idle' as const },
+    ];
+    const counts = [];
+    for (const filter of filters) {
+      const found = await admin.threads.search({ ...filter, limit: 100 });
+      expect(await admin.threads.count(filter), JSON.stringify(filter)).toBe(found.length);
+      counts.push(found.length);
+    }
+    expect(counts).toEqual([4, 2, 1, 2, 0, 2, 1, 2]);
+  });
+
   it('the thread appears in the native API once it has its agent, with its id', async () => {
     ctx.model.reply(['Done.']);
     const thread = await admin.threads.create();
@@ -168,5 +200,56 @@ describe('another organisation', () => {
       /404/,
     );
     expect((await admin.threads.get(thread.thread_id)).thread_id).toBe(thread.thread_id);
+  });
+
+  it('learns nothing from creating a thread under its id: not found, as every route answers it, never "exists"', async () => {
+    const thread = await admin.threads.create({ metadata: { topic: 'taken' } });
+    const draft = await admin.threads.create({ metadata: { topic: 'taken, no run yet' } });
+    ctx.model.reply(['Taken.']);
+    await admin.runs.wait(thread.thread_id, 'summary', { input: { message: 'a thread of its own' } });
+    // An organisation with a project of its own, where mallory may create threads.
+    const made = async (path: string, json: object) =>
+      ((await (await server.request(path, { method: 'POST', json })).json()) as { id: string }).id;
+    const org = await made('/orgs', { name: 'Elsewhere too' });
+    const team = await made('/teams', { name: 'Their team', parent_id: org });
+    await made('/projects', { name: 'Their project', parent_id: team });
+    const outsider = await signSession(await addUser(server.pool, 'mallory', [['org', org, 'admin']]), SECRET);
+
+    // What mallory gets for an id nobody has, for comparison: a GET of it.
+    const answer = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${server.url}/lg${path}`, {
+        method,
+        headers: { 'x-api-key': outsider, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: res.status, body: (await res.json()) as { error: { code: string; message: string } } };
+    };
+    for (const id of [thread.thread_id, draft.thread_id]) {
+      const notFound = { status: 404, body: { error: { code: 'not_found', message: `thread ${id} not found` } } };
+      expect(await answer('GET', `/threads/${id}`)).toEqual(notFound);
+      for (const ifExists of [undefined, 'raise', 'do_nothing']) {
+        expect(await answer('POST', '/threads', { thread_id: id, if_exists: ifExists })).toEqual(notFound);
+      }
+      expect(
+        await answer('POST', `/threads/${id}/runs`, {
+          assistant_id: 'summary',
+          input: { message: 'let me in' },
+          if_not_exists: 'create',
+        }),
+      ).toEqual(notFound);
+    }
+    // Nothing of mallory's was made, and the owner's threads are as they were; a free id is hers to take.
+    const mallory = new Client({ apiUrl: `${server.url}/lg`, apiKey: outsider });
+    expect(await mallory.threads.search({ limit: 100 })).toEqual([]);
+    const free = crypto.randomUUID();
+    expect((await mallory.threads.create({ threadId: free })).thread_id).toBe(free);
+    expect((await admin.threads.get(thread.thread_id)).metadata).toMatchObject({ topic: 'taken' });
+    expect((await admin.threads.get(draft.thread_id)).metadata).toEqual({ topic: 'taken, no run yet' });
+    // The caller's own thread keeps the SDK's if_exists: raise is a conflict, do_nothing the thread as it is.
+    await expect(admin.threads.create({ threadId: thread.thread_id })).rejects.toThrow(/409/);
+    await expect(admin.threads.create({ threadId: thread.thread_id, ifExists: 'raise' })).rejects.toThrow(/409/);
+    expect((await admin.threads.create({ threadId: thread.thread_id, ifExists: 'do_nothing' })).thread_id).toBe(
+      thread.thread_id,
+    );
   });
 });

@@ -308,6 +308,31 @@ describe('the HTTP door', () => {
       }),
     });
 
+  it('refuses a message nested past 64 levels or holding half a character, as the HTTP API does, logging nothing', async () => {
+    const before = ctx.server.logs.length;
+    const start = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",';
+    for (const [body, why] of [
+      [
+        `${start}"capabilities":{"x":${'['.repeat(5000)}${']'.repeat(5000)}},"clientInfo":{"name":"a","version":"1"}}}`,
+        'nests deeper than 64 levels',
+      ],
+      [`${start}"capabilities":{},"clientInfo":{"name":"\\ud800","version":"1"}}}`, 'is not valid Unicode text'],
+    ]) {
+      const answer = await fetch(`${ctx.server.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${API_TOKEN}`,
+        },
+        body,
+      });
+      expect(answer.status).toBe(400);
+      expect((await answer.json()).error.message).toContain(why);
+    }
+    expect(ctx.server.logs.slice(before).filter((line) => line.includes(' ERROR '))).toEqual([]);
+  });
+
   it('answers 401 without a token, naming its protected-resource metadata, which names no authorization server', async () => {
     const answer = await initialize();
     expect(answer.status).toBe(401);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src-server/config';
 import { llmQueueRepository } from '../../src-server/db/llm-queue.repository';
 import { createPool, type Pool } from '../../src-server/db/pool';
-import { initDb } from '../../src-server/db/schema';
+import { initDb } from '../../src-server/db/migrate';
 import { LocalQueue } from '../../src-server/models/local-queue';
 import type {
   CallUsage,

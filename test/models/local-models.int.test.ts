@@ -113,6 +113,17 @@ describe("the local runtime's models", () => {
       expect(refused.status, name).toBe(400);
       expect((await refused.json()).error.message).toContain("on the server's own network");
     }
+    // Three parts name a host whatever it looks like, as the runtime reads them: a name without a dot is one too.
+    for (const name of ['vm/library/x', 'localhost/library/x:latest', 'a/b/library/x']) {
+      const refused = await pull(name);
+      expect(refused.status, name).toBe(400);
+      expect((await refused.json()).error.message, name).toMatch(
+        /on the server's own network|does not resolve|names no registry host/,
+      );
+    }
+    expect(await ctx.server.pool.query(`SELECT 1 FROM svc_model_pulls WHERE model LIKE '%library/x%'`)).toMatchObject({
+      rowCount: 0,
+    });
     expect((await pull('not a model')).status).toBe(400);
   });
 
@@ -136,10 +147,14 @@ describe("the local runtime's models", () => {
     await ctx.server.request('/models/default', { method: 'PUT', json: { model: 'fake-model' } });
   });
 
-  it('lets a member see the list, not pull, cancel, delete or choose the default (403)', async () => {
+  it('lets a member see the list, not the pulls, nor pull, cancel, delete or choose the default (403)', async () => {
     const seen = (await (await ctx.server.request('/models/local', asMember())).json()) as LocalModels;
-    expect(seen).toMatchObject({ reachable: true, may_manage: false });
+    expect(seen).toMatchObject({ reachable: true, may_manage: false, pulls: [] });
     expect(seen.models.length).toBeGreaterThan(0);
+    // The pulls are the runtime's words (its hosts, its errors): the administrator's list has them, a member's not.
+    const [earlier] = (await list()).pulls;
+    expect(earlier).toBeDefined();
+    expect((await ctx.server.request(`/models/local/pulls/${earlier!.id}`, asMember())).status).toBe(403);
     expect((await pull('llama3.2:1b', ctx.server, asMember())).status).toBe(403);
     const del = await ctx.server.request('/models/local/delete', {
       method: 'POST',

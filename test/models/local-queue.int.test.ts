@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, type Pool } from '../../src-server/db/pool';
 import { llmQueueRepository } from '../../src-server/db/llm-queue.repository';
 import { listenForRunNotifications } from '../../src-server/db/run-notifications';
-import { initDb } from '../../src-server/db/schema';
+import { initDb } from '../../src-server/db/migrate';
 import type { QueueInfo } from '../../src-server/models/model-client';
 import { LocalQueue } from '../../src-server/models/local-queue';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
@@ -32,12 +32,17 @@ afterAll(async () => {
 });
 
 let processes = 0;
+/** How many of the queue's notices each process has heard. */
+const noticesHeard = new Map<LocalQueue, number>();
 async function queueProcess(slots: number, timeoutS = 60, leaseS = 20): Promise<LocalQueue> {
   const queue = new LocalQueue(llmQueueRepository(pool, 15), { slots, timeoutS, owner: `p${++processes}`, leaseS });
   const listener = await listenForRunNotifications(db.url, {
     cancelled: () => undefined,
     eventsStored: () => undefined,
-    queueChanged: (granted) => queue.changed(granted),
+    queueChanged: (granted) => {
+      noticesHeard.set(queue, (noticesHeard.get(queue) ?? 0) + 1);
+      queue.changed(granted);
+    },
     reconnected: () => queue.changed(),
   });
   open.push(queue, listener);
@@ -209,15 +214,12 @@ describe('the local-runtime queue across processes', () => {
       await a.acquire({ holder: 'run-1' })
     )();
     // Another process asks for the one slot while run-1 keeps it for its next call.
-    const other = b.acquire({ holder: 'run-2' }).then((release) => (order.push('run-2'), release));
-    await until(async () => ((await b.status()).waiting === 1 || order.length > 0 ? true : undefined));
-    const next = a.acquire({ holder: 'run-1' }).then((release) => (order.push('run-1'), release));
-    await (
-      await other
-    )();
-    await (
-      await next
-    )();
+    const other = b.acquire({ holder: 'run-2' }).then((release) => (order.push('run-2'), release()));
+    // The next call comes once run-1's process has heard that someone waits (a call in the moment before the notice
+    // arrives takes its kept slot on, as it would with nobody waiting).
+    await until(async () => ((noticesHeard.get(a) ?? 0) > 0 || order.length > 0 ? true : undefined));
+    const next = a.acquire({ holder: 'run-1' }).then((release) => (order.push('run-1'), release()));
+    await Promise.all([other, next]);
     expect(order).toEqual(['run-2', 'run-1']);
   });
 

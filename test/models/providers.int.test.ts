@@ -3,6 +3,7 @@ import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
 import type { TestServer } from '../helpers/server';
 import { readEvents } from '../helpers/sse';
+import { numberedTokens } from '../fixtures/fake-models';
 
 const ctx = useIntegrationServer({
   server: ({ model }) => ({
@@ -61,6 +62,49 @@ describe('model providers, each through its real client and wire protocol', () =
       expect(reported.every((r) => r.provider === provider && r.input_tokens > 10)).toBe(true);
       expect(nodes.map((n) => [n.prompt_tokens, n.queue_wait_ms])).toEqual(reported.map((r) => [r.input_tokens, null]));
     }
+  });
+
+  it('keeps serving when a run is cancelled, or the server stopped, while a cloud provider streams', async () => {
+    // A process of its own: a cut stream that ended it (an unhandled rejection in Gemini's client) shows as an exit.
+    const cloudEnv = {
+      CLOUD_A_API_KEY: 'gemini-test-key',
+      CLOUD_A_BASE_URL: ctx.model.url,
+      CLOUD_B_API_KEY: 'anthropic-test-key',
+      CLOUD_B_BASE_URL: ctx.model.url,
+      CLOUD_C_API_KEY: 'openai-test-key',
+      CLOUD_C_BASE_URL: `${ctx.model.url}/v1`,
+    };
+    const server = await ctx.spawn(cloudEnv);
+    for (const model of ['cloud_a:gemini-test', 'cloud_b:claude-test', 'cloud_c:gpt-test']) {
+      ctx.model.reply(numberedTokens(400), 10);
+      let cancelled: Promise<Response> | undefined;
+      let runId = '';
+      const events = await readEvents(
+        await server.request('/graphs/summary/run', { method: 'POST', json: { message: 'hello', model } }),
+        (e) => {
+          if (e.data.type === 'run_start') runId = (e.data as { run_id: string }).run_id;
+          if (e.data.type === 'token' && !cancelled) {
+            cancelled = server.request(`/runs/${runId}/cancel`, { method: 'POST', json: { reason: 'enough' } });
+          }
+        },
+      );
+      expect((await cancelled!).status).toBe(200);
+      expect(events.at(-1)!.data, model).toMatchObject({ type: 'run_cancelled', reason: 'enough' });
+      // Still the same process, serving.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(server.child.exitCode, `${model}: ${server.output()}`).toBeNull();
+      expect((await server.request('/health')).status).toBe(200);
+    }
+    // A stop while Gemini streams is a clean one.
+    ctx.model.reply(numberedTokens(400), 10);
+    const streaming = server.request('/graphs/summary/run', {
+      method: 'POST',
+      json: { message: 'hello', model: 'cloud_a:gemini-test' },
+    });
+    await readEvents(await streaming, (e) =>
+      e.data.type === 'token' ? void server.child.kill('SIGTERM') : undefined,
+    ).catch(() => undefined);
+    expect(await server.exited, server.output()).toBe(0);
   });
 
   it('stores output with a NUL character without it: the run completes and its node rows close', async () => {

@@ -214,8 +214,9 @@ describe('the local-runtime queue shared by tenants and processes', () => {
       await server.request('/queue/reset', { method: 'POST', json: { reason: 'a fresh average' } });
       ctx.model.reply(['quick ']);
       await start(server, 'quick');
+      // Six seconds: the estimate is told again at most every two, and a loaded machine may queue the waiter late.
       ctx.model.reply(
-        Array.from({ length: 30 }, (_, i) => `${i} `),
+        Array.from({ length: 60 }, (_, i) => `${i} `),
         100,
       );
       const holder = startHolding(server, 'long');

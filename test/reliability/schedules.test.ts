@@ -4,16 +4,18 @@ import type { Schedule } from '../../src-server/contracts/schedules';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { useIntegrationServer } from '../helpers/integration';
 import type { ServerProcess } from '../helpers/process';
+import { until } from '../helpers/until';
 
 /**
  * Schedules on a cluster: two server processes of their own on one PostgreSQL, each with its scheduler ticking every
  * second, over about four minutes of real time. A once-a-minute schedule (the real grain) must make exactly one run
  * per occurrence, whichever process sees it first; a five-second one (SCHEDULES_ALLOW_SECONDS) shows the same over
  * many occurrences while the process that fires most is stopped, and stops when paused; and with both processes
- * stopped over an occurrence, the next start follows each schedule's catch-up policy.
+ * stopped over an occurrence, the next start follows each schedule's catch-up policy. A process killed between its
+ * claim of a fire and its run leaves the fire to the other, which runs it once.
  */
 const ctx = useIntegrationServer({ server: false });
-const ENV = { SCHEDULES_POLL_S: '1', SCHEDULES_ALLOW_SECONDS: 'true' };
+const ENV = { SCHEDULES_POLL_S: '1', SCHEDULES_ALLOW_SECONDS: 'true', SCHEDULES_OWNER_MIN_INTERVAL_S: '1' };
 /** An occurrence seen more than this late (three polls, at least 10 s) counts as missed. */
 const MISSED_AFTER_MS = 10_000;
 
@@ -52,12 +54,13 @@ interface FireRow {
   kind: string;
   outcome: string;
   run_id: string | null;
+  run_key: string | null;
   process: string;
 }
 const firesOf = async (id: string) =>
   (
     await db.query<FireRow>(
-      `SELECT occurrence, kind, outcome, run_id, process FROM svc_schedule_fires WHERE schedule_id = $1
+      `SELECT occurrence, kind, outcome, run_id, run_key, process FROM svc_schedule_fires WHERE schedule_id = $1
         ORDER BY occurrence`,
       [id],
     )
@@ -162,4 +165,41 @@ describe('schedules on two server processes', () => {
     const reread = (await (await servers[0]!.request(`/schedules/${minuteOne.id}`)).json()) as Schedule;
     expect(new Date(reread.next_fire_at!).getTime()).toBe(b3 + 60_000);
   }, 330_000);
+
+  it('takes over a fire whose process was killed between its claim and its run, and runs it once', async () => {
+    const thread = (await (
+      await servers[0]!.request('/threads', { method: 'POST', json: { agent: 'summary' } })
+    ).json()) as { id: string };
+    // The test holds the thread's row: a fire's run that continues it waits there, after its claim, before its row.
+    const holder = new pg.Client({ connectionString: ctx.db.url });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM svc_threads WHERE id = $1 FOR UPDATE', [thread.id]);
+    const made = await create(servers[0]!, {
+      agent: 'summary',
+      cron: '* * * * *',
+      timezone: 'UTC',
+      message: 'killed mid-fire',
+      thread_id: thread.id,
+    });
+    const claimed = await until(async () => (await firesOf(made.id))[0], 70_000);
+    // One occurrence is enough: paused, the schedule claims no other (a fire already claimed still runs).
+    expect((await servers[0]!.request(`/schedules/${made.id}/pause`, { method: 'POST' })).status).toBe(200);
+    expect(claimed).toMatchObject({ kind: 'scheduled', outcome: 'starting', run_id: null });
+    const victim = servers.find((s) => s.child.pid === pidOf(claimed))!;
+    await victim.stop('SIGKILL');
+    await holder.query('ROLLBACK');
+    await holder.end();
+
+    // After its lease (three polls, at least 10 s), the other process takes it over and starts its run, once.
+    const settled = await until(async () => {
+      const fire = (await firesOf(made.id))[0]!;
+      return fire.outcome === 'starting' ? undefined : fire;
+    }, 30_000);
+    expect(settled).toMatchObject({ kind: 'scheduled', outcome: 'started', run_id: claimed.run_key });
+    expect(pidOf(settled)).not.toBe(victim.child.pid);
+    await sleep(3000);
+    expect(await runsOf('killed mid-fire')).toBe(1);
+    expect(await firesOf(made.id)).toHaveLength(1);
+  }, 120_000);
 });

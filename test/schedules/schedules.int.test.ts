@@ -18,6 +18,9 @@ const ENV = {
   SVC_API_TOKEN: API_TOKEN,
   SCHEDULES_ALLOW_SECONDS: 'true',
   SCHEDULES_POLL_S: '0.5',
+  // Fires seconds apart, for members too (docs/schedules.md#limits).
+  SCHEDULES_MEMBER_MIN_INTERVAL_S: '1',
+  SCHEDULES_OWNER_MIN_INTERVAL_S: '1',
 };
 const ctx = useIntegrationServer({ server: ENV });
 

@@ -122,7 +122,8 @@ describe('the OpenAPI document', () => {
     const doc = await loadDocument();
     const ops = Object.fromEntries(operations(doc).map((op) => [op.key, op]));
     expect(statuses(ops['GET /health']!)).toEqual([200, 403, 503]);
-    expect(statuses(ops['GET /agents']!)).toEqual([200, 401, 403, 503]);
+    // project_id narrows the list to a project's offer: a malformed one is 400, another tenant's 404.
+    expect(statuses(ops['GET /agents']!)).toEqual([200, 400, 401, 403, 404, 503]);
     expect(statuses(ops['GET /auth/login']!)).toEqual([302, 400, 403, 404]);
     expect(statuses(ops['POST /graphs/{agent}/run']!)).toEqual([200, 400, 401, 403, 404, 409, 413, 415, 422, 429, 503]);
     expect(statuses(ops['POST /threads/{id}/gates/{gate}/approve']!)).toEqual([

@@ -284,3 +284,45 @@ describe('a path that is not valid percent-encoding', () => {
     expect((await fetch(`${ctx.server.url}/ui/threads/a%20b`)).status).not.toBe(400);
   });
 });
+
+describe('bodies no JSON field of the API can hold', () => {
+  /** A value for each path parameter that its route takes, so that the body is what the route has to refuse. */
+  const PARAMS: Record<string, string> = {
+    agent: 'summary',
+    node: 'analysis',
+    gate: 'gate',
+    assistant_id: 'summary',
+    grant_id: '1',
+    call_id: '00000000-0000-4000-8000-00000000abcd:intake:1:0:0',
+  };
+  const paramValue = (name: string) => PARAMS[name] ?? '00000000-0000-4000-8000-00000000abcd';
+  const deepBody = `{"x":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+  // Escaped in the JSON text, as a client that writes UTF-16 halves sends them: the parsed string holds a lone half.
+  const halves = ['{"x":"\\ud800"}', '{"x":["ok","\\udfff tail"]}', '{"\\udc00":"key"}'];
+
+  it('answers 400 on every operation with a body, saying why, and logs no error', async () => {
+    const withBody = operations.filter((op) => op.hasBody);
+    expect(withBody.length).toBeGreaterThan(30);
+    const before = ctx.server.logs.length;
+    for (const op of withBody) {
+      const path = op.params.reduce((p, name) => p.replace(`{${name}}`, paramValue(name)), op.path);
+      for (const [raw, why] of [
+        [deepBody, /^invalid request body: x(\.0)+: nests deeper than 64 levels$/],
+        ...halves.map((h) => [h, /^invalid request body: .*is not valid Unicode text$/] as const),
+      ] as const) {
+        const res = await ctx.server.request(path, {
+          method: op.method,
+          headers: { 'content-type': 'application/json' },
+          body: raw,
+        });
+        const what = `${op.method} ${op.path} ${raw.slice(0, 20)}`;
+        expect(res.status, what).toBe(400);
+        const json = (await res.json()) as { error: { code: string; message: string } };
+        expect(json.error.code, what).toBe('invalid_request');
+        expect(json.error.message, what).toMatch(why);
+      }
+    }
+    const logged = ctx.server.logs.slice(before);
+    expect(logged.filter((line) => line.includes(' ERROR ') || line.includes('\n'))).toEqual([]);
+  });
+});

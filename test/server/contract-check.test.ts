@@ -49,6 +49,7 @@ const thread = {
   created_at: '2026-01-01T00:00:00.000Z',
   updated_at: '2026-01-01T00:00:00.000Z',
   last_run: null,
+  draft: false,
 };
 
 describe('the contract check of the integration tests', () => {

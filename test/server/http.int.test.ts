@@ -4,8 +4,10 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { LATEST_MIGRATION } from '../../src-server/db/migrations';
 import { API_VERSION } from '../../src-server/http/api';
 import { useIntegrationServer } from '../helpers/integration';
 
@@ -21,7 +23,34 @@ describe('the HTTP surface', () => {
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body).toMatchObject({ status: 'ok', database: { ok: true }, auth: { enabled: true } });
+    expect(body.schema_version).toBe(LATEST_MIGRATION);
     expect(body).toMatchObject({ agents: 1, commands: 1 });
+  });
+
+  it('answers /health 503 with Retry-After while its database refuses connections, as the document declares', async () => {
+    const doc = await (await fetch(`${ctx.server.url}/openapi.json`)).json();
+    const declared = doc.paths['/health'].get.responses['503'];
+    expect(Object.keys(declared.headers)).toContain('Retry-After');
+
+    // The database stops taking connections, and those the server holds are ended: as when PostgreSQL goes away.
+    const admin = new pg.Client({ connectionString: inject('databaseUrl') });
+    await admin.connect();
+    const name = new URL(ctx.db.url).pathname.slice(1);
+    try {
+      await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
+      await admin.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [name],
+      );
+      const down = await fetch(`${ctx.server.url}/health`);
+      expect(down.status).toBe(503);
+      expect(down.headers.get('retry-after')).toBe('5');
+      expect(await down.json()).toMatchObject({ status: 'degraded', database: { ok: false }, schema_version: null });
+    } finally {
+      await admin.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`);
+      await admin.end();
+    }
+    await expect.poll(async () => (await fetch(`${ctx.server.url}/health`)).status).toBe(200);
   });
 
   it('answers an unknown route with a 404 envelope and logs it on svc.api', async () => {

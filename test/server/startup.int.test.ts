@@ -6,7 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPool } from '../../src-server/db/pool';
-import { initDb } from '../../src-server/db/schema';
+import { initDb } from '../../src-server/db/migrate';
 import { useIntegrationServer } from '../helpers/integration';
 import { freePort } from '../helpers/ports';
 import { startTestServer } from '../helpers/server';
@@ -83,6 +83,8 @@ describe('rows written by older versions', () => {
         [waiting],
       );
       await pool.query(`UPDATE svc_run_nodes SET key = NULL`);
+      // Versions before numbered migrations kept no record of them.
+      await pool.query(`DROP TABLE svc_schema_migrations`);
 
       await initDb(pool);
       const threads = await pool.query(`SELECT project_id FROM svc_threads WHERE id = $1`, [thread]);
@@ -116,16 +118,33 @@ describe('rows written by older versions', () => {
 describe('startup', () => {
   const ctx = useIntegrationServer({ server: false, model: false, catalog: false });
 
-  it('creates the checkpointer schema graph_checkpoints and every svc table', async () => {
+  it("creates the checkpointer's tables in graph_checkpoints and a table for each resource the service keeps", async () => {
     const server = await ctx.start();
     await server.close();
     const client = new pg.Client({ connectionString: ctx.db.url });
     await client.connect();
-    const tables = await client.query(
-      `SELECT to_regclass('graph_checkpoints.checkpoints')::text AS checkpoints, to_regclass('public.svc_runs')::text AS runs`,
+    const tables = await client.query<{ name: string }>(
+      `SELECT table_schema || '.' || table_name AS name FROM information_schema.tables
+        WHERE table_schema IN ('graph_checkpoints', 'public')`,
     );
     await client.end();
-    expect(tables.rows[0]).toEqual({ checkpoints: 'graph_checkpoints.checkpoints', runs: 'svc_runs' });
+    const resources = [
+      'threads',
+      'runs',
+      'run_nodes',
+      'node_configs',
+      'users',
+      'orgs',
+      'teams',
+      'projects',
+      'memberships',
+    ];
+    expect(tables.rows.map((row) => row.name)).toEqual(
+      expect.arrayContaining([
+        ...['checkpoints', 'checkpoint_blobs', 'checkpoint_writes'].map((table) => `graph_checkpoints.${table}`),
+        ...resources.map((resource) => `public.svc_${resource}`),
+      ]),
+    );
   });
 
   it('closes running runs older than an hour as error and leaves younger ones alone', async () => {

@@ -4,8 +4,9 @@ import { modelCallsRepository } from '../../src-server/db/model-calls.repository
 import { runEventsRepository } from '../../src-server/db/run-events.repository';
 import { runNodesRepository } from '../../src-server/db/run-nodes.repository';
 import { runsRepository } from '../../src-server/db/runs.repository';
+import { toolCallsRepository } from '../../src-server/db/tool-calls.repository';
 import { createPool } from '../../src-server/db/pool';
-import { initDb } from '../../src-server/db/schema';
+import { initDb } from '../../src-server/db/migrate';
 import { storageContract } from '../../src-server/storage/storage.contract';
 import { createTestDatabase } from '../helpers/database';
 
@@ -21,6 +22,7 @@ storageContract('PostgreSQL', async () => {
     nodes: runNodesRepository(pool),
     modelCalls: modelCallsRepository(pool),
     writes: runWritesRepository(pool),
+    toolCalls: toolCallsRepository(pool),
     close: async () => {
       await pool.end();
       await db.drop();

@@ -3,7 +3,7 @@ import { createPool, type Pool } from '../../src-server/db/pool';
 import { runEventsRepository } from '../../src-server/db/run-events.repository';
 import { runWritesRepository } from '../../src-server/db/run-writes.repository';
 import { runsRepository } from '../../src-server/db/runs.repository';
-import { initDb } from '../../src-server/db/schema';
+import { initDb } from '../../src-server/db/migrate';
 import { newRun } from '../../src-server/storage/run-fixture';
 import { createTestDatabase } from '../helpers/database';
 

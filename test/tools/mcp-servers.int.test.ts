@@ -1,16 +1,21 @@
 import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { node } from '@opentelemetry/sdk-node';
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import type { lookup, LookupAddress } from 'node:dns';
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestMcpHttpServer, type TestMcpHttpServer } from '../fixtures/mcp-test-server';
+import { processesWith } from '../helpers/processes';
 import { until } from '../helpers/until';
 import { MAX_TOOL_RESULT_CHARS, type McpServer } from '../../src-server/contracts/tools';
 import { captureLogs } from '../../src-server/log';
 import { McpServerError, McpServers, type McpServersOptions } from '../../src-server/tools/mcp-servers';
+import { probeStdioSandbox, stdioServersOf, type StdioServers } from '../../src-server/tools/mcp-stdio-sandbox';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -34,6 +39,12 @@ const serviceEnv = {
   MCP_HTTP_AUTH: 'Bearer http-token-123',
 };
 
+/** How this machine runs stdio servers, as the service decides it: confined where it can (here, as in CI). */
+let stdio: StdioServers;
+beforeAll(async () => {
+  stdio = stdioServersOf(await probeStdioSandbox(process.env), false);
+});
+
 const open: McpServers[] = [];
 function servers(options: Partial<McpServersOptions> = {}): McpServers {
   const created = new McpServers({
@@ -42,6 +53,7 @@ function servers(options: Partial<McpServersOptions> = {}): McpServers {
     callTimeoutMs: 10_000,
     allowedPrivateHosts: [],
     binDirs: [],
+    stdio,
     ...options,
   });
   open.push(created);
@@ -53,19 +65,14 @@ afterEach(async () => {
 
 const never = new AbortController().signal;
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Whether the test server's process of that instance still runs on this machine. */
+const isRunning = (instance: string) => processesWith(`mcp-test-server ${instance}`).length > 0;
 
-async function pidOf(mcp: McpServers, scope = 'project-1'): Promise<number> {
-  const result = await mcp.call(scope, testServer, null, 'pid', {}, never);
+/** Which process of the test server answers (tools `instance`). */
+async function instanceOf(mcp: McpServers, scope = 'project-1'): Promise<string> {
+  const result = await mcp.call(scope, testServer, null, 'instance', {}, never);
   expect(result.is_error).toBe(false);
-  return Number(result.text);
+  return result.text;
 }
 
 describe('a stdio MCP server', () => {
@@ -140,19 +147,18 @@ describe('a stdio MCP server', () => {
       never,
     );
     await expect(listing).rejects.toBeInstanceOf(McpServerError);
-    await expect(listing).rejects.toThrow(/MCP server "test" could not be started: spawn no-such-mcp-server ENOENT/);
+    await expect(listing).rejects.toThrow(
+      'MCP server "test" could not be started: its command no-such-mcp-server is in neither the service\'s ' +
+        'node_modules/.bin nor its PATH',
+    );
   });
 
   it('is an McpServerError within the time limit when it never answers its start, and its process is ended', async () => {
-    const pidFile = path.join(await mkdtemp(path.join(tmpdir(), 'mcp-mute-')), 'pid');
+    const marker = `mute-${randomUUID()}`;
     const mute: McpServer = {
       ...testServer,
       command: process.execPath,
-      args: [
-        '-e',
-        'require("fs").writeFileSync(process.argv[1], String(process.pid)); setInterval(() => {}, 1000)',
-        pidFile,
-      ],
+      args: ['-e', 'setInterval(() => {}, 1000)', marker],
     };
     const mcp = servers({ callTimeoutMs: 1000 });
     const started = Date.now();
@@ -160,19 +166,18 @@ describe('a stdio MCP server', () => {
       'MCP server "test" did not start within 1000 ms',
     );
     expect(Date.now() - started).toBeLessThan(1800);
-    const pid = Number(await readFile(pidFile, 'utf8'));
+    expect(processesWith(marker)).not.toEqual([]);
     await mcp.close();
-    expect(isRunning(pid)).toBe(false);
-    await rm(path.dirname(pidFile), { recursive: true, force: true });
+    expect(processesWith(marker)).toEqual([]);
   });
 
   it('logs its stderr under svc.mcp, prefixed with its name', async () => {
     const lines: string[] = [];
     const restore = captureLogs((line) => lines.push(line));
     try {
-      const pid = await pidOf(servers());
+      const instance = await instanceOf(servers());
       await until(async () =>
-        lines.some((l) => l.includes(`svc.mcp test: mcp-test-server ready (pid ${pid})`)) ? true : undefined,
+        lines.some((l) => l.includes(`svc.mcp test: mcp-test-server ready (instance ${instance})`)) ? true : undefined,
       );
     } finally {
       restore();
@@ -182,7 +187,7 @@ describe('a stdio MCP server', () => {
   it('answers a call that outlasts the time limit with an error result, on time, and keeps serving', async () => {
     // Long enough for the server's start (tsx compiles the fixture), which the same limit covers.
     const mcp = servers({ callTimeoutMs: 5000 });
-    const pid = await pidOf(mcp);
+    const instance = await instanceOf(mcp);
     const started = Date.now();
     const result = await mcp.call('project-1', testServer, null, 'slow', { ms: 20_000 }, never);
     expect(Date.now() - started).toBeGreaterThanOrEqual(4900);
@@ -191,16 +196,16 @@ describe('a stdio MCP server', () => {
       text: 'MCP server "test" did not answer within 5000 ms (calling slow)',
       is_error: true,
     });
-    expect(await pidOf(mcp)).toBe(pid);
+    expect(await instanceOf(mcp)).toBe(instance);
   });
 
   it('answers a call whose server died with an error result, and starts the server again at the next call', async () => {
     const mcp = servers();
-    const first = await pidOf(mcp);
+    const first = await instanceOf(mcp);
     const crash = await mcp.call('project-1', testServer, null, 'crash', {}, never);
     expect(crash.is_error).toBe(true);
     expect(crash.text).toMatch(/"test" stopped before it answered/);
-    const second = await pidOf(mcp);
+    const second = await instanceOf(mcp);
     expect(second).not.toBe(first);
     expect(isRunning(first)).toBe(false);
     expect(await mcp.call('project-1', testServer, null, 'echo', { text: 'again' }, never)).toEqual({
@@ -211,7 +216,7 @@ describe('a stdio MCP server', () => {
 
   it('throws the reason when the caller aborts a call', async () => {
     const mcp = servers();
-    await pidOf(mcp);
+    await instanceOf(mcp);
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('run cancelled')), 200);
     const started = Date.now();
@@ -223,27 +228,117 @@ describe('a stdio MCP server', () => {
 
   it('shares a process within one scope only', async () => {
     const mcp = servers();
-    const [a, b] = await Promise.all([pidOf(mcp, 'project-1'), pidOf(mcp, 'project-1')]);
+    const [a, b] = await Promise.all([instanceOf(mcp, 'project-1'), instanceOf(mcp, 'project-1')]);
     expect(a).toBe(b);
-    expect(await pidOf(mcp, 'project-2')).not.toBe(a);
+    expect(await instanceOf(mcp, 'project-2')).not.toBe(a);
   });
 
   it('closes a server unused for idleMs (its process exits), and starts it again when used', async () => {
     const mcp = servers({ idleMs: 500 });
-    const pid = await pidOf(mcp);
-    expect(isRunning(pid)).toBe(true);
-    await until(async () => (isRunning(pid) ? undefined : true), 10_000);
-    const next = await pidOf(mcp);
-    expect(next).not.toBe(pid);
+    const instance = await instanceOf(mcp);
+    expect(isRunning(instance)).toBe(true);
+    await until(async () => (isRunning(instance) ? undefined : true), 10_000);
+    const next = await instanceOf(mcp);
+    expect(next).not.toBe(instance);
   });
 
   it('stops every process on close', async () => {
     const mcp = servers();
-    const pids = [await pidOf(mcp, 'project-1'), await pidOf(mcp, 'project-2')];
+    const instances = [await instanceOf(mcp, 'project-1'), await instanceOf(mcp, 'project-2')];
+    expect(instances.filter(isRunning)).toEqual(instances);
     await mcp.close();
-    expect(pids.filter(isRunning)).toEqual([]);
+    expect(instances.filter(isRunning)).toEqual([]);
     const after = await mcp.call('project-1', testServer, null, 'echo', { text: 'x' }, never);
     expect(after.is_error).toBe(true);
+  });
+});
+
+describe('the confinement of a stdio MCP server', () => {
+  /** A process of the service's, a secret in its environment, as the service and its parents hold theirs. */
+  let neighbour: ChildProcess;
+  const secret = `neighbour-secret-${randomUUID()}`;
+  beforeAll(async () => {
+    neighbour = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
+      env: { PATH: process.env.PATH, SESSION_SECRET: secret },
+      stdio: 'ignore',
+    });
+    await new Promise((resolve) => neighbour.once('spawn', resolve));
+  });
+  afterAll(() => neighbour.kill('SIGKILL'));
+
+  /** What the test server finds when it reads every /proc/<pid>/environ it can. */
+  async function scan(mcp: McpServers): Promise<{ read: number; found: { pid: number; value: string }[] }> {
+    const result = await mcp.call('project-1', testServer, null, 'environ', { values: [secret] }, never);
+    expect(result.is_error).toBe(false);
+    return JSON.parse(result.text) as { read: number; found: { pid: number; value: string }[] };
+  }
+
+  it('is in force on this machine', () => {
+    expect(stdio).toMatchObject({ mode: 'confined' });
+  });
+
+  it("reads the environment of none of the service's processes: only its own is in sight", async () => {
+    expect(await scan(servers())).toEqual({ read: 1, found: [] });
+  });
+
+  it('ends, with the server, every process it started: its PID namespace ends with it', async () => {
+    const mcp = servers();
+    const marker = `left-behind-${randomUUID()}`;
+    expect(await mcp.call('project-1', testServer, null, 'leave_behind', { marker }, never)).toMatchObject({
+      is_error: false,
+    });
+    await until(async () => (processesWith(marker).length > 0 ? true : undefined));
+    await mcp.close();
+    await until(async () => (processesWith(marker).length === 0 ? true : undefined), 5000);
+  });
+
+  describe('where the machine cannot confine it', () => {
+    const unavailable = { unavailable: 'unshare: unshare failed: Operation not permitted' };
+
+    it('is refused on a shared server, saying why in the call and, once, in the log', async () => {
+      const lines: string[] = [];
+      const restore = captureLogs((line) => lines.push(line));
+      let refused: StdioServers;
+      try {
+        refused = stdioServersOf(unavailable, true);
+      } finally {
+        restore();
+      }
+      const why =
+        'on a server where people sign in, a stdio MCP server runs only in a PID namespace of its own (so that it ' +
+        "cannot read the environment, and the secrets, of the service's processes), and this machine does not let " +
+        'the service make one (unshare: unshare failed: Operation not permitted): allow unprivileged user ' +
+        'namespaces or run the service as root, or reach the server over http';
+      expect(lines).toEqual([expect.stringContaining(`WARNING svc.mcp stdio MCP servers are refused: ${why}`)]);
+      const mcp = servers({ stdio: refused });
+      await expect(mcp.tools('project-1', testServer, null, never)).rejects.toThrow(
+        `MCP server "test" is not started: ${why}`,
+      );
+      expect(await mcp.call('project-1', testServer, null, 'echo', { text: 'x' }, never)).toEqual({
+        text: `MCP server "test" is not started: ${why} (calling echo)`,
+        is_error: true,
+      });
+    });
+
+    it('runs unconfined on the desktop, where the warning is true: the secrets of its neighbours are in sight', async () => {
+      const lines: string[] = [];
+      const restore = captureLogs((line) => lines.push(line));
+      let unconfined: StdioServers;
+      try {
+        unconfined = stdioServersOf(unavailable, false);
+      } finally {
+        restore();
+      }
+      expect(unconfined.mode).toBe('unconfined');
+      expect(lines).toEqual([
+        expect.stringContaining(
+          'WARNING svc.mcp this machine does not let the service give a stdio MCP server a PID namespace of its own ' +
+            '(unshare: unshare failed: Operation not permitted): stdio MCP servers run unconfined',
+        ),
+      ]);
+      const seen = await scan(servers({ stdio: unconfined }));
+      expect(seen.found).toEqual([{ pid: neighbour.pid, value: secret }]);
+    });
   });
 });
 
@@ -269,6 +364,38 @@ describe('an http MCP server', () => {
       text: 'over http',
       is_error: false,
     });
+  });
+
+  it('connects to the addresses it checked, whatever DNS answers later (rebinding)', async () => {
+    const port = Number(new URL(http.url).port);
+    // Another server where the name's later answer leads: no request may reach it.
+    const elsewhere = await startTestMcpHttpServer(serviceEnv.MCP_HTTP_AUTH, { host: '127.0.0.2', port });
+    try {
+      const answers = ['127.0.0.1', '127.0.0.2'];
+      let asked = 0;
+      const changing = ((_host: string, _options: object, callback: (e: null, a: LookupAddress[]) => void) =>
+        callback(null, [{ address: answers[Math.min(asked++, 1)]!, family: 4 }])) as unknown as typeof lookup;
+      const mcp = servers({ allowedPrivateHosts: ['mcp.rebind.test'], resolve: changing });
+      const rebinding: McpServer = {
+        name: 'remote',
+        transport: 'http',
+        url: `http://mcp.rebind.test:${port}/mcp`,
+        headers: { Authorization: 'MCP_HTTP_AUTH' },
+      };
+      const before = http.requests();
+      expect((await mcp.tools('project-1', rebinding, null, never)).map((t) => t.name)).toContain('remote.echo');
+      for (const text of ['one', 'two']) {
+        expect(await mcp.call('project-1', rebinding, null, 'echo', { text }, never)).toEqual({
+          text,
+          is_error: false,
+        });
+      }
+      expect(asked).toBe(1);
+      expect(http.requests()).toBeGreaterThan(before + 2);
+      expect(elsewhere.requests()).toBe(0);
+    } finally {
+      await elsewhere.close();
+    }
   });
 
   it('carries the trace of the tool call under way to the server (traceparent), and nothing while tracing is off', async () => {

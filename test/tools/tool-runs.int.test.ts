@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeFifo, release, within } from '../../src-server/context/fifo-fixture';
 import type { GateDecisionRecord, RunDetail } from '../../src-server/contracts/runs';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { toolAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
@@ -101,6 +101,15 @@ function decide(
     method: 'POST',
     json: body,
     ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+  });
+}
+
+/** A server process of its own, with the admin's token on its requests, stopped with `stopped` (after each test). */
+async function spawn(stopped = spawned) {
+  const child = await ctx.spawn(serverEnv());
+  stopped.push(child);
+  return Object.assign(child, {
+    request: (to: string, init?: TestRequestInit) => requestServer(child.url, to, init, API_TOKEN),
   });
 }
 
@@ -267,12 +276,12 @@ describe('a tool call over MCP', () => {
   });
 
   it('asks before a tool that no policy names (fail closed)', async () => {
-    ctx.model.toolTurns = [[call('mock__pid', {})]];
+    ctx.model.toolTurns = [[call('mock__instance', {})]];
     const { events } = await runUntilStop();
     expect(events.at(-1)!.data).toMatchObject({
       type: 'tool_waiting',
       decide_role: 'member',
-      tool_call: { tool: 'mock.pid', server: 'mock' },
+      tool_call: { tool: 'mock.instance', server: 'mock' },
     });
   });
 
@@ -358,41 +367,101 @@ describe('the project tools in a run', () => {
     }
     fs.rmSync(outside, { recursive: true, force: true });
   });
+});
 
-  it('run nothing a planted .git/config names: a file-system monitor, an external diff, a text converter', async () => {
-    const git = (...args: string[]) =>
-      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: project });
-    git('init', '-q');
-    git('add', '.');
-    git('commit', '-qm', 'first');
-    fs.writeFileSync(path.join(project, 'README.md'), '# Demo, changed\n');
-    const marker = path.join(os.tmpdir(), `planted-${path.basename(project)}`);
-    const script = path.join(project, 'planted.sh');
-    fs.writeFileSync(script, `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
-    fs.appendFileSync(
-      path.join(project, '.git', 'config'),
-      `[core]\n\tfsmonitor = ${script}\n[diff]\n\texternal = ${script}\n[diff "planted"]\n\ttextconv = ${script}\n`,
+describe('a FIFO in the project holds nothing: not the runs, not the studio, not the other tools', () => {
+  // A FIFO opened the usual way holds one of libuv's four threads until its other end is opened: four of them stall
+  // every file operation of the process. The server runs as a process of its own, so that a stall there leaves this
+  // test free to see it, and whatever still waits on a FIFO is woken after the test.
+  let fifos: string[] = [];
+  afterEach(() => fifos.splice(0).forEach(release));
+  const RUNS = 4;
+  const ownServer: ServerProcess[] = [];
+  let b: Server;
+  beforeAll(async () => {
+    b = await spawn(ownServer);
+  });
+  afterAll(async () => {
+    for (const child of ownServer) await child.stop();
+  });
+
+  /** The studio's files, a static file and the API answer within a few seconds. */
+  async function answersPromptly(on: Server) {
+    const [ui, bundle, agents] = await within(
+      5000,
+      Promise.all([on.request('/ui'), on.request('/docs/assets/swagger-ui-bundle.js'), on.request('/agents')]),
     );
-    fs.writeFileSync(path.join(project, '.gitattributes'), 'README.md diff=planted\n');
-    ctx.model.toolTurns = [[call('project__git_diff', {}), call('project__git_log', {})]];
-    const { events } = await runUntilStop();
-    const diff = events.find((e) => e.data.type === 'tool_result')!.data as { text: string; is_error: boolean };
-    expect(diff.is_error).toBe(false);
-    expect(diff.text).toContain('+# Demo, changed');
-    expect(fs.existsSync(marker)).toBe(false);
+    // 200 once the studio is built, 503 saying so before: either way it answers.
+    expect([200, 503]).toContain(ui.status);
+    expect(bundle.status).toBe(200);
+    expect(agents.status).toBe(200);
+  }
+
+  const resultsOf = (events: ReceivedEvent[]) =>
+    events.filter((e) => e.data.type === 'tool_result').map((e) => e.data as { text: string; is_error: boolean });
+
+  it('runs start on a project whose .gitignore and README.md are FIFOs, without reading them', async () => {
+    fs.rmSync(path.join(project, 'README.md'));
+    fifos = ['.gitignore', 'README.md'].map((file) => makeFifo(path.join(project, file)));
+    fs.writeFileSync(path.join(project, 'NOTES.md'), '# Notes\n');
+    const before = ctx.model.requests.length;
+    const runs = await within(
+      20_000,
+      Promise.all(Array.from({ length: RUNS }, async () => readEvents(await start(b)))),
+    );
+    for (const events of runs) expect(events.at(-1)!.data.type).toBe('gate_waiting');
+    const prompt = JSON.stringify(ctx.model.requests[before]!.messages);
+    expect(prompt).toContain('NOTES.md');
+    expect(prompt).not.toContain('--- README.md ---');
+    await answersPromptly(b);
+  });
+
+  it('write_file and read_file at a FIFO are refused at once, while the studio and other tools answer', async () => {
+    fifos = [makeFifo(path.join(project, 'pipe'))];
+    ctx.model.toolTurns = Array.from({ length: RUNS }, () => [
+      call('project__read_file', { path: 'pipe' }),
+      call('project__write_file', { path: 'pipe', content: 'held?' }),
+    ]);
+    // Four runs wait for their write to be approved: four writes at the FIFO at once once they are.
+    const runs = await Promise.all(Array.from({ length: RUNS }, () => runUntilStop(b)));
+    const approved = Date.now();
+    const ends = await within(
+      20_000,
+      Promise.all(
+        runs.map(async ({ events, runId, threadId }) => {
+          const waiting = lastOf(events, 'tool_waiting')!;
+          const { call_id } = (waiting.data as { tool_call: { call_id: string } }).tool_call;
+          const decided = await b.request(`/threads/${threadId}/tool-calls/${call_id}/approve`, {
+            method: 'POST',
+            json: {},
+          });
+          expect(decided.status).toBe(202);
+          return [...events, ...(await followToEnd(b, runId, waiting.id))];
+        }),
+      ),
+    );
+    console.log(`four approved writes at a FIFO refused within ${Date.now() - approved} ms`);
+    for (const events of ends) {
+      expect(resultsOf(events)).toEqual([
+        expect.objectContaining({ is_error: true, text: expect.stringContaining('pipe is not a regular file') }),
+        expect.objectContaining({
+          is_error: true,
+          text: expect.stringContaining('pipe is not a regular file: write_file writes regular files only'),
+        }),
+      ]);
+    }
+    expect(fs.lstatSync(path.join(project, 'pipe')).isFIFO()).toBe(true);
+
+    await answersPromptly(b);
+    ctx.model.toolTurns = [[call('project__read_file', { path: 'README.md' })]];
+    const other = await within(10_000, runUntilStop(b));
+    expect(resultsOf(other.events)).toEqual([
+      expect.objectContaining({ is_error: false, text: expect.stringContaining('# Demo') }),
+    ]);
   });
 });
 
 describe('exactly once, through a crash', () => {
-  /** A server process of its own, with the admin's token on its requests. */
-  const spawn = async () => {
-    const child = await ctx.spawn(serverEnv());
-    spawned.push(child);
-    return Object.assign(child, {
-      request: (to: string, init?: TestRequestInit) => requestServer(child.url, to, init, API_TOKEN),
-    });
-  };
-
   it('a call approved and cut off by kill -9 runs again only after a person says so; no model call repeats', async () => {
     const file = path.join(project, 'effects.log');
     const b = await spawn();
@@ -420,7 +489,12 @@ describe('exactly once, through a crash', () => {
     // The turn that called the tool was replayed from its record: the only model calls since are intake's answer
     // after the tool and the analysis.
     expect(ctx.model.requests.length - callsBefore).toBe(2);
-    expect(events.length).toBeGreaterThan(0);
+    // What a reader of the run sees: the call asked, decided, asked again as cut off after the takeover, one result.
+    const shown = [...events, ...(await followToEnd(server, runId, events.at(-1)!.id))].flatMap(({ data }) => {
+      if (data.type === 'tool_waiting') return [data.tool_call!.interrupted ? 'asked again' : 'asked'];
+      return ['tool_decided', 'run_resumed', 'tool_result'].includes(data.type) ? [data.type] : [];
+    });
+    expect(shown).toEqual(['asked', 'tool_decided', 'run_resumed', 'asked again', 'tool_decided', 'tool_result']);
   });
 
   it('a stored result is never repeated when the process dies after it', async () => {

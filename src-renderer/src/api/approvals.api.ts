@@ -1,4 +1,10 @@
-import { ApprovalItemSchema, RunAcceptedSchema, type ToolApproveBody, type ToolRespondBody } from '@contracts/runs';
+import {
+  ApprovalItemSchema,
+  RunAcceptedSchema,
+  ToolGrantSchema,
+  type ToolApproveBody,
+  type ToolRespondBody,
+} from '@contracts/runs';
 import { z } from 'zod';
 import { api } from './http';
 
@@ -48,6 +54,11 @@ const decided = (threadId: string, callId: string, action: ToolDecisionRequest['
 export const approvalsApi = {
   /** The gates and tool calls waiting for the caller to decide, in every project they may decide in, oldest first. */
   list: () => api('/approvals', { schema: z.array(ApprovalItemSchema) }),
+  /** The tools allowed for the rest of a thread by an approval, and the grants revoked since, oldest first. */
+  toolGrants: (threadId: string) => api(`/threads/${threadId}/tool-grants`, { schema: z.array(ToolGrantSchema) }),
+  /** The tool's next calls on the thread ask again. */
+  revokeToolGrant: (threadId: string, grantId: string) =>
+    api(`/threads/${threadId}/tool-grants/${grantId}/revoke`, { method: 'POST', schema: ToolGrantSchema }),
   /** Runs the call, with `arguments` instead of the model's when given (400 when they do not fit the tool's schema). */
   approveToolCall: (threadId: string, callId: string, body: ToolApproveBody) =>
     decided(threadId, callId, 'approve', body),

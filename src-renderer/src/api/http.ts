@@ -8,6 +8,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly fields: { field: string; message: string }[] = [],
+    /** The envelope's `details` as the server gave them (an agent source's `problems`, say). */
+    readonly details: unknown = undefined,
   ) {
     super(message);
   }
@@ -43,6 +45,7 @@ export async function raise(res: Response, notify = true): Promise<never> {
     error?.code ?? 'error',
     error?.message ?? `${res.status} ${res.statusText}`,
     error?.details?.fields ?? [],
+    error?.details,
   );
 }
 

@@ -1,5 +1,5 @@
 import { ProjectRetentionSchema, type RetentionSettings } from '@contracts/retention';
-import { ScopeSchema } from '@contracts/tenancy';
+import { OrgFolderSchema, ScopeSchema } from '@contracts/tenancy';
 import { z } from 'zod';
 import { api } from './http';
 
@@ -14,6 +14,12 @@ export const tenancyApi = {
   /** How long a project keeps its finished threads, and whether it prunes their checkpoints (docs/retention.md). */
   retention: (projectId: string) =>
     api(`/projects/${encodeURIComponent(projectId)}/retention`, { schema: ProjectRetentionSchema }),
+  /** The folders under the server's PROJECT_ROOTS where an organisation's runs may work (docs/security.md). */
+  folders: (orgId: string) => api(`/orgs/${encodeURIComponent(orgId)}/folders`, { schema: z.array(OrgFolderSchema) }),
+  registerFolder: (orgId: string, path: string) =>
+    api(`/orgs/${encodeURIComponent(orgId)}/folders`, { method: 'POST', body: { path }, schema: OrgFolderSchema }),
+  removeFolder: (orgId: string, folderId: string) =>
+    api<void>(`/orgs/${encodeURIComponent(orgId)}/folders/${encodeURIComponent(folderId)}`, { method: 'DELETE' }),
   setRetention: (projectId: string, settings: RetentionSettings) =>
     api(`/projects/${encodeURIComponent(projectId)}/retention`, {
       method: 'PUT',

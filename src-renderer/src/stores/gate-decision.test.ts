@@ -55,6 +55,8 @@ describe('a decision in words', () => {
       tool_call_id: null,
       arguments: null,
       arguments_sha256: null,
+      agent_version: null,
+      policy_source: null,
       decided_at: '2026-01-01T12:30:00Z',
     };
     // The clock is named no one: the record's `expiry` is not a person.
@@ -165,6 +167,8 @@ describe('a decision in words', () => {
       tool_call_id: `${RUN}:intake:1:0:0`,
       arguments: '{"content":"edited","path":"notes.md"}',
       arguments_sha256: 'abc',
+      agent_version: null,
+      policy_source: null,
       decided_at: '2026-01-01T12:30:00Z',
     };
     const edited = noteFromRecord({ ...record, decision: 'edit' });

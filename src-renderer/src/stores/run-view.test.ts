@@ -44,6 +44,8 @@ const record = (
   tool_call_id: null,
   arguments: null,
   arguments_sha256: null,
+  agent_version: null,
+  policy_source: null,
   decided_at: new Date(atS * 1000).toISOString(),
   ...extra,
 });
@@ -51,6 +53,7 @@ const record = (
 const detail = (nodes: RunNode[], decisions: GateDecisionRecord[], extra: Partial<RunDetail> = {}): RunDetail => ({
   id: RUN,
   forked_from: null,
+  agent_version: null,
   thread_id: THREAD,
   agent: 'change-review',
   model: 'm',

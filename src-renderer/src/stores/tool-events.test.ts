@@ -236,6 +236,8 @@ describe('tool calls in the run view', () => {
       tool_call_id: callId(0),
       arguments: '{"path":"a.md"}',
       arguments_sha256: 'sha-0',
+      agent_version: null,
+      policy_source: null,
       decided_at: '2026-01-01T12:00:01.000Z',
     };
     view.decisions = [record];

@@ -183,7 +183,9 @@ async function runCall(
   const granted =
     override === undefined &&
     policy.kind === 'ask' &&
-    (await hooks.record("reading the thread's grants", () => store.granted(loop.threadId, tool.name)));
+    (await hooks.record("reading the thread's grants", () =>
+      store.granted(loop.threadId, tool.name, policy.ask.decide_role),
+    ));
   const { record, created } = await hooks.record('recording a tool call', () =>
     store.propose({
       id: callId,
@@ -193,7 +195,9 @@ async function runCall(
       arguments: proposed.canonical,
       argumentsSha256: proposed.sha256,
       policy: override ?? (granted ? 'granted' : policy.kind),
-      rerunnable: tool.annotations.read_only || tool.annotations.idempotent,
+      // Cut off mid-way, a call runs again unasked only when repeating it cannot undo what happened since: a tool
+      // that only reads, or one that repeats to the same result and destroys nothing (write_file replaces a file).
+      rerunnable: tool.annotations.read_only || (tool.annotations.idempotent && !tool.annotations.destructive),
     }),
   );
   if (created) {
@@ -206,14 +210,16 @@ async function runCall(
       arguments: args,
       arguments_sha256: proposed.sha256,
       policy: record.policy,
+      policy_source: policy.source,
     });
   }
   if (record.result) return { text: record.result.text, is_error: record.result.isError };
   if (record.policy === 'deny') return finish(loop, record, { text: 'Not run: this tool is denied.', is_error: true });
 
-  let runArgs = JSON.parse(record.arguments) as Record<string, unknown>;
+  // What runs is what a person approved last: the model's arguments, or an edit's, bound by their hash.
+  let approved: ApprovedArguments = { canonical: record.arguments, sha256: record.argumentsSha256 };
   if (record.policy === 'ask') {
-    const decision = await decisionOf(loop, tool, record, policy.ask, runArgs);
+    const decision = await decisionOf(loop, tool, record, policy.ask, approved);
     const path = decisionPath(decision);
     if (decision.kind === 'respond') return finish(loop, record, { text: decision.response ?? '', is_error: false });
     if (path !== 'approve') {
@@ -221,32 +227,19 @@ async function runCall(
       const who = decision.kind === 'expire' ? 'Nobody approved this call in time' : 'A person rejected this call';
       return finish(loop, record, { text: `Not run. ${who}${why}`, is_error: true });
     }
-    const approved = decision.arguments ?? record.arguments;
-    const approvedHash = decision.arguments_sha256 ?? record.argumentsSha256;
-    runArgs = JSON.parse(approved) as Record<string, unknown>;
-    if (canonicalArguments(runArgs).sha256 !== approvedHash) {
-      throw new ToolIntegrityError(`the approved arguments of tool call ${callId} do not match their hash`);
-    }
+    approved = approvedBy(decision, approved);
   }
 
   if (record.attempts > 0 && !record.rerunnable) {
-    // Started before and never finished: it may have acted. It runs again only once a person says so.
-    const again = hooks.decisionFor(callId);
-    if (again?.rerun_after !== record.attempts) {
-      pause(loop, tool, record, loop.toolset.policy(tool).ask, runArgs, true);
-    }
-    loop.hooks.event({
-      type: 'tool_decided',
-      node: loop.node,
-      call_id: callId,
-      decision: again!.kind,
-      reason: again!.reason,
-      deciders: again!.deciders,
-    });
-    if (decisionPath(again!) !== 'approve') {
+    // Started before and never finished: it may have acted. It runs again only once a person says so, shown what
+    // was approved last, and then with what that person approves (an edit at this question included).
+    const again = await rerunDecision(loop, tool, record, approved);
+    if (decisionPath(again) !== 'approve') {
       return finish(loop, record, { text: 'Not run again: a person decided against repeating it.', is_error: true });
     }
+    approved = approvedBy(again, approved);
   }
+  const runArgs = checkedArguments(callId, approved);
   if (!(await hooks.record('starting a tool call', () => store.start(callId, record.attempts)))) {
     throw new ToolIntegrityError(`tool call ${callId} was started by another execution of the run`);
   }
@@ -256,17 +249,67 @@ async function runCall(
   return finish(loop, record, result);
 }
 
+/** Arguments a person approved, in RFC 8785 canonical JSON, with their SHA-256. */
+interface ApprovedArguments {
+  canonical: string;
+  sha256: string;
+}
+
+/** The arguments an approving decision names (the edit's, or those it was shown), or `before` when it names none. */
+const approvedBy = (decision: GateDecision, before: ApprovedArguments): ApprovedArguments =>
+  decision.arguments && decision.arguments_sha256
+    ? { canonical: decision.arguments, sha256: decision.arguments_sha256 }
+    : before;
+
+/** The approved arguments, parsed, once they are checked against their hash: nothing else ever runs. */
+function checkedArguments(callId: string, approved: ApprovedArguments): Record<string, unknown> {
+  const args = JSON.parse(approved.canonical) as Record<string, unknown>;
+  if (canonicalArguments(args).sha256 !== approved.sha256) {
+    throw new ToolIntegrityError(`the approved arguments of tool call ${callId} do not match their hash`);
+  }
+  return args;
+}
+
+/**
+ * A person's word on running a call again that was cut off after `record.attempts` starts: recorded for this many
+ * starts already (a replay), or the one this leg resumes with (recorded now), or a pause that asks, showing the
+ * arguments approved last.
+ */
+async function rerunDecision(
+  loop: ToolLoop,
+  tool: ToolDefinition,
+  record: ToolCallRecord,
+  approved: ApprovedArguments,
+): Promise<GateDecision> {
+  if (record.decision?.rerun_after === record.attempts) return record.decision;
+  const again = loop.hooks.decisionFor(record.id);
+  if (again?.rerun_after !== record.attempts) {
+    pause(loop, tool, record, loop.toolset.policy(tool).ask, approved, true);
+  }
+  await loop.hooks.record('recording a tool decision', () => loop.store.decide(record.id, again));
+  loop.hooks.event({
+    type: 'tool_decided',
+    node: loop.node,
+    call_id: record.id,
+    decision: again.kind,
+    reason: again.reason,
+    deciders: again.deciders,
+    ...(again.arguments_sha256 ? { arguments_sha256: again.arguments_sha256 } : {}),
+  });
+  return again;
+}
+
 /** The decision on a call that asks: recorded earlier, or the one this leg resumes with (recorded now), or a pause. */
 async function decisionOf(
   loop: ToolLoop,
   tool: ToolDefinition,
   record: ToolCallRecord,
   ask: GatePolicy,
-  args: Record<string, unknown>,
+  proposed: ApprovedArguments,
 ): Promise<GateDecision> {
   if (record.decision) return record.decision;
   const decision = loop.hooks.decisionFor(record.id);
-  if (!decision) pause(loop, tool, record, ask, args, false);
+  if (!decision) pause(loop, tool, record, ask, proposed, false);
   await loop.hooks.record('recording a tool decision', () => loop.store.decide(record.id, decision));
   loop.hooks.event({
     type: 'tool_decided',
@@ -306,9 +349,10 @@ function pause(
   tool: ToolDefinition,
   record: ToolCallRecord,
   ask: GatePolicy,
-  args: Record<string, unknown>,
+  shown: ApprovedArguments,
   interrupted: boolean,
 ): never {
+  const args = JSON.parse(shown.canonical) as Record<string, unknown>;
   const question = interrupted
     ? `${tool.name} was started and its run stopped before it answered: it may have acted. Run it again?`
     : `Run ${tool.name}?`;
@@ -326,12 +370,13 @@ function pause(
       server: tool.server,
       description: tool.description,
       arguments: args,
-      canonical_arguments: record.arguments,
-      arguments_sha256: record.argumentsSha256,
+      canonical_arguments: shown.canonical,
+      arguments_sha256: shown.sha256,
       input_schema: tool.inputSchema,
       annotations: tool.annotations,
       interrupted,
       attempts: record.attempts,
+      policy_source: loop.toolset.policy(tool).source,
     },
   };
   for (;;) interrupt<PendingGate, unknown>(pending);

@@ -1,21 +1,30 @@
 import { z } from 'zod';
-import type { CatalogEntry } from '../../assets/catalog';
+import type { AgentVersion } from '../../contracts/agents';
+import type { ResolvedAgent } from '../../services/agent-directory';
 import type { Api } from '../api';
 import { API_VERSION } from '../api';
 import type { AppDeps } from '../deps';
 import { assistantIdOf } from './lg-ids';
 import type { LgDoor } from './lg-door';
-import { AssistantSearchSchema, LgAssistantSchema, LgGraphSchema, LgInfoSchema, type LgAssistant } from './lg-schemas';
+import type { Principal } from '../../auth/principal';
+import {
+  AssistantSearchSchema,
+  AssistantVersionsSchema,
+  LgAssistantSchema,
+  LgGraphSchema,
+  LgInfoSchema,
+  type LgAssistant,
+} from './lg-schemas';
 
-/** Assistants never change while the server runs: they are dated from its start. */
+/** The built-ins never change while the server runs: they are dated from its start. */
 const LOADED_AT = new Date().toISOString();
 
 export const AssistantParams = z.object({
   assistant_id: z.string().min(1).max(200).meta({ description: 'an assistant_id, or a graph_id (agent name)' }),
 });
 
-function lgAssistant(entry: CatalogEntry): LgAssistant {
-  const { manifest } = entry;
+/** An agent or command as LangGraph's clients see an assistant: a built-in at version 1, a stored one at its own. */
+function lgAssistant({ entry: { manifest }, stored }: ResolvedAgent): LgAssistant {
   return {
     assistant_id: assistantIdOf(manifest.name),
     graph_id: manifest.name,
@@ -23,17 +32,35 @@ function lgAssistant(entry: CatalogEntry): LgAssistant {
     description: manifest.description || null,
     config: {},
     context: {},
-    metadata: { kind: manifest.kind, category: manifest.category, created_by: 'system' },
-    version: 1,
-    created_at: LOADED_AT,
-    updated_at: LOADED_AT,
+    metadata: {
+      kind: manifest.kind,
+      category: manifest.category,
+      created_by: stored ? 'user' : 'system',
+      ...(stored ? { project_id: stored.projectId } : {}),
+    },
+    version: stored?.version ?? 1,
+    created_at: stored?.updatedAt ?? LOADED_AT,
+    updated_at: stored?.updatedAt ?? LOADED_AT,
   };
 }
 
-/** Every agent and command as a read-only assistant (its graph's default assistant, as LangGraph names them). */
+/** One saved version of a stored agent, as an assistant version (LangGraph's `getVersions`). */
+function lgVersion(assistant: LgAssistant, version: AgentVersion): LgAssistant {
+  return {
+    ...assistant,
+    version: version.version,
+    metadata: { ...assistant.metadata, note: version.note, saved_by: version.created_by },
+    created_at: version.created_at,
+    updated_at: version.created_at,
+  };
+}
+
+/**
+ * Every agent and command the caller may see as an assistant (its graph's default assistant, as LangGraph names
+ * them); a stored agent's versions are the assistant's versions.
+ */
 export function lgAssistantRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
-  const all = () =>
-    [...deps.catalog.list('agent'), ...deps.catalog.list('command')].map((m) => lgAssistant(deps.catalog.get(m.name)!));
+  const all = async (principal: Principal) => (await door.assistants(principal)).map(lgAssistant);
 
   api.route({
     method: 'get',
@@ -57,8 +84,8 @@ export function lgAssistantRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
     handler: () => ({ ok: true as const }),
   });
 
-  const matching = (body: z.infer<typeof AssistantSearchSchema>) =>
-    all().filter(
+  const matching = async (principal: Principal, body: z.infer<typeof AssistantSearchSchema>) =>
+    (await all(principal)).filter(
       (a) =>
         (!body.graph_id || a.graph_id === body.graph_id) &&
         (!body.name || a.name === body.name) &&
@@ -73,9 +100,9 @@ export function lgAssistantRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
     summary: 'LangGraph API: the assistants, one per agent and command',
     body: AssistantSearchSchema,
     responses: { 200: { description: 'the assistants', schema: z.array(LgAssistantSchema) } },
-    handler: ({ body }) => {
+    handler: async ({ body, ctx }) => {
       const offset = body.offset ?? 0;
-      return matching(body).slice(offset, offset + (body.limit ?? 10));
+      return (await matching(ctx.principal, body)).slice(offset, offset + (body.limit ?? 10));
     },
   });
 
@@ -87,7 +114,7 @@ export function lgAssistantRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
     summary: 'LangGraph API: how many assistants match',
     body: AssistantSearchSchema,
     responses: { 200: { description: 'the count', schema: z.number().int() } },
-    handler: ({ body }) => matching(body).length,
+    handler: async ({ body, ctx }) => (await matching(ctx.principal, body)).length,
   });
 
   api.route({
@@ -98,7 +125,54 @@ export function lgAssistantRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
     summary: 'LangGraph API: one assistant',
     params: AssistantParams,
     responses: { 200: { description: 'the assistant', schema: LgAssistantSchema } },
-    handler: ({ params }) => lgAssistant(door.entry(params.assistant_id)),
+    handler: async ({ params, ctx }) => lgAssistant(await door.agent(ctx.principal, params.assistant_id)),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/lg/assistants/{assistant_id}/versions',
+    operationId: 'lgListAssistantVersions',
+    tag: 'langgraph',
+    summary: "LangGraph API: the assistant's versions, newest first (a built-in has one)",
+    params: AssistantParams,
+    body: AssistantVersionsSchema,
+    responses: { 200: { description: 'the versions', schema: z.array(LgAssistantSchema) } },
+    handler: async ({ params, body, ctx }) => {
+      const agent = await door.agent(ctx.principal, params.assistant_id);
+      const assistant = lgAssistant(agent);
+      const versions = agent.stored
+        ? (await deps.agentsService.versions(ctx.principal, agent.entry.manifest.name, agent.stored.projectId)).map(
+            (version) => lgVersion(assistant, version),
+          )
+        : [assistant];
+      const offset = body.offset ?? 0;
+      return versions
+        .filter((v) => Object.entries(body.metadata ?? {}).every(([key, value]) => v.metadata[key] === value))
+        .slice(offset, offset + (body.limit ?? 10));
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/lg/assistants/{assistant_id}/latest',
+    operationId: 'lgSetLatestAssistantVersion',
+    tag: 'langgraph',
+    summary:
+      'LangGraph API: make a version current again; here that saves its text as a new version, so the history only grows',
+    params: AssistantParams,
+    body: z.object({ version: z.number().int().min(1) }),
+    errors: {
+      403: "needs the owner role on the agent's project (forbidden)",
+      404: 'no such assistant or version (not_found)',
+      409: 'a built-in has no other version (conflict)',
+    },
+    responses: { 200: { description: 'the assistant at its new version', schema: LgAssistantSchema } },
+    handler: async ({ params, body, ctx }) => {
+      const agent = await door.agent(ctx.principal, params.assistant_id);
+      const name = agent.entry.manifest.name;
+      await deps.agentsService.restore(ctx.principal, name, body.version, agent.stored?.projectId);
+      return lgAssistant(await door.agent(ctx.principal, name));
+    },
   });
 
   api.route({
@@ -110,8 +184,8 @@ export function lgAssistantRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
     params: AssistantParams,
     query: z.object({ xray: z.string().max(10).optional() }),
     responses: { 200: { description: 'the graph', schema: LgGraphSchema } },
-    handler: ({ params }) => {
-      const { layout } = door.entry(params.assistant_id);
+    handler: async ({ params, ctx }) => {
+      const { layout } = (await door.agent(ctx.principal, params.assistant_id)).entry;
       return {
         nodes: [
           { id: '__start__', type: 'schema', data: '__start__' },
@@ -150,8 +224,8 @@ export function lgAssistantRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
         }),
       },
     },
-    handler: ({ params }) => {
-      const { manifest } = door.entry(params.assistant_id);
+    handler: async ({ params, ctx }) => {
+      const { manifest } = (await door.agent(ctx.principal, params.assistant_id)).entry;
       const messages = { type: 'array', items: { type: 'object' } };
       const state = {
         type: 'object',

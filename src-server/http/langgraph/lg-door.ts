@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { CatalogEntry } from '../../assets/catalog';
+import type { ResolvedAgent } from '../../services/agent-directory';
 import type { Principal } from '../../auth/principal';
 import type { RunEvent } from '../../contracts/events';
 import { badRequest, conflict, notFound, ServiceError } from '../../contracts/errors';
@@ -88,21 +88,27 @@ const frame = (event: LgEvent) =>
 export class LgDoor {
   constructor(private readonly deps: AppDeps) {}
 
-  /** An agent or a command by its graph id or its assistant id. */
-  entry(assistantId: string): CatalogEntry {
-    const { catalog } = this.deps;
-    const byName = catalog.get(assistantId);
-    if (byName) return byName;
-    for (const manifest of [...catalog.list('agent'), ...catalog.list('command')]) {
-      if (assistantIdOf(manifest.name) === assistantId) return catalog.get(manifest.name)!;
-    }
+  /** Every agent and command the caller may see, as assistants are listed: the built-ins, then her projects'. */
+  async assistants(principal: Principal): Promise<ResolvedAgent[]> {
+    const { agents } = this.deps;
+    return [...(await agents.list(principal, 'agent')), ...(await agents.list(principal, 'command'))];
+  }
+
+  /** An agent or a command the caller may see, by its graph id (its name) or its assistant id. */
+  async agent(principal: Principal, assistantId: string): Promise<ResolvedAgent> {
+    const found = (await this.assistants(principal)).filter(
+      ({ entry: { manifest } }) => manifest.name === assistantId || assistantIdOf(manifest.name) === assistantId,
+    );
+    if (found.length > 1)
+      throw conflict(`${found.length} assistants are named "${assistantId}" in projects you can see`);
+    if (found[0]) return found[0];
     throw notFound(`no assistant "${assistantId}": each agent and command is one, by name or by its assistant_id`);
   }
 
   /** The node a rejection ends an agent's runs at, when it is loaded. */
   rejectionEnd = (agent: string): string | null => {
-    const entry = this.deps.catalog.get(agent);
-    return entry ? rejectionEnd(entry.layout) : null;
+    const layout = this.deps.agents.layoutNamed(agent);
+    return layout ? rejectionEnd(layout) : null;
   };
 
   threadRuns = async (threadId: string) => new ThreadRuns(await this.deps.lgRows.runs([threadId]), this.rejectionEnd);
@@ -170,7 +176,7 @@ export class LgDoor {
     const ids = stopIds(checkpoints, await this.deps.lgRows.stopSeqs(runIds));
     const waiting = row.last_run_status === 'waiting_approval' ? row.pending_gate : null;
     return checkpoints.map((cp) =>
-      lgState(row.id, cp, runs, ids.get(cp.checkpoint_id), cp.checkpoint_id === head?.checkpoint_id ? waiting : null),
+      lgState(row, cp, runs, ids.get(cp.checkpoint_id), cp.checkpoint_id === head?.checkpoint_id ? waiting : null),
     );
   }
 
@@ -207,8 +213,7 @@ export class LgDoor {
       return { runId, threadId, since, stillWaiting: decided.status === 'waiting_approval', modes };
     }
 
-    const entry = this.entry(body.assistant_id);
-    const agent = entry.manifest.name;
+    const agent = (await this.agent(principal, body.assistant_id)).entry.manifest.name;
     if (row.agent && row.agent !== agent)
       throw conflict(`thread ${threadId} belongs to "${row.agent}", not "${agent}"`);
     const bound = row.metadata.graph_id;
@@ -279,13 +284,14 @@ export class LgDoor {
    * and the node a rejection would end it at.
    */
   private async foldOf(threadId: string, runId: string): Promise<{ run: LgRunRow; fold: LgRunFold }> {
-    const runs = await this.deps.lgRows.runs([threadId]);
+    const [runs, row] = await Promise.all([this.deps.lgRows.runs([threadId]), this.deps.lgRows.get(threadId)]);
     const run = runs.find((r) => r.id === runId);
     if (!run) throw notFound(`run ${runId} not found on thread ${threadId}`);
     const thread = new ThreadRuns(runs, this.rejectionEnd);
     const fold = new LgRunFold({
       runId,
       threadId,
+      threadName: row?.name ?? null,
       graphId: run.agent,
       assistantId: assistantIdOf(run.agent),
       message: run.message,
@@ -298,9 +304,11 @@ export class LgDoor {
 
   /**
    * Streams the run as LangGraph's clients read it: `metadata` first (unless the client resumes after an event it
-   * has), then what the stored events give in `modes`
-   * after `cursor` (and after `started.since`), to the run's end or the stop it waits at. `cancelOnDisconnect`: a
-   * client that leaves before then cancels the run (LangGraph's `on_disconnect: "cancel"`).
+   * has), then what the stored events give in `modes` after `cursor` (and after `started.since`), to the run's end or
+   * the stop it waits at. A client that resumes with nothing left to get is answered 204, as GET /runs/{id}/stream
+   * answers it: a browser's EventSource stops there, where an empty stream would have it come back every 3 s.
+   * `cancelOnDisconnect`: a client that leaves before the end or the stop cancels the run (LangGraph's
+   * `on_disconnect: "cancel"`).
    */
   async pipe(
     principal: Principal,
@@ -310,32 +318,50 @@ export class LgDoor {
     cancelOnDisconnect = false,
   ): Promise<void> {
     const { runsService, metrics } = this.deps;
-    const followable = await runsService.stream(principal, started.runId, 0);
+    const from = started.since > cursor.seq ? { seq: started.since, k: Number.POSITIVE_INFINITY } : cursor;
+    // `over`: nothing is stored after the client's event and the run does not execute; it may still lack events
+    // derived from that one (those of its other modes), which the fold tells.
+    const followable = await runsService.stream(principal, started.runId, from.seq);
     const { run, fold } = await this.foldOf(started.threadId, started.runId);
     const modes = new Set(started.modes);
-    const from = started.since > cursor.seq ? { seq: started.since, k: Number.POSITIVE_INFINITY } : cursor;
+    const gone = new AbortController();
+    let ended = false;
+    /** The frames of each batch of stored events, batches that give this client nothing left out. */
+    async function* frames(): AsyncGenerator<string> {
+      for await (const batch of followable.events(0, gone.signal)) {
+        const out: string[] = [];
+        for (const logged of batch) {
+          const event = JSON.parse(logged.data) as RunEvent;
+          // The stop a decision left waiting is shown again: the client asked, and it still waits there.
+          const again = started.stillWaiting && logged.id === started.since;
+          const after = again ? { seq: logged.id - 1, k: Number.POSITIVE_INFINITY } : from;
+          out.push(...fold.next(logged.id, event, modes, after).map(frame));
+          if (logged.terminal) ended = true;
+        }
+        if (out.length) yield out.join('');
+      }
+    }
+    const batches = frames();
+    const first = followable.over && cursor.seq > 0 ? await batches.next() : undefined;
+    if (first?.done) {
+      res.status(204).end();
+      return;
+    }
     res.setHeader('Content-Location', `/threads/${run.thread_id}/runs/${run.id}`);
     res.setHeader('Location', `/threads/${run.thread_id}/runs/${run.id}/stream`);
     const sse = openSse(res, metrics, { retry: false });
-    const gone = new AbortController();
-    let ended = false;
     void sse.closed.then(() => gone.abort());
     try {
       // Once per stream: a client resuming after an event has it (and SSE would give it that event's id again).
       if (cursor.seq === 0) {
         sse.send(frame({ event: 'metadata', data: { run_id: run.id, thread_id: run.thread_id, attempt: 1 } }));
       }
-      for await (const batch of followable.events(0, gone.signal)) {
-        const frames: string[] = [];
-        for (const logged of batch) {
-          const event = JSON.parse(logged.data) as RunEvent;
-          // The stop a decision left waiting is shown again: the client asked, and it still waits there.
-          const again = started.stillWaiting && logged.id === started.since;
-          const after = again ? { seq: logged.id - 1, k: Number.POSITIVE_INFINITY } : from;
-          frames.push(...fold.next(logged.id, event, modes, after).map(frame));
-          if (logged.terminal) ended = true;
-        }
-        if (frames.length) sse.send(frames.join(''));
+      if (first) {
+        sse.send(first.value);
+        await sse.room();
+      }
+      for await (const chunk of batches) {
+        sse.send(chunk);
         await sse.room();
       }
     } finally {

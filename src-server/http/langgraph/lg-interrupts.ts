@@ -4,16 +4,31 @@ import type { DecisionRequest, ToolDecisionRequest } from '../../services/approv
 import { interruptId } from './lg-ids';
 import type { LgInterrupt } from './lg-schemas';
 
+/** How much of a thread's name an interrupt's description starts with: Agent Inbox shows 65 characters of a row. */
+const THREAD_LABEL_MAX = 48;
+
+/**
+ * What a stop asks, after the thread's name (its first message unless a person renamed it): Agent Inbox lists each
+ * waiting thread by its interrupt's name and description only, and every stop of an agent asks the same question.
+ */
+function stopDescription(question: string, threadName: string | null): string {
+  const name = threadName?.trim();
+  if (!name) return question;
+  const label = name.length > THREAD_LABEL_MAX ? `${name.slice(0, THREAD_LABEL_MAX - 1).trimEnd()}\u2026` : name;
+  return `${label} \u2014 ${question}`;
+}
+
 /**
  * A stop (a gate, or a tool call that asks) as the LangGraph clients read an interrupt's value: LangChain's
  * human-in-the-loop keys (`action_requests`, `review_configs`; Agent Chat UI), Agent Inbox's (`action_request`,
  * `config`, `description`; `arguments` is what its normaliser reads of a HITL request), and the native `gate`.
+ * `threadName`: the name of the stop's thread, which its description begins with.
  */
-export function lgInterrupt(runId: string, stopSeq: number, gate: PendingGate): LgInterrupt {
+export function lgInterrupt(runId: string, stopSeq: number, gate: PendingGate, threadName: string | null): LgInterrupt {
   const call = gate.tool_call;
   const name = call ? call.tool : gate.node;
   const args = call ? call.arguments : gate.context;
-  const description = call ? call.description || `Call ${call.tool}?` : gate.question;
+  const description = stopDescription(call ? call.description || `Call ${call.tool}?` : gate.question, threadName);
   return {
     id: interruptId(runId, stopSeq),
     value: {

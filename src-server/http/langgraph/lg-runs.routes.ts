@@ -209,7 +209,14 @@ export function lgRunRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
       last_event_id: z.string().max(40).optional().meta({ description: 'the same as Last-Event-ID' }),
     }),
     headers: ResumeHeaders,
-    responses: { 200: lgStream },
+    responses: {
+      200: lgStream,
+      204: {
+        description:
+          'Nothing more will come: the run ended, or waits at an interrupt, and the client has its last event ' +
+          '(Last-Event-ID). A browser\u2019s EventSource stops reconnecting on this answer.',
+      },
+    },
     handler: async ({ params, query, ctx, req, res }) => {
       const run = await door.run(ctx.principal, params.thread_id, params.run_id);
       const modes = (query.stream_mode ?? run.stream_mode ?? DEFAULT_MODES) as StreamMode[];

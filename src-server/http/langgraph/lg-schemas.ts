@@ -273,6 +273,16 @@ export const AssistantSearchSchema = z
   .prefault({})
   .meta({ id: 'LgAssistantSearch' });
 
+/** `getVersions`: which of an assistant's versions, by metadata, a page at a time. */
+export const AssistantVersionsSchema = z
+  .object({
+    metadata: nullish(Json),
+    limit: nullish(z.number().int().min(1).max(1000)),
+    offset: nullish(z.number().int().min(0)),
+  })
+  .prefault({})
+  .meta({ id: 'LgAssistantVersions' });
+
 export const StateUpdateSchema = z
   .object({
     values: z.unknown().optional(),

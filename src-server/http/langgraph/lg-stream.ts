@@ -33,6 +33,8 @@ const after = (seq: number, k: number, cursor: LgCursor) => seq > cursor.seq || 
 export interface RunContext {
   runId: string;
   threadId: string;
+  /** The thread's name, which its interrupts' descriptions begin with. */
+  threadName: string | null;
   graphId: string;
   assistantId: string;
   /** The run's message: its human message. */
@@ -153,7 +155,7 @@ export class LgRunFold {
       case 'gate_waiting':
       case 'tool_waiting': {
         const { type: _type, ...gate } = event;
-        const interrupts = [lgInterrupt(runId, seq, gate as PendingGate)];
+        const interrupts = [lgInterrupt(runId, seq, gate as PendingGate, this.run.threadName)];
         return [
           custom,
           { mode: 'updates', data: { __interrupt__: interrupts } },

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { Principal } from '../../auth/principal';
+import type { LgThreadFilter } from '../../db/lg-threads.repository';
 import type { Api } from '../api';
 import type { AppDeps } from '../deps';
 import type { LgDoor } from './lg-door';
@@ -11,6 +13,7 @@ import {
   ThreadCreateSchema,
   ThreadPatchSchema,
   ThreadSearchSchema,
+  type ThreadSearch,
 } from './lg-schemas';
 
 export const ThreadParams = z.object({ thread_id: z.uuid() });
@@ -39,7 +42,20 @@ function checkpointIdOf(value: unknown): string | undefined {
 
 /** Threads, their state and their history, as LangGraph's clients read them. */
 export function lgThreadRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
-  const { lgThreads, catalog } = deps;
+  const { lgThreads } = deps;
+
+  /** Which threads a search or a count finds: the same filter for both, so that a count is the search's total. */
+  const filterOf = async (principal: Principal, body: ThreadSearch): Promise<LgThreadFilter> => {
+    const { assistant_id: assistantId, ...metadata } = body.metadata ?? {};
+    const filter = { metadata, ids: body.ids ?? null, status: body.status ?? null };
+    if (assistantId === undefined) return filter;
+    // A thread's assistant is its agent: the id is derived from the name, so the name is what is searched.
+    const entry = (await door.assistants(principal))
+      .map((a) => a.entry.manifest)
+      .find((m) => assistantIdOf(m.name) === assistantId || m.name === assistantId);
+    // No assistant has that id: no thread is one of its.
+    return entry ? { ...filter, metadata: { ...metadata, graph_id: entry.name } } : { ...filter, ids: [] };
+  };
 
   api.route({
     method: 'post',
@@ -51,8 +67,8 @@ export function lgThreadRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
     body: ThreadCreateSchema,
     errors: {
       ...MEMBER,
-      404: 'the caller has no project to create it in (not_found)',
-      409: 'a thread with this thread_id exists and if_exists is raise (conflict)',
+      404: 'the caller has no project to create it in, or thread_id is a thread the caller may not see, whatever if_exists says (not_found)',
+      409: 'a thread with this thread_id exists, the caller may see it, and if_exists is raise (conflict)',
     },
     responses: { 200: { description: 'the thread', schema: LgThreadSchema } },
     handler: async ({ body, ctx }) => {
@@ -78,21 +94,10 @@ export function lgThreadRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
       200: { description: 'a page of threads', schema: z.array(LgThreadSchema), headers: PAGINATION },
     },
     handler: async ({ body, ctx, res }) => {
-      const metadata = { ...(body.metadata ?? {}) };
-      // A thread's assistant is its agent: the id is derived from the name, so the name is what is searched.
-      if (typeof metadata.assistant_id === 'string') {
-        const entry = [...catalog.list('agent'), ...catalog.list('command')].find(
-          (m) => assistantIdOf(m.name) === metadata.assistant_id || m.name === metadata.assistant_id,
-        );
-        delete metadata.assistant_id;
-        metadata.graph_id = entry?.name ?? '\u0000no such assistant';
-      }
       const limit = body.limit ?? 10;
       const offset = body.offset ?? 0;
       const { threads, total } = await lgThreads.search(ctx.principal, {
-        metadata,
-        ids: body.ids ?? null,
-        status: body.status ?? null,
+        ...(await filterOf(ctx.principal, body)),
         limit,
         offset,
         sortBy: body.sort_by === 'state_updated_at' ? 'updated_at' : (body.sort_by ?? 'updated_at'),
@@ -109,21 +114,11 @@ export function lgThreadRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
     path: '/lg/threads/count',
     operationId: 'lgCountThreads',
     tag: 'langgraph',
-    summary: 'LangGraph API: how many threads match a search',
+    summary:
+      'LangGraph API: how many threads a search with the same metadata (`graph_id` and `assistant_id` a thread\u2019s agent), ids and status finds',
     body: ThreadSearchSchema,
     responses: { 200: { description: 'the count', schema: z.number().int() } },
-    handler: async ({ body, ctx }) =>
-      (
-        await lgThreads.search(ctx.principal, {
-          metadata: body.metadata ?? {},
-          ids: body.ids ?? null,
-          status: body.status ?? null,
-          limit: 1,
-          offset: 0,
-          sortBy: 'updated_at',
-          sortOrder: 'desc',
-        })
-      ).total,
+    handler: async ({ body, ctx }) => lgThreads.count(ctx.principal, await filterOf(ctx.principal, body)),
   });
 
   api.route({

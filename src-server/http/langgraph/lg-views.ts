@@ -115,7 +115,7 @@ function threadMetadata(row: { agent: string | null; metadata: Record<string, un
 /** The interrupt the thread's run waits at now, under its node: none unless it waits. */
 function waitingInterrupts(row: LgThreadRow): Record<string, LgInterrupt[]> {
   if (row.last_run_status !== 'waiting_approval' || !row.pending_gate || !row.last_run_id) return {};
-  return { [row.pending_gate.node]: [lgInterrupt(row.last_run_id, row.event_seq ?? 0, row.pending_gate)] };
+  return { [row.pending_gate.node]: [lgInterrupt(row.last_run_id, row.event_seq ?? 0, row.pending_gate, row.name)] };
 }
 
 export function lgThread(row: LgThreadRow, runs: ThreadRuns): LgThread {
@@ -186,11 +186,12 @@ export function stopIds(checkpoints: Checkpoint[], stopSeqs: Map<string, number[
 }
 
 /**
- * The state at one checkpoint. `stopId`: its interrupt's id when the run stopped there; `waiting`: the stop as the run
- * waits there now, when the thread still does (a stop decided or cancelled since is history, with nothing to answer).
+ * The state at one checkpoint of `thread`. `stopId`: its interrupt's id when the run stopped there; `waiting`: the stop
+ * as the run waits there now, when the thread still does (a stop decided or cancelled since is history, with nothing
+ * to answer).
  */
 export function lgState(
-  threadId: string,
+  thread: Pick<LgThreadRow, 'id' | 'name'>,
   cp: Checkpoint,
   runs: ThreadRuns,
   stopId: string | undefined,
@@ -207,7 +208,7 @@ export function lgState(
   const gate = cp.pending_gate;
   const interrupts =
     gate && waiting && cp.run_id
-      ? [{ ...lgInterrupt(cp.run_id, 0, waiting), id: stopId ?? `${cp.run_id}:${gate.node}` }]
+      ? [{ ...lgInterrupt(cp.run_id, 0, waiting, thread.name), id: stopId ?? `${cp.run_id}:${gate.node}` }]
       : [];
   const tasks = gate
     ? [
@@ -234,8 +235,8 @@ export function lgState(
     values: threadValues(messages, cp.state.outputs),
     next: cp.next,
     tasks,
-    checkpoint: ref(threadId, cp.checkpoint_id),
-    parent_checkpoint: cp.parent_checkpoint_id ? ref(threadId, cp.parent_checkpoint_id) : null,
+    checkpoint: ref(thread.id, cp.checkpoint_id),
+    parent_checkpoint: cp.parent_checkpoint_id ? ref(thread.id, cp.parent_checkpoint_id) : null,
     metadata: { source: cp.source, step: cp.step, run_id: cp.run_id, writes: cp.node ? { [cp.node]: null } : null },
     created_at: cp.created_at,
   };

@@ -1,18 +1,18 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { Catalog } from '../../assets/catalog';
 import type { Access } from '../../auth/access';
 import type { Principal } from '../../auth/principal';
 import type { TenancyService } from '../../auth/tenancy.service';
 import type { McpSession, McpSessionsRepository } from '../../db/mcp-sessions.repository';
+import type { AgentDirectory } from '../../services/agent-directory';
 import type { ApprovalsService } from '../../services/approvals.service';
 import type { RunsService } from '../../services/runs.service';
 import type { ThreadsService } from '../../services/threads.service';
 
 /** The services the MCP server's tools reach: the same the HTTP API's routers do (docs/mcp.md). */
 export interface McpServices {
-  catalog: Catalog;
+  agents: AgentDirectory;
   access: Access;
   tenancy: TenancyService;
   runsService: RunsService;

@@ -49,7 +49,7 @@ async function answer(work: () => Promise<Record<string, unknown>>): Promise<Cal
  * rights, so that every check (roles, tenancy, per-user limits) is the same one.
  */
 export function registerTools(server: McpServer, services: McpServices, context: McpRequestContext): void {
-  const { catalog, runsService, threadsService, approvals, tenancy } = services;
+  const { agents: directory, runsService, threadsService, approvals, tenancy } = services;
   const { principal, baseUrl } = context;
 
   server.registerTool(
@@ -67,7 +67,11 @@ export function registerTools(server: McpServer, services: McpServices, context:
         const projects = (await tenancy.list(principal, 'project'))
           .filter((project) => principal.instanceAdmin || atLeast(project.role, 'member'))
           .map(({ id, name }) => ({ id, name }));
-        const agents = [...catalog.list('agent'), ...catalog.list('command')].map((manifest) => ({
+        const visible = [
+          ...(await directory.list(principal, 'agent')),
+          ...(await directory.list(principal, 'command')),
+        ].map((agent) => agent.entry.manifest);
+        const agents = visible.map((manifest) => ({
           name: manifest.name,
           kind: manifest.kind,
           description: manifest.description,

@@ -5,6 +5,7 @@ import type { Principal } from '../../auth/principal';
 import { errorBody, forbidden, ServiceError } from '../../contracts/errors';
 import type { McpSession } from '../../db/mcp-sessions.repository';
 import type { AppDeps } from '../deps';
+import { bodyProblems } from '../body-problems';
 import { jsonBodyParser } from '../errors';
 import { isQuestionId, takeAnswer } from './elicitation-answers';
 import type { McpServices } from './mcp-call';
@@ -86,6 +87,11 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
   router.post(MCP_PATH, jsonBodyParser(deps.config.BODY_LIMIT), async (req, res) => {
     const principal = await caller(req, res);
     if (!principal) return;
+    const refused = bodyProblems(req.body);
+    if (refused.length) {
+      const why = refused.map((f) => (f.field ? `${f.field}: ${f.message}` : f.message)).join('; ');
+      return protocolError(res, 400, `Bad Request: invalid request body: ${why}`);
+    }
     const message: unknown = req.body;
     const sdk = await loadMcpServerSdk();
     if (sdk.isInitializeRequest(message)) {

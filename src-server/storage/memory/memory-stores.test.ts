@@ -9,6 +9,7 @@ storageContract('in memory', async () => {
     nodes: stores.nodeStore,
     modelCalls: stores.modelCalls,
     writes: stores.writeStore,
+    toolCalls: stores.toolCalls,
     close: async () => undefined,
   };
 });

@@ -1,5 +1,6 @@
 import { RUN_TRANSITIONS, type RunTransitionName } from '../../contracts/run-transitions';
 import type { GateDecision, NodeStatus, PendingGate, RouteMatch, RunStatus } from '../../contracts/runs';
+import { ROLES, type Role } from '../../contracts/tenancy';
 import type { PendingToolCall } from '../../contracts/tools';
 import type {
   EventStore,
@@ -79,7 +80,8 @@ export class MemoryStores {
   private readonly decisions: DecisionRow[] = [];
   private readonly turns = new Map<string, ModelTurnRecord>();
   private readonly calls = new Map<string, ToolCallRecord>();
-  private readonly grants = new Set<string>();
+  /** Each grant's granter's role on the thread's project, as it stands now. */
+  private readonly grants = new Map<string, Role>();
   private readonly modelCallRows = new Map<string, ModelCallRecord>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly listeners = new Set<MemoryNotices>();
@@ -109,6 +111,11 @@ export class MemoryStores {
   /** A run's row as it stands, for tests. */
   row(runId: string): Readonly<Row> | undefined {
     return this.runs.get(runId);
+  }
+
+  /** A tool call's record as it stands, for tests. */
+  toolCall(id: string): Readonly<ToolCallRecord> | undefined {
+    return this.calls.get(id);
   }
 
   /** A statement: a write fails when told to (`failNextWrite`), as one sent while the database restarts would. */
@@ -164,10 +171,13 @@ export class MemoryStores {
       projectPath: run.projectPath,
       ...at,
       attempts: 1,
+      handovers: 0,
       forkedFrom: run.forkedFrom,
       resume: null,
       endReason: null,
       traceContext: run.traceContext,
+      agentVersion: run.agentVersion,
+      manifestHash: run.manifestHash,
       createdBy: run.createdBy,
       localRuntime: run.localRuntime,
       ownerId: queued ? null : lease.owner,
@@ -217,12 +227,15 @@ export class MemoryStores {
       projectPath: row.projectPath,
       status: row.status,
       attempts: row.attempts,
+      handovers: row.handovers,
       seqReserved: row.seqReserved,
       eventSeq: row.eventSeq,
       forkedFrom: row.forkedFrom,
       resume: row.resume,
       endReason: row.endReason,
       traceContext: row.traceContext,
+      agentVersion: row.agentVersion,
+      manifestHash: row.manifestHash,
     };
   }
 
@@ -288,6 +301,7 @@ export class MemoryStores {
           leaseUntil: this.now() + lease.leaseS * 1000,
           resume,
           attempts: 1,
+          handovers: 0,
           seqReserved: Math.max(row.seqReserved, seqReserved),
           gateExpiresAt: null,
           gateCheckpointId: null,
@@ -355,6 +369,7 @@ export class MemoryStores {
         ownerId: lease.owner,
         leaseUntil: this.now() + lease.leaseS * 1000,
         attempts: 1,
+        handovers: 0,
         seqReserved: Math.max(next.seqReserved, next.eventSeq + seqReserved),
       });
       return this.record(next);
@@ -404,6 +419,16 @@ export class MemoryStores {
       for (const row of this.runs.values()) {
         if (row.ownerId === owner && row.status === 'running' && (!only || only.includes(row.id))) {
           row.leaseUntil = this.now() - 1;
+        }
+      }
+    },
+
+    handOver: async (owner: string) => {
+      this.statement();
+      for (const row of this.runs.values()) {
+        if (row.ownerId === owner && row.status === 'running') {
+          row.leaseUntil = this.now() - 1;
+          row.handovers += 1;
         }
       }
     },
@@ -577,7 +602,9 @@ export class MemoryStores {
     decide: async (id: string, decision: GateDecision) => {
       this.statement();
       const call = this.calls.get(id);
-      if (call && !call.decision) call.decision = structuredClone(decision);
+      if (call && (!call.decision || (decision.rerun_after ?? 0) > (call.decision.rerun_after ?? 0))) {
+        call.decision = structuredClone(decision);
+      }
     },
     start: async (id: string, attempts: number) => {
       this.statement();
@@ -591,9 +618,11 @@ export class MemoryStores {
       const call = this.calls.get(id);
       if (call && !call.result) call.result = { ...result };
     },
-    granted: async (threadId: string, tool: string) => {
+    granted: async (threadId: string, tool: string, role: Role) => {
       this.statement('read');
-      return this.grants.has(`${threadId}/${tool}`);
+      const held = this.grants.get(`${threadId}/${tool}`);
+      // ROLES runs from the highest role down.
+      return held !== undefined && ROLES.indexOf(held) <= ROLES.indexOf(role);
     },
   };
 
@@ -604,8 +633,11 @@ export class MemoryStores {
     },
   };
 
-  /** Allows a tool for the rest of a thread, as a person's grant does (the services write grants, not the engine). */
-  grant(threadId: string, tool: string): void {
-    this.grants.add(`${threadId}/${tool}`);
+  /**
+   * Allows a tool for the rest of a thread, as a person's grant does (the services write grants, not the engine), by a
+   * granter whose role on the thread's project is `role`; given again, her role as it changed since.
+   */
+  grant(threadId: string, tool: string, role: Role = 'admin'): void {
+    this.grants.set(`${threadId}/${tool}`, role);
   }
 }

@@ -1,15 +1,30 @@
-import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID } from '../contracts/tenancy';
-import type { Pool } from './pool';
-import { withAdvisoryLock } from './pool';
-import { RUN_EVENTS_CHANNEL } from './run-events.repository';
-import { CANCEL_CHANNEL, RUN_READY_CHANNEL } from './run-notifications';
-
-/** Same key for every process on one database: init_db runs one at a time. */
-export const MIGRATION_LOCK_KEY = 7_305_112;
+import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID } from '../../contracts/tenancy';
+import { RUN_EVENTS_CHANNEL } from '../run-events.repository';
+import { CANCEL_CHANNEL, RUN_READY_CHANNEL } from '../run-notifications';
+import type { Migration } from './migration';
 
 /**
- * Tables first (CREATE TABLE IF NOT EXISTS), then columns added after a table first shipped
- * (ADD COLUMN IF NOT EXISTS), then indexes. Append here; never edit a shipped statement.
+ * The schema as the service had it when it began to number its migrations (docs/upgrading.md): every table, column,
+ * index, function and trigger, and the one-time upgrades of rows written by older versions. Each statement may run on
+ * a database that already has what it makes (CREATE … IF NOT EXISTS, ADD COLUMN IF NOT EXISTS, CREATE OR REPLACE, an
+ * UPDATE of the rows not yet upgraded), so that a database made by any earlier version, which ran these statements
+ * at every start, comes out of it as a new one does. Each function is created here once; the forms older versions
+ * made under other signatures are dropped.
+ *
+ * Shipped: never edit it. A change to the schema is a new migration after it.
+ */
+export const baseline: Migration = {
+  name: '0001_baseline',
+  // The release before (05ef644) runs on it: it is that release's schema, and an organisation's folders.
+  compatible: true,
+  async up(client) {
+    for (const sql of statements) await client.query(sql);
+  },
+};
+
+/**
+ * Tables first, then columns added after a table first shipped, then indexes, in the order the versions before
+ * added them.
  */
 const statements = [
   `CREATE TABLE IF NOT EXISTS svc_orgs (
@@ -173,61 +188,8 @@ const statements = [
      END IF;
    END
    $fn$`,
-  // A ticket joins the queue under a key its caller chose, once: a call tried again after its answer was lost (the
-  // database went away between the commit and the reply) finds its ticket rather than queueing twice.
+  // The form of svc_llm_enqueue without a caller's key, from databases of older versions (it is defined below).
   `DROP FUNCTION IF EXISTS svc_llm_enqueue(text, text, text, double precision, integer)`,
-  `CREATE OR REPLACE FUNCTION svc_llm_enqueue(p_key text, p_owner text, p_tenant text, p_label text,
-                                              p_lease_s double precision, p_slots integer)
-   RETURNS TABLE (ticket bigint, granted boolean) LANGUAGE plpgsql AS $fn$
-   DECLARE
-     t bigint;
-   BEGIN
-     -- The queue's lock first, then its rows, in every function: two of them never wait on each other. Its changes
-     -- are committed without waiting for the disk: the lock is held until the commit, and every model call of the
-     -- cluster passes here twice. A crash of PostgreSQL itself may forget the last ones; the queue heals from that:
-     -- a ticket not renewed lapses with its lease, and a waiter whose ticket is gone queues again.
-     PERFORM set_config('synchronous_commit', 'off', true);
-     PERFORM pg_advisory_xact_lock(7305113);
-     SELECT q.ticket INTO t FROM svc_llm_queue q WHERE q.key = p_key;
-     IF NOT FOUND THEN
-       -- A ticket's organisation is its project's (the tenant is a project id); a call outside any project is its own.
-       INSERT INTO svc_llm_queue (key, owner_id, tenant, org, label, lease_until)
-       VALUES (p_key, p_owner, p_tenant,
-               COALESCE((SELECT tm.org_id::text FROM svc_projects p JOIN svc_teams tm ON tm.id = p.team_id
-                          WHERE p.id::text = p_tenant), p_tenant),
-               p_label, now() + make_interval(secs => p_lease_s))
-       RETURNING svc_llm_queue.ticket INTO t;
-       PERFORM svc_llm_grant(p_slots);
-     END IF;
-     RETURN QUERY SELECT t, EXISTS (SELECT 1 FROM svc_llm_queue q WHERE q.ticket = t AND q.granted_at IS NOT NULL);
-   END
-   $fn$`,
-  // A ticket leaves the queue: a call that finished (served_s: how long it held its slot), or a waiter that
-  // timed out or was cancelled. The slot or the place it had goes to the next in line.
-  `CREATE OR REPLACE FUNCTION svc_llm_leave(p_ticket bigint, p_slots integer, p_served_s double precision,
-                                            p_timed_out boolean)
-   RETURNS TABLE (waiting integer, active integer) LANGUAGE plpgsql AS $fn$
-   BEGIN
-     -- Committed without waiting for the disk, as svc_llm_enqueue is.
-     PERFORM set_config('synchronous_commit', 'off', true);
-     PERFORM pg_advisory_xact_lock(7305113);
-     DELETE FROM svc_llm_queue WHERE ticket = p_ticket;
-     -- A ticket already gone (dropped by a reset, or with a lapsed lease) counts for nothing.
-     IF FOUND AND p_served_s IS NOT NULL THEN
-       UPDATE svc_llm_queue_stats
-          SET served = served + 1,
-              recent_s = (array_append(recent_s, p_served_s))[greatest(cardinality(recent_s) - 18, 1):]
-        WHERE id = 1;
-     ELSIF FOUND AND p_timed_out THEN
-       UPDATE svc_llm_queue_stats SET timed_out = timed_out + 1 WHERE id = 1;
-     END IF;
-     -- The queue as this ticket left it, before the freed place is handed on: what a timeout reports.
-     RETURN QUERY SELECT (count(*) FILTER (WHERE granted_at IS NULL))::integer,
-                         (count(*) FILTER (WHERE granted_at IS NOT NULL))::integer
-                    FROM svc_llm_queue;
-     PERFORM svc_llm_grant(p_slots);
-   END
-   $fn$`,
   `CREATE INDEX IF NOT EXISTS svc_llm_queue_by_owner ON svc_llm_queue (owner_id)`,
   `CREATE INDEX IF NOT EXISTS svc_runs_leased ON svc_runs (lease_until) WHERE status = 'running'`,
   `CREATE INDEX IF NOT EXISTS svc_threads_recent ON svc_threads (updated_at DESC, id)`,
@@ -444,50 +406,6 @@ const statements = [
   `ALTER TABLE svc_runs ADD COLUMN IF NOT EXISTS local_runtime boolean`,
   `UPDATE svc_runs SET local_runtime = (model IS NULL OR model !~ '^cloud_(a|b|c):') WHERE local_runtime IS NULL`,
   `CREATE INDEX IF NOT EXISTS svc_runs_local_by_user ON svc_runs (created_by) WHERE status = 'running' AND local_runtime`,
-  // A run's row, and its thread's for a new thread, written in one round trip and one transaction, with the two rules
-  // that must hold across processes: a thread has one active run (its row is locked for the check), and a user has at
-  // most p_local_cap runs going on the local runtime (a lock per user serialises the count and the insert, so a burst
-  // of starts spread over processes cannot all pass a count taken before any of them was written).
-  `CREATE OR REPLACE FUNCTION svc_start_run(
-     p_run uuid, p_thread uuid, p_new_thread boolean, p_project uuid, p_agent text, p_model text, p_message text,
-     p_project_path text, p_user uuid, p_owner text, p_lease_s double precision, p_seq_reserved integer,
-     p_forked_from jsonb, p_local boolean, p_local_cap integer)
-   RETURNS TABLE (outcome text, active_id uuid, active_status text, going integer) LANGUAGE plpgsql AS $fn$
-   DECLARE
-     n integer;
-     a record;
-   BEGIN
-     IF p_local AND p_local_cap IS NOT NULL THEN
-       PERFORM pg_advisory_xact_lock(7305117, hashtext(p_user::text));
-       SELECT count(*) INTO n FROM svc_runs WHERE created_by = p_user AND status = 'running' AND local_runtime;
-       IF n >= p_local_cap THEN
-         RETURN QUERY SELECT 'over_limit'::text, NULL::uuid, NULL::text, n;
-         RETURN;
-       END IF;
-     END IF;
-     IF p_new_thread THEN
-       INSERT INTO svc_threads (id, agent, model, last_message, project_path, project_id, created_by)
-       VALUES (p_thread, p_agent, p_model, p_message, p_project_path, p_project, p_user);
-     ELSE
-       PERFORM 1 FROM svc_threads WHERE id = p_thread FOR UPDATE;
-       SELECT id, status INTO a FROM svc_runs WHERE thread_id = p_thread AND status IN ('running', 'waiting_approval')
-        ORDER BY started_at DESC LIMIT 1;
-       IF FOUND THEN
-         RETURN QUERY SELECT 'active'::text, a.id, a.status, NULL::integer;
-         RETURN;
-       END IF;
-       -- A run names the thread's path (the one it was given, else the thread's own); a branch keeps the thread's.
-       UPDATE svc_threads SET last_message = p_message, model = p_model, updated_at = now(),
-              project_path = COALESCE(CASE WHEN p_forked_from IS NULL THEN p_project_path END, project_path)
-        WHERE id = p_thread;
-     END IF;
-     INSERT INTO svc_runs (id, thread_id, agent, model, status, message, project_path, created_by, owner_id,
-                           lease_until, seq_reserved, forked_from, local_runtime)
-     VALUES (p_run, p_thread, p_agent, p_model, 'running', p_message, p_project_path, p_user, p_owner,
-             now() + make_interval(secs => p_lease_s), p_seq_reserved, p_forked_from, p_local);
-     RETURN QUERY SELECT 'started'::text, NULL::uuid, NULL::text, NULL::integer;
-   END
-   $fn$`,
   // Fair claims (db/webhooks.repository.ts) read each webhook's next due rows, and the attempts in flight (rows
   // under a lease: a few), rather than every pending row: a slow tenant's backlog does not slow everyone's claims.
   `CREATE INDEX IF NOT EXISTS svc_webhook_deliveries_pending_by_webhook
@@ -702,11 +620,16 @@ const statements = [
      FOR EACH ROW
      WHEN (OLD.status IS DISTINCT FROM NEW.status AND NEW.status IN ('completed', 'rejected', 'error', 'cancelled'))
      EXECUTE FUNCTION svc_run_ready()`,
-  // svc_start_run with what a request does when the thread is busy (p_strategy): 'reject' answers which run is
-  // active or queued; 'enqueue' writes the run as queued, behind the others; 'interrupt' cancels the queued runs and
-  // the active one first. ('rollback' is runs.repository.ts's: it removes the active run, then calls this.)
+  // The form of svc_start_run without a strategy, from databases of older versions.
   `DROP FUNCTION IF EXISTS svc_start_run(uuid, uuid, boolean, uuid, text, text, text, text, uuid, text,
      double precision, integer, jsonb, boolean, integer)`,
+  // A run's row, and its thread's for a new thread, written in one round trip and one transaction, with the two rules
+  // that must hold across processes: a thread has one active run (its row is locked for the check), and a user has at
+  // most p_local_cap runs going on the local runtime (a lock per user serialises the count and the insert, so a burst
+  // of starts spread over processes cannot all pass a count taken before any of them was written). p_strategy is what
+  // a request does when the thread is busy: 'reject' answers which run is active or queued; 'enqueue' writes the run
+  // as queued, behind the others; 'interrupt' cancels the queued runs and the active one first. ('rollback' is
+  // runs.repository.ts's: it removes the active run, then calls this.)
   `CREATE OR REPLACE FUNCTION svc_start_run(
      p_run uuid, p_thread uuid, p_new_thread boolean, p_project uuid, p_agent text, p_model text, p_message text,
      p_project_path text, p_user uuid, p_owner text, p_lease_s double precision, p_seq_reserved integer,
@@ -828,6 +751,14 @@ const statements = [
      PRIMARY KEY (schedule_id, occurrence)
    )`,
   `CREATE INDEX IF NOT EXISTS svc_schedule_fires_recent ON svc_schedule_fires (schedule_id, fired_at DESC)`,
+  // A fire's start is leased to the process that claimed it: one still `starting` when its lease lapses (its process
+  // stopped) is taken over by another. `run_key` is the id its run gets, so that a second start of the same fire fails
+  // on svc_runs' primary key instead of making a second run.
+  `ALTER TABLE svc_schedule_fires ADD COLUMN IF NOT EXISTS run_key uuid`,
+  `ALTER TABLE svc_schedule_fires ADD COLUMN IF NOT EXISTS lease_until timestamptz`,
+  `CREATE INDEX IF NOT EXISTS svc_schedule_fires_starting ON svc_schedule_fires (lease_until) WHERE outcome = 'starting'`,
+  // The schedules one person runs, counted against SCHEDULES_MAX_PER_USER.
+  `CREATE INDEX IF NOT EXISTS svc_schedules_by_maker ON svc_schedules (created_by)`,
   // The usage accounting (docs/observability.md#accounting): one row per model call, priced when it was made. Its
   // project, user and agent are copied from its run, so the totals read one table; a replayed turn is no call.
   `CREATE TABLE IF NOT EXISTS svc_model_calls (
@@ -952,12 +883,8 @@ const statements = [
      PERFORM svc_llm_grant(p_slots);
    END
    $fn$`,
-  // The four-argument form, still called by processes of the version before during an upgrade: one call served.
-  `CREATE OR REPLACE FUNCTION svc_llm_leave(p_ticket bigint, p_slots integer, p_served_s double precision,
-                                            p_timed_out boolean)
-   RETURNS TABLE (waiting integer, active integer) LANGUAGE sql AS $fn$
-     SELECT * FROM svc_llm_leave(p_ticket, p_slots, p_served_s, p_timed_out, 1)
-   $fn$`,
+  // The four-argument form, which versions before 05ef644 called: no version that may share the database now does.
+  `DROP FUNCTION IF EXISTS svc_llm_leave(bigint, integer, double precision, boolean)`,
   // The LangGraph API under /lg (docs/langgraph-api.md): a thread's metadata, which its clients search by; a thread
   // created there before its first run (which names its agent) waits in svc_lg_drafts, then moves to svc_threads
   // under the same id; and what a run was asked to stream, for a join that names no modes.
@@ -976,14 +903,13 @@ const statements = [
      stream_mode jsonb NOT NULL,
      metadata jsonb NOT NULL DEFAULT '{}'
    )`,
+  // The folders under PROJECT_ROOTS that belong to an organisation (docs/security.md#project-paths): one
+  // organisation per folder, and no folder inside another's (checked under a lock when one is registered).
+  `CREATE TABLE IF NOT EXISTS svc_org_folders (
+     id uuid PRIMARY KEY,
+     org_id uuid NOT NULL REFERENCES svc_orgs(id) ON DELETE CASCADE,
+     path text NOT NULL UNIQUE,
+     created_by_name text NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now()
+   )`,
 ];
-
-/**
- * init_db(): creates every table if missing and adds newer columns idempotently.
- * Safe to run any number of times, and from several processes at once (advisory lock).
- */
-export async function initDb(pool: Pool): Promise<void> {
-  await withAdvisoryLock(pool, MIGRATION_LOCK_KEY, async () => {
-    for (const sql of statements) await pool.query(sql);
-  });
-}

@@ -1,16 +1,10 @@
 import { decodeJwt } from 'jose';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  OIDC_CLIENT_ID,
-  OIDC_CLIENT_SECRET,
-  signInThroughProvider,
-  startOidcProvider,
-  type OidcProvider,
-} from '../fixtures/oidc-provider';
+import { signInThroughProvider, type OidcProvider } from '../fixtures/oidc-provider';
 import { launchChromium } from '../helpers/browser';
 import { useIntegrationServer } from '../helpers/integration';
-import { freePort } from '../helpers/ports';
+import { startOidcServer } from '../helpers/oidc-server';
 import type { TestServer } from '../helpers/server';
 
 /** The shortest session the configuration accepts (SESSION_TTL_S is an integer ≥ 60). */
@@ -22,17 +16,10 @@ let server: TestServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  const serverPort = await freePort();
-  provider = await startOidcProvider(`http://127.0.0.1:${serverPort}/auth/callback`);
-  server = await ctx.start({
-    PORT: String(serverPort),
-    AUTH_ENABLED: 'true',
-    OIDC_ISSUER_URL: provider.issuer,
-    OIDC_CLIENT_ID,
-    OIDC_CLIENT_SECRET,
+  ({ provider, server } = await startOidcServer(ctx, {
     SESSION_SECRET: 'session-secret-for-the-session-expiry-test',
     SESSION_TTL_S: String(TTL_S),
-  });
+  }));
   browser = await launchChromium();
 });
 afterAll(async () => {
