@@ -77,4 +77,31 @@ describe('the event log', () => {
     store.release();
     expect(seen).toEqual([10_001, 10_002]);
   });
+
+  it("hands a reader who was busy when the run ended the events its leg sent meanwhile, the run's end among them", async () => {
+    const store = new SlowStore();
+    const progress: RunProgress = { status: 'running', eventSeq: 0, executing: true };
+    const events = eventLog(store, progress);
+    const leg = events.openLeg(RUN, 0, 10_000, 'me');
+    leg.emit({ type: 'run_start', run_id: RUN, thread_id: 't', agent: 'summary', model: 'm' });
+
+    // The reader takes its first batch, then is busy (writing to a slow client) while the run finishes and its leg
+    // closes: it asks for more only after that.
+    const reader = events.join(RUN, 0);
+    expect((await reader.next()).value?.map((e) => e.id)).toEqual([1]);
+    leg.emit({ type: 'token', node: 'output', text: 'last' });
+    const ended = await leg.final({ type: 'run_done', run_id: RUN, output: 'done' }, async (row) => {
+      store.rows.push({ seq: row.seq, type: row.type, data: row.data });
+      Object.assign(progress, { status: 'completed', eventSeq: row.seq, executing: false });
+      return true;
+    });
+    expect(ended).toBe(true);
+    leg.close();
+
+    const rest: string[] = [];
+    for (let next = await reader.next(); !next.done; next = await reader.next()) {
+      rest.push(...next.value.map((e) => e.type));
+    }
+    expect(rest).toEqual(['token', 'run_done']);
+  });
 });

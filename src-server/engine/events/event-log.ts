@@ -219,10 +219,14 @@ export class EventLog {
           inbox.push(leg.unstored);
           leg.readers.add(inbox);
           detach = () => leg.readers.delete(inbox);
-          while (!leg.ended && !inbox.ended) {
-            const batch = await inbox.take(signal);
+          while (!inbox.ended) {
+            // Once the leg has ended, what it handed over while this reader was busy is still taken (its final event
+            // among it): the cursor is past it, and the store is read only after the cursor.
+            const legEnded = leg.ended;
+            const batch = legEnded ? inbox.drain() : await inbox.take(signal);
             if (batch.length) yield batch;
             if (batch.some((event) => event.terminal)) return;
+            if (legEnded) break;
           }
           detach();
           continue;

@@ -43,6 +43,13 @@ export class Inbox {
     wake?.();
   }
 
+  /** What is queued now, without waiting: what a source handed over before it went away. */
+  drain(): LoggedEvent[] {
+    const taken = this.queued;
+    this.queued = [];
+    return taken;
+  }
+
   /** What is queued, or, when nothing is, waits for a push, an end or a poke (then it is empty). */
   async take(signal?: AbortSignal): Promise<LoggedEvent[]> {
     if (this.queued.length === 0 && !this.over && !signal?.aborted) {
@@ -55,8 +62,6 @@ export class Inbox {
         signal?.addEventListener('abort', done, { once: true });
       });
     }
-    const taken = this.queued;
-    this.queued = [];
-    return taken;
+    return this.drain();
   }
 }
