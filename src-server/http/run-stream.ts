@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { errorMessage } from '../contracts/errors';
 import type { FollowableRun } from '../services/runs.service';
 import { openSse, type StreamWatcher } from './sse';
 
@@ -41,6 +42,8 @@ export async function pipeRunStream(
       sse.send(batch.map((event) => event.frame).join(''));
       await sse.room();
     }
+  } catch (error) {
+    sse.fail(`following run ${run.runId} failed: ${errorMessage(error)}`);
   } finally {
     sse.end();
   }

@@ -125,3 +125,32 @@ describe('the streams it tells a watcher of', () => {
     expect(open).toBe(0);
   });
 });
+
+describe('a stream that fails on the server', () => {
+  it('is cut rather than ended, so that the client sees it broken and re-attaches, not a run that ended', async () => {
+    const app = express();
+    app.get('/stream', (_req, res) => {
+      const stream = openSse(res);
+      stream.send('id: 1\nevent: token\ndata: {"type":"token","node":"n","text":"a"}\n\n');
+      setTimeout(() => {
+        stream.fail('reading the store failed');
+        stream.end();
+      }, 50);
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    closers.push(() => server.close());
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/stream`);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let received = '';
+    const outcome = await (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return 'ended';
+        received += value;
+      }
+    })().catch((error: Error) => `broken: ${error.message}`);
+    expect(received).toContain('id: 1\nevent: token');
+    expect(outcome).toBe('broken: terminated');
+  });
+});

@@ -36,6 +36,12 @@ export interface SseStream {
    */
   room(): Promise<void>;
   end(): void;
+  /**
+   * Cuts the stream after a failure on the server's side, and logs why: the client sees a broken stream rather than
+   * one that ended, and re-attaches after its last event (an EventSource does so by itself; curl reports the transfer
+   * cut short). A stream that ended cleanly would say the run had ended.
+   */
+  fail(reason: string): void;
   /** Resolves when the client goes away or the stream is ended. */
   readonly closed: Promise<void>;
 }
@@ -154,6 +160,12 @@ export function openSse(res: Response, watcher?: StreamWatcher, options: { retry
         };
         roomWaiters.add(done);
       });
+    },
+    fail(reason) {
+      if (ended) return;
+      log.warn(`cutting a stream short: ${reason}`);
+      ended = true;
+      res.destroy();
     },
     end() {
       if (ended) return;

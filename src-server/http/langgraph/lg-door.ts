@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { ResolvedAgent } from '../../services/agent-directory';
 import type { Principal } from '../../auth/principal';
 import type { RunEvent } from '../../contracts/events';
-import { badRequest, conflict, notFound, ServiceError } from '../../contracts/errors';
+import { badRequest, conflict, errorMessage, notFound, ServiceError } from '../../contracts/errors';
 import type { Checkpoint } from '../../contracts/runs';
 import type { LgRunRow, LgThreadRow } from '../../db/lg-threads.repository';
 import type { AppDeps } from '../deps';
@@ -364,6 +364,8 @@ export class LgDoor {
         sse.send(chunk);
         await sse.room();
       }
+    } catch (error) {
+      sse.fail(`following run ${run.id} failed: ${errorMessage(error)}`);
     } finally {
       sse.end();
       if (!ended && cancelOnDisconnect && gone.signal.aborted) {
