@@ -44,10 +44,40 @@ afterAll(async () => {
   if (generatedDir) await fs.rm(generatedDir, { recursive: true, force: true });
 });
 
+/** What a run that did not complete shows: a run that failed, or a stream that stopped short of the run's end. */
+async function describeFailure(o: RunOutcome, readFrom: string): Promise<string> {
+  const status = o.runId
+    ? await fetch(`${readFrom}/runs/${o.runId}`).then(
+        async (res) => ((await res.json()) as { status?: string }).status ?? `answered ${res.status}`,
+        (error: Error) => `unread (${error.message})`,
+      )
+    : 'never started';
+  const last = o.data.at(-1);
+  const lastType = last ? ((JSON.parse(last) as { type?: string }).type ?? '?') : 'none';
+  return (
+    `${o.end || 'no end'}${o.errorDetail ? `: ${o.errorDetail}` : ''} (run ${o.runId || '-'} ${status}; ` +
+    `${o.cut ? 'cut and re-attached' : 'one connection'}; ${o.ids.length} events, the last ${lastType} ${o.ids.at(-1)})`
+  );
+}
+
+/** What the processes warned of: shown beside the failures. */
+function warnings(servers: ServerProcess[]): string {
+  return servers
+    .map((s, i) => {
+      const lines = s
+        .output()
+        .split('\n')
+        .filter((line) => / (WARNING|ERROR) /.test(line));
+      return `process ${i + 1}: ${lines.length} warnings\n${lines.slice(0, 20).join('\n')}`;
+    })
+    .join('\n');
+}
+
 /** Every run completed, and every cut reader got what the store holds, under the same ids. */
-async function expectNoneLost(outcomes: RunOutcome[], readFrom: string): Promise<void> {
+async function expectNoneLost(outcomes: RunOutcome[], readFrom: string, servers: ServerProcess[]): Promise<void> {
   const failed = outcomes.filter((o) => o.end !== 'run_done');
-  expect(failed.map((o) => `${o.end}: ${o.errorDetail}`)).toEqual([]);
+  const described = await Promise.all(failed.map((o) => describeFailure(o, readFrom)));
+  expect(described, failed.length ? warnings(servers) : undefined).toEqual([]);
   for (const cut of outcomes.filter((o) => o.cut)) {
     const stored = await storedStream(readFrom, cut.runId);
     expect(cut.ids).toEqual(stored.ids);
@@ -65,7 +95,7 @@ describe('hundreds of runs at once at 40 tokens a second', () => {
       const server = await spawnServer(env({ DATABASE_URL: db.url }), 60_000, [], compiledLaunch());
       try {
         const outcomes = await serviceCapacity({ urls: [server.url], runs, cutEvery: 25, cutAfterTokens: 100 });
-        await expectNoneLost(outcomes, server.url);
+        await expectNoneLost(outcomes, server.url, [server]);
       } finally {
         await server.stop();
         await db.drop();
@@ -97,7 +127,7 @@ describe('hundreds of runs at once at 40 tokens a second', () => {
       '%i runs: none fails, and readers cut mid-stream re-attach through another process',
       async (runs) => {
         const outcomes = await serviceCapacity({ urls: [nginx!.url], runs, cutEvery: 25, cutAfterTokens: 100 });
-        await expectNoneLost(outcomes, nginx!.url);
+        await expectNoneLost(outcomes, nginx!.url, servers);
       },
       300_000,
     );
@@ -140,7 +170,8 @@ describe('hundreds of runs at once at 40 tokens a second', () => {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       database = await startEmbeddedDatabase(dataDir, port);
       const outcomes = await load;
-      expect(outcomes.filter((o) => o.end !== 'run_done').map((o) => `${o.end}: ${o.errorDetail}`)).toEqual([]);
+      const failed = outcomes.filter((o) => o.end !== 'run_done');
+      expect(await Promise.all(failed.map((o) => describeFailure(o, server.url)))).toEqual([]);
       // The restart reached the runs: their writes failed while it lasted, and were tried again.
       expect(server.output()).toMatch(/WARNING svc\.engine .* failed, trying again/);
     }, 240_000);
