@@ -184,14 +184,18 @@ export async function serviceCapacity(load: ServiceLoad): Promise<RunOutcome[]> 
       if (!res.ok) {
         return { ...outcome, end: `http ${res.status}`, errorDetail: await res.text(), total: NaN };
       }
-      await readFrames(res, onFrame);
+      // A stream the server breaks is a run that did not complete for this client: counted, not thrown.
+      const broken = (error: Error) => {
+        outcome.end = `stream broken (${error.message})`;
+      };
+      await readFrames(res, onFrame).catch(broken);
       if (cut && !outcome.end) {
         // Cut mid-stream: re-attach where it stopped, on another process.
         const other = load.urls[(i + 1) % load.urls.length]!;
         const again = await fetch(`${other}/runs/${outcome.runId}/stream`, {
           headers: { ...load.headers, 'last-event-id': String(outcome.ids.at(-1)) },
         });
-        if (again.ok) await readFrames(again, onFrame);
+        if (again.status === 200) await readFrames(again, onFrame).catch(broken);
         else outcome.end = `re-attach http ${again.status}`;
       }
       outcome.total = (performance.now() - started) / 1000;
