@@ -96,6 +96,11 @@ describe('the cron a schedule may have', () => {
   });
 
   it('refuses what is not a cron expression, and names that are not IANA time zones', () => {
+    // Words are not read: the answer says which five fields to give, with an example of the words' meaning.
+    expect(refused('every 5 minutes')).toBe(
+      'invalid request body: cron: "every 5 minutes" is not five fields: give minute hour day-of-month month ' +
+        'day-of-week, e.g. "*/5 * * * *" for every 5 minutes, or "0 9 * * 1-5" for weekdays at 09:00',
+    );
     expect(refused('every day')).toMatch(/^invalid request body: cron: /);
     expect(refused('61 * * * *')).toMatch(/^invalid request body: cron: /);
     expect(refused('* * * *')).toMatch(/^invalid request body: cron: /);

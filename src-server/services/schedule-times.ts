@@ -52,6 +52,14 @@ export function scheduleCron(
         'the finest: give five fields (minute hour day-of-month month day-of-week)',
     );
   }
+  // Counted before the library reads it, whose own refusal ("five, six, or seven parts") names forms it is not given.
+  const nickname = expression.trim().startsWith('@');
+  if (!nickname && fields !== 5 && !(fields === 6 && rules.allowSeconds)) {
+    throw fail(
+      `"${expression.trim()}" is not five fields: give minute hour day-of-month month day-of-week, e.g. ` +
+        '"*/5 * * * *" for every 5 minutes, or "0 9 * * 1-5" for weekdays at 09:00',
+    );
+  }
   let cron: Cron;
   try {
     cron = new Cron(expression, {

@@ -224,3 +224,70 @@ test('the view works at 390 px wide', async ({ page }) => {
   await expect(view.getByTestId('schedule-item')).toHaveCount(2);
   expect(await violations(page)).toEqual([]);
 });
+
+test('a schedule is made from a preset and read in plain words; words typed as a cron get the fields to give', async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await openStudio(page, 'repo-summary');
+  await page.getByTestId('schedules-open').click();
+  await page.getByTestId('schedule-new').click();
+  const form = page.getByTestId('schedule-form');
+  const cron = form.getByLabel('Cron (minute hour day month weekday)');
+  await form.getByLabel('Repeats').selectOption({ label: 'Every 5 minutes' });
+  await expect(cron).toHaveValue('*/5 * * * *');
+  await expect(form.getByTestId('schedule-reading')).toHaveText('Every 5 minutes.');
+  await expect(form.getByTestId('schedule-preview')).toContainText('Next:');
+
+  // Words where the cron goes: the answer says which five fields to give, and the preset is custom.
+  await cron.fill('every 5 minutes');
+  await expect(form.getByLabel('Repeats')).toHaveValue('custom');
+  await expect(form.getByTestId('schedule-preview')).toHaveText(
+    'cron: "every 5 minutes" is not five fields: give minute hour day-of-month month day-of-week, e.g. ' +
+      '"*/5 * * * *" for every 5 minutes, or "0 9 * * 1-5" for weekdays at 09:00',
+  );
+  await expect(form.getByTestId('schedule-reading')).toHaveCount(0);
+
+  // A cron written by hand that is a preset reads as it.
+  await cron.fill('0 9 * * 1-5');
+  await expect(form.getByLabel('Repeats')).toHaveValue('0 9 * * 1-5');
+  await expect(form.getByTestId('schedule-reading')).toHaveText('At 09:00, Monday through Friday.');
+  await form.getByLabel('Message', { exact: true }).fill('Summarise the day before');
+  for (const [width, height] of [
+    [1440, 900],
+    [1024, 768],
+    [390, 844],
+  ] as const) {
+    await page.setViewportSize({ width, height });
+    await page.screenshot({ path: shot(`schedules-preset-${width}`) });
+  }
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await form.getByRole('button', { name: 'Create schedule' }).click();
+  const item = page.getByTestId('schedule-item');
+  await expect(item).toHaveCount(1);
+  await expect(item.getByTestId('schedule-when')).toHaveText('0 9 * * 1-5');
+  await expect(item.getByTestId('schedule-reading')).toHaveText('At 09:00, Monday through Friday');
+  expect(await violations(page)).toEqual([]);
+});
+
+test('the form warns when the default model its runs would use is not on the runtime', async ({ page }) => {
+  const runtime = (body: unknown) =>
+    fetch(`${process.env.E2E_MODEL_URL}/__script`, { method: 'POST', body: JSON.stringify(body) });
+  await runtime({ models: ['other-model', 'llama3.2'] });
+  try {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await openStudio(page, 'repo-summary');
+    await page.getByTestId('schedules-open').click();
+    await page.getByTestId('schedule-new').click();
+    const form = page.getByTestId('schedule-form');
+    const warning = form.getByTestId('schedule-default-model-missing');
+    await expect(warning).toContainText('fake-model');
+    await expect(warning).toContainText('Its runs would fail: choose a model, or pull the default in Models.');
+    await page.screenshot({ path: shot('schedules-default-model-missing') });
+    // A model chosen for the schedule: its runs do not use the default.
+    await form.getByLabel('Model', { exact: true }).selectOption('llama3.2');
+    await expect(warning).toHaveCount(0);
+  } finally {
+    await runtime({ models: ['fake-model', 'llama3.2'] });
+  }
+});
