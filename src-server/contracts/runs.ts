@@ -81,7 +81,14 @@ export const ThreadSchema = z
     project_id: z.uuid(),
     created_at: z.string(),
     updated_at: z.string(),
-    last_run: z.object({ id: z.uuid(), status: RunStatusSchema }).nullable(),
+    last_run: z
+      .object({ id: z.uuid(), status: RunStatusSchema })
+      .nullable()
+      .meta({
+        description:
+          'the run the thread stands at: the one running or waiting for a decision when there is one (a run queued ' +
+          'behind it does not hide it), else its latest run; null before its first',
+      }),
     draft: z.boolean().meta({ description: 'a thread an unsaved agent was tried in (studio Try)' }),
   })
   .meta({ id: 'Thread' });

@@ -21,7 +21,14 @@ const SELECT_THREAD = `
          t.draft, r.id AS last_run_id, r.status AS last_run_status
     FROM svc_threads t
     LEFT JOIN LATERAL (
-      SELECT id, status FROM svc_runs WHERE thread_id = t.id ORDER BY started_at DESC LIMIT 1
+      -- The run the thread stands at: one running or waiting for a decision (a run queued behind it must not hide
+      -- the gate it waits at), else the latest.
+      SELECT id, status FROM (
+        (SELECT id, status, 0 AS rank FROM svc_runs
+          WHERE thread_id = t.id AND status IN ('running', 'waiting_approval') ORDER BY started_at DESC LIMIT 1)
+        UNION ALL
+        (SELECT id, status, 1 FROM svc_runs WHERE thread_id = t.id ORDER BY started_at DESC LIMIT 1)
+      ) candidates ORDER BY rank LIMIT 1
     ) r ON true`;
 
 function toThread(row: ThreadRow): Thread {

@@ -146,6 +146,9 @@ test('a thread keeps its name after a continue and a fork; a rename sticks; a re
     `Cache layer ${marker} (rerun)`,
     `Cache layer ${marker}`,
   ]);
+  // However narrow the list, the rerun says it is one where its name is cut short.
+  await expect(row(page, marker).first().getByTestId('thread-rerun')).toHaveText('Rerun');
+  await expect(row(page, marker).nth(1).getByTestId('thread-rerun')).toHaveCount(0);
   await page.screenshot({ path: screenshotPath('thread-list-names') });
 
   // The list after a reload says the same.
@@ -188,4 +191,39 @@ test('an organisation and project made after the studio loaded are offered when 
   await expect(orgPicker.locator('option', { hasText: suffix })).toHaveCount(1);
   await orgPicker.selectOption(org);
   await expect(page.getByTestId('scope-project').locator('option', { hasText: `Project ${suffix}` })).toHaveCount(1);
+});
+
+test('a thread whose run waits at a gate reads as waiting for approval with a run queued behind it', async ({
+  page,
+}) => {
+  const marker = randomUUID().slice(0, 8);
+  await openStudio(page);
+  await script(words(`Analysis ${marker}.`));
+  await startRun(page, `Review: queued behind ${marker}`);
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  const thread = row(page, marker);
+  await expect(thread).toHaveAttribute('data-status', 'waiting_approval');
+  const threadId = await thread.getAttribute('data-thread-id');
+
+  // Another message for the thread, queued behind the run that waits (from a script, say).
+  const queued = await api('/agents/change-review/runs', {
+    method: 'POST',
+    json: { message: `and then ${marker}`, thread_id: threadId, multitask_strategy: 'enqueue' },
+  });
+  expect(queued.status).toBe(202);
+  const queuedRun = (await queued.json()) as { run_id: string; status: string };
+  expect(queuedRun.status).toBe('queued');
+
+  // The list read again (its poll, then a reload) still shows the gate, not the queue.
+  await page.reload();
+  await expect(thread).toHaveAttribute('data-status', 'waiting_approval');
+  await expect(thread.getByTestId('thread-status')).toHaveText('Waiting for approval');
+  await page.screenshot({ path: screenshotPath('thread-list-waiting-with-queued') });
+  const listed = (await (await api(`/threads/${threadId}`)).json()) as { last_run: { id: string; status: string } };
+  expect(listed.last_run.status).toBe('waiting_approval');
+  expect(listed.last_run.id).not.toBe(queuedRun.run_id);
+  // Neither is left waiting for the tests after.
+  for (const runId of [queuedRun.run_id, listed.last_run.id]) {
+    expect((await api(`/runs/${runId}/cancel`, { method: 'POST' })).status).toBeLessThan(300);
+  }
 });

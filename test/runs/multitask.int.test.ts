@@ -106,6 +106,12 @@ describe('a second message to a busy thread', () => {
     const second = await accepted(await start('review', 'and this', first.thread_id, 'enqueue'));
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await detail(second.run_id)).run.status).toBe('queued');
+    // The thread stands at the gate, in its own answer and in the list: the queued run does not hide it.
+    type Listed = { id: string; last_run: { id: string; status: string } };
+    const thread = (await (await ctx.server.request(`/threads/${first.thread_id}`)).json()) as Listed;
+    expect(thread.last_run).toEqual({ id: first.run_id, status: 'waiting_approval' });
+    const page = (await (await ctx.server.request('/threads?limit=200')).json()) as { items: Listed[] };
+    expect(page.items.find((t) => t.id === first.thread_id)?.last_run.status).toBe('waiting_approval');
     await ctx.server.request(`/threads/${first.thread_id}/gates/gate/approve`, { method: 'POST', json: {} });
     expect((await waitFor(first.run_id)).status).toBe('completed');
     expect(await waitFor(second.run_id)).toMatchObject({ status: 'waiting_approval', message: 'and this' });

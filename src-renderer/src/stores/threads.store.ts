@@ -93,7 +93,9 @@ export const useThreadsStore = defineStore('threads', () => {
     const row = threads.value[index];
     if (row) {
       const newRun = row.last_run?.id !== seen.runId;
-      row.last_run = { id: seen.runId, status: seen.status };
+      // As the server lists it: a run queued behind the one the thread stands at does not hide it (its gate).
+      const standsAt = row.last_run?.status === 'running' || row.last_run?.status === 'waiting_approval';
+      if (!(newRun && seen.status === 'queued' && standsAt)) row.last_run = { id: seen.runId, status: seen.status };
       if (newRun) {
         if (seen.message) row.last_message = seen.message;
         row.updated_at = new Date().toISOString();
