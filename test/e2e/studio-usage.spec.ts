@@ -54,7 +54,7 @@ test("a run shows its cost, and its tokens, cost and time per phase; an unpriced
 test('the Usage view charts runs, tokens, cost and latency per day by model, agent and project, with its table', async ({
   page,
 }) => {
-  await page.setViewportSize({ width: 1440, height: 1000 });
+  await page.setViewportSize({ width: 1440, height: 900 });
   // A run on an unpriced model, through the API: the view has both kinds to show.
   const unpriced = await api('/graphs/repo-summary/run', {
     method: 'POST',
@@ -95,6 +95,12 @@ test('the Usage view charts runs, tokens, cost and latency per day by model, age
       .filter({ has: page.locator(`time[datetime="${today}"]`) }),
   ).toBeVisible();
   await page.screenshot({ path: shot('usage-view-by-model') });
+  // The table is shown whole, below the charts: its box is as tall as its rows (the view scrolls, not the box).
+  const table = await page.getByTestId('usage-table').evaluate((element) => {
+    const box = element.parentElement!;
+    return { box: box.clientHeight, rows: element.getBoundingClientRect().height };
+  });
+  expect(table.box).toBeGreaterThanOrEqual(Math.floor(table.rows));
 
   await page.getByTestId('usage-by-agent').check();
   await expect(page.getByTestId('usage-row').filter({ hasText: 'repo-summary' })).toBeVisible();

@@ -1,6 +1,6 @@
 import type { UsageRow } from '@contracts/usage';
 import { describe, expect, it } from 'vitest';
-import { daysBetween, formatCost, seriesByDay } from './usage-figures';
+import { daysBetween, formatCost, nothingPriced, seriesByDay } from './usage-figures';
 
 const row = (extra: Partial<UsageRow>): UsageRow => ({
   runs: 1,
@@ -40,5 +40,15 @@ describe('the Usage view figures', () => {
     ]);
     expect(seriesByDay(rows, days, 'model', 'cost')[1]).toEqual({ label: 'llama3.2', values: [null, null, null] });
     expect(seriesByDay(rows, days, 'model', 'tokens')[0]!.values).toEqual([360, 0, 360]);
+  });
+});
+
+describe('a cost chart with nothing priced', () => {
+  it('is not drawn when no call of any group had a price, and is when one had', () => {
+    const unpriced = [{ label: 'llama3.2', values: [null, null] }];
+    expect(nothingPriced('cost', unpriced)).toBe(true);
+    expect(nothingPriced('cost', [...unpriced, { label: 'fake-model', values: [null, 0.02] }])).toBe(false);
+    expect(nothingPriced('cost', [])).toBe(true);
+    expect(nothingPriced('latency', unpriced)).toBe(false);
   });
 });

@@ -94,3 +94,11 @@ export function seriesByDay(
   }
   return [...series].map(([label, values]) => ({ label, values }));
 }
+
+/**
+ * Whether a measure's series have nothing to draw because nothing was priced: a cost chart would draw an empty axis
+ * from 0 to 1 that reads as $0, where the truth is that no price is set.
+ */
+export function nothingPriced(measure: UsageMeasure, series: UsageSeries[]): boolean {
+  return measure === 'cost' && series.every((s) => s.values.every((value) => value === null));
+}
