@@ -91,3 +91,61 @@ test('the portal meets WCAG 2.1 AA', async ({ page }) => {
   expect(await violations(page)).toEqual([]);
   await page.screenshot({ path: screenshotPath('a11y-portal'), fullPage: true });
 });
+
+/**
+ * A review as a model writes one, a few thousand characters: paragraphs, a list and a code block wider than any pane.
+ * Short fixture outputs never overflow the boxes that show them; this one does, as real ones do.
+ */
+function longReview(marker: string): string {
+  const paragraph = (n: number) =>
+    `Paragraph ${n} of the review ${marker}: the storage layer keeps its writes in one transaction per batch, ` +
+    'retries what the database refuses while it restarts, and never reads a run whole into memory; the tests cover ' +
+    'the restart, the slow reader and the takeover, and the names say what each part is for.';
+  const code = ['```ts', `const wide = '${'x'.repeat(400)}';`, '```'].join('\n');
+  return [
+    ...Array.from({ length: 8 }, (_, i) => paragraph(i + 1)),
+    '- first finding\n- second finding\n- third finding',
+    code,
+  ].join('\n\n');
+}
+
+test('the studio meets WCAG 2.1 AA with outputs of realistic length: the run, an edit, the history, the inbox, usage, schedules and models', async ({
+  page,
+}) => {
+  test.setTimeout(150_000);
+  const marker = `long-${Date.now()}`;
+  const review = longReview(marker);
+  expect(review.length).toBeGreaterThan(2500);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await openStudio(page);
+  await script(words(review));
+  await startRun(page, `Review: the whole storage layer ${marker}`);
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await check(page, 'long-gate');
+
+  await page.getByTestId('inbox-open').click();
+  const item = page.getByTestId('inbox-item').filter({ hasText: marker });
+  await expect(item).toBeVisible();
+  await check(page, 'long-inbox');
+  // Approved with an edit as long as the review: the decision carries it.
+  await item.getByTestId('gate-edit').click();
+  await item.getByTestId('gate-edit-text').fill(`EDITED ${review}`);
+  await script(words('Published.'));
+  await item.getByTestId('gate-edit-submit').click();
+  await expect(item).toHaveCount(0);
+  await page.getByTestId('inbox-close').click();
+  await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
+  await expect(page.getByTestId('transcript-decision')).toHaveAttribute('data-decision', 'edit');
+  await check(page, 'long-finished');
+
+  await page.getByTestId('tab-history').click();
+  await expect(page.getByTestId('history-decision')).toBeVisible();
+  await check(page, 'long-history');
+
+  for (const view of ['usage', 'schedules', 'models']) {
+    await page.getByTestId(`${view}-open`).click();
+    await expect(page.getByTestId(`${view}-view`)).toBeVisible();
+    await check(page, `long-${view}`);
+    await page.getByTestId(`${view}-close`).click();
+  }
+});
