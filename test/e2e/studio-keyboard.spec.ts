@@ -56,6 +56,45 @@ test('keyboard only: a run is started and approved in under 15 keys, from the sk
   await page.screenshot({ path: screenshotPath('keyboard-approved') });
 });
 
+test('keyboard only: the inbox opens onto its first Approve, and Open the thread leaves focus on the run', async ({
+  page,
+}) => {
+  const marker = randomUUID().slice(0, 8);
+  await openStudio(page);
+  await script(words(`Analysis ${marker}: ship it.`));
+  await startRun(page, `Review: keyboard inbox ${marker}`);
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await page.reload();
+  await expect(phase(page, 'intake')).toBeVisible();
+
+  // From the header's Approvals entry: Enter opens the inbox, and the first decision is the next key at most.
+  let keys = 0;
+  await page.getByTestId('inbox-open').focus();
+  keys++;
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('inbox')).toBeVisible();
+  while ((await focused(page)) !== 'gate-approve' && keys < 10) {
+    keys++;
+    await page.keyboard.press('Tab');
+  }
+  expect(await focused(page)).toBe('gate-approve');
+  expect(keys).toBeLessThan(10);
+  await page.screenshot({ path: screenshotPath('keyboard-inbox-opened') });
+
+  // Alt+A from anywhere lands on that Approve too, not on the inbox's heading.
+  await page.getByTestId('inbox-refresh').focus();
+  await page.keyboard.press('Alt+A');
+  await expect.poll(() => focused(page)).toBe('gate-approve');
+
+  // Open the thread: the run shows, and focus is on its decision, not dropped to the page.
+  const item = page.getByTestId('inbox-item').filter({ hasText: marker });
+  await item.getByTestId('inbox-open-thread').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('inbox')).toBeHidden();
+  await expect.poll(() => focused(page)).toBe('gate-approve');
+  await expect(page.getByTestId('approval-card').getByTestId('gate-approve')).toBeFocused();
+});
+
 test('each canvas phase is one Tab stop, and every control has a name', async ({ page }) => {
   await openStudio(page);
   await phase(page, 'intake').focus();
