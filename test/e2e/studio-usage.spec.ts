@@ -129,3 +129,13 @@ test('the Usage view charts runs, tokens, cost and latency per day by model, age
   await page.getByTestId('usage-close').click();
   await expect(view).toBeHidden();
 });
+
+test('from the Usage view, the skip link goes back to the message box, as from the other views', async ({ page }) => {
+  await openStudio(page, 'repo-summary');
+  await page.getByTestId('usage-open').click();
+  await expect(page.getByTestId('usage-view')).toBeVisible();
+  await page.getByTestId('skip-to-message').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('usage-view')).toBeHidden();
+  await expect(page.locator('#run-message')).toBeFocused();
+});
