@@ -1,12 +1,11 @@
 import { CreatedPersonalTokenSchema, PERSONAL_TOKEN_PATTERN } from '../src-server/contracts/auth';
 import { UuidSchema } from '../src-server/contracts/common';
+import { mcpClientConfig } from '../src-server/contracts/mcp-client-config';
 import { MCP_TOKEN_SECRET, type McpClient } from './desktop-api';
 import type { Keychain } from './keychain';
 
 /** The name the token goes by in the studio's list of personal access tokens. */
 export const MCP_TOKEN_NAME = 'MCP clients (desktop app)';
-/** The name a client lists this server under. */
-export const MCP_SERVER_NAME = 'agent-workflow';
 
 /** What the keychain keeps: the token, and its id on the server (to revoke it when it is replaced). */
 interface StoredMcpToken {
@@ -14,11 +13,7 @@ interface StoredMcpToken {
   token: string;
 }
 
-/** The configuration an MCP client takes (Claude Desktop, Cursor, VS Code and others read this shape). */
-export function mcpClientConfig(serverUrl: string, token: string): string {
-  const server = { type: 'http', url: `${serverUrl}/mcp`, headers: { Authorization: `Bearer ${token}` } };
-  return JSON.stringify({ mcpServers: { [MCP_SERVER_NAME]: server } }, null, 2);
-}
+export { mcpClientConfig };
 
 /** The stored token; anything else under that name (written by hand, by an older version) counts as none. */
 export async function readMcpToken(keychain: Keychain): Promise<StoredMcpToken | null> {
