@@ -323,3 +323,38 @@ test('a failed inbox load says what failed and offers Retry', async ({ page }) =
   await expect(page.getByTestId('inbox-error')).toHaveCount(0);
   await expect(page.getByTestId('inbox-count')).toHaveText(/^\d+$/);
 });
+
+test('with a review longer than the window, the decision buttons are in view without scrolling, at 1440×900 and 1024×768', async ({
+  page,
+}) => {
+  const marker = randomUUID().slice(0, 8);
+  const paragraph = (n: number) =>
+    `Finding ${n} of ${marker}: the loader reads its file twice when the cache is cold, and the second read can see ` +
+    'a newer file than the first; read it once and pass the text down, and add a test that changes the file between.';
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await openStudio(page);
+  await script(words(Array.from({ length: 14 }, (_, i) => paragraph(i + 1)).join('\n\n')));
+  await startRun(page, `Review: a long one ${marker}`);
+  const card = page.getByTestId('approval-card');
+  await expect(card).toBeVisible();
+  for (const [width, height] of [
+    [1440, 900],
+    [1024, 768],
+  ] as const) {
+    await page.setViewportSize({ width, height });
+    await expect(card.getByTestId('gate-approve')).toBeInViewport({ ratio: 1 });
+    await page.screenshot({ path: screenshotPath(`approvals-long-${width}`) });
+    await card.getByTestId('gate-respond').click();
+    await expect(card.getByTestId('gate-respond-submit')).toBeInViewport({ ratio: 1 });
+    await page.screenshot({ path: screenshotPath(`approvals-long-respond-${width}`) });
+    await card.getByTestId('gate-respond-cancel').click();
+  }
+  // The whole review is edited in a box as tall as the window allows, its buttons in view under it.
+  await card.getByTestId('gate-edit').click();
+  const box = await card.getByTestId('gate-edit-text').boundingBox();
+  expect(box!.height).toBeGreaterThanOrEqual(0.4 * 768);
+  await expect(card.getByTestId('gate-edit-submit')).toBeInViewport({ ratio: 1 });
+  await page.screenshot({ path: screenshotPath('approvals-long-edit-1024') });
+  await card.getByTestId('gate-edit-cancel').click();
+  await page.getByTestId('run-cancel').click();
+});
