@@ -66,6 +66,7 @@ test('keyboard only: the inbox opens onto its first Approve, and Open the thread
   await expect(page.getByTestId('approval-card')).toBeVisible();
   await page.reload();
   await expect(phase(page, 'intake')).toBeVisible();
+  await expect(page.getByTestId('inbox-count')).toHaveText(/^[1-9]\d*$/);
 
   // From the header's Approvals entry: Enter opens the inbox, and the first decision is the next key at most.
   let keys = 0;

@@ -224,6 +224,6 @@ test('a thread whose run waits at a gate reads as waiting for approval with a ru
   expect(listed.last_run.id).not.toBe(queuedRun.run_id);
   // Neither is left waiting for the tests after.
   for (const runId of [queuedRun.run_id, listed.last_run.id]) {
-    expect((await api(`/runs/${runId}/cancel`, { method: 'POST' })).status).toBeLessThan(300);
+    expect((await api(`/runs/${runId}/cancel`, { method: 'POST', json: {} })).status).toBeLessThan(300);
   }
 });
