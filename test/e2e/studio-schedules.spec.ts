@@ -285,7 +285,7 @@ test('the form warns when the default model its runs would use is not on the run
     await expect(warning).toContainText('Its runs would fail: choose a model, or pull the default in Models.');
     await page.screenshot({ path: shot('schedules-default-model-missing') });
     // A model chosen for the schedule: its runs do not use the default.
-    await form.getByLabel('Model', { exact: true }).selectOption('llama3.2');
+    await form.getByTestId('schedule-model').selectOption('llama3.2');
     await expect(warning).toHaveCount(0);
   } finally {
     await runtime({ models: ['fake-model', 'llama3.2'] });
