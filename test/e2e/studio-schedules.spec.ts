@@ -230,7 +230,7 @@ test('a schedule is made from a preset and read in plain words; words typed as a
 }) => {
   await page.setViewportSize({ width: 1024, height: 768 });
   await openStudio(page, 'repo-summary');
-  await page.getByTestId('schedules-open').click();
+  await fromHeader(page, 'schedules-open');
   await page.getByTestId('schedule-new').click();
   const form = page.getByTestId('schedule-form');
   const cron = form.getByLabel('Cron (minute hour day month weekday)');
