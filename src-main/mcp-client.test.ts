@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { createDesktop } from './desktop';
 import { MCP_TOKEN_SECRET, type StoredSecretName } from './desktop-api';
 import type { Keychain } from './keychain';
-import { mcpClient, mcpClientConfig, readMcpToken, replaceMcpToken } from './mcp-client';
+import { mcpClientConfig } from '../src-server/contracts/mcp-client-config';
+import { mcpClient, readMcpToken, replaceMcpToken } from './mcp-client';
 
 const TOKEN = `svcpat_${'a'.repeat(43)}`;
 const ID = '6f1c1a4e-3b59-4c39-9a57-2f0f3c1f4b11';

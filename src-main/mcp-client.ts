@@ -13,8 +13,6 @@ interface StoredMcpToken {
   token: string;
 }
 
-export { mcpClientConfig };
-
 /** The stored token; anything else under that name (written by hand, by an older version) counts as none. */
 export async function readMcpToken(keychain: Keychain): Promise<StoredMcpToken | null> {
   try {
