@@ -126,6 +126,12 @@ export function agentsRepository(pool: Pool) {
       return rows[0] && toAgent(rows[0]);
     },
 
+    /** The agents of that name, in every organisation, at their current versions. */
+    async named(name: string): Promise<StoredAgent[]> {
+      const { rows } = await pool.query<AgentRow>(`${SELECT_AGENT} AND a.name = $1`, [name]);
+      return rows.map(toAgent);
+    },
+
     /** A new agent at version 1; throws a unique violation (isNameTaken) when its organisation has the name. */
     async create(agent: { id: string; orgId: string; projectId: string; kind: AssetKind }, first: NewVersion) {
       await withTransaction(pool, async (client) => {

@@ -78,6 +78,18 @@ export class AgentDirectory {
     }
   }
 
+  /**
+   * The stored agents of that name as the database has them now, and kept so: a run or a read by name never waits for
+   * another process's announcement, so an agent saved through one process behind a load balancer runs at once, at the
+   * version just saved, through any other (one indexed read, only for names that are not built-ins).
+   */
+  private async storedNamed(name: string): Promise<StoredAgent[]> {
+    const fresh = await this.agents.named(name);
+    for (const [id, agent] of this.stored) if (agent.name === name) this.stored.delete(id);
+    for (const agent of fresh) this.stored.set(agent.id, agent);
+    return fresh;
+  }
+
   storedById(agentId: string): ResolvedAgent | undefined {
     const agent = this.stored.get(agentId);
     return agent && resolvedOf(agent);
@@ -110,8 +122,8 @@ export class AgentDirectory {
   async forProject(projectId: string, name: string): Promise<ResolvedAgent | undefined> {
     const builtIn = this.builtIn(name);
     if (builtIn) return builtIn;
-    for (const agent of this.stored.values()) {
-      if (agent.name === name && (await this.offeredTo(agent, projectId))) return resolvedOf(agent);
+    for (const agent of await this.storedNamed(name)) {
+      if (await this.offeredTo(agent, projectId)) return resolvedOf(agent);
     }
     return undefined;
   }
@@ -140,6 +152,7 @@ export class AgentDirectory {
   async resolve(principal: Principal, name: string, projectId?: string): Promise<ResolvedAgent> {
     const builtIn = this.builtIn(name);
     if (builtIn) return builtIn;
+    await this.storedNamed(name);
     const found = (await this.visible(principal, projectId)).filter((a) => a.name === name);
     if (found.length === 0) throw notFound(`no agent or command named "${name}"`);
     if (found.length > 1) {

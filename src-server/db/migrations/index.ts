@@ -2,12 +2,19 @@ import { baseline } from './0001-baseline';
 import { runHandovers } from './0002-run-handovers';
 import { storedAgents } from './0003-stored-agents';
 import { activeRunsByThread } from './0004-active-runs-by-thread';
+import { agentsByName } from './0005-agents-by-name';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
 
 /** Every migration of the schema, in the order they apply. Append only. */
-export const MIGRATIONS: readonly Migration[] = [baseline, runHandovers, storedAgents, activeRunsByThread];
+export const MIGRATIONS: readonly Migration[] = [
+  baseline,
+  runHandovers,
+  storedAgents,
+  activeRunsByThread,
+  agentsByName,
+];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */
 export const LATEST_MIGRATION = MIGRATIONS.at(-1)!.name;
