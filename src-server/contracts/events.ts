@@ -174,6 +174,14 @@ const RUN_EVENTS = [
         "where the tool's policy came from (the agent's, its organisation's floor, the default); absent for a call " +
         'not offered to the phase',
     }),
+    publish: z
+      .object({ from: z.string(), content: z.string() })
+      .optional()
+      .meta({
+        description:
+          "a publish step's call: it writes the text of phase `from` as a gate approved it, in argument `content`; " +
+          'absent for a call the model made',
+      }),
   }),
   /** The run waits for a person to decide a tool call (`tool_call`); the stream then ends, as at a gate. */
   z.object({ type: z.literal('tool_waiting'), ...PendingGateSchema.shape }),

@@ -72,6 +72,7 @@ export interface StoredRun extends Run {
 interface RunRow {
   id: string;
   thread_id: string;
+  thread_name: string | null;
   agent: string;
   model: string | null;
   status: RunStatus;
@@ -100,7 +101,7 @@ interface RunRow {
 const COLUMNS = `r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
   r.end_reason, r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id, r.attempts,
   r.handovers, r.seq_reserved, r.forked_from, r.resume_decision, r.gate_checkpoint_id, r.trace_context, r.agent_version,
-  r.manifest_hash`;
+  r.manifest_hash, t.name AS thread_name`;
 
 const SELECT_RUN = `SELECT ${COLUMNS} FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id`;
 
@@ -148,6 +149,7 @@ function toRecord(row: RunRow): RunRecord {
     traceContext: row.trace_context,
     agentVersion: row.agent_version,
     manifestHash: row.manifest_hash,
+    threadName: row.thread_name,
   };
 }
 

@@ -188,6 +188,8 @@ export class Engine {
           agentVersion: run.agentVersion,
           manifestHash: run.manifestHash,
           traceContext: run.traceContext,
+          // Read with the run's row when a leg is claimed; a run started here is named after its message if need be.
+          threadName: null,
         });
       }
       return outcome;

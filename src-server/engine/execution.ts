@@ -243,6 +243,8 @@ export class RunExecution {
       nodeConfigs: this.configs!,
       hooks: this.hooks,
       threadId: run.threadId,
+      // A thread's name is its first message until renamed: a run that started here has not read it back.
+      threadName: run.threadName ?? run.message,
       tools: {
         toolbox: deps.toolbox,
         store: deps.toolCalls,

@@ -21,6 +21,7 @@ const run = (extra: Partial<RunRecord> = {}): RunRecord => ({
   traceContext: null,
   agentVersion: null,
   manifestHash: null,
+  threadName: null,
   ...extra,
 });
 

@@ -74,6 +74,8 @@ export interface RunRecord {
   agentVersion: string | null;
   /** The content hash of the manifest the run is pinned to; null: the built-in by name (runs before versions). */
   manifestHash: string | null;
+  /** What its thread is called when the leg starts (its first message unless renamed): a publish step names by it. */
+  threadName: string | null;
 }
 
 export interface NewRun {

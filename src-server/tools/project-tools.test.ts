@@ -224,6 +224,24 @@ describe('paths stay inside the project', () => {
     expect(fs.lstatSync(path.join(dir, 'inner.txt')).isSymbolicLink()).toBe(true);
   });
 
+  it('write_file with if_exists "refuse" keeps an existing file, and takes the same content again as done', async () => {
+    const { dir } = projectWithLinks();
+    expect(await ok(dir, 'write_file', { path: 'reviews/a.md', content: 'first', if_exists: 'refuse' })).toBe(
+      'created reviews/a.md (5 bytes)',
+    );
+    expect(await refused(dir, 'write_file', { path: 'reviews/a.md', content: 'other', if_exists: 'refuse' })).toBe(
+      'reviews/a.md exists and is kept: if_exists "refuse" writes a new file only',
+    );
+    expect(await ok(dir, 'write_file', { path: 'reviews/a.md', content: 'first', if_exists: 'refuse' })).toBe(
+      'reviews/a.md already holds this content (5 bytes)',
+    );
+    expect(await refused(dir, 'write_file', { path: 'inner.txt', content: 'x', if_exists: 'refuse' })).toMatch(
+      /^inner.txt exists and is kept/,
+    );
+    expect(fs.readFileSync(path.join(dir, 'reviews/a.md'), 'utf8')).toBe('first');
+    expect(fs.readFileSync(path.join(dir, 'src/app.ts'), 'utf8')).toContain('export const answer = 42;');
+  });
+
   it('write_file refuses paths out of the folder, symlinks out (dangling ones too) and writes nothing there', async () => {
     const { dir, outside } = projectWithLinks();
     for (const file of ['/tmp/svc-tools-escape.txt', '../escape.txt', 'leak.txt', 'leakdir/new.txt', 'dangling.txt']) {

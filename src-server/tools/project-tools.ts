@@ -91,6 +91,10 @@ const inputs = {
   write_file: z.strictObject({
     path: ProjectPath.describe('The file, relative to the project folder; missing folders are created.'),
     content: z.string().describe('The whole new content of the file.'),
+    if_exists: z
+      .enum(['replace', 'refuse'])
+      .default('replace')
+      .describe('What to do when the file exists: replace it, or refuse and keep it.'),
   }),
 };
 type ToolName = keyof typeof inputs;
@@ -143,7 +147,7 @@ const tools: { [T in ToolName]: { description: string; annotations: ToolAnnotati
   write_file: {
     description:
       'Writes a text file of the project (created or replaced whole), creating its folders. Refused when the ' +
-      'project is a shared clone of a git URL, and inside .git.',
+      'project is a shared clone of a git URL, and inside .git; with if_exists "refuse", an existing file is kept.',
     // Writing the same content twice leaves the same file; replacing a file loses what it held.
     annotations: { read_only: false, idempotent: true, destructive: true },
     run: writeFile,
@@ -430,9 +434,22 @@ async function writeFile(context: CallContext, input: Input<'write_file'>): Prom
   const existing = await fs.lstat(real).catch(() => undefined);
   if (existing?.isDirectory()) throw new ToolCallError(`${shown} is a folder: write_file writes a file`);
   if (existing && !existing.isFile()) throw special();
+  const kept = () => new ToolCallError(`${shown} exists and is kept: if_exists "refuse" writes a new file only`);
+  if (existing && input.if_exists === 'refuse') {
+    // The same content already there is this call done before (a retry after a crash): the write stays idempotent.
+    const held = existing.size === bytes ? await readRegularFile(real, MAX_WRITE_BYTES) : undefined;
+    if (held?.bytes.equals(Buffer.from(input.content))) {
+      return `${shown} already holds this content (${bytes} bytes)`;
+    }
+    throw kept();
+  }
   // Never waiting (a FIFO put in place since would hold the call and a thread of libuv's pool until it is read), and
   // never following a symlink put in place since the path was checked; emptied only once it is known to be a file.
-  const file = await fs.open(real, WRITE_FLAGS);
+  const file = await fs
+    .open(real, input.if_exists === 'refuse' ? WRITE_FLAGS | constants.O_EXCL : WRITE_FLAGS)
+    .catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'EEXIST' ? kept() : error;
+    });
   try {
     if (!(await file.stat()).isFile()) throw special();
     await file.truncate(0);

@@ -67,6 +67,7 @@ export const benchExecution = (runId: string, models: ModelClient, hooks: NodeHo
   nodeConfigs: Promise.resolve(new Map()),
   hooks,
   threadId: '',
+  threadName: '',
   tools: noTools,
 });
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { argumentsChanged, isLong, parseArguments, prettyJson, textSize, toolCallStatusText } from './tool-call';
+import {
+  argumentsChanged,
+  isLong,
+  parseArguments,
+  prettyJson,
+  publishedFacts,
+  textSize,
+  toolCallStatusText,
+} from './tool-call';
 import type { ToolCallView } from './tool-events';
 
 /** The input schema of project.write_file, as the server derives it from its own definition. */
@@ -70,5 +78,38 @@ describe('tool text in the transcript', () => {
       'Rejected by Ada: not run',
     );
     expect(toolCallStatusText(call({ status: 'denied', policy: 'deny' }))).toBe('Not run: not offered to this phase');
+    // Arguments the tool refused, or a tool that failed: the call did not do its work.
+    const refused = 'invalid arguments for project.write_file: /path: expected string';
+    expect(toolCallStatusText(call({ policy: 'allow', status: 'allowed', result: refused, is_error: true }))).toBe(
+      'Failed (allowed)',
+    );
+    expect(
+      toolCallStatusText(
+        call({ status: 'approved', decision: { kind: 'approve', ...ada }, result: 'x', is_error: true }),
+      ),
+    ).toBe('Approved by Ada; failed');
+  });
+
+  it('tells where a publish step wrote and how much, without the approved text it wrote', () => {
+    const published = publishedFacts({
+      call_id: 't:publish',
+      node: 'output',
+      tool: 'project.write_file',
+      server: 'project',
+      arguments: { path: 'reviews/fix-the-retry-0b7f3c2e.md', if_exists: 'refuse', content: 'Approve.\n\nLooks good.' },
+      policy: 'covered',
+      publish: { from: 'analysis', content: 'content' },
+      status: 'allowed',
+      decision: null,
+      result: 'created reviews/fix-the-retry-0b7f3c2e.md (21 bytes)',
+      is_error: false,
+    });
+    expect(published).toEqual({
+      where: [
+        ['path', 'reviews/fix-the-retry-0b7f3c2e.md'],
+        ['if_exists', 'refuse'],
+      ],
+      size: '3 lines, 21 bytes',
+    });
   });
 });

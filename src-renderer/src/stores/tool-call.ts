@@ -58,12 +58,24 @@ export function argumentsChanged(value: Record<string, unknown>, canonical: stri
   return canonicalize(value) !== canonical;
 }
 
+/** What a publish step wrote, as a person checks it: where (its other arguments, such as `path`) and how much. */
+export function publishedFacts(call: ToolCallView): { where: [string, string][]; size: string } | null {
+  if (!call.publish) return null;
+  const content = call.arguments[call.publish.content];
+  const where = Object.entries(call.arguments)
+    .filter(([name]) => name !== call.publish!.content)
+    .map(([name, value]): [string, string] => [name, typeof value === 'string' ? value : JSON.stringify(value)]);
+  return { where, size: textSize(typeof content === 'string' ? content : JSON.stringify(content ?? '')) };
+}
+
 const listOf = (people: string[]) => (people.length ? ` by ${peopleList(people)}` : '');
 
 /** What became of a call, in a few words: how it was let through or decided, and whether it has answered. */
 export function toolCallStatusText(call: ToolCallView): string {
   const by = listOf(call.decision?.deciders ?? []);
   const answered = call.result !== null;
+  // A call that answered with an error (its arguments refused, the tool failing) did not do its work: not "ran".
+  const ran = call.is_error ? 'failed' : 'ran';
   switch (call.status) {
     case 'allowed': {
       const why =
@@ -72,23 +84,23 @@ export function toolCallStatusText(call: ToolCallView): string {
           : call.policy === 'covered'
             ? 'covered by the gate'
             : 'allowed';
-      return answered ? `Ran (${why})` : `Running (${why})…`;
+      return answered ? `${call.is_error ? 'Failed' : 'Ran'} (${why})` : `Running (${why})…`;
     }
     case 'denied':
       return 'Not run: not offered to this phase';
     case 'waiting':
       return 'Waiting for a decision';
     case 'approved':
-      return answered ? `Approved${by}; ran` : `Approved${by}; running…`;
+      return answered ? `Approved${by}; ${ran}` : `Approved${by}; running…`;
     case 'edited':
-      return answered ? `Approved with edited arguments${by}; ran` : `Approved with edited arguments${by}; running…`;
+      return answered ? `Approved with edited arguments${by}; ${ran}` : `Approved with edited arguments${by}; running…`;
     case 'responded':
       return `Answered in the tool's place${by}`;
     case 'rejected':
       return `Rejected${by}: not run`;
     case 'expired':
       return call.decision?.outcome === 'approve'
-        ? `Expired: approved by its deadline rule${answered ? '; ran' : ''}`
+        ? `Expired: approved by its deadline rule${answered ? `; ${ran}` : ''}`
         : 'Expired: not run';
   }
 }

@@ -27,6 +27,8 @@ export interface ToolCallView {
     deciders: string[];
     outcome?: 'approve' | 'reject' | 'route';
   } | null;
+  /** A publish step's call: the phase whose approved text it writes, and the argument that text is in. */
+  publish?: { from: string; content: string };
   /** The tool's answer (or the person's in its place, or why it did not run): untrusted text. Null until it comes. */
   result: string | null;
   is_error: boolean;
@@ -98,6 +100,7 @@ export function applyToolEvent(view: ToolView, event: RunEvent): void {
         server: event.server,
         arguments: event.arguments,
         policy: event.policy,
+        ...(event.publish && { publish: event.publish }),
         status: STATUS_OF_POLICY[event.policy],
         decision: null,
         result: null,

@@ -27,6 +27,7 @@ import type { ToolCallStore } from '../../storage/types';
 import { sha256Hex } from '../../tools/canonical-arguments';
 import type { Toolbox, ToolScope } from '../../tools/toolbox';
 import { firstMatchingRule } from './routing';
+import { fillPublishArgument } from './publish-placeholders';
 import { runPublishStep, runToolLoop, type ToolHooks, type ToolLoop } from './tool-loop';
 
 /** A node entered more often than this in one run means routing rules loop. */
@@ -129,6 +130,8 @@ export interface Execution {
   nodeConfigs: Promise<ReadonlyMap<string, NodeConfig>>;
   hooks: NodeHooks;
   threadId: string;
+  /** What the thread is called: a publish step may name its file after it. */
+  threadName: string;
   /** The tools of the run's phases, their record, and where they act. */
   tools: { toolbox: Toolbox; store: ToolCallStore; scope: ToolScope };
 }
@@ -320,7 +323,11 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
         if (phase.publish) {
           const from = phase.publish.from;
           const fill = (value: string) =>
-            value.replaceAll('{run_id}', options.runId).replaceAll('{thread_id}', options.threadId);
+            fillPublishArgument(value, {
+              runId: options.runId,
+              threadId: options.threadId,
+              threadName: options.threadName,
+            });
           const text = state.outputs?.[from] ?? '';
           const publish = await runPublishStep(
             await toolLoop(),

@@ -160,7 +160,10 @@ export async function runPublishStep(
   );
   args[step.content] = text;
   const covered = approvedSha256 !== undefined && sha256Hex(text) === approvedSha256;
-  const result = await runCall(loop, tool, `${turnId(loop, 0)}:publish`, args, covered ? 'covered' : undefined);
+  const result = await runCall(loop, tool, `${turnId(loop, 0)}:publish`, args, covered ? 'covered' : undefined, {
+    from: step.from,
+    content: step.content,
+  });
   return { published: !result.is_error, answer: result.text };
 }
 
@@ -175,6 +178,7 @@ async function runCall(
   callId: string,
   args: Record<string, unknown>,
   override: 'covered' | undefined,
+  publish?: { from: string; content: string },
 ): Promise<ToolResult> {
   const { hooks, store } = loop;
   const policy = loop.toolset.policy(tool);
@@ -211,6 +215,7 @@ async function runCall(
       arguments_sha256: proposed.sha256,
       policy: record.policy,
       policy_source: policy.source,
+      ...(publish && { publish }),
     });
   }
   if (record.result) return { text: record.result.text, is_error: record.result.isError };

@@ -178,6 +178,8 @@ export class MemoryStores {
       traceContext: run.traceContext,
       agentVersion: run.agentVersion,
       manifestHash: run.manifestHash,
+      // The memory stores keep no threads: a publish step names its file after the run's message, as a new thread's is.
+      threadName: null,
       createdBy: run.createdBy,
       localRuntime: run.localRuntime,
       ownerId: queued ? null : lease.owner,
@@ -236,6 +238,7 @@ export class MemoryStores {
       traceContext: row.traceContext,
       agentVersion: row.agentVersion,
       manifestHash: row.manifestHash,
+      threadName: row.threadName,
     };
   }
 
