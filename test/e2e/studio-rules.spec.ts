@@ -168,21 +168,32 @@ test('the rule editor: labelled fields, the next phase as target, plain words, a
 test("the canvas colours a rejected run's whole path to its end, and shows every phase on request", async ({
   page,
 }) => {
-  await page.setViewportSize({ width: 1280, height: 800 });
+  // A window too short for the graph at a readable size: it starts at its first phase, and "Whole graph" fits them
+  // all, the last ones unclipped.
+  await page.setViewportSize({ width: 1024, height: 600 });
   await openStudio(page, AGENT);
-  // Read at a readable size, the graph is wider than the canvas: it starts at its first phase, and "Whole graph"
-  // fits them all, the last one unclipped.
+  const canvasAt = async () => (await page.getByTestId('graph-canvas').boundingBox())!;
   const first = (await phase(page, 'intake').boundingBox())!;
-  expect(first.x).toBeGreaterThanOrEqual((await page.getByTestId('graph-canvas').boundingBox())!.x);
+  expect(first.y).toBeGreaterThanOrEqual((await canvasAt()).y);
   await page.getByTestId('graph-whole').click();
   await expect(page.getByTestId('graph-whole')).toHaveAttribute('aria-pressed', 'true');
   await page.waitForTimeout(300);
-  const canvas = (await page.getByTestId('graph-canvas').boundingBox())!;
-  for (const id of ['intake', 'output', 'cancelled']) {
-    const box = (await phase(page, id).boundingBox())!;
-    expect(box.x).toBeGreaterThanOrEqual(canvas.x);
-    expect(box.x + box.width).toBeLessThanOrEqual(canvas.x + canvas.width);
-  }
+  const inside = async () => {
+    const canvas = await canvasAt();
+    for (const id of ['intake', 'output', 'cancelled']) {
+      const box = (await phase(page, id).boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(canvas.x);
+      expect(box.x + box.width).toBeLessThanOrEqual(canvas.x + canvas.width);
+      expect(box.y).toBeGreaterThanOrEqual(canvas.y);
+      expect(box.y + box.height).toBeLessThanOrEqual(canvas.y + canvas.height);
+    }
+  };
+  await inside();
+  // With room, the graph fits at a readable size by itself, and nothing is offered.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.getByTestId('graph-whole').click();
+  await expect(page.getByTestId('graph-whole')).toHaveCount(0);
+  await inside();
   await script(words('Release 2.4: faster start.'));
   await startRun(page, 'Release note for 2.4');
   await expect(page.getByTestId('approval-card')).toBeVisible();

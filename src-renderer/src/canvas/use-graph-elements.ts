@@ -1,37 +1,17 @@
 import type { Phase } from '@contracts/assets';
 import type { GraphDefinition } from '@contracts/runs';
 import { MarkerType, type Edge, type Node } from '@vue-flow/core';
-import { computed, type Ref } from 'vue';
+import { computed, ref, type Ref } from 'vue';
 import { approvalsText } from '../stores/gate-decision';
 import { ruleName, type RunView } from '../stores/run-view';
 import { gatesSkipped } from '@contracts/gate-skips';
 import type { Bend } from './edge-paths';
+import { boxesOf, layout, ranksOf, type Direction, type Size } from './graph-layout';
 
-const COLUMN = 270;
-const ROW = 110;
-
-/** Places phases in columns by their distance from the entry, following the graph's edges. */
-function layout(graph: GraphDefinition): Map<string, { x: number; y: number }> {
-  const depth = new Map<string, number>([[graph.entry, 0]]);
-  const queue = [graph.entry];
-  while (queue.length) {
-    const id = queue.shift()!;
-    for (const edge of graph.edges.filter((e) => e.from === id)) {
-      if (!depth.has(edge.to)) {
-        depth.set(edge.to, depth.get(id)! + 1);
-        queue.push(edge.to);
-      }
-    }
-  }
-  const rows = new Map<number, number>();
-  const positions = new Map<string, { x: number; y: number }>();
-  for (const phase of graph.phases) {
-    const column = depth.get(phase.id) ?? depth.size;
-    const row = rows.get(column) ?? 0;
-    rows.set(column, row + 1);
-    positions.set(phase.id, { x: column * COLUMN, y: row * ROW });
-  }
-  return positions;
+/** How the canvas lays the graph out: its direction, and its cards' sizes once they are measured. */
+export interface GraphShape {
+  direction: Direction;
+  sizes: ReadonlyMap<string, Size>;
 }
 
 /**
@@ -100,16 +80,21 @@ export function takenSteps(graph: GraphDefinition, run: RunView): Map<string, st
 }
 
 /** Maps the domain graph and the run on screen to Vue Flow's nodes and edges. */
-export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<RunView>) {
+export function useGraphElements(
+  graph: Ref<GraphDefinition | null>,
+  view: Ref<RunView>,
+  shape: Ref<GraphShape> = ref({ direction: 'right', sizes: new Map() }),
+) {
   const nodes = computed<Node[]>(() => {
     if (!graph.value) return [];
-    const positions = layout(graph.value);
+    const positions = layout(graph.value, shape.value.direction, shape.value.sizes);
     const ended = rejectionEnd(graph.value, view.value);
     return graph.value.phases.map((phase) => ({
       id: phase.id,
       type: 'phase',
       position: positions.get(phase.id)!,
       data: {
+        direction: shape.value.direction,
         label: phase.name,
         kind: phase.kind,
         state: view.value.phases[phase.id] ?? 'idle',
@@ -133,17 +118,38 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
   const edges = computed<Edge[]>(() => {
     const definition = graph.value;
     if (!definition) return [];
-    const positions = layout(definition);
+    const rank = new Map(ranksOf(definition).flatMap((ids, i) => ids.map((id): [string, number] => [id, i])));
+    const { direction, sizes } = shape.value;
+    const boxes = boxesOf(definition, direction, sizes);
     const run = view.value;
     const taken = takenSteps(definition, run);
     const matched = new Set(run.routes.map((r) => `${r.from}->${r.to}`));
     const lanes: Record<Bend, number> = { over: 0, under: 0 };
+    /**
+     * How far the cards an arc goes around reach from its source's middle, on the side it bends to: the ranks between
+     * a forward jump's ends, or every rank from a step back's target to its source.
+     */
+    const clearance = (from: string, to: string, bend: Bend): number => {
+      const [a, b] = [rank.get(from)!, rank.get(to)!];
+      const around = definition.phases.filter(({ id }) => {
+        const r = rank.get(id)!;
+        return bend === 'over' ? r > a && r < b : r >= b && r <= a;
+      });
+      const source = boxes.get(from)!;
+      const middle = direction === 'right' ? source.y + source.height / 2 : source.x + source.width / 2;
+      const reach = around.map(({ id }) => {
+        const box = boxes.get(id)!;
+        const [start, end] = direction === 'right' ? [box.y, box.y + box.height] : [box.x, box.x + box.width];
+        return bend === 'over' ? middle - start : end - middle;
+      });
+      return Math.max(0, ...reach);
+    };
     /** Over the cards between a forward jump's ends, under them going back; next door: a plain curve. */
     const arc = (from: string, to: string): Pick<Edge, 'type' | 'data'> => {
-      const a = positions.get(from)!;
-      const b = positions.get(to)!;
-      const bend: Bend | null = b.x <= a.x ? 'under' : b.x - a.x > COLUMN ? 'over' : null;
-      return bend ? { type: 'arc', data: { bend, lane: lanes[bend]++ } } : {};
+      const a = rank.get(from)!;
+      const b = rank.get(to)!;
+      const bend: Bend | null = b <= a ? 'under' : b - a > 1 ? 'over' : null;
+      return bend ? { type: 'arc', data: { bend, lane: lanes[bend]++, clearance: clearance(from, to, bend) } } : {};
     };
     const classes = (...names: (string | false)[]) => names.filter(Boolean).join(' ');
     const takenClass = (key: string) => taken.get(key) ?? false;
@@ -158,7 +164,7 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
       animated: run.phases[e.from] === 'active',
     }));
     const drawn = new Set(base.map((b) => b.id));
-    const shape = { entry: definition.entry, nodes: definition.phases, edges: definition.edges };
+    const gateShape = { entry: definition.entry, nodes: definition.phases, edges: definition.edges };
 
     // The routing rules in force on each phase (its saved overrides, else the asset's own): each jump the graph's
     // edges do not draw gets its own edge, and one that skips a gate goes around it rather than behind it.
@@ -166,9 +172,9 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
       const inForce = phase.overrides?.routing_overrides.length ? phase.overrides.routing_overrides : phase.routes;
       return inForce.flatMap((rule) => {
         const key = `${phase.id}->${rule.target}`;
-        if (rule.target === phase.id || drawn.has(key) || !positions.has(rule.target)) return [];
+        if (rule.target === phase.id || drawn.has(key) || !rank.has(rule.target)) return [];
         drawn.add(key);
-        const skips = gatesSkipped(shape, phase.id, rule.target);
+        const skips = gatesSkipped(gateShape, phase.id, rule.target);
         return [
           {
             id: `rule:${key}`,
@@ -217,7 +223,7 @@ export function useGraphElements(graph: Ref<GraphDefinition | null>, view: Ref<R
         source,
         target,
         type: 'arc',
-        data: { bend: 'under', lane: lanes.under++ },
+        data: { bend: 'under', lane: lanes.under++, clearance: clearance(source, target, 'under') },
         label: 'sent back',
         class: classes('return-edge', takenClass(key)),
         markerEnd: MarkerType.ArrowClosed,
