@@ -16,7 +16,7 @@ const server = useOidcServer({
   SESSION_SECRET: 'session-secret-for-the-e2e-link-test-0123',
 });
 test.use({ viewport: { width: 1600, height: 1000 } });
-const ADMIN = 'api-token (API token, instance administrator)';
+const ADMIN = 'the API token (instance administrator)';
 const MALLORY = 'User mallory (mallory@example.com)';
 
 /** Goes through the provider's forms on `page`, from its login page up to where it hands back to the server. */
@@ -79,7 +79,7 @@ test('with no token stored a link asks before it signs in; Cancel leaves the stu
   const again = await openLink(page.context(), linkTo(API_TOKEN));
   await expectQuestion(again, 'Sign in with this link?', 'nobody', ADMIN);
   await again.getByTestId('link-sign-in-switch').click();
-  await expect(again.getByTestId('user-name')).toHaveText('api-token');
+  await expect(again.getByTestId('user-name')).toHaveText('the API token');
   expect(await storedToken(again)).toBe(API_TOKEN);
   expect(fragmentOf(again)).toBe('');
 });
@@ -118,13 +118,13 @@ test('a link with another identity asks first, showing both; Cancel keeps the fi
 }) => {
   const mallory = await sessionLinkFor(browser, 'mallory');
   await signInByLink(page, linkTo(API_TOKEN), page.getByTestId('user-name'));
-  await expect(page.getByTestId('user-name')).toHaveText('api-token');
+  await expect(page.getByTestId('user-name')).toHaveText('the API token');
 
   const tab = await openLink(page.context(), mallory.link);
   await expectQuestion(tab, 'Switch to another identity?', ADMIN, MALLORY);
   await tab.getByTestId('link-sign-in-cancel').click();
   await expect(dialog(tab)).toHaveCount(0);
-  await expect(tab.getByTestId('user-name')).toHaveText('api-token');
+  await expect(tab.getByTestId('user-name')).toHaveText('the API token');
   await expect(tab.getByTestId('asset-change-review')).toBeVisible();
   expect(await storedToken(tab)).toBe(API_TOKEN);
   await tab.close();
@@ -179,7 +179,7 @@ test("the desktop app's window takes its own per-launch token without asking, an
 
   const own = await desktopWindow(API_TOKEN);
   await own.goto(linkTo(API_TOKEN));
-  await expect(own.getByTestId('user-name')).toHaveText('api-token');
+  await expect(own.getByTestId('user-name')).toHaveText('the API token');
   await expect(dialog(own)).toHaveCount(0);
   expect(await storedToken(own)).toBe(API_TOKEN);
   expect(fragmentOf(own)).toBe('');

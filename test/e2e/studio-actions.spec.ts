@@ -267,4 +267,22 @@ test('the message box starts empty for another thread or agent, and "continue th
   await page.getByTestId('run-message').fill('meant for repo-summary');
   await page.getByTestId('asset-explain-error').click();
   await expect(page.getByTestId('run-message')).toHaveValue('');
+
+  // A thread opened while its run waits for a decision: it was opened to decide, and nothing asks what a message
+  // would do to that run until the person chooses to continue it.
+  await openStudio(page);
+  await script(words('Waiting for you.'));
+  await startRun(page, 'Review: opened to decide');
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await page.getByTestId('thread-item').filter({ hasText: 'First summary of the day' }).click();
+  await expect(page.getByTestId('run-continue-thread')).toBeChecked();
+  await page.getByTestId('thread-item').filter({ hasText: 'Review: opened to decide' }).click();
+  await expect(page.getByTestId('approval-card')).toBeVisible();
+  await expect(page.getByTestId('run-continue-thread')).not.toBeChecked();
+  await expect(page.getByTestId('run-busy-choice')).toHaveCount(0);
+  await page.getByTestId('run-continue-thread').check();
+  await expect(page.getByTestId('run-busy-choice')).toBeVisible();
+  await page.getByTestId('gate-reject').click();
+  await page.getByTestId('gate-reject-submit').click();
+  await expect(page.getByTestId('run-status')).toContainText('Run rejected');
 });

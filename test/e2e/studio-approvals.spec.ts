@@ -138,7 +138,7 @@ test('a respond loop: the phase before the gate runs again with the feedback, th
   await expect(analyses.last()).toContainText(`Second analysis ${marker}`);
   const sentBack = page.getByTestId('transcript-decision');
   await expect(sentBack).toHaveAttribute('data-decision', 'respond');
-  await expect(sentBack.getByTestId('decision-summary')).toContainText('Sent back to analysis by the API token');
+  await expect(sentBack.getByTestId('decision-summary')).toContainText('Sent back to Review by the API token');
   await expect(sentBack.getByTestId('decision-response')).toContainText(`Say more about the tests of ${marker}.`);
   await page.screenshot({ path: screenshotPath('approvals-respond-asked-again') });
 
@@ -152,7 +152,7 @@ test('a respond loop: the phase before the gate runs again with the feedback, th
   await page.getByTestId('tab-history').click();
   const record = page.getByTestId('history-decision');
   await expect(record).toHaveCount(2);
-  await expect(record.first()).toContainText('Sent back to analysis');
+  await expect(record.first()).toContainText('Sent back to Review');
   await expect(record.last()).toContainText('Approved by the API token');
   await page.screenshot({ path: screenshotPath('approvals-respond-history') });
 });
@@ -255,8 +255,8 @@ test('a gate two people must approve: both see 1 of 2, nobody approves twice, th
   await expect(adaPage.getByTestId('transcript-output')).toHaveText('Published after two approvals. ');
   // Shown from the record: each approval where it was given.
   await expect(adaPage.getByTestId('transcript-decision').getByTestId('decision-summary')).toHaveText([
-    `gate · Approved by ${adaName}`,
-    `gate · Approved by ${benName}`,
+    `Two people approve · Approved by ${adaName}`,
+    `Two people approve · Approved by ${benName}`,
   ]);
   await expect(phase(adaPage, 'gate')).toHaveAttribute('data-state', 'gate_passed');
 
@@ -297,7 +297,9 @@ test('a gate nobody decides in time expires: the card shows its deadline, then t
   await expect(phase(page, 'output')).toHaveAttribute('data-state', 'idle');
   const decision = page.getByTestId('transcript-decision');
   await expect(decision).toHaveAttribute('data-decision', 'expire');
-  await expect(decision.getByTestId('decision-summary')).toHaveText('gate · Expired: rejected by its deadline rule');
+  await expect(decision.getByTestId('decision-summary')).toHaveText(
+    'Approve in time · Expired: rejected by its deadline rule',
+  );
   await expect(page.getByTestId('approval-card')).toHaveCount(0);
   await expect(page.getByTestId('gate-decision')).toContainText('Expired: rejected by its deadline rule');
   await expect(page.getByTestId('thread-item').filter({ hasText: marker })).toContainText('Rejected');

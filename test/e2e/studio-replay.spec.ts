@@ -73,7 +73,7 @@ test('a run looks the same followed live and opened again after a reload: sent b
   expect(states(atTheGate)).toMatchObject({ intake: 'completed', analysis: 'completed', gate: 'gate_waiting' });
   expect(atTheGate.decisions).toEqual([
     expect.stringMatching(
-      /gate · Sent back to analysis by the API token admin (just now|\d+ min ago) FEEDBACK FOR ANALYSIS Say more/,
+      /Approve publishing · Sent back to Review by the API token admin (just now|\d+ min ago) FEEDBACK FOR REVIEW Say more/,
     ),
   ]);
 
@@ -97,12 +97,14 @@ test('a run looks the same followed live and opened again after a reload: sent b
   });
   expect(done.decisions).toEqual([
     expect.stringMatching(
-      /gate · Sent back to analysis by the API token admin (just now|\d+ min ago) FEEDBACK FOR ANALYSIS Say more/,
+      /Approve publishing · Sent back to Review by the API token admin (just now|\d+ min ago) FEEDBACK FOR REVIEW Say more/,
     ),
-    expect.stringMatching(/gate · Approved by the API token admin (just now|\d+ min ago) “the tests are covered now”$/),
+    expect.stringMatching(
+      /Approve publishing · Approved by the API token admin (just now|\d+ min ago) “the tests are covered now”$/,
+    ),
   ]);
   // The output phase publishes the approved analysis.
-  expect(done.transcript).toMatch(new RegExp(`OUTPUT .*Second look ${marker}, with the tests\\.`));
+  expect(done.transcript).toMatch(new RegExp(`PUBLISH REVIEW .*Second look ${marker}, with the tests\\.`));
 
   await reopen(page, marker);
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
@@ -141,7 +143,7 @@ test('a run whose events were pruned still shows its phases, outputs and decisio
   await expect(page.getByTestId('transcript-analysis')).toHaveText(`An analysis ${marker}. `);
   await expect(page.getByTestId('transcript-output')).toContainText(`An analysis ${marker}.`);
   await expect(page.getByTestId('transcript-decision').getByTestId('decision-summary')).toHaveText(
-    'gate · Approved by the API token',
+    'Approve publishing · Approved by the API token',
   );
   expect(await seen(page)).toEqual(live);
   await page.screenshot({ path: screenshotPath('replay-pruned-from-node-rows') });

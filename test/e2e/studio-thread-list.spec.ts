@@ -54,7 +54,7 @@ test('an approval from the inbox and a cancel change the row and the inbox count
   await expect(item).toBeVisible();
   const before = await inboxCount(page);
   // The card and the inbox say the same: where the gate is, which phase a respond sends back, what each field is for.
-  await expect(item).toContainText('Approval at gate · members and above decide');
+  await expect(item).toContainText('Approval at “Approve publishing” · members and above decide');
   await item.getByTestId('gate-respond').click();
   await expect(item.getByTestId('gate-respond-submit')).toHaveText('Send back to analysis');
   await expect(item.getByTestId('gate-response-hint')).toContainText('analysis reads this and runs again');
@@ -74,7 +74,9 @@ test('an approval from the inbox and a cancel change the row and the inbox count
   // It finishes in the background: the row says so without a reload.
   await expect(first).toHaveAttribute('data-status', 'completed');
   await page.getByTestId('inbox-close').click();
-  await expect(page.getByTestId('approval-card')).toContainText('Approval at gate · members and above decide');
+  await expect(page.getByTestId('approval-card')).toContainText(
+    'Approval at “Approve publishing” · members and above decide',
+  );
   await page.getByTestId('gate-respond').click();
   await expect(page.getByTestId('gate-respond-submit')).toHaveText('Send back to analysis');
   await page.getByTestId('gate-respond-cancel').click();
@@ -118,6 +120,12 @@ test('a thread keeps its name after a continue and a fork; a rename sticks; a re
   await page.getByTestId('fork-submit').click();
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
   await expect(page.getByTestId('run-forked-from')).toContainText('Forked from run');
+  // Its marks are drawn, not taken from a font that may lack them (Debian's draws "⑂" and "⧉" as empty boxes).
+  await expect(page.getByTestId('run-forked-from').locator('svg[data-icon="fork"]')).toBeVisible();
+  await expect(
+    page.getByTestId('run-forked-from').getByTestId('copy-id').locator('svg[data-icon="copy"]'),
+  ).toBeVisible();
+  expect(await page.getByTestId('run-status').textContent()).not.toMatch(/[⑂⧉]/);
   await expect(thread.getByTestId('thread-name')).toHaveText(name);
 
   // Renaming: Escape leaves the name, Enter keeps the new one, and it is stored.

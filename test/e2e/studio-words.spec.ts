@@ -35,7 +35,7 @@ test('a decision taken with the API token says so in words; a run shows its shor
   await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
 
   await expect(page.getByTestId('transcript-decision').getByTestId('decision-summary')).toHaveText(
-    'gate · Approved by the API token',
+    'Approve publishing · Approved by the API token',
   );
   const runId = (await page.getByTestId('run-id').getAttribute('data-id'))!;
   expect(runId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);

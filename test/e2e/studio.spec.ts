@@ -93,7 +93,7 @@ test('rejects at the gate: the run ends without the output phase', async ({ page
 test('Stop during streaming aborts the stream and cancels the run on the server', async ({ page }) => {
   const runId = await startStreaming(page, 'Summarise slowly', numberedTokens(300, 'w'), 40, 'w3');
   await page.getByTestId('run-stop').click();
-  await expect(page.getByTestId('run-status')).toContainText('Run cancelled');
+  await expect(page.getByTestId('run-status')).toContainText('Run cancelled: Stop pressed while it streamed');
   await expect
     .poll(async () => (await sql<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]))[0]!.status)
     .toBe('cancelled');
@@ -230,7 +230,7 @@ test('a run still running after two minutes appears stuck, and can be cancelled'
   await page.getByTestId('thread-item').filter({ hasText: 'stuck since a crash' }).click();
   await expect(page.getByTestId('run-stuck')).toHaveText('⚠ Run appears stuck');
   await page.getByTestId('run-cancel').click();
-  await expect(page.getByTestId('run-status')).toContainText('Run cancelled');
+  await expect(page.getByTestId('run-status')).toContainText('Run cancelled: Cancel run pressed');
   expect((await sql<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [run]))[0]!.status).toBe(
     'cancelled',
   );

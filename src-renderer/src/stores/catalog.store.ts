@@ -4,6 +4,7 @@ import { defineStore } from 'pinia';
 import { errorMessage } from '@contracts/errors';
 import { ref } from 'vue';
 import { assetsApi } from '../api/assets.api';
+import type { PhaseNamer } from './gate-decision';
 import { useSessionStore } from './session.store';
 
 /** Agents and commands, and the graph definition of the one selected. */
@@ -50,5 +51,25 @@ export const useCatalogStore = defineStore('catalog', () => {
     graph.value = await assetsApi.graph(selected.value, session.scope);
   }
 
-  return { agents, commands, selected, graph, graphError, load, select, saveConfig, removeProjectConfig };
+  /**
+   * Phases by their names ("Approve publishing", not "gate") for a run of `agent`, when its graph is the one loaded;
+   * by their ids otherwise (another agent's run in the inbox, a draft's run).
+   */
+  function phaseNamer(agent: string | null | undefined): PhaseNamer {
+    const phases = graph.value && graph.value.name === agent ? graph.value.phases : [];
+    return (id) => phases.find((p) => p.id === id)?.name ?? id;
+  }
+
+  return {
+    agents,
+    commands,
+    selected,
+    graph,
+    graphError,
+    load,
+    select,
+    saveConfig,
+    removeProjectConfig,
+    phaseNamer,
+  };
 });

@@ -1,6 +1,7 @@
 import type { GateApprovals, PendingGate, RunAccepted } from '@contracts/runs';
 import { describe, expect, it } from 'vitest';
 import {
+  stopText,
   approvalsText,
   approvedBy,
   changedTexts,
@@ -36,6 +37,20 @@ describe('a decision in words', () => {
         noteFromEvent({ type: 'gate_responded', node: 'gate', to: 'analysis', response: 'r', reason: null, by: 'Ben' }),
       ),
     ).toBe('Sent back to analysis by Ben');
+    // Where the graph is known, its phases by their names.
+    const names: Record<string, string> = { analysis: 'Review', gate: 'Approve publishing', triage: 'Triage' };
+    const phase = (id: string) => names[id] ?? id;
+    expect(
+      decisionSummary(
+        noteFromEvent({ type: 'gate_responded', node: 'gate', to: 'analysis', response: 'r', reason: null, by: 'Ben' }),
+        phase,
+      ),
+    ).toBe('Sent back to Review by Ben');
+    expect(
+      decisionSummary(noteFromEvent({ type: 'gate_expired', node: 'gate', outcome: 'route', to: 'triage' }), phase),
+    ).toBe('Expired: the run continued at Triage');
+    expect(stopText('gate', false, phase)).toBe('Approval at “Approve publishing”');
+    expect(stopText('output', true)).toBe('Tool call in “output”');
     expect(decisionSummary(noteFromEvent({ type: 'gate_rejected', node: 'gate', reason: 'no' }))).toBe('Rejected');
     expect(decisionSummary(noteFromEvent({ type: 'gate_expired', node: 'gate', outcome: 'route', to: 'triage' }))).toBe(
       'Expired: the run continued at triage',

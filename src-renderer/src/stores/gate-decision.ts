@@ -66,8 +66,12 @@ export function noteFromRecord(record: GateDecisionRecord): DecisionNote {
   };
 }
 
-/** "Approved by Ada", "Sent back to analysis by Ben", "Expired: rejected", … */
-export function decisionSummary(note: DecisionNote): string {
+/** A phase as people read it: its name where the graph is known, else its id. */
+export type PhaseNamer = (id: string) => string;
+const byId: PhaseNamer = (id) => id;
+
+/** "Approved by Ada", "Sent back to Review by Ben", "Expired: rejected", … */
+export function decisionSummary(note: DecisionNote, phase: PhaseNamer = byId): string {
   const by = note.deciders.length ? ` by ${peopleList(note.deciders)}` : '';
   switch (note.kind) {
     case 'approve':
@@ -76,14 +80,14 @@ export function decisionSummary(note: DecisionNote): string {
       return note.call_id ? `Approved with edited arguments${by}` : `Approved with edits${by}`;
     case 'respond':
       if (note.call_id) return `Answered in the tool's place${by}`;
-      return `Sent back${note.to ? ` to ${note.to}` : ''}${by}`;
+      return `Sent back${note.to ? ` to ${phase(note.to)}` : ''}${by}`;
     case 'reject':
       return `Rejected${by}`;
     case 'expire':
       return note.outcome === 'approve'
         ? 'Expired: approved by its deadline rule'
         : note.outcome === 'route'
-          ? `Expired: the run continued at ${note.to ?? 'another phase'}`
+          ? `Expired: the run continued at ${note.to ? phase(note.to) : 'another phase'}`
           : 'Expired: rejected by its deadline rule';
   }
 }
@@ -154,9 +158,9 @@ export function decideRoleText(role: Role | null | undefined): string {
   return lowest === 'admin' ? 'administrators decide' : `${lowest}s and above decide`;
 }
 
-/** Where a run waits, in words: "Approval at analysis", "Tool call in phase output". */
-export function stopText(node: string, toolCall: boolean): string {
-  return toolCall ? `Tool call in phase ${node}` : `Approval at ${node}`;
+/** Where a run waits, in words: "Approval at “Approve publishing”", "Tool call in “Publish review”". */
+export function stopText(node: string, toolCall: boolean, phase: PhaseNamer = byId): string {
+  return toolCall ? `Tool call in “${phase(node)}”` : `Approval at “${phase(node)}”`;
 }
 
 /**

@@ -68,7 +68,7 @@ describe('the decision on a studio link', () => {
 describe('describeIdentity', () => {
   it('names who a token signs in as', () => {
     expect(describeIdentity(known(ADA))).toBe('User ada (ada@example.com)');
-    expect(describeIdentity(known(ADMIN))).toBe('api-token (API token, instance administrator)');
+    expect(describeIdentity(known(ADMIN))).toBe('the API token (instance administrator)');
     expect(describeIdentity(NONE)).toBe('nobody');
     expect(describeIdentity(REJECTED)).toBe('nobody (the stored sign-in is no longer valid)');
     expect(describeIdentity(UNKNOWN)).toBe('unknown (the server could not say: Failed to fetch)');

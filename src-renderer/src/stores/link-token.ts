@@ -1,4 +1,5 @@
 import type { Me } from '@contracts/auth';
+import { personName } from './person-name';
 
 /**
  * A studio link carries a token in its fragment (`/ui#token=…`): the start-up link, the end of an OIDC sign-in, or
@@ -69,9 +70,11 @@ export function describeIdentity(identity: Identity): string {
   if (identity.state === 'rejected') return 'nobody (the stored sign-in is no longer valid)';
   if (identity.state === 'unknown') return `unknown (the server could not say: ${identity.reason})`;
   const { user } = identity.me;
+  const name = personName(user.name);
   const details = [
-    user.email ?? KIND_LABELS[user.kind],
+    // "the API token" says what it is already.
+    ...(name !== user.name ? [] : [user.email ?? KIND_LABELS[user.kind]]),
     ...(identity.me.instance_admin ? ['instance administrator'] : []),
   ];
-  return `${user.name} (${details.join(', ')})`;
+  return details.length ? `${name} (${details.join(', ')})` : name;
 }

@@ -214,16 +214,22 @@ export const useRunsStore = defineStore('runs', () => {
   }
 
   /** Stop: the browser stream ends at once, and the run itself is cancelled when its id is known. */
+  /** The stream on screen, stopped: the run is cancelled, saying it was stopped while it wrote. */
   async function stop(): Promise<void> {
     controller?.abort();
-    if (view.value.runId) await cancel();
+    if (view.value.runId) await cancel('Stop pressed while it streamed');
   }
 
-  async function cancel(): Promise<void> {
+  /** The run on screen, cancelled without a stream to stop (it waits for approval, or runs unfollowed here). */
+  async function cancel(
+    reason = view.value.status === 'waiting_approval'
+      ? 'Cancel run pressed while it waited for approval'
+      : 'Cancel run pressed',
+  ): Promise<void> {
     const runId = view.value.runId;
     if (!runId) return;
     try {
-      const accepted = await runsApi.cancel(runId, 'stopped from the studio');
+      const accepted = await runsApi.cancel(runId, reason);
       useThreadsStore().track({ threadId: accepted.thread_id, runId, status: accepted.status });
     } catch (e) {
       error.value = errorMessage(e);
