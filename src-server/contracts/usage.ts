@@ -18,8 +18,8 @@ export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 export const ModelPricesSchema = z.record(z.string().trim().min(1), ModelPriceSchema);
 export type ModelPrices = z.infer<typeof ModelPricesSchema>;
 
-/** What usage totals can be grouped by: `phase` is the node id, `day` the UTC day the calls were made. */
-export const USAGE_GROUPS = ['run', 'phase', 'agent', 'model', 'project', 'user', 'day'] as const;
+/** What usage totals can be grouped by: `phase` is the node id, `day` and `hour` the UTC day or hour of the calls. */
+export const USAGE_GROUPS = ['run', 'phase', 'agent', 'model', 'project', 'user', 'day', 'hour'] as const;
 export type UsageGroup = (typeof USAGE_GROUPS)[number];
 
 const GROUP_LIST = new RegExp(`^(${USAGE_GROUPS.join('|')})(,(${USAGE_GROUPS.join('|')}))*$`);
@@ -95,6 +95,7 @@ export const UsageRowSchema = UsageFiguresSchema.extend({
   user_id: z.uuid().nullable().optional().meta({ description: 'who started the run; null for a run without one' }),
   user_name: z.string().nullable().optional(),
   day: z.string().optional().meta({ description: 'YYYY-MM-DD, UTC' }),
+  hour: z.string().optional().meta({ description: 'YYYY-MM-DDTHH:00Z: the hour the calls began in, UTC' }),
 }).meta({ id: 'UsageRow' });
 export type UsageRow = z.infer<typeof UsageRowSchema>;
 

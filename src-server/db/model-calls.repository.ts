@@ -35,6 +35,10 @@ const GROUPS: Record<UsageGroup, { select: string; group: string[]; join?: strin
     select: `to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`,
     group: [`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`],
   },
+  hour: {
+    select: `to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24":00Z"') AS hour`,
+    group: [`to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24":00Z"')`],
+  },
 };
 
 const FIGURES = `count(DISTINCT c.run_id)::int AS runs, count(*)::int AS calls,

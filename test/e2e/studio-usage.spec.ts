@@ -112,6 +112,21 @@ test('the Usage view charts runs, tokens, cost and latency per day by model, age
   await expect(page.getByTestId('usage-table').locator('caption')).toContainText('over the last 7 days');
   await page.screenshot({ path: shot('usage-view-by-project') });
 
+  // A first day's calls are one bar in a range of days: the last 24 hours are drawn by the hour, this one included.
+  await page.getByTestId('usage-range').selectOption({ label: 'last 24 hours' });
+  await expect(page.getByTestId('usage-table').locator('caption')).toContainText('over the last 24 hours');
+  // The runs were made a moment ago: in this hour, or the one before when the hour has just turned.
+  const hourOf = (at: number) => `${new Date(at).toISOString().slice(0, 13)}:00Z`;
+  const recent = [hourOf(Date.now()), hourOf(Date.now() - 5 * 60_000)];
+  const hourTable = page.getByTestId('usage-chart-table-runs');
+  if (!(await hourTable.isVisible())) await page.getByTestId('usage-chart-runs').getByText('The numbers').click();
+  await expect(hourTable.locator('thead th').first()).toHaveText('Hour');
+  const hoursShown = await hourTable
+    .locator('tbody time')
+    .evaluateAll((all) => all.map((t) => t.getAttribute('datetime')));
+  expect(hoursShown.some((hour) => recent.includes(hour!))).toBe(true);
+  await page.screenshot({ path: shot('usage-view-24-hours') });
+
   // A phone's width: the charts stack, the tables scroll on their own, the page does not scroll sideways.
   await page.setViewportSize({ width: 390, height: 844 });
   await expect(view).toBeVisible();

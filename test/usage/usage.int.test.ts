@@ -198,6 +198,13 @@ describe('the usage accounting', () => {
     const today = new Date().toISOString().slice(0, 10);
     expect(days.rows.every((row) => row.day === today)).toBe(true);
     expect(days.rows.find((row) => row.user_id === people.ann.id)!.user_name).toBe('Ann Member');
+    // By the hour: the last minutes' calls are in this hour (or, just past the hour, the one before), counted once.
+    const hours = await report(null, '?group_by=hour');
+    const thisHour = (at: number) => `${new Date(at).toISOString().slice(0, 13)}:00Z`;
+    const recent = new Set([thisHour(Date.now()), thisHour(Date.now() - 3600_000)]);
+    expect(hours.rows.length).toBeGreaterThan(0);
+    expect(hours.rows.every((row) => recent.has(row.hour!) && row.day === undefined)).toBe(true);
+    expect(hours.rows.reduce((sum, row) => sum + row.calls, 0)).toBe(hours.total.calls);
     // Another range holds none of them.
     const later = await report(null, `?from=${encodeURIComponent(new Date(Date.now() + 3600_000).toISOString())}`);
     expect(later.total).toMatchObject({ runs: 0, calls: 0, input_tokens: 0, cost_usd: null });

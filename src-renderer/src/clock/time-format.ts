@@ -54,6 +54,11 @@ export function absoluteDate(iso: string, timeZone?: string): string {
 }
 
 /** A UTC calendar day (`YYYY-MM-DD`) of the usage figures, as a chart's axis names it: "Mar 3". */
+/** An hour of the Usage view's last 24 hours, in the reader's time: "14:00". */
+export function hourLabel(hour: string): string {
+  return new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' }).format(new Date(hour));
+}
+
 export function dayLabel(day: string): string {
   return new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' }).format(
     new Date(`${day}T00:00:00Z`),

@@ -1,6 +1,6 @@
 import type { UsageRow } from '@contracts/usage';
 import { describe, expect, it } from 'vitest';
-import { daysBetween, formatCost, nothingPriced, seriesByDay } from './usage-figures';
+import { formatCost, nothingPriced, seriesBySlot, slotsBetween } from './usage-figures';
 
 const row = (extra: Partial<UsageRow>): UsageRow => ({
   runs: 1,
@@ -27,19 +27,30 @@ describe('the Usage view figures', () => {
   });
 
   it('charts every day of the range, a day without calls as zero runs and no cost', () => {
-    const days = daysBetween(new Date('2026-11-24T15:00:00Z'), new Date('2026-11-26T09:00:00Z'));
+    const days = slotsBetween(new Date('2026-11-24T15:00:00Z'), new Date('2026-11-26T09:00:00Z'), 'day');
     expect(days).toEqual(['2026-11-24', '2026-11-25', '2026-11-26']);
     const rows = [
       row({ day: '2026-11-24', model: 'cloud_c:gpt-4.1-mini' }),
       row({ day: '2026-11-26', model: 'cloud_c:gpt-4.1-mini', runs: 2 }),
       row({ day: '2026-11-26', model: 'llama3.2', cost_usd: null, unpriced_calls: 3 }),
     ];
-    expect(seriesByDay(rows, days, 'model', 'runs')).toEqual([
+    expect(seriesBySlot(rows, days, 'day', 'model', 'runs')).toEqual([
       { label: 'cloud_c:gpt-4.1-mini', values: [1, 0, 2] },
       { label: 'llama3.2', values: [0, 0, 1] },
     ]);
-    expect(seriesByDay(rows, days, 'model', 'cost')[1]).toEqual({ label: 'llama3.2', values: [null, null, null] });
-    expect(seriesByDay(rows, days, 'model', 'tokens')[0]!.values).toEqual([360, 0, 360]);
+    expect(seriesBySlot(rows, days, 'day', 'model', 'cost')[1]).toEqual({
+      label: 'llama3.2',
+      values: [null, null, null],
+    });
+    expect(seriesBySlot(rows, days, 'day', 'model', 'tokens')[0]!.values).toEqual([360, 0, 360]);
+  });
+
+  it('charts the last 24 hours by the hour, as the API names them', () => {
+    const hours = slotsBetween(new Date('2026-12-04T14:00:00Z'), new Date('2026-12-05T13:25:00Z'), 'hour');
+    expect(hours).toHaveLength(24);
+    expect([hours[0], hours.at(-1)]).toEqual(['2026-12-04T14:00Z', '2026-12-05T13:00Z']);
+    const rows = [row({ hour: '2026-12-05T13:00Z', model: 'llama3.2', runs: 3 })];
+    expect(seriesBySlot(rows, hours, 'hour', 'model', 'runs')[0]!.values.slice(-2)).toEqual([0, 3]);
   });
 });
 

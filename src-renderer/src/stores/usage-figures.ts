@@ -39,15 +39,24 @@ export function formatMs(ms: number | null): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** Every UTC day from `from` to `to` (YYYY-MM-DD), both included: a day without calls is a zero, not a gap. */
-export function daysBetween(from: Date, to: Date): string[] {
-  const days: string[] = [];
-  const day = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate()));
-  while (day <= to) {
-    days.push(day.toISOString().slice(0, 10));
-    day.setUTCDate(day.getUTCDate() + 1);
+/** How the charts divide their range: by UTC day, or by hour (the last 24 hours). */
+export type UsageSlot = 'day' | 'hour';
+
+/**
+ * Every UTC day (YYYY-MM-DD) or hour (YYYY-MM-DDTHH:00Z, as the API groups them) from `from` to `to`, both included:
+ * one without calls is a zero, not a gap.
+ */
+export function slotsBetween(from: Date, to: Date, slot: UsageSlot): string[] {
+  const slots: string[] = [];
+  const at = new Date(from);
+  at.setUTCMinutes(0, 0, 0);
+  if (slot === 'day') at.setUTCHours(0);
+  while (at <= to) {
+    slots.push(slot === 'day' ? at.toISOString().slice(0, 10) : `${at.toISOString().slice(0, 13)}:00Z`);
+    if (slot === 'day') at.setUTCDate(at.getUTCDate() + 1);
+    else at.setUTCHours(at.getUTCHours() + 1);
   }
-  return days;
+  return slots;
 }
 
 /** What a row is called in a dimension: the project's name, the model string, the agent. */
@@ -72,14 +81,15 @@ export function measureOf(row: UsageRow, measure: UsageMeasure): number | null {
 
 export interface UsageSeries {
   label: string;
-  /** One value per day of `days`: 0 on a day without calls for runs and tokens, null for cost and latency. */
+  /** One value per slot: 0 in a slot without calls for runs and tokens, null for cost and latency. */
   values: (number | null)[];
 }
 
-/** The rows of a `day,<dimension>` report as one series per group over every day of the range. */
-export function seriesByDay(
+/** The rows of a `<slot>,<dimension>` report as one series per group over every slot of the range (day or hour). */
+export function seriesBySlot(
   rows: UsageRow[],
-  days: string[],
+  slots: string[],
+  slot: UsageSlot,
   dimension: UsageDimension,
   measure: UsageMeasure,
 ): UsageSeries[] {
@@ -87,9 +97,9 @@ export function seriesByDay(
   const series = new Map<string, (number | null)[]>();
   for (const row of rows) {
     const label = groupLabel(row, dimension);
-    const values = series.get(label) ?? days.map(() => empty);
+    const values = series.get(label) ?? slots.map(() => empty);
     series.set(label, values);
-    const at = days.indexOf(row.day ?? '');
+    const at = slots.indexOf(row[slot] ?? '');
     if (at >= 0) values[at] = measureOf(row, measure);
   }
   return [...series].map(([label, values]) => ({ label, values }));
