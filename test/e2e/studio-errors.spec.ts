@@ -83,6 +83,6 @@ test('a failed /auth/me or tenancy list is said in the header with a Retry that 
   await retry(page, 'identity-error').click();
   await expect(page.getByTestId('identity-error')).toBeHidden();
   await expect(page.getByTestId('scopes-error')).toBeHidden();
-  await expect(page.getByTestId('user-name')).toHaveText('api-token');
+  await expect(page.getByTestId('user-name')).toHaveText('the API token');
   await expect(page.getByTestId('scope-switcher')).toBeVisible();
 });

@@ -244,12 +244,12 @@ test('a write allowed for the rest of the thread: the next write of the turn run
     const grant = page.getByTestId('tool-grant');
     await expect(grant).toHaveCount(1);
     await expect(grant).toContainText('project.write_file');
-    await expect(grant).toContainText('by api-token');
+    await expect(grant).toContainText('by the API token');
     await page.getByTestId('tool-grants').screenshot({ path: screenshotPath('tools-grant-listed') });
     await grant.getByRole('button', { name: 'Revoke project.write_file' }).click();
     await page.getByTestId('grant-revoke-confirm').click();
     await expect(grant).toHaveCount(0);
-    await expect(page.getByTestId('tool-grant-revoked')).toContainText('revoked by api-token');
+    await expect(page.getByTestId('tool-grant-revoked')).toContainText('revoked by the API token');
     const threadId = await page.getByTestId('state-thread').locator('[data-id]').getAttribute('data-id');
     const stored = (await (await api(`/threads/${threadId}/tool-grants`)).json()) as { revoked_at: string | null }[];
     expect(stored).toEqual([expect.objectContaining({ revoked_at: expect.any(String) })]);
