@@ -68,13 +68,16 @@ export function layout(
   return positions;
 }
 
+/** A card's place (its top-left corner) and size. */
+export type Box = { x: number; y: number } & Size;
+
 /** Each card's place and size, laid out in the direction. */
 export function boxesOf(
   graph: GraphDefinition,
   direction: Direction,
   sizes: ReadonlyMap<string, Size>,
-): Map<string, { x: number; y: number } & Size> {
-  const boxes = new Map<string, { x: number; y: number } & Size>();
+): Map<string, Box> {
+  const boxes = new Map<string, Box>();
   for (const [id, at] of layout(graph, direction, sizes)) boxes.set(id, { ...at, ...(sizes.get(id) ?? UNMEASURED) });
   return boxes;
 }

@@ -6,7 +6,7 @@ import { approvalsText } from '../stores/gate-decision';
 import { ruleName, type RunView } from '../stores/run-view';
 import { gatesSkipped } from '@contracts/gate-skips';
 import type { Bend } from './edge-paths';
-import { boxesOf, layout, ranksOf, type Direction, type Size } from './graph-layout';
+import { boxesOf, ranksOf, type Box, type Direction, type Size } from './graph-layout';
 
 /** How the canvas lays the graph out: its direction, and its cards' sizes once they are measured. */
 export interface GraphShape {
@@ -85,14 +85,24 @@ export function useGraphElements(
   view: Ref<RunView>,
   shape: Ref<GraphShape> = ref({ direction: 'right', sizes: new Map() }),
 ) {
+  // Where the cards go, and each phase's rank: read again only when the graph or its shape changes, not with the run.
+  const boxes = computed(() =>
+    graph.value ? boxesOf(graph.value, shape.value.direction, shape.value.sizes) : new Map<string, Box>(),
+  );
+  const rank = computed(
+    () =>
+      new Map(
+        (graph.value ? ranksOf(graph.value) : []).flatMap((ids, i) => ids.map((id): [string, number] => [id, i])),
+      ),
+  );
+
   const nodes = computed<Node[]>(() => {
     if (!graph.value) return [];
-    const positions = layout(graph.value, shape.value.direction, shape.value.sizes);
     const ended = rejectionEnd(graph.value, view.value);
     return graph.value.phases.map((phase) => ({
       id: phase.id,
       type: 'phase',
-      position: positions.get(phase.id)!,
+      position: { x: boxes.value.get(phase.id)!.x, y: boxes.value.get(phase.id)!.y },
       data: {
         direction: shape.value.direction,
         label: phase.name,
@@ -118,9 +128,7 @@ export function useGraphElements(
   const edges = computed<Edge[]>(() => {
     const definition = graph.value;
     if (!definition) return [];
-    const rank = new Map(ranksOf(definition).flatMap((ids, i) => ids.map((id): [string, number] => [id, i])));
-    const { direction, sizes } = shape.value;
-    const boxes = boxesOf(definition, direction, sizes);
+    const { direction } = shape.value;
     const run = view.value;
     const taken = takenSteps(definition, run);
     const matched = new Set(run.routes.map((r) => `${r.from}->${r.to}`));
@@ -130,15 +138,15 @@ export function useGraphElements(
      * a forward jump's ends, or every rank from a step back's target to its source.
      */
     const clearance = (from: string, to: string, bend: Bend): number => {
-      const [a, b] = [rank.get(from)!, rank.get(to)!];
+      const [a, b] = [rank.value.get(from)!, rank.value.get(to)!];
       const around = definition.phases.filter(({ id }) => {
-        const r = rank.get(id)!;
+        const r = rank.value.get(id)!;
         return bend === 'over' ? r > a && r < b : r >= b && r <= a;
       });
-      const source = boxes.get(from)!;
+      const source = boxes.value.get(from)!;
       const middle = direction === 'right' ? source.y + source.height / 2 : source.x + source.width / 2;
       const reach = around.map(({ id }) => {
-        const box = boxes.get(id)!;
+        const box = boxes.value.get(id)!;
         const [start, end] = direction === 'right' ? [box.y, box.y + box.height] : [box.x, box.x + box.width];
         return bend === 'over' ? middle - start : end - middle;
       });
@@ -146,8 +154,8 @@ export function useGraphElements(
     };
     /** Over the cards between a forward jump's ends, under them going back; next door: a plain curve. */
     const arc = (from: string, to: string): Pick<Edge, 'type' | 'data'> => {
-      const a = rank.get(from)!;
-      const b = rank.get(to)!;
+      const a = rank.value.get(from)!;
+      const b = rank.value.get(to)!;
       const bend: Bend | null = b <= a ? 'under' : b - a > 1 ? 'over' : null;
       return bend ? { type: 'arc', data: { bend, lane: lanes[bend]++, clearance: clearance(from, to, bend) } } : {};
     };
@@ -172,7 +180,7 @@ export function useGraphElements(
       const inForce = phase.overrides?.routing_overrides.length ? phase.overrides.routing_overrides : phase.routes;
       return inForce.flatMap((rule) => {
         const key = `${phase.id}->${rule.target}`;
-        if (rule.target === phase.id || drawn.has(key) || !rank.has(rule.target)) return [];
+        if (rule.target === phase.id || drawn.has(key) || !rank.value.has(rule.target)) return [];
         drawn.add(key);
         const skips = gatesSkipped(gateShape, phase.id, rule.target);
         return [
