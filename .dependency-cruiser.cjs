@@ -37,7 +37,8 @@ module.exports = {
       name: 'storage-is-interfaces-and-twins',
       severity: 'error',
       comment:
-        'storage/ says what the run engine stores (interfaces) and keeps it in memory for unit tests: no database.',
+        'storage/ says what is stored, without a database: what the run engine stores (interfaces, kept in memory for ' +
+        'unit tests), the rows the services hand http/, and which errors mean the database is away.',
       from: { path: layer('storage/') },
       to: { path: '^src-server/', pathNot: ['^src-server/(contracts|storage)/', '^src-server/(config|log)\\.ts$'] },
     },
@@ -116,10 +117,29 @@ module.exports = {
       to: { path: layer('metrics/') },
     },
     {
+      name: 'doors-decide-through-the-approvals-service',
+      severity: 'error',
+      comment:
+        'The doors (routes, the LangGraph and MCP doors) reach runs through the services: a stop is decided by ' +
+        "the approvals service's one decide(), never by the engine from a door (test/server/one-decision.test.ts).",
+      from: { path: layer('http/') },
+      to: { path: layer('engine/') },
+    },
+    {
       name: 'http-below-entry-points',
       severity: 'error',
       from: { path: layer('http/') },
       to: { path: '^src-server/(main|cli)\\.ts$' },
+    },
+    {
+      name: 'http-reads-through-services',
+      severity: 'error',
+      comment:
+        'The doors (the routers, /mcp, the LangGraph API) read and write through the services, so that each door does ' +
+        'not grow a read model of its own: http/ imports nothing of db/. The rows a service hands them are declared ' +
+        'in storage/, and main.ts builds the services on the repositories.',
+      from: { path: layer('http/') },
+      to: { path: layer('db/') },
     },
     {
       name: 'routers-do-not-import-the-app',

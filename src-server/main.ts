@@ -71,6 +71,10 @@ import { agentsRepository } from './db/agents.repository';
 import { projectFoldersService } from './services/project-folders.service';
 import { orgToolPoliciesService } from './services/org-tool-policies.service';
 import { mcpRegistryService } from './services/mcp-registry.service';
+import { mcpSessionsService } from './services/mcp-sessions.service';
+import { healthService } from './services/health.service';
+import { idempotencyService } from './services/idempotency.service';
+import { usersService } from './services/users.service';
 import { runsService } from './services/runs.service';
 import { usageService } from './services/usage.service';
 import { approvalsService } from './services/approvals.service';
@@ -450,7 +454,7 @@ export async function startServer({
       config,
       version,
       stdioMcpServers: stdioServers.mode,
-      pool,
+      health: healthService({ pool }),
       agents,
       agentsService: agentsService({
         agents,
@@ -480,7 +484,7 @@ export async function startServer({
       projectFolders,
       orgToolPolicies: orgToolPoliciesService({ access, floors: toolPolicyFloors }),
       mcpRegistry: mcpRegistryService({ servers: registeredServers }),
-      users,
+      users: usersService({ users }),
       personalTokens: personalTokensService({
         tokens: personalTokenRows,
         authEnabled: config.AUTH_ENABLED,
@@ -495,10 +499,9 @@ export async function startServer({
       }),
       retention: retentionService({ access, retention: retentionRows }),
       usage,
-      idempotencyKeys,
-      mcpSessions: mcpSessionsRepository(pool),
+      idempotencyKeys: idempotencyService({ keys: idempotencyKeys }),
+      mcpSessions: mcpSessionsService({ sessions: mcpSessionsRepository(pool) }),
       lgThreads: lgThreadsService({ access, threads, rows: lgRows }),
-      lgRows,
       oidc,
       metrics,
     });

@@ -6,6 +6,7 @@ import { PendingToolCallSchema, PolicySourceSchema } from './tools';
 import { ReasonBodySchema } from './common';
 import { RoleSchema } from './tenancy';
 import { RunUsageSchema } from './usage';
+import { RoundSchema, StopSchema } from './stops';
 
 /** Run status values (docs/run-lifecycle.md#run-statuses). */
 export const RunStatusSchema = z.enum([
@@ -328,6 +329,7 @@ export type GateApprovals = z.infer<typeof GateApprovalsSchema>;
 
 export const ApproveBodySchema = z
   .object({
+    round: RoundSchema.optional(),
     reason: z.string().max(2000).optional(),
     edits: z
       .record(NodeIdSchema, z.string().max(200_000))
@@ -342,8 +344,16 @@ export const ApproveBodySchema = z
   .meta({ id: 'ApproveBody' });
 export type ApproveBody = z.infer<typeof ApproveBodySchema>;
 
+/** A rejection: why, and the round of the stop its person read. */
+export const RejectBodySchema = z
+  .object({ round: RoundSchema.optional(), reason: ReasonBodySchema.unwrap().shape.reason })
+  .default({})
+  .meta({ id: 'RejectBody' });
+export type RejectBody = z.infer<typeof RejectBodySchema>;
+
 export const RespondBodySchema = z
   .object({
+    round: RoundSchema.optional(),
     response: z.string().trim().min(1, 'must not be empty').max(20_000).meta({
       description: 'feedback for the phase before the gate: it runs again with it, and the gate is reached again',
     }),
@@ -356,6 +366,7 @@ export const RunDetailSchema = RunSchema.extend({
   nodes: z.array(RunNodeSchema),
   routes: z.array(RouteMatchSchema),
   pending_gate: PendingGateSchema.nullable(),
+  stop: StopSchema.nullable().meta({ description: 'where the run waits, with its round; null when it does not wait' }),
   /** False when the graph checkpoint is gone: the run can be shown as a trace but not approved or resumed. */
   resumable: z.boolean(),
   /** Every decision taken at this run's gates, oldest first. */
@@ -547,6 +558,7 @@ export const ApprovalItemSchema = z
     agent: z.string(),
     project: z.object({ id: z.uuid(), name: z.string() }),
     message: z.string().nullable().meta({ description: "the run's message, as it was asked" }),
+    stop: StopSchema.meta({ description: 'the stop: decide it at POST /stops/{stop.id}/decision, naming its round' }),
     gate: z.string(),
     question: z.string(),
     excerpt: z.string().meta({ description: 'the start of the gated content, to tell gates apart' }),
@@ -566,6 +578,7 @@ export type ApprovalItem = z.infer<typeof ApprovalItemSchema>;
 
 export const ToolApproveBodySchema = z
   .object({
+    round: RoundSchema.optional(),
     reason: z.string().max(2000).optional(),
     arguments: z.record(z.string(), z.unknown()).optional().meta({
       description:
@@ -586,6 +599,7 @@ export type ToolApproveBody = z.infer<typeof ToolApproveBodySchema>;
 
 export const ToolRespondBodySchema = z
   .object({
+    round: RoundSchema.optional(),
     response: z
       .string()
       .trim()

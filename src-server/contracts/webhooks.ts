@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { StopSchema } from './stops';
 import { UuidSchema } from './common';
 
 /**
@@ -92,10 +93,19 @@ const runData = {
   agent: z.string(),
   model: z.string().nullable(),
 };
+/** Where the run waits, as every door names it: decide it at POST /stops/{stop.id}/decision with its round. */
+const stopData = {
+  stop: StopSchema.optional().meta({
+    description:
+      "the stop (a gate, or a tool call with its id, tool and arguments' hash) and its round after this change: " +
+      'decide it with POST /stops/{stop_id}/decision naming the round; absent only from deliveries queued before API 1.12',
+  }),
+};
 const decisionData = {
   ...runData,
-  gate: z.string().meta({ description: 'the gate node' }),
+  gate: z.string().meta({ description: 'the gate node, or for a tool call the phase that made it' }),
   decided_at: z.string(),
+  ...stopData,
 };
 
 /**
@@ -108,9 +118,10 @@ const PAYLOADS = [
     timestamp: z.string(),
     data: z.object({
       ...runData,
-      gate: z.string().meta({ description: 'the gate node' }),
+      gate: z.string().meta({ description: 'the gate node, or for a tool call the phase that made it' }),
       question: z.string().nullable(),
       expires_at: z.string().nullable().meta({ description: 'when the gate expires; null: never' }),
+      ...stopData,
     }),
   }),
   z.object({

@@ -112,6 +112,8 @@ export interface WaitingGate {
   project_name: string;
   pending_gate: PendingGate;
   wait_seq: number;
+  /** The stop's round as people name it (contracts/stops.ts). */
+  round: number;
   waiting_since: string;
   expires_at: string | null;
   approvals: { id: string | null; name: string; at: string }[];
@@ -129,6 +131,15 @@ export function gateDecisionsRepository(pool: Pool) {
       const { rows } = await pool.query<LastDecisionRow>(
         `${LAST_DECISION} WHERE thread_id = $1 AND gate = $2 ORDER BY id DESC LIMIT 1`,
         [threadId, gate],
+      );
+      return rows[0] && toLast(rows[0]);
+    },
+
+    /** The last decision taken at one stop (the run's wait `waitSeq`). */
+    async latestAtStop(runId: string, waitSeq: number): Promise<LastDecision | undefined> {
+      const { rows } = await pool.query<LastDecisionRow>(
+        `${LAST_DECISION} WHERE run_id = $1 AND wait_seq = $2 ORDER BY id DESC LIMIT 1`,
+        [runId, waitSeq],
       );
       return rows[0] && toLast(rows[0]);
     },
@@ -153,6 +164,12 @@ export function gateDecisionsRepository(pool: Pool) {
     },
 
     /** The approvals given so far at the run's current stop at its gate. */
+    /** The stop's round as people name it: 1, and one more for each edit taken at it (contracts/stops.ts). */
+    async roundOf(runId: string, waitSeq: number): Promise<number> {
+      const { rows } = await pool.query<{ round: number }>(`SELECT (${ROUND_OF_STOP}) + 1 AS round`, [runId, waitSeq]);
+      return rows[0]!.round;
+    },
+
     async approvalsOf(runId: string, waitSeq: number, needed: number): Promise<GateApprovals> {
       const { rows } = await pool.query<ApprovalRow>(APPROVALS_OF_STOP, [runId, waitSeq]);
       return approvalsFrom(rows, needed);
@@ -169,6 +186,8 @@ export function gateDecisionsRepository(pool: Pool) {
         `SELECT r.id AS run_id, r.thread_id, r.agent, r.message, p.id AS project_id, p.name AS project_name, r.pending_gate,
                 r.event_seq AS wait_seq, COALESCE(r.gate_waiting_since, r.started_at) AS waiting_since,
                 r.gate_expires_at AS expires_at,
+                (SELECT COALESCE(max(x.round), 0) + 1 FROM svc_gate_decisions x
+                  WHERE x.run_id = r.id AND x.wait_seq = r.event_seq) AS round,
                 COALESCE((SELECT json_agg(json_build_object('id', d.decided_by, 'name', d.decided_by_name,
                                                             'at', d.decided_at) ORDER BY d.id)
                             FROM svc_gate_decisions d

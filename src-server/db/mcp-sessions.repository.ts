@@ -1,36 +1,5 @@
+import type { ElicitationState, McpElicitation, McpSession } from '../storage/mcp-sessions';
 import type { Pool } from './pool';
-
-/** An MCP session as its initialize request began it (docs/mcp.md#sessions-on-any-process). */
-export interface McpSession {
-  id: string;
-  user_id: string;
-  protocol_version: string;
-  client_name: string | null;
-  client_version: string | null;
-  /** The client said it can answer form elicitations. */
-  elicitation: boolean;
-}
-
-/**
- * Where a question asked inside a call stands: `asked` until its answer comes; then `decided` (the answer was taken
- * as a decision), `declined` (the person declined or dismissed it), `failed` (the decision was refused: `outcome`
- * says why), or `expired` (nobody answered in time).
- */
-export type ElicitationState = 'asked' | 'answering' | 'decided' | 'declined' | 'failed' | 'expired';
-
-export interface McpElicitation {
-  id: string;
-  session_id: string;
-  run_id: string;
-  thread_id: string;
-  gate: string;
-  /** The tool call asked about; null at a gate. */
-  call_id: string | null;
-  /** The phase whose output an `edit` replaces (a gate's); null for a tool call. */
-  context_node: string | null;
-  state: ElicitationState;
-  outcome: string | null;
-}
 
 /** Sessions left unused this long are gone: a client that comes back begins a new one (the protocol's 404). */
 export const MCP_SESSION_IDLE_S = 7 * 24 * 3600;
@@ -79,8 +48,9 @@ export function mcpSessionsRepository(pool: Pool) {
 
     async ask(question: Omit<McpElicitation, 'state' | 'outcome'>, timeoutS: number): Promise<void> {
       await pool.query(
-        `INSERT INTO svc_mcp_elicitations (id, session_id, run_id, thread_id, gate, call_id, context_node, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
+        `INSERT INTO svc_mcp_elicitations (id, session_id, run_id, thread_id, gate, call_id, context_node, expires_at,
+                                           stop_id, round)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8), $9, $10)`,
         [
           question.id,
           question.session_id,
@@ -90,6 +60,8 @@ export function mcpSessionsRepository(pool: Pool) {
           question.call_id,
           question.context_node,
           timeoutS,
+          question.stop_id,
+          question.round,
         ],
       );
     },
@@ -102,7 +74,7 @@ export function mcpSessionsRepository(pool: Pool) {
       const { rows } = await pool.query<McpElicitation>(
         `UPDATE svc_mcp_elicitations SET state = 'answering', answered_at = now()
           WHERE id = $1 AND session_id = $2 AND state = 'asked' AND expires_at > now()
-          RETURNING id, session_id, run_id, thread_id, gate, call_id, context_node, state, outcome`,
+          RETURNING id, session_id, run_id, thread_id, gate, call_id, context_node, stop_id, round, state, outcome`,
         [id, sessionId],
       );
       return rows[0];

@@ -10,6 +10,7 @@ const approve = (runId: string, waitSeq: number, name = 'Ann', extra = {}) => ({
   runId,
   gate: 'gate',
   waitSeq,
+  round: null,
   decision: {
     kind: 'approve' as const,
     by: { id: name.toLowerCase(), name },

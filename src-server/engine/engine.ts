@@ -11,7 +11,7 @@ import { EventLog, SEQ_BLOCK } from './events/event-log';
 import { checkpointAt, threadCheckpoints } from './graph/checkpoints';
 import type { LoggedEvent } from './events/logged-event';
 import { NO_SLOTS, RunExecution, type ExecutionDeps, type RunSlots } from './execution';
-import { expire, settle, type PersonDecision } from './gates';
+import { expire, roundOf, settle, type PersonDecision } from './gates';
 import { compileGraph, type CompiledRunGraph } from './graph/graph-builder';
 import { ModelCallLog } from './model-call-log';
 import { NodeLog } from './node-log';
@@ -87,6 +87,11 @@ export interface DecisionRequest {
   gate: string;
   /** The stop at the gate being decided: its gate_waiting event's id. */
   waitSeq: number;
+  /**
+   * The round of the stop its person read (see contracts/stops.ts); null: she named none, which is taken only while
+   * the stop is in its first round.
+   */
+  round: number | null;
   decision: PersonDecision;
   approvalsNeeded: number;
 }
@@ -94,6 +99,8 @@ export interface DecisionRequest {
 export type DecisionOutcome =
   /** The gate no longer waits at that stop (decided, cancelled, or reached again since). */
   | { outcome: 'stale' }
+  /** An approver's edit changed what the stop shows since the round its person read: `round` is the stop's now. */
+  | { outcome: 'changed'; round: number }
   /** This person has already approved this round. */
   | { outcome: 'duplicate' }
   /** Recorded; the gate waits for more approvals. */
@@ -233,7 +240,10 @@ export class Engine {
         ) {
           return { outcome: 'stale' };
         }
-        const settled = settle(await stop.decisions(), request.decision, request.approvalsNeeded);
+        const before = await stop.decisions();
+        const round = roundOf(before);
+        if ((request.round ?? 1) !== round) return { outcome: 'changed', round };
+        const settled = settle(before, request.decision, request.approvalsNeeded);
         if (settled.outcome === 'duplicate') return settled;
         if (!(await stop.record(settled.record))) return { outcome: 'duplicate' };
         if (settled.outcome === 'waiting') {

@@ -30,6 +30,14 @@ export type Settlement =
 const approving = (kind: string) => kind === 'approve' || kind === 'edit';
 
 /**
+ * A stop's round as people name it (contracts/stops.ts): 1 at first, one more for each edit taken there since. The
+ * records count rounds from 0, so the stop's round is one more than its last record's.
+ */
+export function roundOf(before: readonly { round: number }[]): number {
+  return Math.max(0, ...before.map((d) => d.round)) + 1;
+}
+
+/**
  * What a decision does at a stop at a gate, given the decisions taken there before it (docs/approvals.md):
  *
  * - approvals count once per person and round; an edit changes the text the others approve, so it opens a round of
@@ -39,7 +47,7 @@ const approving = (kind: string) => kind === 'approve' || kind === 'edit';
  * - a respond or a reject resumes it at once.
  */
 export function settle(before: readonly StopDecision[], decision: PersonDecision, needed: number): Settlement {
-  const current = Math.max(0, ...before.map((d) => d.round));
+  const current = roundOf(before) - 1;
   const round = current + (decision.kind === 'edit' ? 1 : 0);
   const inRound = before.filter((d) => d.round === round && approving(d.kind));
   if (approving(decision.kind) && inRound.some((d) => d.decidedBy.id === decision.by.id))

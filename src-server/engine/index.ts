@@ -5,7 +5,7 @@
  */
 export { Engine } from './engine';
 export type { DecisionOutcome, DecisionRequest, EngineDeps, RunStart } from './engine';
-export type { PersonDecision } from './gates';
+export { roundOf, type PersonDecision } from './gates';
 export type { LoggedEvent } from './events/logged-event';
 export type { LegOutcome, RunObserver } from './run-observer';
 export { phaseBeforeGate } from './graph/graph-builder';

@@ -62,6 +62,7 @@ async function decide(
     runId,
     gate: waiting.node,
     waitSeq,
+    round: null,
     decision: {
       ...person(kind),
       reason: options.reason ?? null,

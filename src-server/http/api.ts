@@ -5,7 +5,7 @@ import type { Authenticator } from '../auth/authenticator';
 import { PUBLIC_VISITOR, type RequestContext } from '../auth/principal';
 import { ErrorBodySchema } from '../contracts/common';
 import { badRequest, unsupportedMediaType } from '../contracts/errors';
-import type { IdempotencyKeysRepository } from '../db/idempotency-keys.repository';
+import type { IdempotencyService } from '../services/idempotency.service';
 import { bodyProblems } from './body-problems';
 import { jsonBodyParser } from './errors';
 import { answerOnce, IDEMPOTENCY_HEADER, IdempotencyKeyHeader, REPLAYED_HEADER } from './idempotency';
@@ -16,7 +16,7 @@ import { wantsJson } from './run-stream';
  * schemas, error codes), not with each release. Sent as the `API-Version` header of every API answer and written
  * in the document's info.version. docs/http-api.md#versioning says what each part means.
  */
-export const API_VERSION = '1.11.0';
+export const API_VERSION = '1.12.0';
 
 /**
  * Sends API_VERSION on every answer of the server, not only the routes': a guard that answers before any route (a
@@ -272,7 +272,7 @@ export class Api {
   constructor(
     private readonly auth: Authenticator,
     bodyLimit = '1mb',
-    private readonly idempotencyKeys?: IdempotencyKeysRepository,
+    private readonly idempotencyKeys?: IdempotencyService,
   ) {
     this.registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
     this.parseBody = jsonBodyParser(bodyLimit);

@@ -1,16 +1,17 @@
 import { z } from 'zod';
-import { ReasonBodySchema, UuidSchema } from '../contracts/common';
+import { UuidSchema } from '../contracts/common';
 import {
   ApprovalItemSchema,
   ApproveBodySchema,
   GateDecisionRecordSchema,
+  RejectBodySchema,
   RespondBodySchema,
   RunAcceptedSchema,
   ToolApproveBodySchema,
   ToolGrantSchema,
   ToolRespondBodySchema,
 } from '../contracts/runs';
-import type { DecisionRequest } from '../services/approvals.service';
+import { StopDecisionBodySchema, StopIdSchema } from '../contracts/stops';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
 
@@ -36,13 +37,13 @@ const DECIDED = {
 const DECISION_ERRORS = {
   403: "below the gate's role on the thread's project (member unless the gate declares one) (forbidden)",
   404: "no such thread, or the thread's agent has no gate of that name (not_found)",
-  409: 'the gate is not pending, was already decided, the caller already approved it, or its checkpoint is gone (conflict)',
+  409: 'the gate is not pending, was already decided, changed since the round named (or, naming none, since its first), the caller already approved it, or its checkpoint is gone (conflict)',
 };
 
 const TOOL_DECISION_ERRORS = {
   403: "below the role the tool's policy names on the thread's project (member unless it names one) (forbidden)",
   404: 'no such thread, or no tool call of that id waits or was decided on it (not_found)',
-  409: 'the call is not pending, was already decided, the caller already approved it, or its checkpoint is gone (conflict)',
+  409: 'the call is not pending, was already decided, changed since the round named (or, naming none, since its first), the caller already approved it, or its checkpoint is gone (conflict)',
 };
 
 /**
@@ -67,11 +68,11 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
     },
     responses: { 202: DECIDED },
     handler: ({ params, body, ctx }) =>
-      approvals.decide(ctx.principal, params.id, params.gate, {
-        decision: 'approve',
-        reason: body.reason ?? null,
-        ...(body.edits ? { edits: body.edits } : {}),
-      }),
+      approvals.decide(
+        ctx.principal,
+        { thread: params.id, gate: params.gate, round: body.round },
+        { decision: 'approve', reason: body.reason ?? null, ...(body.edits ? { edits: body.edits } : {}) },
+      ),
   });
 
   api.route({
@@ -81,12 +82,16 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
     tag: 'approvals',
     summary: 'Reject a pending gate: the run ends without running downstream nodes',
     params: GateParams,
-    body: ReasonBodySchema,
+    body: RejectBodySchema,
     idempotent: true,
     errors: DECISION_ERRORS,
     responses: { 202: DECIDED },
     handler: ({ params, body, ctx }) =>
-      approvals.decide(ctx.principal, params.id, params.gate, { decision: 'reject', reason: body.reason ?? null }),
+      approvals.decide(
+        ctx.principal,
+        { thread: params.id, gate: params.gate, round: body.round },
+        { decision: 'reject', reason: body.reason ?? null },
+      ),
   });
 
   api.route({
@@ -101,10 +106,12 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
     idempotent: true,
     errors: { ...DECISION_ERRORS, 400: 'invalid request, or the gate has no phase before it (invalid_request)' },
     responses: { 202: DECIDED },
-    handler: ({ params, body, ctx }) => {
-      const request: DecisionRequest = { decision: 'respond', reason: body.reason ?? null, response: body.response };
-      return approvals.decide(ctx.principal, params.id, params.gate, request);
-    },
+    handler: ({ params, body, ctx }) =>
+      approvals.decide(
+        ctx.principal,
+        { thread: params.id, gate: params.gate, round: body.round },
+        { decision: 'respond', reason: body.reason ?? null, response: body.response },
+      ),
   });
 
   api.route({
@@ -123,12 +130,16 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
     },
     responses: { 202: DECIDED },
     handler: ({ params, body, ctx }) =>
-      approvals.decideToolCall(ctx.principal, params.id, params.call_id, {
-        decision: 'approve',
-        reason: body.reason ?? null,
-        ...(body.arguments ? { arguments: body.arguments } : {}),
-        ...(body.allow_for_thread ? { allowForThread: true } : {}),
-      }),
+      approvals.decide(
+        ctx.principal,
+        { thread: params.id, toolCall: params.call_id, round: body.round },
+        {
+          decision: 'approve',
+          reason: body.reason ?? null,
+          ...(body.arguments ? { arguments: body.arguments } : {}),
+          ...(body.allow_for_thread ? { allowForThread: true } : {}),
+        },
+      ),
   });
 
   api.route({
@@ -139,15 +150,16 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
     summary:
       "Reject the tool call a run waits at: it is not run, and `reason` goes back to the model as the tool's answer",
     params: ToolCallParams,
-    body: ReasonBodySchema,
+    body: RejectBodySchema,
     idempotent: true,
     errors: TOOL_DECISION_ERRORS,
     responses: { 202: DECIDED },
     handler: ({ params, body, ctx }) =>
-      approvals.decideToolCall(ctx.principal, params.id, params.call_id, {
-        decision: 'reject',
-        reason: body.reason ?? null,
-      }),
+      approvals.decide(
+        ctx.principal,
+        { thread: params.id, toolCall: params.call_id, round: body.round },
+        { decision: 'reject', reason: body.reason ?? null },
+      ),
   });
 
   api.route({
@@ -162,11 +174,46 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
     errors: TOOL_DECISION_ERRORS,
     responses: { 202: DECIDED },
     handler: ({ params, body, ctx }) =>
-      approvals.decideToolCall(ctx.principal, params.id, params.call_id, {
-        decision: 'respond',
-        reason: body.reason ?? null,
-        response: body.response,
-      }),
+      approvals.decide(
+        ctx.principal,
+        { thread: params.id, toolCall: params.call_id, round: body.round },
+        { decision: 'respond', reason: body.reason ?? null, response: body.response },
+      ),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/stops/{stop_id}/decision',
+    operationId: 'decideStop',
+    tag: 'approvals',
+    summary:
+      "Decide a stop, whatever the run waits at (a gate or a tool call), by the id the inbox, the run and webhooks give it: approve (with `edits` of a gate's text or a tool call's `arguments`), respond or reject, naming the `round` read",
+    params: z.object({ stop_id: StopIdSchema }),
+    body: StopDecisionBodySchema,
+    idempotent: true,
+    errors: {
+      400: 'invalid request: a field the decision does not take, `edits` at a tool call or `arguments` at a gate, or ones that do not fit (invalid_request)',
+      403: "below the stop's role on the thread's project (member unless the gate or the tool's policy names one) (forbidden)",
+      404: 'no such stop, or one the caller may not see (not_found)',
+      409: 'the stop is not pending (decided, expired, cancelled), it changed since the round named (an approver edited it), the caller already approved it, or its checkpoint is gone (conflict)',
+    },
+    responses: { 202: DECIDED },
+    handler: ({ params, body, ctx }) =>
+      approvals.decide(
+        ctx.principal,
+        { stop: params.stop_id, round: body.round },
+        body.decision === 'respond'
+          ? { decision: 'respond', reason: body.reason ?? null, response: body.response! }
+          : body.decision === 'reject'
+            ? { decision: 'reject', reason: body.reason ?? null }
+            : {
+                decision: 'approve',
+                reason: body.reason ?? null,
+                ...(body.edits ? { edits: body.edits } : {}),
+                ...(body.arguments ? { arguments: body.arguments } : {}),
+                ...(body.allow_for_thread !== undefined ? { allowForThread: body.allow_for_thread } : {}),
+              },
+      ),
   });
 
   api.route({

@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 import { LoginQuerySchema, MeSchema, type Me } from '../contracts/auth';
 import type { Oidc } from '../auth/oidc';
-import type { UsersRepository } from '../db/users.repository';
 import { getLogger } from '../log';
+import type { UsersService } from '../services/users.service';
 import type { Api } from './api';
 import { errorBody } from '../contracts/errors';
 import type { AppDeps } from './deps';
@@ -52,7 +52,7 @@ function loginFailed(req: Request, res: Response, message: string, status = 400)
 
 export interface AuthRouteDeps {
   oidc?: Oidc;
-  users: UsersRepository;
+  users: UsersService;
 }
 
 export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }: AuthRouteDeps): void {

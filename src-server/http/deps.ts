@@ -4,10 +4,10 @@ import type { Access } from '../auth/access';
 import type { Oidc } from '../auth/oidc';
 import type { PersonalTokensService } from '../auth/personal-tokens.service';
 import type { TenancyService } from '../auth/tenancy.service';
-import type { IdempotencyKeysRepository } from '../db/idempotency-keys.repository';
-import type { McpSessionsRepository } from '../db/mcp-sessions.repository';
-import type { UsersRepository } from '../db/users.repository';
-import type { Pool } from '../db/pool';
+import type { HealthService } from '../services/health.service';
+import type { IdempotencyService } from '../services/idempotency.service';
+import type { McpSessionsService } from '../services/mcp-sessions.service';
+import type { UsersService } from '../services/users.service';
 import type { LocalQueue } from '../models/local-queue';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { PhaseConfigService } from '../services/phase-config.service';
@@ -25,7 +25,6 @@ import type { UsageService } from '../services/usage.service';
 import type { WebhooksService } from '../webhooks/webhooks.service';
 import type { SchedulesService } from '../services/schedules.service';
 import type { LgThreadsService } from '../services/lg-threads.service';
-import type { LgThreadsRepository } from '../db/lg-threads.repository';
 import type { Health } from '../contracts/health';
 
 /** What the routers are built from: the services and settings main.ts composes. */
@@ -34,7 +33,8 @@ export interface AppDeps {
   version: string;
   /** How this server runs stdio MCP servers (tools/mcp-stdio-sandbox.ts), which /health tells the studio. */
   stdioMcpServers: Health['stdio_mcp_servers'];
-  pool: Pool;
+  /** What /health reads of the database. */
+  health: HealthService;
   /** Every agent and command: the built-ins and those stored in projects. */
   agents: AgentDirectory;
   agentsService: AgentsService;
@@ -53,17 +53,16 @@ export interface AppDeps {
   orgToolPolicies: OrgToolPoliciesService;
   /** The instance's registry of MCP servers, which stored agents name. */
   mcpRegistry: McpRegistryService;
-  users: UsersRepository;
+  users: UsersService;
   personalTokens: PersonalTokensService;
   webhooks: WebhooksService;
   retention: RetentionService;
   schedules: SchedulesService;
   usage: UsageService;
-  idempotencyKeys: IdempotencyKeysRepository;
-  mcpSessions: McpSessionsRepository;
+  idempotencyKeys: IdempotencyService;
+  mcpSessions: McpSessionsService;
   /** The LangGraph API's threads (drafts and metadata), and what it reads of runs to answer (http/langgraph/). */
   lgThreads: LgThreadsService;
-  lgRows: LgThreadsRepository;
   oidc?: Oidc;
   /** This server's metrics, when METRICS_TOKEN is set (GET /metrics, and the run streams it counts). */
   metrics?: ServiceMetrics;

@@ -1,8 +1,8 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import type { ErrorCode } from '../contracts/common';
 import { DATABASE_UNAVAILABLE, errorBody, errorMessage, ServiceError } from '../contracts/errors';
-import { isDatabaseUnavailable } from '../db/pool';
 import { getLogger } from '../log';
+import { isDatabaseUnavailable } from '../storage/database-unavailable';
 
 const log = getLogger('svc.api');
 

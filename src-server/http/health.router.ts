@@ -1,6 +1,5 @@
 import { DATABASE_UNAVAILABLE } from '../contracts/errors';
 import { HealthSchema, type Health } from '../contracts/health';
-import { databaseStatus } from '../db/migrate';
 import { localRuntimeStatus } from '../models/model-catalog';
 import { RETRY_AFTER, type Api } from './api';
 import type { AppDeps } from './deps';
@@ -25,7 +24,7 @@ export function healthRoutes(api: Api, deps: AppDeps): void {
       // Public, so it names no internal address: not the runtime's, not the database's (a driver's error says
       // "connect ECONNREFUSED 10.0.0.5:5432"). /models, for signed-in callers, shows the runtime's address.
       const [database, local] = await Promise.all([
-        databaseStatus(deps.pool),
+        deps.health.database(),
         localRuntimeStatus(deps.config, { showAddress: false }),
       ]);
       // Load balancers read the status code: a server without its database cannot serve.

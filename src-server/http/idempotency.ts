@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import { z } from 'zod';
 import { conflict, errorMessage, ServiceError } from '../contracts/errors';
-import { IDEMPOTENCY_KEY_TTL_HOURS, type IdempotencyKeysRepository } from '../db/idempotency-keys.repository';
 import { getLogger } from '../log';
+import { IDEMPOTENCY_KEY_TTL_HOURS, type IdempotencyService } from '../services/idempotency.service';
 
 const log = getLogger('svc.api');
 
@@ -69,7 +69,7 @@ function fingerprint(req: Request, body: unknown): string {
  * answered yet 409. A request that fails keeps nothing. `act` returns the status and body to keep.
  */
 export async function answerOnce(
-  store: IdempotencyKeysRepository,
+  store: IdempotencyService,
   caller: string,
   key: string,
   req: Request,

@@ -1,12 +1,15 @@
 import { atLeast, type Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { DEFAULT_GATE_POLICY, type GatePolicy } from '../contracts/gate-policy';
-import { badRequest, conflict, notFound } from '../contracts/errors';
+import { badRequest, conflict, notFound, ServiceError } from '../contracts/errors';
+import { parseStopId, stopId, stopOf } from '../contracts/stops';
+import type { CatalogEntry } from '../assets/catalog';
 import {
   runAccepted,
   type ApprovalItem,
   type GateDecisionRecord,
   type PendingGate,
+  type Thread,
   type RunAccepted,
   type ToolGrant,
 } from '../contracts/runs';
@@ -50,15 +53,27 @@ function decidedEarlier(last: LastDecision | undefined): string {
     : `: ${verb[last.decision]} by ${last.by} at ${last.at}`;
 }
 
-/** A person's decision at a gate, as the API takes it. */
-export type DecisionRequest =
-  | { decision: 'approve'; reason: string | null; edits?: Record<string, string> }
-  | { decision: 'reject'; reason: string | null }
-  | { decision: 'respond'; reason: string | null; response: string };
+/**
+ * Which stop a decision is for, as each door names it: the thread and its gate or its tool call (the routes of
+ * /threads), or the stop's id (/stops, the inbox, Slack, mail); with the round its person read (contracts/stops.ts).
+ */
+export type StopRef = ({ thread: string; gate: string } | { thread: string; toolCall: string } | { stop: string }) & {
+  round?: number | null;
+};
 
-/** A person's decision on a tool call the run waits at (docs/tools.md#deciding-a-call). */
-export type ToolDecisionRequest =
-  | { decision: 'approve'; reason: string | null; arguments?: Record<string, unknown>; allowForThread?: boolean }
+/**
+ * A person's decision at a stop, whatever door it came through: each door parses its own input into this, and
+ * decide() is the only way any of them decides. `edits` is for a gate, `arguments` and `allowForThread` for a tool
+ * call.
+ */
+export type Decision =
+  | {
+      decision: 'approve';
+      reason: string | null;
+      edits?: Record<string, string>;
+      arguments?: Record<string, unknown>;
+      allowForThread?: boolean;
+    }
   | { decision: 'reject'; reason: string | null }
   | { decision: 'respond'; reason: string | null; response: string };
 
@@ -80,132 +95,109 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
     };
   }
 
-  return {
-    async decide(principal: Principal, threadId: string, gate: string, request: DecisionRequest): Promise<RunAccepted> {
-      const thread = await deps.threads.visible(principal, threadId, 'viewer');
-      const run = await runs.waitingInThread(thread.id);
-      // The waiting run's own version decides which gates there are: versions published since may have others.
-      const entry = run?.manifest_hash
-        ? await agents.pinnedEntry(run.manifest_hash)
-        : (await agents.forProject(thread.project_id, thread.agent))?.entry;
-      if (!entry) throw notFound(`no agent or command named "${thread.agent}" is loaded to resume thread ${thread.id}`);
-      // A name that is no gate of the thread's graph is not found; a real gate that is not waiting is a conflict.
-      if (!entry.layout.nodes.some((node) => node.id === gate && node.kind === 'gate')) {
-        throw notFound(`gate "${gate}" not found: "${thread.agent}" has no gate of that name`);
-      }
-      if (!run || !run.pending_gate) {
-        throw conflict(
-          `gate "${gate}" is not pending on thread ${thread.id}${decidedEarlier(await gates.latestAt(thread.id, gate))}`,
-        );
-      }
-      const pending = run.pending_gate;
-      if (pending.node !== gate) {
-        throw conflict(`gate "${gate}" is not pending on thread ${thread.id}; the pending gate is "${pending.node}"`);
-      }
-      const policy = policyOf(pending);
-      const projectId = thread.project_id;
-      // Below the gate's role: 403, and nothing about the gate changes.
-      await access.requireProjectRole(principal, projectId, policy.decide_role, `thread ${thread.id}`);
+  type WaitingRun = Awaited<ReturnType<RunsRepository['waitingInThread']>>;
+  interface StopAt {
+    pending: PendingGate;
+    /** How the errors name it: `gate "review"`, `tool call "<id>"`. */
+    what: string;
+    /** A gate's graph, at the waiting run's version (a respond needs the phase before it). */
+    entry: CatalogEntry | null;
+  }
 
-      let edits: Record<string, string> | null = null;
-      let routeTo: string | null = null;
-      if (request.decision === 'approve' && request.edits && Object.keys(request.edits).length) {
-        const shown = Object.keys(pending.context);
-        const unknown = Object.keys(request.edits).filter((node) => !shown.includes(node));
-        if (unknown.length) {
-          throw badRequest(
-            `invalid request body: edits: gate "${gate}" shows ${shown.map((n) => `"${n}"`).join(', ') || 'nothing'}; ` +
-              `${unknown.map((n) => `"${n}"`).join(', ')} cannot be edited here`,
-            { fields: unknown.map((node) => ({ field: `edits.${node}`, message: 'not shown by this gate' })) },
-          );
-        }
-        edits = request.edits;
-      }
-      if (request.decision === 'respond') {
-        routeTo = phaseBeforeGate(entry.layout.edges, gate) ?? null;
-        if (!routeTo || entry.layout.nodes.find((n) => n.id === routeTo)?.kind !== 'llm') {
-          throw badRequest(`gate "${gate}" has no phase before it to send the run back to; approve or reject it`);
-        }
-      }
-      if (!(await engine.hasPendingInterrupt(thread.id))) {
-        throw conflict(`run ${run.id} cannot be resumed: its graph checkpoint is gone; rerun it as a new thread`);
-      }
-
-      const kind = request.decision === 'approve' && edits ? 'edit' : request.decision;
-      const result = await engine.decide({
-        runId: run.id,
-        gate,
-        waitSeq: run.event_seq,
-        decision: {
-          kind,
-          by: { id: principal.id, name: principal.name },
-          role: await access.scopeRole(principal, 'project', projectId),
-          reason: request.reason,
-          edits,
-          response: request.decision === 'respond' ? request.response : null,
-          routeTo,
-          toolCall: null,
-        },
-        approvalsNeeded: policy.approvals,
-      });
-      if (result.outcome === 'stale') {
-        const last = await gates.latestAt(thread.id, gate);
-        throw conflict(`gate "${gate}" on thread ${thread.id} was already decided${decidedEarlier(last)}`);
-      }
-      if (result.outcome === 'duplicate') {
-        throw conflict(
-          `you have already approved gate "${gate}" on thread ${thread.id}: ` +
-            `it needs ${policy.approvals} different people to approve it`,
-        );
-      }
-      log.info(
-        `gate ${gate} ${kind}${result.outcome === 'waiting' ? ` (${result.approvals.given} of ${result.approvals.needed} approvals)` : ''} ` +
-          `thread=${thread.id} run=${run.id} user=${principal.name}`,
+  /**
+   * The gate the thread's run waits at, by its node: 404 when the graph has no such gate, 409 when it waits elsewhere.
+   */
+  async function gateAt(thread: Thread, run: WaitingRun, gate: string): Promise<StopAt> {
+    // The waiting run's own version decides which gates there are: versions published since may have others.
+    const entry = run?.manifest_hash
+      ? await agents.pinnedEntry(run.manifest_hash)
+      : (await agents.forProject(thread.project_id, thread.agent))?.entry;
+    if (!entry) throw notFound(`no agent or command named "${thread.agent}" is loaded to resume thread ${thread.id}`);
+    // A name that is no gate of the thread's graph is not found; a real gate that is not waiting is a conflict.
+    if (!entry.layout.nodes.some((node) => node.id === gate && node.kind === 'gate')) {
+      throw notFound(`gate "${gate}" not found: "${thread.agent}" has no gate of that name`);
+    }
+    if (!run || !run.pending_gate) {
+      throw conflict(
+        `gate "${gate}" is not pending on thread ${thread.id}${decidedEarlier(await gates.latestAt(thread.id, gate))}`,
       );
-      if (result.outcome === 'waiting') {
-        return {
-          ...runAccepted({ runId: run.id, threadId: thread.id }, 'waiting_approval', run.event_seq),
-          approvals: result.approvals,
-        };
-      }
-      return {
-        ...runAccepted({ runId: run.id, threadId: thread.id }, 'running', run.event_seq),
-        ...(policy.approvals > 1 ? { approvals: result.approvals } : {}),
-      };
-    },
+    }
+    if (run.pending_gate.node !== gate) {
+      throw conflict(
+        `gate "${gate}" is not pending on thread ${thread.id}; the pending gate is "${run.pending_gate.node}"`,
+      );
+    }
+    return { pending: run.pending_gate, what: `gate "${gate}"`, entry };
+  }
 
+  /** The tool call the thread's run waits at, by its id: 404 when no such call waits or was decided there. */
+  async function toolCallAt(thread: Thread, run: WaitingRun, callId: string): Promise<StopAt> {
+    const call = run?.pending_gate?.tool_call;
+    if (!run || !call || call.call_id !== callId) {
+      const last = await gates.latestForCall(thread.id, callId);
+      if (!last) throw notFound(`no tool call "${callId}" waits on thread ${thread.id}`);
+      throw conflict(`tool call "${callId}" is not pending on thread ${thread.id}${decidedEarlier(last)}`);
+    }
+    return { pending: run.pending_gate!, what: `tool call "${callId}"`, entry: null };
+  }
+
+  /** A stop named by its id, as its thread and what it waits at; another tenant's is not found. */
+  async function stopNamed(
+    principal: Principal,
+    id: string,
+  ): Promise<{ thread: string; gate: string } | { thread: string; toolCall: string }> {
+    const parsed = parseStopId(id);
+    const run = parsed ? await runs.detail(parsed.runId) : undefined;
+    if (!parsed || !run) throw notFound(`no stop "${id}"`);
+    const thread = await deps.threads.visible(principal, run.thread_id, 'viewer').catch((error: unknown) => {
+      throw error instanceof ServiceError && error.status === 404 ? notFound(`no stop "${id}"`) : error;
+    });
+    if (run.status !== 'waiting_approval' || !run.pending_gate || run.event_seq !== parsed.waitSeq) {
+      const last = await gates.latestAtStop(run.id, parsed.waitSeq);
+      throw conflict(`stop "${id}" is not pending on thread ${thread.id}${decidedEarlier(last)}`);
+    }
+    const call = run.pending_gate.tool_call;
+    return call ? { thread: thread.id, toolCall: call.call_id } : { thread: thread.id, gate: run.pending_gate.node };
+  }
+
+  return {
     /**
-     * Decides the tool call a run of the thread waits at: approve it (with edited arguments, checked against the
-     * tool's input schema), reject it (the reason goes back to the model as the tool's answer), or respond in its
-     * place. Roles, several approvers and the record work as at a gate.
+     * Decides a stop: approve it (with edits of the gated text, or edited arguments checked against the tool's input
+     * schema), send it back (respond), or reject it; by people holding the stop's role on the run's project, counted
+     * until it has its approvals, and only at the round its person read.
      */
-    async decideToolCall(
-      principal: Principal,
-      threadId: string,
-      callId: string,
-      request: ToolDecisionRequest,
-    ): Promise<RunAccepted> {
-      const thread = await deps.threads.visible(principal, threadId, 'viewer');
+    async decide(principal: Principal, ref: StopRef, request: Decision): Promise<RunAccepted> {
+      const named = 'stop' in ref ? await stopNamed(principal, ref.stop) : ref;
+      const thread = await deps.threads.visible(principal, named.thread, 'viewer');
       const run = await runs.waitingInThread(thread.id);
-      const call = run?.pending_gate?.tool_call;
-      if (!run || !call || call.call_id !== callId) {
-        const last = await gates.latestForCall(thread.id, callId);
-        if (!last) throw notFound(`no tool call "${callId}" waits on thread ${thread.id}`);
-        throw conflict(`tool call "${callId}" is not pending on thread ${thread.id}${decidedEarlier(last)}`);
+      const at =
+        'gate' in named ? await gateAt(thread, run, named.gate) : await toolCallAt(thread, run, named.toolCall);
+      const { pending, what } = at;
+      if ('stop' in ref && stopId(run!.id, run!.event_seq) !== ref.stop) {
+        throw conflict(`stop "${ref.stop}" is not pending on thread ${thread.id}: the run stopped again since`);
       }
-      const pending = run.pending_gate!;
       const policy = policyOf(pending);
+      // Below the stop's role: 403, and nothing about it changes.
       await access.requireProjectRole(principal, thread.project_id, policy.decide_role, `thread ${thread.id}`);
 
+      const call = pending.tool_call;
+      let edits: Record<string, string> | null = null;
+      let routeTo: string | null = null;
+      let approved = call ? { canonical: call.canonical_arguments, sha256: call.arguments_sha256 } : null;
+      let kind: PersonDecision['kind'] = request.decision;
       const grant = request.decision === 'approve' && request.allowForThread === true;
-      if (grant && policy.approvals > 1) {
+      if (request.decision === 'approve') {
+        if (call && request.edits) throw badRequest(`invalid request body: edits: ${what} takes arguments, not edits`);
+        if (!call && (request.arguments || request.allowForThread !== undefined)) {
+          throw badRequest(`invalid request body: arguments: ${what} takes edits of the text it shows`);
+        }
+      }
+      if (call && grant && policy.approvals > 1) {
         throw badRequest(
           `${call.tool} needs ${policy.approvals} people to approve each call: one person cannot allow it for the thread`,
         );
       }
-      let approved = { canonical: call.canonical_arguments, sha256: call.arguments_sha256 };
-      let kind: PersonDecision['kind'] = request.decision;
-      if (request.decision === 'approve' && request.arguments) {
+      if (call && request.decision === 'approve' && request.arguments) {
         const problems = argumentProblems(call.input_schema, request.arguments);
         if (problems.length) {
           throw badRequest(
@@ -221,50 +213,84 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
           kind = 'edit';
         }
       }
-      if (!(await engine.hasPendingInterrupt(thread.id))) {
-        throw conflict(`run ${run.id} cannot be resumed: its graph checkpoint is gone; rerun it as a new thread`);
+      if (!call && request.decision === 'approve' && request.edits && Object.keys(request.edits).length) {
+        const shown = Object.keys(pending.context);
+        const unknown = Object.keys(request.edits).filter((node) => !shown.includes(node));
+        if (unknown.length) {
+          throw badRequest(
+            `invalid request body: edits: ${what} shows ${shown.map((n) => `"${n}"`).join(', ') || 'nothing'}; ` +
+              `${unknown.map((n) => `"${n}"`).join(', ')} cannot be edited here`,
+            { fields: unknown.map((node) => ({ field: `edits.${node}`, message: 'not shown by this gate' })) },
+          );
+        }
+        edits = request.edits;
+        kind = 'edit';
       }
+      if (!call && request.decision === 'respond') {
+        routeTo = phaseBeforeGate(at.entry!.layout.edges, pending.node) ?? null;
+        if (!routeTo || at.entry!.layout.nodes.find((n) => n.id === routeTo)?.kind !== 'llm') {
+          throw badRequest(`${what} has no phase before it to send the run back to; approve or reject it`);
+        }
+      }
+      if (!(await engine.hasPendingInterrupt(thread.id))) {
+        throw conflict(`run ${run!.id} cannot be resumed: its graph checkpoint is gone; rerun it as a new thread`);
+      }
+
       const result = await engine.decide({
-        runId: run.id,
+        runId: run!.id,
         gate: pending.node,
-        waitSeq: run.event_seq,
+        waitSeq: run!.event_seq,
+        round: ref.round ?? null,
         decision: {
           kind,
           by: { id: principal.id, name: principal.name },
           role: await access.scopeRole(principal, 'project', thread.project_id),
           reason: request.reason,
-          edits: null,
+          edits,
           response: request.decision === 'respond' ? request.response : null,
-          routeTo: null,
-          toolCall: {
-            id: call.call_id,
-            arguments: approved.canonical,
-            sha256: approved.sha256,
-            rerunAfter: call.interrupted ? call.attempts : null,
-          },
+          routeTo,
+          toolCall:
+            call && approved
+              ? {
+                  id: call.call_id,
+                  arguments: approved.canonical,
+                  sha256: approved.sha256,
+                  rerunAfter: call.interrupted ? call.attempts : null,
+                }
+              : null,
         },
         approvalsNeeded: policy.approvals,
       });
+      const decidedThere = () =>
+        call ? gates.latestForCall(thread.id, call.call_id) : gates.latestAt(thread.id, pending.node);
       if (result.outcome === 'stale') {
+        throw conflict(`${what} on thread ${thread.id} was already decided${decidedEarlier(await decidedThere())}`);
+      }
+      if (result.outcome === 'changed') {
         throw conflict(
-          `tool call "${callId}" on thread ${thread.id} was already decided${decidedEarlier(await gates.latestForCall(thread.id, callId))}`,
+          `${what} on thread ${thread.id} changed since you read it${decidedEarlier(await decidedThere())}; ` +
+            `it is at round ${result.round} now: read it again and decide that round`,
         );
       }
       if (result.outcome === 'duplicate') {
         throw conflict(
-          `you have already approved tool call "${callId}" on thread ${thread.id}: ` +
+          `you have already approved ${what} on thread ${thread.id}: ` +
             `it needs ${policy.approvals} different people to approve it`,
         );
       }
       if (grant)
-        await deps.grants.grant(thread.id, call.tool, call.call_id, { id: principal.id, name: principal.name });
+        await deps.grants.grant(thread.id, call!.tool, call!.call_id, { id: principal.id, name: principal.name });
+      const progress =
+        result.outcome === 'waiting' ? ` (${result.approvals.given} of ${result.approvals.needed} approvals)` : '';
       log.info(
-        `tool call ${call.tool} ${kind}${grant ? ' (allowed for the thread)' : ''}${result.outcome === 'waiting' ? ` (${result.approvals.given} of ${result.approvals.needed} approvals)` : ''} ` +
-          `call=${callId} thread=${thread.id} run=${run.id} user=${principal.name}`,
+        call
+          ? `tool call ${call.tool} ${kind}${grant ? ' (allowed for the thread)' : ''}${progress} ` +
+              `call=${call.call_id} thread=${thread.id} run=${run!.id} user=${principal.name}`
+          : `gate ${pending.node} ${kind}${progress} thread=${thread.id} run=${run!.id} user=${principal.name}`,
       );
       const status = result.outcome === 'waiting' ? 'waiting_approval' : 'running';
       return {
-        ...runAccepted({ runId: run.id, threadId: thread.id }, status, run.event_seq),
+        ...runAccepted({ runId: run!.id, threadId: thread.id }, status, run!.event_seq),
         ...(result.outcome === 'waiting' || policy.approvals > 1 ? { approvals: result.approvals } : {}),
       };
     },
@@ -326,6 +352,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
           agent: gate.agent,
           project: { id: gate.project_id, name: gate.project_name },
           message: gate.message,
+          stop: stopOf(gate.run_id, gate.wait_seq, gate.round, gate.pending_gate),
           gate: gate.pending_gate.node,
           question: gate.pending_gate.question,
           excerpt: content.length > EXCERPT_CHARS ? `${content.slice(0, EXCERPT_CHARS - 1).trimEnd()}…` : content,

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { conflict, notFound } from '../contracts/errors';
-import type { LgThreadFilter, LgThreadQuery, LgThreadRow, LgThreadsRepository } from '../db/lg-threads.repository';
+import type { LgThreadsRepository } from '../db/lg-threads.repository';
 import { getLogger } from '../log';
+import type { LgRunRow, LgThreadFilter, LgThreadQuery, LgThreadRow } from '../storage/lg-threads';
 import type { ThreadsService } from './threads.service';
 
 const log = getLogger('svc.api');
@@ -79,6 +80,19 @@ export function lgThreadsService(deps: { access: Access; threads: ThreadsService
 
     /** The draft's first run has made it a thread of its agent: its metadata moves there. */
     settled: (id: string) => rows.settleDraft(id),
+
+    /** A thread or a draft by id, whatever its project: for a caller that has checked access (`visible`). */
+    get: (id: string): Promise<LgThreadRow | undefined> => rows.get(id),
+
+    /** The threads' runs, oldest first, each with its phases' outputs; the caller has checked access to the threads. */
+    runs: (threadIds: string[]): Promise<LgRunRow[]> => rows.runs(threadIds),
+
+    /** The event ids each run stopped with (a gate or a tool call), oldest first: the ids of its interrupts. */
+    stopSeqs: (runIds: string[]): Promise<Map<string, number[]>> => rows.stopSeqs(runIds),
+
+    /** The stream modes and metadata a run was started with. */
+    recordRun: (runId: string, streamMode: string[], metadata: Record<string, unknown>): Promise<void> =>
+      rows.recordRun(runId, streamMode, metadata),
   };
 }
 

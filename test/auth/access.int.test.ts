@@ -115,6 +115,8 @@ interface Fresh {
   schedule?: string;
   /** The tool call `gated`'s run waits at. */
   toolCall?: string;
+  /** The id of the stop `gated`'s run waits at (contracts/stops.ts). */
+  stop?: string;
   /** A tool grant on `gated`'s thread. */
   grant?: string;
   /** A model pull the instance admin started. */
@@ -200,6 +202,12 @@ function expected(row: Row, caller: Caller, w: World): number {
 
 const gatedRun = (server: TestServer, w: World): Promise<Fresh> =>
   fixtures(server, w.project).then(({ gated }) => ({ gated }));
+/** A run waiting at its gate, by its stop's id as the run detail gives it. */
+const gatedStop = async (server: TestServer, w: World): Promise<Fresh> => {
+  const { gated } = await gatedRun(server, w);
+  const detail = (await (await server.request(`/runs/${gated!.run_id}`)).json()) as { stop: { id: string } };
+  return { gated, stop: detail.stop.id };
+};
 /** A run rejected at its gate, and a checkpoint of its thread to start a new run from. */
 const forkable = async (server: TestServer, w: World): Promise<Fresh> => {
   const { gated } = await gatedRun(server, w);
@@ -470,6 +478,10 @@ const MATRIX: Row[] = [
       },
     ),
   ),
+  row('POST', 'decide a stop by its id', (_w, f) => `/stops/${f.stop}/decision`, role('project', 'member', 202), {
+    body: () => ({ decision: 'approve', round: 1, reason: 'matrix' }),
+    fresh: gatedStop,
+  }),
   row(
     'POST',
     'respond to a gate',
@@ -762,6 +774,7 @@ function operationsOfMatrix(templates: string[]): Set<string> {
     webhook: id,
     schedule: id,
     toolCall: id,
+    stop: id,
     grant: id,
     pull: id,
     folderPath: id,

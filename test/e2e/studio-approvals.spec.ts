@@ -279,6 +279,104 @@ test('a gate two people must approve: both see 1 of 2, nobody approves twice, th
   await benContext.close();
 });
 
+test('an approval of the text another approver has edited since is refused in the inbox, which then shows the edit to approve', async ({
+  browser,
+}) => {
+  test.setTimeout(120_000);
+  const suffix = randomUUID().slice(0, 6);
+  const created = await api('/projects', {
+    method: 'POST',
+    json: { name: `Edited since ${suffix}`, parent_id: DEFAULT_TEAM_ID },
+  });
+  const project = (await created.json()) as Scope;
+  const benContext = await browser.newContext();
+  const benPage = await benContext.newPage();
+  await benPage.setViewportSize({ width: 1600, height: 1000 });
+  const ben = await member(benPage, `Ben ${suffix}`, project.id);
+  // Ada decides through the API, as a member of the same project.
+  const adaId = randomUUID();
+  const adaName = `Ada ${suffix}`;
+  await sql(`INSERT INTO svc_users (id, issuer, subject, name) VALUES ($1, 'e2e', $2, $3)`, [adaId, adaId, adaName]);
+  expect(
+    (await api(`/projects/${project.id}/members/${adaId}`, { method: 'PUT', json: { role: 'member' } })).status,
+  ).toBe(200);
+  const adaToken = await signSession(adaId, process.env.E2E_SESSION_SECRET!, '1h', adaName);
+
+  await script(words(`Findings ${suffix}: the first text.`));
+  const started = await api('/graphs/two-person-review/run', {
+    method: 'POST',
+    json: { message: `Review: edited since ${suffix}`, project_id: project.id },
+  });
+  expect(await started.text()).toContain('event: gate_waiting');
+  const [run] = await sql<{ id: string; thread_id: string }>(`SELECT id, thread_id FROM svc_runs WHERE message = $1`, [
+    `Review: edited since ${suffix}`,
+  ]);
+
+  // Ben reads the gate in his inbox; his inbox keeps showing what he read (a slow reader: its refreshes answer the
+  // list as it was when he read it).
+  let read: string | undefined;
+  await benPage.route('**/approvals', async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    if (read) return route.fulfill({ status: 200, contentType: 'application/json', body: read });
+    const response = await route.fetch();
+    const body = await response.text();
+    if (body.includes(run!.id)) read = body;
+    return route.fulfill({ response, body });
+  });
+  await expect(benPage.getByTestId('inbox-count')).toHaveText('1');
+  await benPage.getByTestId('inbox-open').click();
+  const item = benPage.getByTestId('inbox-item');
+  await expect(item.getByTestId('inbox-excerpt')).toHaveText(`Findings ${suffix}: the first text.`);
+
+  // Meanwhile Ada approves with the findings rewritten: the gate's next round, 1 of 2.
+  const stop = (await (await api(`/runs/${run!.id}`)).json()) as { stop: { id: string; round: number } };
+  const edited = await fetch(`${baseUrl()}/stops/${encodeURIComponent(stop.stop.id)}/decision`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adaToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      decision: 'approve',
+      round: stop.stop.round,
+      edits: { analysis: `Ada rewrote ${suffix}.` },
+    }),
+  });
+  expect(edited.status).toBe(202);
+
+  // Ben approves what he read: refused, and said so; nothing of his is recorded.
+  await item.getByTestId('gate-approve').click();
+  await expect(item.getByTestId('inbox-result')).toContainText(
+    `The decision was not taken: gate "gate" on thread ${run!.thread_id} changed since you read it: approved with edits by ${adaName}`,
+  );
+  await expect(item.getByTestId('inbox-result')).toContainText(
+    'it is at round 2 now: read it again and decide that round',
+  );
+  await benPage.screenshot({ path: screenshotPath('approvals-edited-since-refused') });
+  const before = await sql<{ decided_by: string }>(`SELECT decided_by FROM svc_gate_decisions WHERE run_id = $1`, [
+    run!.id,
+  ]);
+  expect(before.map((r) => r.decided_by)).toEqual([adaId]);
+
+  // His inbox reads the list again: the edited text, with Ada's approval; he approves that, and the run goes on.
+  await benPage.unroute('**/approvals');
+  await benPage.getByTestId('inbox-refresh').click();
+  await expect(item.getByTestId('inbox-excerpt')).toHaveText(`Ada rewrote ${suffix}.`);
+  await expect(item.getByTestId('inbox-approvals')).toHaveText(`1 of 2 approvals · approved by ${adaName}`);
+  await script(words('Published the rewritten review.'));
+  await item.getByTestId('gate-approve').click();
+  await expect(benPage.getByTestId('inbox-notice')).toContainText('Approved: the run goes on.');
+  await expect
+    .poll(async () => (await (await api(`/runs/${run!.id}`)).json()).status, { timeout: 20_000 })
+    .toBe('completed');
+  expect((await prompts()).at(-1)!.used).toContain(`Ada rewrote ${suffix}.`);
+  const after = await sql<{ decided_by: string; decision: string }>(
+    `SELECT decided_by, decision FROM svc_gate_decisions WHERE run_id = $1 ORDER BY id`,
+    [run!.id],
+  );
+  expect(
+    after.map((r) => `${r.decided_by === adaId ? 'Ada' : r.decided_by === ben.id ? 'Ben' : '?'}:${r.decision}`),
+  ).toEqual(['Ada:edit', 'Ben:approve']);
+  await benContext.close();
+});
+
 test('a gate nobody decides in time expires: the card shows its deadline, then the canvas marks it expired', async ({
   page,
 }) => {

@@ -332,10 +332,15 @@ describe('a gate cannot be passed around', () => {
     const [item] = ((await (await as(oona, '/approvals')).json()) as ApprovalItem[]).filter(
       (i) => i.run_id === fork.run_id,
     );
-    expect(item).toMatchObject({ context: { analysis: 'The admin rewrote it.' }, approvals: { given: 1 } });
-
+    expect(item).toMatchObject({
+      context: { analysis: 'The admin rewrote it.' },
+      approvals: { given: 1 },
+      stop: { round: 2 },
+    });
+    // She approves the round she was shown now: the first one's text is not what passes.
+    expect((await decide(oona, threadId, 'approve')).status).toBe(409);
     ctx.model.reply(['Published the rewritten analysis.']);
-    const resumed = await follow(await decide(oona, threadId, 'approve'));
+    const resumed = await follow(await decide(oona, threadId, 'approve', { round: item!.stop.round }));
     expect(resumed[0]!.data).toMatchObject({ type: 'gate_edited', by: ['api-token', 'Fork Oona'] });
     expect(resumed.at(-1)!.data.type).toBe('run_done');
     expect(prompts().at(-1)).toContain('### analysis\nThe admin rewrote it.');
@@ -368,6 +373,96 @@ describe('a gate cannot be passed around', () => {
     expect(res.status).toBe(400);
     expect(await detail(runId)).toMatchObject({ status: 'waiting_approval', decisions: [] });
     await follow(await decide(null, threadId, 'reject'));
+  });
+});
+
+describe('a decision names the round its person read', () => {
+  const message = async (res: Response) => ((await res.json()) as { error: { message: string } }).error.message;
+  const read = async (caller: Caller, runId: string) =>
+    ((await (await as(caller, '/approvals')).json()) as ApprovalItem[]).find((i) => i.run_id === runId)!;
+  const decideStop = (caller: Caller | null, stopId: string, json: Record<string, unknown>) =>
+    as(caller, `/stops/${encodeURIComponent(stopId)}/decision`, { method: 'POST', json });
+
+  it('after one approver edits a two-person gate, the round another read (or none) is refused; the round shown now decides', async () => {
+    const ann = await person('Round Ann', 'member');
+    const bob = await person('Round Bob', 'member');
+    const { runId, threadId, events } = await toGate('pair-review', ['The first text.']);
+    // Both read the stop in its first round: the run's id and its gate_waiting event's, as the run detail names it.
+    const shown = await read(bob, runId);
+    const stop = { kind: 'gate', id: `${runId}:${events.at(-1)!.id}`, round: 1, node: 'gate', tool_call: null };
+    expect(shown.stop).toEqual(stop);
+    expect((await detail(runId)).stop).toEqual(stop);
+
+    const edited = await decideStop(ann, stop.id, {
+      decision: 'approve',
+      round: 1,
+      edits: { analysis: 'Ann rewrote it.' },
+    });
+    expect(edited.status).toBe(202);
+    expect(await edited.json()).toMatchObject({ status: 'waiting_approval', approvals: { needed: 2, given: 1 } });
+    expect((await detail(runId)).stop).toEqual({ ...stop, round: 2 });
+
+    // Bob approves what he read, through the gate's route, the stop's, or naming no round: refused each time.
+    const changed = new RegExp(
+      `^gate "gate" on thread ${threadId} changed since you read it: approved with edits by Round Ann at .+; ` +
+        'it is at round 2 now: read it again and decide that round$',
+    );
+    for (const attempt of [
+      await decide(bob, threadId, 'approve', { round: 1 }),
+      await decideStop(bob, stop.id, { decision: 'approve', round: 1 }),
+      await decideStop(bob, stop.id, { decision: 'approve' }),
+      await decide(bob, threadId, 'reject', { round: 1, reason: 'not this' }),
+    ]) {
+      expect(attempt.status).toBe(409);
+      expect(await message(attempt)).toMatch(changed);
+    }
+    const still = await detail(runId);
+    expect(still).toMatchObject({ status: 'waiting_approval', approvals: { given: 1 }, stop: { round: 2 } });
+    expect(still.decisions.map((d) => `${d.decided_by.name}:${d.decision}`)).toEqual(['Round Ann:edit']);
+
+    // Read again: the edited text, in round 2, which he approves; the run goes on with the text he saw.
+    const again = await read(bob, runId);
+    expect(again).toMatchObject({ context: { analysis: 'Ann rewrote it.' }, stop: { id: stop.id, round: 2 } });
+    ctx.model.reply(['Published.']);
+    const resumed = await follow(
+      await decideStop(bob, again.stop.id, { decision: 'approve', round: again.stop.round }),
+    );
+    expect(resumed[0]!.data).toMatchObject({ type: 'gate_edited', by: ['Round Ann', 'Round Bob'] });
+    expect(resumed.at(-1)!.data.type).toBe('run_done');
+    expect(prompts().at(-1)).toContain('Ann rewrote it.');
+  });
+
+  it("a stop's id names one stop: another tenant's is 404, a decided one 409 with who decided, a malformed one 400", async () => {
+    const created = async (path: string, json: unknown) =>
+      ((await (await server.request(path, { method: 'POST', json })).json()) as { id: string }).id;
+    const org = await created('/orgs', { name: 'Stops Elsewhere' });
+    const team = await created('/teams', { name: 'Team', parent_id: org });
+    const elsewhere = await created('/projects', { name: 'Theirs', parent_id: team });
+    const outsider = await person('Stops Outsider', 'owner', elsewhere);
+    const { runId, events } = await toGate('review', ['Ours.']);
+    const stopId = `${runId}:${events.at(-1)!.id}`;
+
+    const theirs = await decideStop(outsider, stopId, { decision: 'approve', round: 1 });
+    expect(theirs.status).toBe(404);
+    expect(await message(theirs)).toBe(`no stop "${stopId}"`);
+    expect((await detail(runId)).status).toBe('waiting_approval');
+    for (const bad of [
+      { decision: 'reject', edits: { analysis: 'x' } },
+      { decision: 'respond' },
+      { decision: 'approve', round: 0 },
+    ]) {
+      expect((await decideStop(null, stopId, bad)).status).toBe(400);
+    }
+    expect((await decideStop(null, 'not-a-stop', { decision: 'approve' })).status).toBe(400);
+    expect((await decideStop(null, stopId, { decision: 'approve', arguments: { line: 'x' } })).status).toBe(400);
+
+    const rejected = await decideStop(null, stopId, { decision: 'reject', round: 1, reason: 'not now' });
+    expect(rejected.status).toBe(202);
+    const late = await decideStop(null, stopId, { decision: 'approve', round: 1 });
+    expect(late.status).toBe(409);
+    expect(await message(late)).toMatch(
+      new RegExp(`^stop "${stopId}" is not pending on thread .+: rejected by api-token at `),
+    );
   });
 });
 

@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeFifo, release, within } from '../../src-server/context/fifo-fixture';
 import type { GateDecisionRecord, RunDetail } from '../../src-server/contracts/runs';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
+import type { WebhookPayload } from '../../src-server/contracts/webhooks';
 import { toolAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import type { ServerProcess } from '../helpers/process';
@@ -273,6 +276,99 @@ describe('a tool call over MCP', () => {
     expect(results[0]!.text).toContain('xxx');
     expect(results[1]!.text).toMatch(/Nobody approved this call in time: nobody decided the tool call after 1s/);
     expect(lastOf(events, 'tool_decided')!.data).toMatchObject({ decision: 'expire', outcome: 'reject' });
+  });
+
+  it("binds each approval to the arguments its person read: after one approver's edit, the round before is refused", async () => {
+    ctx.model.toolTurns = [[call('mock__big', { chars: 3 })]];
+    const { runId, threadId } = await runUntilStop();
+    const pending = await waitingCall(runId);
+    const [pat, quinn] = await Promise.all(
+      ['Pat', 'Quinn'].map(async (name) => {
+        const id = await addUser(server.pool, `${name} round ${pending.call_id.slice(0, 8)}`);
+        await grantRole(server.pool, id, 'project', DEFAULT_PROJECT_ID, 'member');
+        return signSession(id, SECRET, '1h', name);
+      }),
+    );
+    const stop = (await detail(runId)).stop!;
+    expect(stop).toMatchObject({
+      kind: 'tool_call',
+      round: 1,
+      tool_call: { id: pending.call_id, tool: 'mock.big', arguments_sha256: pending.arguments_sha256 },
+    });
+    const edited = await decide(threadId, pending.call_id, 'approve', { round: 1, arguments: { chars: 5 } }, pat);
+    expect(await edited.json()).toMatchObject({ status: 'waiting_approval', approvals: { needed: 2, given: 1 } });
+    const now = (await detail(runId)).stop!;
+    expect(now).toMatchObject({ id: stop.id, round: 2, tool_call: { arguments_sha256: sha256('{"chars":5}') } });
+
+    // Quinn read the model's arguments: her approval of round 1 is refused, and nothing runs.
+    const stale = await decide(threadId, pending.call_id, 'approve', { round: 1 }, quinn);
+    expect(stale.status).toBe(409);
+    expect(((await stale.json()) as { error: { message: string } }).error.message).toMatch(
+      new RegExp(
+        `^tool call "${pending.call_id}" on thread ${threadId} changed since you read it: approved with edits by Pat`,
+      ),
+    );
+    expect((await detail(runId)).approvals).toMatchObject({ given: 1 });
+    // The arguments shown now are what she approves, and what runs.
+    ctx.model.reply(['Fine.']);
+    expect((await decide(threadId, pending.call_id, 'approve', { round: 2 }, quinn)).status).toBe(202);
+    await holds(async () => (await detail(runId)).pending_gate?.node === 'gate');
+    const events = await followToEnd(server, runId, 0);
+    expect(lastOf(events, 'tool_result')!.data).toMatchObject({ text: expect.stringContaining('xxxxx') });
+    expect(lastOf(events, 'tool_decided')!.data).toMatchObject({ decision: 'edit', deciders: ['Pat', 'Quinn'] });
+  });
+
+  it("a tool call's gate.waiting webhook names the call, and a receiver decides it with the payload's ids", async () => {
+    const hooked = await ctx.start({ ...serverEnv(), WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+    const bodies: WebhookPayload[] = [];
+    const receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        bodies.push(JSON.parse(body) as WebhookPayload);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const created = await hooked.request('/webhooks', {
+      method: 'POST',
+      json: { url, events: ['gate.waiting', 'gate.decided'], project_id: DEFAULT_PROJECT_ID },
+    });
+    expect(created.status).toBe(201);
+    const hook = (await created.json()) as { id: string };
+    try {
+      const file = path.join(project, 'effects.log');
+      ctx.model.toolTurns = [[call('mock__append', { file, line: 'decided from a webhook' })]];
+      const { runId, events } = await runUntilStop(hooked);
+      const pending = await waitingCall(runId);
+      const payloadOf = (type: string) =>
+        until(async () => bodies.find((b) => b.type === type && b.data.run_id === runId));
+      const waiting = (await payloadOf('gate.waiting')) as Extract<WebhookPayload, { type: 'gate.waiting' }>;
+      expect(waiting.data.stop).toEqual({
+        kind: 'tool_call',
+        id: `${runId}:${lastOf(events, 'tool_waiting')!.id}`,
+        round: 1,
+        node: 'intake',
+        tool_call: { id: pending.call_id, tool: 'mock.append', arguments_sha256: pending.arguments_sha256 },
+      });
+
+      ctx.model.reply(['Noted.']);
+      const { stop } = waiting.data;
+      const accepted = await hooked.request(`/stops/${stop!.id}/decision`, {
+        method: 'POST',
+        json: { decision: 'approve', round: stop!.round },
+      });
+      expect(accepted.status).toBe(202);
+      await holds(async () => (await detail(runId)).pending_gate?.node === 'gate');
+      expect(lines(file)).toEqual(['decided from a webhook']);
+      const decided = (await payloadOf('gate.decided')) as Extract<WebhookPayload, { type: 'gate.decided' }>;
+      expect(decided.data).toMatchObject({ decision: 'approve', stop: { id: stop!.id, kind: 'tool_call', round: 1 } });
+    } finally {
+      await hooked.request(`/webhooks/${hook.id}`, { method: 'DELETE' });
+      await hooked.close();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 
   it('asks before a tool that no policy names (fail closed)', async () => {

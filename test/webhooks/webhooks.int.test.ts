@@ -150,14 +150,23 @@ describe('deliveries', () => {
       {
         type: 'gate.waiting',
         timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-        data: { ...ids, gate: 'gate', question: 'Publish this review?', expires_at: null },
+        data: {
+          ...ids,
+          gate: 'gate',
+          question: 'Publish this review?',
+          expires_at: null,
+          // The stop, named as every door names it: the run and the event it stopped with, in its first round.
+          stop: { kind: 'gate', id: `${runId}:${events.at(-1)!.id}`, round: 1, node: 'gate', tool_call: null },
+        },
       },
     ]);
 
+    // A receiver decides with what the payload gave it, as docs/webhooks.md shows.
+    const { stop } = (payloads(receiver)[0] as Extract<WebhookPayload, { type: 'gate.waiting' }>).data;
     ctx.model.reply(['Final ', 'answer']);
-    const approved = await ctx.server.request(`/threads/${threadId}/gates/gate/approve`, {
+    const approved = await ctx.server.request(`/stops/${stop!.id}/decision`, {
       method: 'POST',
-      json: { reason: 'ship it' },
+      json: { decision: 'approve', round: stop!.round, reason: 'ship it' },
     });
     const resumed = await readEvents(await followAccepted(approved, (path) => ctx.server.request(path)));
     expect(resumed.at(-1)!.data.type).toBe('run_done');
@@ -291,12 +300,21 @@ describe('deliveries', () => {
           route_to: null,
           edited: ['analysis'],
           decided_at: expect.any(String),
+          // The round after the edit, as the next approver names it.
+          stop: { kind: 'gate', id: `${runId}:1000`, round: 1, node: 'gate', tool_call: null },
         },
       },
       {
         type: 'gate.expired',
         timestamp: expect.any(String),
-        data: { ...ids, gate: 'gate', outcome: 'reject', route_to: null, decided_at: expect.any(String) },
+        data: {
+          ...ids,
+          gate: 'gate',
+          outcome: 'reject',
+          route_to: null,
+          decided_at: expect.any(String),
+          stop: { kind: 'gate', id: `${runId}:1000`, round: 1, node: 'gate', tool_call: null },
+        },
       },
     ]);
     // The receiver sees a request before the sender has read its answer and marked the delivery.
@@ -361,8 +379,13 @@ describe('deliveries', () => {
           outcome: 'reject',
           route_to: null,
           decided_at: expect.any(String),
+          // The stop that waited, by the id its gate.waiting gave.
+          stop: { ...(waiting as Extract<WebhookPayload, { type: 'gate.waiting' }>).data.stop, round: 1 },
         },
       });
+      expect((waiting as Extract<WebhookPayload, { type: 'gate.waiting' }>).data.stop!.id).toMatch(
+        new RegExp(`^${lapsed.runId}:\\d+$`),
+      );
       expect(receiver.received.every((r) => r.error === undefined)).toBe(true);
     } finally {
       await server.close();

@@ -2,8 +2,8 @@ import { errorMessage } from '@contracts/errors';
 import type { ApprovalItem, RunAccepted } from '@contracts/runs';
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
-import { approvalsApi, type ToolDecisionChoice } from '../api/approvals.api';
-import { threadsApi, type DecisionChoice } from '../api/threads.api';
+import { approvalsApi } from '../api/approvals.api';
+import { stopsApi, type DecisionChoice, type ToolDecisionChoice } from '../api/stops.api';
 import { approvedBy, outcomeText, toolOutcomeText } from './gate-decision';
 import { useRunsStore } from './runs.store';
 import { shortId } from './status-label';
@@ -97,18 +97,17 @@ export const useApprovalsStore = defineStore('approvals', () => {
   function decide(item: ApprovalItem, decision: DecisionChoice): Promise<void> {
     return send(
       item,
-      () => threadsApi.decideGate(item.thread_id, item.gate, decision),
+      () => stopsApi.decide(item.stop, decision),
       (accepted) => outcomeText(decision, accepted),
     );
   }
 
   /** A decision on a waiting tool call. */
   function decideToolCall(item: ApprovalItem, choice: ToolDecisionChoice): Promise<void> {
-    const call = item.tool_call;
-    if (!call) return Promise.resolve();
+    if (item.stop.kind !== 'tool_call') return Promise.resolve();
     return send(
       item,
-      () => approvalsApi.decideToolCall(item.thread_id, call.call_id, choice),
+      () => stopsApi.decide(item.stop, choice),
       (accepted) => toolOutcomeText(choice, accepted),
     );
   }

@@ -5,7 +5,7 @@ import { computed, ref } from 'vue';
 import { agentsApi } from '../api/agents.api';
 import { runsApi } from '../api/runs.api';
 import type { EventHandler } from '../api/sse-client';
-import { threadsApi } from '../api/threads.api';
+import { stopsApi } from '../api/stops.api';
 import { followStream } from './follow';
 import { TokenBatcher } from './frame-batch';
 import { applyEvents, emptyView, recordedTranscript, settle, type RunView } from './run-view';
@@ -83,12 +83,12 @@ export const useDraftRunStore = defineStore('draft-run', () => {
 
   /** Approve or reject at the gate the draft waits at; an approval the gate needs more of keeps it waiting. */
   async function decide(kind: 'approve' | 'reject'): Promise<void> {
-    const { threadId, pendingGate } = view.value;
-    if (!threadId || !pendingGate || pendingGate.tool_call || deciding.value) return;
+    const { threadId, stop } = view.value;
+    if (!threadId || stop?.kind !== 'gate' || deciding.value) return;
     deciding.value = true;
     error.value = null;
     try {
-      const accepted = await threadsApi.decideGate(threadId, pendingGate.node, { kind });
+      const accepted = await stopsApi.decide(stop, { kind });
       if (accepted.status === 'waiting_approval' && accepted.approvals) view.value.approvals = accepted.approvals;
       else void follow(accepted);
     } catch (e) {

@@ -2,8 +2,7 @@ import type { RunEventOf } from '@contracts/events';
 import type { GateExpiry } from '@contracts/gate-policy';
 import type { GateApprovals, GateDecision, GateDecisionRecord, PendingGate, RunAccepted } from '@contracts/runs';
 import type { Role } from '@contracts/tenancy';
-import type { ToolDecisionChoice } from '../api/approvals.api';
-import type { DecisionChoice } from '../api/threads.api';
+import type { DecisionChoice, ToolDecisionChoice } from '../api/stops.api';
 import { peopleList } from './person-name';
 
 /**

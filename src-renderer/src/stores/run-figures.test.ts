@@ -36,6 +36,7 @@ function stored(nodes: RunNode[]): RunDetail {
   return {
     id: RUN,
     forked_from: null,
+    stop: null,
     agent_version: null,
     thread_id: THREAD,
     agent: 'change-review',

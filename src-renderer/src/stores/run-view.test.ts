@@ -53,6 +53,7 @@ const record = (
 const detail = (nodes: RunNode[], decisions: GateDecisionRecord[], extra: Partial<RunDetail> = {}): RunDetail => ({
   id: RUN,
   forked_from: null,
+  stop: null,
   agent_version: null,
   thread_id: THREAD,
   agent: 'change-review',

@@ -1,5 +1,6 @@
 import type { RoutingRule, RuleSource } from '@contracts/assets';
 import type { RunEvent } from '@contracts/events';
+import { stopOf, type Stop } from '@contracts/stops';
 import type { RunUsage } from '@contracts/usage';
 import { noteFromEvent, noteFromRecord, sameStop, type DecisionNote } from './gate-decision';
 import { applyRuntimeEvent, type ModelLoading } from './runtime-events';
@@ -115,6 +116,11 @@ export interface RunView {
   routes: RouteTaken[];
   flash: string | null;
   pendingGate: PendingGate | null;
+  /**
+   * Where the run waits, with the round shown (contracts/stops.ts): a decision names it, so that a text another
+   * approver edited since is not approved unseen. Null when nothing waits.
+   */
+  stop: Stop | null;
   /** The pending gate's approvals so far (stored or reported by a decision); null when no gate waits. */
   approvals: GateApprovals | null;
   /** The run's decisions as recorded, oldest first: read when the run rests (settle) and while its gate waits. */
@@ -159,6 +165,7 @@ export function emptyView(): RunView {
     routes: [],
     flash: null,
     pendingGate: null,
+    stop: null,
     approvals: null,
     decisions: [],
     returns: [],
@@ -179,6 +186,7 @@ function append(view: RunView, node: string, text: string): void {
 function decided(view: RunView, note: DecisionNote, state: PhaseState): void {
   view.phases[note.gate] = state;
   view.pendingGate = null;
+  view.stop = null;
   view.approvals = null;
   view.resumable = false;
   view.transcript.push({ node: note.gate, text: '', decision: note });
@@ -346,6 +354,8 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       view.phases[event.node] = type;
       view.status = 'waiting_approval';
       view.pendingGate = gate;
+      // A new stop, in its first round: its id is the run's and this event's.
+      view.stop = view.runId ? stopOf(view.runId, id, 1, gate) : null;
       // Reached just now (again, after a respond): nobody has approved this stop yet.
       view.approvals = { needed: event.approvals_needed ?? 1, given: 0, by: [] };
       view.resumable = true;
@@ -356,6 +366,7 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       view.phases[event.node] = 'active';
       view.status = 'running';
       view.pendingGate = null;
+      view.stop = null;
       view.approvals = null;
       view.resumable = false;
       break;
@@ -415,6 +426,7 @@ function stopped(view: RunView, state: 'error' | 'cancelled'): void {
   view.queue = null;
   view.serverQueue = null;
   view.pendingGate = null;
+  view.stop = null;
   view.approvals = null;
   view.resumable = false;
   for (const [node, phase] of Object.entries(view.phases))
@@ -473,7 +485,11 @@ export function settle(view: RunView, detail: RunDetail): void {
   view.decisions = detail.decisions;
   view.usage = detail.usage;
   for (const node of detail.nodes) view.figures[node.node_id] = figuresFromNode(node);
-  if (view.status === 'waiting_approval' && sameStop(view.pendingGate, detail.pending_gate)) {
+  // The stop the view shows, as stored: edited by an approver since its event, it shows the stored text and round.
+  const sameId = detail.stop !== null && view.stop?.id === detail.stop.id;
+  if (view.status === 'waiting_approval' && (sameId || sameStop(view.pendingGate, detail.pending_gate))) {
+    view.pendingGate = detail.pending_gate;
+    view.stop = detail.stop;
     view.approvals = detail.approvals;
     view.resumable = detail.resumable;
   }

@@ -1,9 +1,9 @@
 import { defineStore } from 'pinia';
 import { computed, ref, watch } from 'vue';
-import { approvalsApi, type ToolDecisionChoice } from '../api/approvals.api';
+import { stopsApi, type DecisionChoice, type ToolDecisionChoice } from '../api/stops.api';
 import { runsApi } from '../api/runs.api';
 import type { EventHandler } from '../api/sse-client';
-import { threadsApi, type DecisionChoice } from '../api/threads.api';
+import { threadsApi } from '../api/threads.api';
 import { TokenBatcher } from './frame-batch';
 import { followStream } from './follow';
 import { sameStop } from './gate-decision';
@@ -252,14 +252,14 @@ export const useRunsStore = defineStore('runs', () => {
 
   /** Approve, edit, respond or reject at the gate on screen. */
   async function decide(decision: DecisionChoice): Promise<void> {
-    const gate = view.value.pendingGate;
-    if (gate && !gate.tool_call) await send((threadId) => threadsApi.decideGate(threadId, gate.node, decision));
+    const stop = view.value.stop;
+    if (stop?.kind === 'gate') await send(() => stopsApi.decide(stop, decision));
   }
 
   /** Approve (with edited arguments or not), respond to or reject the tool call the run on screen waits at. */
   async function decideToolCall(choice: ToolDecisionChoice): Promise<void> {
-    const call = view.value.pendingGate?.tool_call;
-    if (call) await send((threadId) => approvalsApi.decideToolCall(threadId, call.call_id, choice));
+    const stop = view.value.stop;
+    if (stop?.kind === 'tool_call') await send(() => stopsApi.decide(stop, choice));
   }
 
   /** Sends a decision on the stop on screen; a refusal is shown on the card, with what is stored. */

@@ -77,6 +77,7 @@ describe('the local runtime in the run view', () => {
     const detail = {
       id: '00000000-0000-4000-8000-000000000001',
       forked_from: null,
+      stop: null,
       agent_version: null,
       thread_id: '00000000-0000-4000-8000-000000000002',
       agent: 'summary',

@@ -3,6 +3,7 @@ import { runHandovers } from './0002-run-handovers';
 import { storedAgents } from './0003-stored-agents';
 import { activeRunsByThread } from './0004-active-runs-by-thread';
 import { agentsByName } from './0005-agents-by-name';
+import { decisionStops } from './0006-decision-stops';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -14,6 +15,7 @@ export const MIGRATIONS: readonly Migration[] = [
   storedAgents,
   activeRunsByThread,
   agentsByName,
+  decisionStops,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */

@@ -4,11 +4,11 @@ import type { Principal } from '../../auth/principal';
 import type { RunEvent } from '../../contracts/events';
 import { badRequest, conflict, errorMessage, notFound, ServiceError } from '../../contracts/errors';
 import type { Checkpoint } from '../../contracts/runs';
-import type { LgRunRow, LgThreadRow } from '../../db/lg-threads.repository';
+import type { LgRunRow, LgThreadRow } from '../../storage/lg-threads';
 import type { AppDeps } from '../deps';
 import { openSse } from '../sse';
 import { assistantIdOf, interruptId } from './lg-ids';
-import { gateDecision, parseResume, toolDecision } from './lg-interrupts';
+import { decisionOf, parseResume } from './lg-interrupts';
 import { LgRunFold, type LgCursor, type LgEvent } from './lg-stream';
 import type { LgRunCreate, StreamMode } from './lg-schemas';
 import { emptyState, lgState, lgThread, rejectionEnd, stopIds, ThreadRuns } from './lg-views';
@@ -111,7 +111,8 @@ export class LgDoor {
     return layout ? rejectionEnd(layout) : null;
   };
 
-  threadRuns = async (threadId: string) => new ThreadRuns(await this.deps.lgRows.runs([threadId]), this.rejectionEnd);
+  threadRuns = async (threadId: string) =>
+    new ThreadRuns(await this.deps.lgThreads.runs([threadId]), this.rejectionEnd);
 
   async thread(principal: Principal, id: string) {
     const row = await this.deps.lgThreads.visible(principal, id);
@@ -119,7 +120,7 @@ export class LgDoor {
   }
 
   async threads(rows: LgThreadRow[]) {
-    const runs = await this.deps.lgRows.runs(rows.filter((r) => r.agent).map((r) => r.id));
+    const runs = await this.deps.lgThreads.runs(rows.filter((r) => r.agent).map((r) => r.id));
     return rows.map((row) =>
       lgThread(
         row,
@@ -134,7 +135,7 @@ export class LgDoor {
   /** A run of a thread the caller may see; a run of another thread is not found there. */
   async run(principal: Principal, threadId: string, runId: string): Promise<LgRunRow> {
     await this.deps.lgThreads.visible(principal, threadId);
-    const run = (await this.deps.lgRows.runs([threadId])).find((r) => r.id === runId);
+    const run = (await this.deps.lgThreads.runs([threadId])).find((r) => r.id === runId);
     if (!run) throw notFound(`run ${runId} not found on thread ${threadId}`);
     return run;
   }
@@ -173,7 +174,7 @@ export class LgDoor {
   private async states(row: LgThreadRow, checkpoints: Checkpoint[], head: Checkpoint | undefined) {
     const runs = await this.threadRuns(row.id);
     const runIds = [...new Set(checkpoints.flatMap((cp) => (cp.run_id ? [cp.run_id] : [])))];
-    const ids = stopIds(checkpoints, await this.deps.lgRows.stopSeqs(runIds));
+    const ids = stopIds(checkpoints, await this.deps.lgThreads.stopSeqs(runIds));
     const waiting = row.last_run_status === 'waiting_approval' ? row.pending_gate : null;
     return checkpoints.map((cp) =>
       lgState(row, cp, runs, ids.get(cp.checkpoint_id), cp.checkpoint_id === head?.checkpoint_id ? waiting : null),
@@ -186,7 +187,7 @@ export class LgDoor {
    * its stops.
    */
   async start(principal: Principal, threadId: string, body: LgRunCreate, req: Request): Promise<LgRunStarted> {
-    const { lgThreads, lgRows, runsService, approvals } = this.deps;
+    const { lgThreads, runsService, approvals } = this.deps;
     const modes = body.stream_mode ?? DEFAULT_MODES;
     let row = await lgThreads.visible(principal, threadId).catch((error: unknown) => {
       if (body.if_not_exists === 'create' && error instanceof ServiceError && error.status === 404) return undefined;
@@ -206,10 +207,10 @@ export class LgDoor {
         await runsService.cancelRun(principal, runId, 'resolved');
         return { runId, threadId, since, stillWaiting: false, modes };
       }
-      const resume = parseResume(command.resume, interruptId(runId, since));
-      const decided = gate.tool_call
-        ? await approvals.decideToolCall(principal, threadId, gate.tool_call.call_id, toolDecision(resume))
-        : await approvals.decide(principal, threadId, gate.node, gateDecision(resume));
+      const stop = interruptId(runId, since);
+      const resume = parseResume(command.resume, stop);
+      // These clients name no round: taken while the stop is in its first one (contracts/stops.ts).
+      const decided = await approvals.decide(principal, { stop }, decisionOf(resume, gate.tool_call !== undefined));
       return { runId, threadId, since, stillWaiting: decided.status === 'waiting_approval', modes };
     }
 
@@ -253,7 +254,7 @@ export class LgDoor {
             });
       if (!row.agent) await lgThreads.settled(threadId);
     }
-    await lgRows.recordRun(started.runId, modes, body.metadata ?? {});
+    await lgThreads.recordRun(started.runId, modes, body.metadata ?? {});
     return { runId: started.runId, threadId, since: 0, stillWaiting: false, modes };
   }
 
@@ -284,7 +285,7 @@ export class LgDoor {
    * and the node a rejection would end it at.
    */
   private async foldOf(threadId: string, runId: string): Promise<{ run: LgRunRow; fold: LgRunFold }> {
-    const [runs, row] = await Promise.all([this.deps.lgRows.runs([threadId]), this.deps.lgRows.get(threadId)]);
+    const [runs, row] = await Promise.all([this.deps.lgThreads.runs([threadId]), this.deps.lgThreads.get(threadId)]);
     const run = runs.find((r) => r.id === runId);
     if (!run) throw notFound(`run ${runId} not found on thread ${threadId}`);
     const thread = new ThreadRuns(runs, this.rejectionEnd);

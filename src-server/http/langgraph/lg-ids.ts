@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { stopId } from '../../contracts/stops';
 
 /** The namespace LangGraph's own server derives the id of a graph's default assistant from its graph id with. */
 const ASSISTANT_NAMESPACE = '6ba7b821-9dad-11d1-80b4-00c04fd430c8';
@@ -25,5 +26,5 @@ export const humanMessageId = (runId: string): string => `${runId}:human`;
 /** The id of a phase's message in a run: one per phase, its last answer (a phase sent back keeps its id). */
 export const phaseMessageId = (runId: string, node: string): string => `${runId}:${node}`;
 
-/** A stop's interrupt id: the run and the event it stopped with, new at each stop. */
-export const interruptId = (runId: string, stopSeq: number): string => `${runId}:${stopSeq}`;
+/** A stop's interrupt id is its stop id (contracts/stops.ts): the run and the event it stopped with. */
+export const interruptId = stopId;

@@ -1,6 +1,6 @@
 import { badRequest, conflict } from '../../contracts/errors';
 import type { PendingGate } from '../../contracts/runs';
-import type { DecisionRequest, ToolDecisionRequest } from '../../services/approvals.service';
+import type { Decision } from '../../services/approvals.service';
 import { interruptId } from './lg-ids';
 import type { LgInterrupt } from './lg-schemas';
 
@@ -120,25 +120,15 @@ function gateEdits(args: Record<string, unknown>): Record<string, string> {
   return edits;
 }
 
-export function gateDecision(resume: Resume): DecisionRequest {
+/** A resume as the approvals service's one decision: an edit is of a gate's texts or a tool call's arguments. */
+export function decisionOf(resume: Resume, toolCall: boolean): Decision {
   switch (resume.type) {
     case 'approve':
       return { decision: 'approve', reason: null };
     case 'edit':
-      return { decision: 'approve', reason: null, edits: gateEdits(resume.args) };
-    case 'reject':
-      return { decision: 'reject', reason: resume.message };
-    case 'respond':
-      return { decision: 'respond', reason: null, response: resume.message };
-  }
-}
-
-export function toolDecision(resume: Resume): ToolDecisionRequest {
-  switch (resume.type) {
-    case 'approve':
-      return { decision: 'approve', reason: null };
-    case 'edit':
-      return { decision: 'approve', reason: null, arguments: resume.args };
+      return toolCall
+        ? { decision: 'approve', reason: null, arguments: resume.args }
+        : { decision: 'approve', reason: null, edits: gateEdits(resume.args) };
     case 'reject':
       return { decision: 'reject', reason: resume.message };
     case 'respond':

@@ -62,7 +62,7 @@ const ResumeHeaders = z.object({
 
 /** Runs of a thread: start one (streamed, in the background, or waited for), decide its stop, follow it, cancel it. */
 export function lgRunRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
-  const { lgRows, runsService } = deps;
+  const { lgThreads, runsService } = deps;
 
   const runOf = async (principal: Principal, threadId: string, runId: string) =>
     lgRun(await door.run(principal, threadId, runId));
@@ -163,7 +163,7 @@ export function lgRunRoutes(api: Api, deps: AppDeps, door: LgDoor): void {
     responses: { 200: { description: 'the runs', schema: z.array(LgRunSchema) } },
     handler: async ({ params, query, ctx }) => {
       await deps.lgThreads.visible(ctx.principal, params.thread_id);
-      const runs = (await lgRows.runs([params.thread_id])).reverse().map(lgRun);
+      const runs = (await lgThreads.runs([params.thread_id])).reverse().map(lgRun);
       const matching = runs.filter((r) => !query.status || r.status === query.status);
       return matching.slice(query.offset, query.offset + query.limit);
     },

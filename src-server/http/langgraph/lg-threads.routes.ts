@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal';
-import type { LgThreadFilter } from '../../db/lg-threads.repository';
+import type { LgThreadFilter } from '../../storage/lg-threads';
 import type { Api } from '../api';
 import type { AppDeps } from '../deps';
 import type { LgDoor } from './lg-door';

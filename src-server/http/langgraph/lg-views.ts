@@ -1,6 +1,6 @@
 import type { GraphLayout } from '../../contracts/assets';
 import { REJECTED_RUN_OUTPUT, type Checkpoint, type PendingGate, type RunStatus } from '../../contracts/runs';
-import type { LgRunRow, LgThreadRow } from '../../db/lg-threads.repository';
+import type { LgRunRow, LgThreadRow } from '../../storage/lg-threads';
 import { assistantIdOf, interruptId } from './lg-ids';
 import { lgInterrupt } from './lg-interrupts';
 import { runMessages, threadValues, type LgMessage } from './lg-messages';

@@ -1,9 +1,10 @@
 import type { JSONRPCErrorResponse, JSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/principal';
 import { errorMessage, ServiceError } from '../../contracts/errors';
-import type { McpElicitation } from '../../db/mcp-sessions.repository';
+import type { McpElicitation } from '../../storage/mcp-sessions';
 import { getLogger } from '../../log';
-import { gateDecision, readAnswer, toolDecision, type FormAnswer } from './elicitation-form';
+import { decisionOf, readAnswer, type FormAnswer } from './elicitation-form';
+import type { StopRef } from '../../services/approvals.service';
 import type { McpServices } from './mcp-call';
 
 const log = getLogger('svc.api');
@@ -16,22 +17,22 @@ export const isQuestionId = (id: unknown): id is string => typeof id === 'string
  * state), decided through the approvals service as this person (the same rules as the HTTP API's decisions), and
  * the outcome written for the call that waits on it.
  */
-/** Decides as the answer says; a string says why the answer is no decision. */
+/** Decides as the answer says, at the stop and round the question showed; a string says why it is no decision. */
 async function decide(
   approvals: McpServices['approvals'],
   principal: Principal,
   question: McpElicitation,
   answer: FormAnswer,
 ): Promise<string | undefined> {
-  if (question.call_id) {
-    const decision = toolDecision(answer);
-    if (typeof decision === 'string') return decision;
-    await approvals.decideToolCall(principal, question.thread_id, question.call_id, decision);
-    return undefined;
-  }
-  const decision = gateDecision(answer, question.context_node);
+  const decision = decisionOf(answer, { toolCall: question.call_id !== null, contextNode: question.context_node });
   if (typeof decision === 'string') return decision;
-  await approvals.decide(principal, question.thread_id, question.gate, decision);
+  // A question asked by a process of the release before carries no stop: its thread and gate or call name it.
+  const ref: StopRef = question.stop_id
+    ? { stop: question.stop_id, round: question.round }
+    : question.call_id
+      ? { thread: question.thread_id, toolCall: question.call_id }
+      : { thread: question.thread_id, gate: question.gate };
+  await approvals.decide(principal, ref, decision);
   return undefined;
 }
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { PendingGate } from '../../contracts/runs';
-import { gateDecision, MAX_QUESTION_CHARS, questionFor, readAnswer, toolDecision } from './elicitation-form';
+import { decisionOf, MAX_QUESTION_CHARS, questionFor, readAnswer } from './elicitation-form';
+
+const atGate = { toolCall: false, contextNode: 'analysis' };
+const atCall = { toolCall: true, contextNode: null };
 
 const gate: PendingGate = {
   node: 'gate',
@@ -66,30 +69,30 @@ describe('an answer', () => {
 
   it('becomes the gate decision it names; an edit or an answer without text is none', () => {
     const answer = (decision: string, text?: string) => readAnswer({ decision, reason: 'why', text }) as never;
-    expect(gateDecision(answer('approve'), 'analysis')).toEqual({ decision: 'approve', reason: 'why' });
-    expect(gateDecision(answer('edit', 'New.'), 'analysis')).toEqual({
+    expect(decisionOf(answer('approve'), atGate)).toEqual({ decision: 'approve', reason: 'why' });
+    expect(decisionOf(answer('edit', 'New.'), atGate)).toEqual({
       decision: 'approve',
       reason: 'why',
       edits: { analysis: 'New.' },
     });
-    expect(gateDecision(answer('respond', 'More.'), 'analysis')).toEqual({
+    expect(decisionOf(answer('respond', 'More.'), atGate)).toEqual({
       decision: 'respond',
       reason: 'why',
       response: 'More.',
     });
-    expect(gateDecision(answer('reject'), 'analysis')).toEqual({ decision: 'reject', reason: 'why' });
-    expect(gateDecision(answer('edit'), 'analysis')).toBe('an edit needs the text');
-    expect(gateDecision(answer('respond'), 'analysis')).toBe('an answer needs the text');
+    expect(decisionOf(answer('reject'), atGate)).toEqual({ decision: 'reject', reason: 'why' });
+    expect(decisionOf(answer('edit'), atGate)).toBe('an edit needs the text');
+    expect(decisionOf(answer('respond'), atGate)).toBe('an answer needs the text');
   });
 
   it('edits a tool call with a JSON object, nothing else', () => {
     const answer = (text: string) => readAnswer({ decision: 'edit', text }) as never;
-    expect(toolDecision(answer('{"line":"x"}'))).toEqual({
+    expect(decisionOf(answer('{"line":"x"}'), atCall)).toEqual({
       decision: 'approve',
       reason: null,
       arguments: { line: 'x' },
     });
-    expect(toolDecision(answer('not json'))).toBe('the edited arguments are not JSON');
-    expect(toolDecision(answer('[1]'))).toBe('the edited arguments must be an object');
+    expect(decisionOf(answer('not json'), atCall)).toBe('the edited arguments are not JSON');
+    expect(decisionOf(answer('[1]'), atCall)).toBe('the edited arguments must be an object');
   });
 });

@@ -1,5 +1,5 @@
 import type { PendingGate } from '../../contracts/runs';
-import type { DecisionRequest, ToolDecisionRequest } from '../../services/approvals.service';
+import type { Decision } from '../../services/approvals.service';
 import { DecisionKind } from './mcp-schemas';
 
 /** The most of a gate's content a question carries; the studio and get_run show all of it. */
@@ -87,24 +87,23 @@ export function readAnswer(content: unknown): FormAnswer | string {
   return { decision: decision.data, reason: text('reason'), text: text('text') };
 }
 
-/** A gate decision from an answer; a string says what is missing. */
-export function gateDecision(answer: FormAnswer, contextNode: string | null): DecisionRequest | string {
+/**
+ * The decision an answer makes, at a gate (`contextNode`: the phase an edit replaces) or at a tool call (an edit is
+ * its arguments in JSON); a string says what is missing or wrong.
+ */
+export function decisionOf(
+  answer: FormAnswer,
+  at: { toolCall: boolean; contextNode: string | null },
+): Decision | string {
   const { decision, reason, text } = answer;
   if (decision === 'approve') return { decision: 'approve', reason };
   if (decision === 'reject') return { decision: 'reject', reason };
   if (!text) return `${decision === 'edit' ? 'an edit' : 'an answer'} needs the text`;
   if (decision === 'respond') return { decision: 'respond', reason, response: text };
-  if (!contextNode) return 'this gate shows no output to edit';
-  return { decision: 'approve', reason, edits: { [contextNode]: text } };
-}
-
-/** A tool-call decision from an answer; a string says what is wrong. */
-export function toolDecision(answer: FormAnswer): ToolDecisionRequest | string {
-  const { decision, reason, text } = answer;
-  if (decision === 'approve') return { decision: 'approve', reason };
-  if (decision === 'reject') return { decision: 'reject', reason };
-  if (!text) return `${decision === 'edit' ? 'an edit' : 'an answer'} needs the text`;
-  if (decision === 'respond') return { decision: 'respond', reason, response: text };
+  if (!at.toolCall) {
+    if (!at.contextNode) return 'this gate shows no output to edit';
+    return { decision: 'approve', reason, edits: { [at.contextNode]: text } };
+  }
   let edited: unknown;
   try {
     edited = JSON.parse(text);

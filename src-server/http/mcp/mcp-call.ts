@@ -4,11 +4,12 @@ import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sd
 import type { Access } from '../../auth/access';
 import type { Principal } from '../../auth/principal';
 import type { TenancyService } from '../../auth/tenancy.service';
-import type { McpSession, McpSessionsRepository } from '../../db/mcp-sessions.repository';
 import type { AgentDirectory } from '../../services/agent-directory';
 import type { ApprovalsService } from '../../services/approvals.service';
 import type { RunsService } from '../../services/runs.service';
 import type { ThreadsService } from '../../services/threads.service';
+import type { McpSessionsService } from '../../services/mcp-sessions.service';
+import type { McpSession } from '../../storage/mcp-sessions';
 
 /** The services the MCP server's tools reach: the same the HTTP API's routers do (docs/mcp.md). */
 export interface McpServices {
@@ -18,7 +19,7 @@ export interface McpServices {
   runsService: RunsService;
   threadsService: ThreadsService;
   approvals: ApprovalsService;
-  sessions: McpSessionsRepository;
+  sessions: McpSessionsService;
   /** How long a call waits for a person's answer to a question (MCP_ELICITATION_TIMEOUT_S). */
   elicitationTimeoutS: number;
 }

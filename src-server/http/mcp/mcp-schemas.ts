@@ -41,6 +41,8 @@ const PhaseResult = z.object({ id: z.string(), status: z.string(), output: z.str
 /** What waits for a person: a gate, or a tool call whose policy asks. */
 const Waiting = z.object({
   kind: z.enum(['gate', 'tool_call']),
+  stop_id: z.string().describe('the stop: `<run id>:<wait seq>`, new each time the run stops'),
+  round: z.number().int().describe("the stop's round: name it in decide_approval; one more after each approver's edit"),
   gate: z.string().describe('the gate, or the phase that made the tool call'),
   call_id: z.string().optional().describe('the tool call, for decide_approval'),
   tool: z.string().optional(),
@@ -122,6 +124,14 @@ export const DecideInput = z.object({
     'approve; edit (approve with `text` replacing the gated output, or with `arguments` for a tool call); ' +
       "respond (send `text` back: to the phase before a gate, or as the tool's answer); reject",
   ),
+  round: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      "the stop's round you read (`stop.round` in get_run or list_approvals): after another approver's edit an earlier round is refused; without it, only a stop's first round is decided",
+    ),
   reason: z.string().max(2000).optional(),
   text: z.string().max(100_000).optional().describe('edit: the new text; respond: the answer'),
   arguments: z.record(z.string(), z.unknown()).optional().describe('edit of a tool call: its new arguments'),

@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { atLeast } from '../../auth/access';
 import { badRequest, DATABASE_UNAVAILABLE, ServiceError } from '../../contracts/errors';
-import { isDatabaseUnavailable } from '../../db/pool';
+import { isDatabaseUnavailable } from '../../storage/database-unavailable';
 import { getLogger } from '../../log';
 import type { McpRequestContext, McpServices } from './mcp-call';
 import {
@@ -20,6 +20,7 @@ import {
 } from './mcp-schemas';
 import { editedPhase } from './elicitation-form';
 import { RunFollower } from './run-follower';
+import type { StopRef } from '../../services/approvals.service';
 import { runResult, waitingOf } from './run-results';
 import type { z } from 'zod';
 
@@ -169,6 +170,7 @@ export function registerTools(server: McpServer, services: McpServices, context:
               decide_role: item.decide_role,
               ...(item.tool_call ? { tool_call: item.tool_call } : {}),
             },
+            item.stop,
             item.thread_id,
             baseUrl,
           );
@@ -231,7 +233,7 @@ function decided(accepted: Decided): z.infer<typeof DecideOutput> {
   };
 }
 
-/** decide_approval: the same decisions as the HTTP API's approve, reject and respond routes. */
+/** decide_approval: the decisions of the HTTP API's approve, reject and respond routes, through the one decide(). */
 async function decideApproval(
   { approvals, threadsService, runsService }: McpServices,
   { principal }: McpRequestContext,
@@ -243,31 +245,22 @@ async function decideApproval(
     throw badRequest('name either the gate or the call_id to decide');
   }
   if (decision === 'respond' && !input.text) throw badRequest('respond needs the answer in `text`');
+  const round = input.round ?? null;
+  const ref: StopRef =
+    input.call_id !== undefined
+      ? { thread: threadId, toolCall: input.call_id, round }
+      : { thread: threadId, gate: input.gate!, round };
+  if (decision === 'respond') return approvals.decide(principal, ref, { decision, reason, response: input.text! });
+  if (decision === 'approve' || decision === 'reject') return approvals.decide(principal, ref, { decision, reason });
   if (input.call_id !== undefined) {
-    if (decision === 'edit' && !input.arguments) throw badRequest('an edit of a tool call needs `arguments`');
-    if (decision === 'approve' || decision === 'edit') {
-      return approvals.decideToolCall(principal, threadId, input.call_id, {
-        decision: 'approve',
-        reason,
-        ...(decision === 'edit' ? { arguments: input.arguments } : {}),
-      });
-    }
-    if (decision === 'respond') {
-      return approvals.decideToolCall(principal, threadId, input.call_id, { decision, reason, response: input.text! });
-    }
-    return approvals.decideToolCall(principal, threadId, input.call_id, { decision, reason });
+    if (!input.arguments) throw badRequest('an edit of a tool call needs `arguments`');
+    return approvals.decide(principal, ref, { decision: 'approve', reason, arguments: input.arguments });
   }
-  const gate = input.gate!;
-  if (decision === 'edit') {
-    if (!input.text) throw badRequest('an edit needs the new text in `text`');
-    // The text replaces the output of the phase an edit asked inside a call replaces (editedPhase).
-    const waiting = (await threadsService.runs(principal, threadId)).find((run) => run.status === 'waiting_approval');
-    const pending = waiting ? (await runsService.runDetail(principal, waiting.id)).pending_gate : null;
-    const node = pending ? editedPhase(pending) : null;
-    if (!node) throw badRequest(`gate "${gate}" shows no output to edit on thread ${threadId}`);
-    return approvals.decide(principal, threadId, gate, { decision: 'approve', reason, edits: { [node]: input.text } });
-  }
-  if (decision === 'respond')
-    return approvals.decide(principal, threadId, gate, { decision, reason, response: input.text! });
-  return approvals.decide(principal, threadId, gate, { decision, reason });
+  if (!input.text) throw badRequest('an edit needs the new text in `text`');
+  // The text replaces the output of the phase an edit asked inside a call replaces (editedPhase).
+  const waiting = (await threadsService.runs(principal, threadId)).find((run) => run.status === 'waiting_approval');
+  const pending = waiting ? (await runsService.runDetail(principal, waiting.id)).pending_gate : null;
+  const node = pending ? editedPhase(pending) : null;
+  if (!node) throw badRequest(`gate "${input.gate}" shows no output to edit on thread ${threadId}`);
+  return approvals.decide(principal, ref, { decision: 'approve', reason, edits: { [node]: input.text } });
 }

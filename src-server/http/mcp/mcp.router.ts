@@ -3,7 +3,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { InitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/principal';
 import { errorBody, forbidden, ServiceError } from '../../contracts/errors';
-import type { McpSession } from '../../db/mcp-sessions.repository';
+import type { McpSession } from '../../storage/mcp-sessions';
 import type { AppDeps } from '../deps';
 import { bodyProblems } from '../body-problems';
 import { jsonBodyParser } from '../errors';

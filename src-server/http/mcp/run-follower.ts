@@ -128,6 +128,8 @@ export class RunFollower {
         gate: gate.node,
         call_id: gate.tool_call?.call_id ?? null,
         context_node: question.contextNode,
+        stop_id: run.stop?.id ?? null,
+        round: run.stop?.round ?? null,
       },
       elicitationTimeoutS,
     );

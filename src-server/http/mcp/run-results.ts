@@ -1,14 +1,17 @@
 import { DEFAULT_GATE_POLICY } from '../../contracts/gate-policy';
 import type { PendingGate, RunDetail } from '../../contracts/runs';
+import type { Stop } from '../../contracts/stops';
 import { gatedContent } from './elicitation-form';
 import { studioUrl } from './mcp-call';
 import type { RunResult } from './mcp-schemas';
 
 /** What waits for a person, as the tools show it; `whyNotAsked` when the call could not ask. */
-export function waitingOf(gate: PendingGate, threadId: string, baseUrl: string, whyNotAsked?: string) {
+export function waitingOf(gate: PendingGate, stop: Stop, threadId: string, baseUrl: string, whyNotAsked?: string) {
   const call = gate.tool_call;
   return {
-    kind: call ? ('tool_call' as const) : ('gate' as const),
+    kind: stop.kind,
+    stop_id: stop.id,
+    round: stop.round,
     gate: gate.node,
     ...(call ? { call_id: call.call_id, tool: call.tool, arguments: call.arguments } : {}),
     question: gate.question,
@@ -30,7 +33,7 @@ export function runResult(run: RunDetail, baseUrl: string, whyNotAsked?: string)
     output: run.output,
     error_detail: run.error_detail,
     phases: run.nodes.map((node) => ({ id: node.node_id, status: node.status, output: node.output })),
-    waiting: waiting ? waitingOf(run.pending_gate!, run.thread_id, baseUrl, whyNotAsked) : null,
+    waiting: waiting && run.stop ? waitingOf(run.pending_gate!, run.stop, run.thread_id, baseUrl, whyNotAsked) : null,
     decisions: run.decisions.map((d) => ({
       gate: d.gate,
       decision: d.decision,
