@@ -340,7 +340,8 @@ describe('a tool call over MCP', () => {
     try {
       const file = path.join(project, 'effects.log');
       ctx.model.toolTurns = [[call('mock__append', { file, line: 'decided from a webhook' })]];
-      const { runId, events } = await runUntilStop(hooked);
+      const runs = await runUntilStop(hooked);
+      const { runId, events } = runs;
       const pending = await waitingCall(runId);
       const payloadOf = (type: string) =>
         until(async () => bodies.find((b) => b.type === type && b.data.run_id === runId));
@@ -357,13 +358,22 @@ describe('a tool call over MCP', () => {
       const { stop } = waiting.data;
       const accepted = await hooked.request(`/stops/${stop!.id}/decision`, {
         method: 'POST',
-        json: { decision: 'approve', round: stop!.round },
+        json: { decision: 'approve', round: stop!.round, arguments: { file, line: 'edited from a webhook' } },
       });
       expect(accepted.status).toBe(202);
       await holds(async () => (await detail(runId)).pending_gate?.node === 'gate');
-      expect(lines(file)).toEqual(['decided from a webhook']);
+      expect(lines(file)).toEqual(['edited from a webhook']);
+      // The decision's payload names the stop with the arguments that ran: the edit's hash, as recorded.
+      const decisions = (await (
+        await hooked.request(`/threads/${runs.threadId}/decisions`)
+      ).json()) as GateDecisionRecord[];
+      const record = decisions.find((d) => d.tool_call_id === pending.call_id)!;
       const decided = (await payloadOf('gate.decided')) as Extract<WebhookPayload, { type: 'gate.decided' }>;
-      expect(decided.data).toMatchObject({ decision: 'approve', stop: { id: stop!.id, kind: 'tool_call', round: 1 } });
+      expect(decided.data).toMatchObject({
+        decision: 'edit',
+        stop: { id: stop!.id, kind: 'tool_call', round: 2, tool_call: { arguments_sha256: record.arguments_sha256 } },
+      });
+      expect(record.arguments_sha256).not.toBe(pending.arguments_sha256);
     } finally {
       await hooked.request(`/webhooks/${hook.id}`, { method: 'DELETE' });
       await hooked.close();

@@ -60,7 +60,8 @@ export const decisionStops: Migration = {
        END
        $fn$`,
     );
-    // A decision's stop: its round is the one after the decision (an edit opened it), as the next decider names it.
+    // A decision's stop: its round is the one after the decision (an edit opened it; an expiry's record says none), as
+    // the next decider would name it.
     await client.query(
       `CREATE OR REPLACE FUNCTION svc_webhook_gate_decision() RETURNS trigger LANGUAGE plpgsql AS $fn$
        DECLARE
@@ -71,8 +72,16 @@ export const decisionStops: Migration = {
            RETURN NULL;
          END IF;
          SELECT * INTO info FROM svc_webhook_run_data(NEW.run_id);
-         SELECT svc_webhook_stop(NEW.run_id, NEW.wait_seq, NEW.round + 1,
-                                 COALESCE(r.pending_gate, jsonb_build_object('node', NEW.gate)), NEW.tool_call_id)
+         SELECT svc_webhook_stop(NEW.run_id, NEW.wait_seq,
+                                 (SELECT COALESCE(max(d.round), 0) + 1 FROM svc_gate_decisions d
+                                   WHERE d.run_id = NEW.run_id AND d.wait_seq = NEW.wait_seq),
+                                 -- An edit of a call's arguments is shown after this row is written: its hash.
+                                 CASE WHEN NEW.decision = 'edit' AND NEW.arguments_sha256 IS NOT NULL
+                                           AND r.pending_gate ? 'tool_call'
+                                      THEN jsonb_set(r.pending_gate, '{tool_call,arguments_sha256}',
+                                                     to_jsonb(NEW.arguments_sha256))
+                                      ELSE COALESCE(r.pending_gate, jsonb_build_object('node', NEW.gate)) END,
+                                 NEW.tool_call_id)
            INTO stop FROM svc_runs r WHERE r.id = NEW.run_id;
          info.data := info.data || jsonb_build_object('gate', NEW.gate, 'decided_at', svc_webhook_time(NEW.decided_at),
                                                     'stop', stop);
