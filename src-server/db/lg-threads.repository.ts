@@ -124,7 +124,12 @@ export function lgThreadsRepository(pool: Pool) {
       return new Map(rows.map((row) => [row.run_id, row.seqs]));
     },
 
-    /** The threads' runs, oldest first, each with its phases' outputs (the last visit of each phase). */
+    /**
+     * The threads' runs, oldest first, each with its phases' outputs (the last visit of each phase), in the order the
+     * phases were first entered: by their rows' ids, since a run's rows are written in order. Not by `entered_at`: it
+     * is the database's clock less an age measured before the statement waited for its connection, so under load two
+     * phases a moment apart could swap.
+     */
     async runs(threadIds: string[]): Promise<LgRunRow[]> {
       if (threadIds.length === 0) return [];
       const { rows } = await pool.query<LgRunRow>(
@@ -132,9 +137,9 @@ export function lgThreadsRepository(pool: Pool) {
                 r.event_seq, r.pending_gate, r.forked_from, l.stream_mode, l.metadata,
                 COALESCE((SELECT jsonb_agg(jsonb_build_object('node', n.node_id, 'output', n.output) ORDER BY n.first)
                             FROM (SELECT DISTINCT ON (node_id) node_id, output,
-                                         min(entered_at) OVER (PARTITION BY node_id) AS first
+                                         min(id) OVER (PARTITION BY node_id) AS first
                                     FROM svc_run_nodes WHERE run_id = r.id
-                                   ORDER BY node_id, entered_at DESC, id DESC) n), '[]') AS nodes
+                                   ORDER BY node_id, id DESC) n), '[]') AS nodes
            FROM svc_runs r LEFT JOIN svc_lg_runs l ON l.run_id = r.id
           WHERE r.thread_id = ANY($1)
           ORDER BY r.started_at, r.id`,

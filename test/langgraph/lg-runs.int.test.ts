@@ -111,6 +111,29 @@ describe('a streamed run', () => {
     expect(messagesOf(second)[4]).toMatchObject({ type: 'human', content: 'Once more' });
   });
 
+  it("keeps an earlier run's messages in the order its phases ran, whatever times their rows were given", async () => {
+    ctx.model.reply(['First.']);
+    const thread = await client.threads.create();
+    const first = await client.runs.wait(thread.thread_id, 'summary', { input: { message: 'One' } });
+    const before = messagesOf(first).map((m) => m.name ?? m.type);
+    expect(before).toEqual(['human', 'dispatch', 'execute', 'summarize']);
+    // Rows written in one batch under load may carry times a moment out of order: the last phase looks first here.
+    const { rows } = await server.pool.query<{ id: string }>('SELECT id FROM svc_runs WHERE thread_id = $1', [
+      thread.thread_id,
+    ]);
+    await server.pool.query(
+      `UPDATE svc_run_nodes SET entered_at = entered_at - 10 WHERE run_id = $1 AND node_id = 'summarize'`,
+      [rows[0]!.id],
+    );
+    ctx.model.reply(['Second.']);
+    const second = await client.runs.wait(thread.thread_id, 'summary', { input: { message: 'Two' } });
+    expect(
+      messagesOf(second)
+        .map((m) => m.name ?? m.type)
+        .slice(0, 5),
+    ).toEqual([...before, 'human']);
+  });
+
   it('a cut connection is resumed by the SDK itself, after the last event it had, with nothing lost or repeated', async () => {
     const tokens = numberedTokens(60, 't');
     ctx.model.reply(tokens, 15);
