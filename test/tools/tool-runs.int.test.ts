@@ -26,7 +26,14 @@ import { until } from '../helpers/until';
 const SECRET = 'a-session-secret-for-the-tool-tests-0123456789';
 const API_TOKEN = 'tool-runs-test-admin-token-0123456789';
 const LEASE = { RUN_LEASE_S: '2' };
-const ENV = { AUTH_ENABLED: 'true', SESSION_SECRET: SECRET, SVC_API_TOKEN: API_TOKEN, ...LEASE };
+// Webhooks to a receiver on loopback: every process of the file may send a delivery of the shared outbox.
+const ENV = {
+  AUTH_ENABLED: 'true',
+  SESSION_SECRET: SECRET,
+  SVC_API_TOKEN: API_TOKEN,
+  WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+  ...LEASE,
+};
 
 const ctx = useIntegrationServer({ server: false });
 let server: TestServer;
@@ -319,7 +326,6 @@ describe('a tool call over MCP', () => {
   });
 
   it("a tool call's gate.waiting webhook names the call, and a receiver decides it with the payload's ids", async () => {
-    const hooked = await ctx.start({ ...serverEnv(), WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
     const bodies: WebhookPayload[] = [];
     const receiver = http.createServer((req, res) => {
       let body = '';
@@ -331,7 +337,7 @@ describe('a tool call over MCP', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    const created = await hooked.request('/webhooks', {
+    const created = await server.request('/webhooks', {
       method: 'POST',
       json: { url, events: ['gate.waiting', 'gate.decided'], project_id: DEFAULT_PROJECT_ID },
     });
@@ -340,7 +346,7 @@ describe('a tool call over MCP', () => {
     try {
       const file = path.join(project, 'effects.log');
       ctx.model.toolTurns = [[call('mock__append', { file, line: 'decided from a webhook' })]];
-      const runs = await runUntilStop(hooked);
+      const runs = await runUntilStop(server);
       const { runId, events } = runs;
       const pending = await waitingCall(runId);
       const payloadOf = (type: string) =>
@@ -356,7 +362,7 @@ describe('a tool call over MCP', () => {
 
       ctx.model.reply(['Noted.']);
       const { stop } = waiting.data;
-      const accepted = await hooked.request(`/stops/${stop!.id}/decision`, {
+      const accepted = await server.request(`/stops/${stop!.id}/decision`, {
         method: 'POST',
         json: { decision: 'approve', round: stop!.round, arguments: { file, line: 'edited from a webhook' } },
       });
@@ -365,7 +371,7 @@ describe('a tool call over MCP', () => {
       expect(lines(file)).toEqual(['edited from a webhook']);
       // The decision's payload names the stop with the arguments that ran: the edit's hash, as recorded.
       const decisions = (await (
-        await hooked.request(`/threads/${runs.threadId}/decisions`)
+        await server.request(`/threads/${runs.threadId}/decisions`)
       ).json()) as GateDecisionRecord[];
       const record = decisions.find((d) => d.tool_call_id === pending.call_id)!;
       const decided = (await payloadOf('gate.decided')) as Extract<WebhookPayload, { type: 'gate.decided' }>;
@@ -375,8 +381,7 @@ describe('a tool call over MCP', () => {
       });
       expect(record.arguments_sha256).not.toBe(pending.arguments_sha256);
     } finally {
-      await hooked.request(`/webhooks/${hook.id}`, { method: 'DELETE' });
-      await hooked.close();
+      await server.request(`/webhooks/${hook.id}`, { method: 'DELETE' });
       await new Promise((resolve) => receiver.close(resolve));
     }
   });
