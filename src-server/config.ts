@@ -192,6 +192,20 @@ const schema = z.object({
    * name OpenTelemetry's GenAI instrumentations read; off, spans carry figures only (docs/observability.md#traces).
    */
   OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: boolean.default(false),
+  /**
+   * The service's public address (`https://agents.example.com`), for the links in Slack messages and mail and the
+   * request URL Slack is given. Never taken from a request's Host header, which a caller chooses.
+   */
+  PUBLIC_URL: url.optional(),
+  /** Slack's Web API (a stand-in's address in tests). */
+  SLACK_API_URL: url.default('https://slack.com/api'),
+  /**
+   * The key that seals the secrets the service keeps (Slack's tokens; docs/configuration.md#secrets-the-service-keeps):
+   * 32 bytes, base64 or hex. Unset: a key generated once in DATA_DIR/secrets.key. Never derived from SESSION_SECRET.
+   */
+  SECRETS_KEY: z.string().trim().min(1).optional(),
+  /** The key before SECRETS_KEY, during a rotation: what it sealed is read and sealed again with the new key. */
+  SECRETS_KEY_PREVIOUS: z.string().trim().min(1).optional(),
   /** The time limit of one delivery attempt, connection and answer included. */
   WEBHOOK_TIMEOUT_S: positive.default(10),
   /** Attempts of one delivery (the first included) before it is given up as failed. */

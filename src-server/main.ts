@@ -82,6 +82,12 @@ import { threadsService } from './services/threads.service';
 import { lgThreadsService } from './services/lg-threads.service';
 import { schedulesService } from './services/schedules.service';
 import { Scheduler } from './services/scheduler';
+import { slackService } from './services/slack.service';
+import { StopDeliveryWorker } from './services/stop-delivery-worker';
+import { slackRepository } from './db/slack.repository';
+import { stopDeliveriesRepository } from './db/stop-deliveries.repository';
+import { openSecretBox } from './secrets/secret-box';
+import { slackWebApi } from './slack/slack-web-api';
 import { schedulesRepository } from './db/schedules.repository';
 import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
 import { otlpHeaderSecrets, startTracing } from './tracing/tracing-sdk';
@@ -318,6 +324,10 @@ export async function startServer({
       observer: metrics,
       traceContent: config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
     });
+    // The key of the secrets the service keeps (Slack's tokens): SECRETS_KEY, or one generated in DATA_DIR.
+    const secretBox = await openSecretBox(config);
+    const slackRows = slackRepository(pool);
+    const stopDeliveries = stopDeliveriesRepository(pool);
     // The sender of the webhook outbox, which the database's triggers fill (docs/webhooks.md).
     const webhookRows = webhooksRepository(pool);
     const delivery = new WebhookDelivery(webhookRows, {
@@ -331,16 +341,22 @@ export async function startServer({
       userAgent: `agent-workflow-service/${version}`,
       observer: metrics,
     });
+    // Slack's messages of stops, from an outbox the triggers fill as the webhooks' (docs/approvals.md#slack).
+    let stopMessages: StopDeliveryWorker | undefined;
     const notifications = await listenForRunNotifications(databaseUrl, {
       cancelled: (runId) => engine.cancelled(runId),
       runReady: (threadId) => void engine.startQueued(threadId),
       eventsStored: (runId, seq) => engine.events.stored(runId, seq),
       queueChanged: (granted) => queue.changed(granted),
-      webhooksQueued: () => delivery.wake(),
+      webhooksQueued: () => {
+        delivery.wake();
+        stopMessages?.wake();
+      },
       agentChanged: (agentId) => void agents.changed(agentId),
       reconnected: () => {
         engine.events.catchUp();
         delivery.wake();
+        stopMessages?.wake();
         agents.reload().catch((error: Error) => log.warn(`reading the stored agents failed: ${error.message}`));
       },
     });
@@ -359,6 +375,7 @@ export async function startServer({
       idempotencyKeys
         .prune()
         .catch((error) => log.warn(`pruning Idempotency-Key answers failed: ${errorMessage(error)}`));
+      slackRows.pruneSeen().catch((error) => log.warn(`pruning Slack signatures failed: ${errorMessage(error)}`));
       if (config.RUN_EVENTS_RETENTION_DAYS === 0) return;
       runEvents
         .prune(config.RUN_EVENTS_RETENTION_DAYS)
@@ -377,6 +394,7 @@ export async function startServer({
       await engine.shutdown();
       await toolbox.close();
       await delivery.close();
+      await stopMessages?.close();
       await notifications.close();
       await queue.close();
     };
@@ -406,6 +424,7 @@ export async function startServer({
       threads,
       runs,
       gates,
+      notices: stopDeliveries,
       engine,
       usage,
       defaultModel: () => defaultModel.current(),
@@ -448,6 +467,31 @@ export async function startServer({
           })
         : undefined;
     const tenancy = tenancyService({ access, tenancy: tenancyRows, users });
+    const approvals = approvalsService({
+      agents,
+      access,
+      threads,
+      runs,
+      gates,
+      grants: toolGrantsRepository(pool),
+      notices: stopDeliveries,
+      engine,
+    });
+    const slack = slackService({
+      access,
+      slack: slackRows,
+      deliveries: stopDeliveries,
+      gates,
+      approvals,
+      box: secretBox,
+      api: slackWebApi(config.SLACK_API_URL),
+      publicUrl: config.PUBLIC_URL ?? null,
+    });
+    stopMessages = new StopDeliveryWorker(stopDeliveries, (delivery) => slack.sync(delivery), owner);
+    slack
+      .resealStale()
+      .then((n) => n > 0 && log.info(`sealed the secrets of ${n} Slack connection(s) again with the current key`))
+      .catch((error) => log.warn(`sealing Slack's secrets again failed: ${errorMessage(error)}`));
     const lgRows = lgThreadsRepository(pool);
     const registeredServers = mcpServersRepository(pool);
     const app = createApp({
@@ -467,15 +511,8 @@ export async function startServer({
       auth,
       runsService: service,
       threadsService: threads,
-      approvals: approvalsService({
-        agents,
-        access,
-        threads,
-        runs,
-        gates,
-        grants: toolGrantsRepository(pool),
-        engine,
-      }),
+      approvals,
+      slack,
       phaseConfig,
       access,
       queue,
@@ -509,6 +546,7 @@ export async function startServer({
     const server = await listen(app, config);
     // Once the server answers: a run a schedule starts can be followed at once.
     scheduler.start();
+    stopMessages.start();
     const port = (server.address() as AddressInfo).port;
     const url = baseUrl(config, port);
     listeningUrl = url;

@@ -23,6 +23,8 @@ export interface OidcIdentity {
   subject: string;
   name: string | null;
   email: string | null;
+  /** The provider said the email is hers (`email_verified`): only then may another system's account match by it. */
+  emailVerified: boolean;
 }
 
 /**
@@ -90,6 +92,7 @@ export function createOidc(settings: OidcSettings) {
         subject,
         name: text(claims.name) ?? text(claims.preferred_username),
         email: text(claims.email),
+        emailVerified: claims.email_verified === true,
       };
     },
   };

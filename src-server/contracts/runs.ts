@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DecisionViaSchema, StopNoticeSchema } from './slack';
 import { UuidSchema } from './common';
 import { EdgeSchema, NodeIdSchema, PhaseSchema, RoutingRuleSchema, RuleSourceSchema, AssetKindSchema } from './assets';
 import { GateExpirySchema } from './gate-policy';
@@ -269,6 +270,9 @@ export const GateDecisionRecordSchema = z
       .string()
       .nullable()
       .meta({ description: "the version of the agent the run ran when it stopped (the run's agent_version)" }),
+    via: DecisionViaSchema.nullable().meta({
+      description: 'where the decision was taken when not through the API, the studio, MCP or /lg: `slack`',
+    }),
     decided_at: z.string(),
   })
   .meta({ id: 'GateDecisionRecord' });
@@ -367,6 +371,9 @@ export const RunDetailSchema = RunSchema.extend({
   routes: z.array(RouteMatchSchema),
   pending_gate: PendingGateSchema.nullable(),
   stop: StopSchema.nullable().meta({ description: 'where the run waits, with its round; null when it does not wait' }),
+  sent_to: z
+    .array(StopNoticeSchema)
+    .meta({ description: 'where the stop was sent (a Slack channel) and how that went; empty when nowhere' }),
   /** False when the graph checkpoint is gone: the run can be shown as a trace but not approved or resumed. */
   resumable: z.boolean(),
   /** Every decision taken at this run's gates, oldest first. */
@@ -559,6 +566,9 @@ export const ApprovalItemSchema = z
     project: z.object({ id: z.uuid(), name: z.string() }),
     message: z.string().nullable().meta({ description: "the run's message, as it was asked" }),
     stop: StopSchema.meta({ description: 'the stop: decide it at POST /stops/{stop.id}/decision, naming its round' }),
+    sent_to: z
+      .array(StopNoticeSchema)
+      .meta({ description: 'where the stop was sent (a Slack channel) and how that went; empty when nowhere' }),
     gate: z.string(),
     question: z.string(),
     excerpt: z.string().meta({ description: 'the start of the gated content, to tell gates apart' }),

@@ -109,3 +109,6 @@ export const StopDecisionBodySchema = z
   })
   .meta({ id: 'StopDecisionBody' });
 export type StopDecisionBody = z.infer<typeof StopDecisionBodySchema>;
+
+/** A thread in the studio, for links that leave the service (MCP results, Slack messages, mail). */
+export const studioThreadUrl = (baseUrl: string, threadId: string) => `${baseUrl}/ui?thread=${threadId}`;

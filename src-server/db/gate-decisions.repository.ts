@@ -22,6 +22,7 @@ interface DecisionRow {
   arguments_sha256: string | null;
   policy_source: PolicySource | null;
   agent_version: string | null;
+  via: 'slack' | null;
   decided_at: Date;
 }
 
@@ -43,12 +44,14 @@ const toRecord = (row: DecisionRow): GateDecisionRecord => ({
   arguments_sha256: row.arguments_sha256,
   policy_source: row.policy_source,
   agent_version: row.agent_version,
+  via: row.via ?? null,
   decided_at: row.decided_at.toISOString(),
 });
 
 const SELECT_DECISION = `
   SELECT d.id, d.run_id, d.thread_id, d.gate, d.decision, d.decided_by, d.decided_by_name, d.role, d.reason, d.edits,
-         d.response, d.outcome, d.route_to, d.tool_call_id, d.arguments, d.arguments_sha256, d.policy_source, d.decided_at,
+         d.response, d.outcome, d.route_to, d.tool_call_id, d.arguments, d.arguments_sha256, d.policy_source, d.via,
+         d.decided_at,
          (SELECT r.agent_version FROM svc_runs r WHERE r.id = d.run_id) AS agent_version
     FROM svc_gate_decisions d`;
 
@@ -168,6 +171,26 @@ export function gateDecisionsRepository(pool: Pool) {
     async roundOf(runId: string, waitSeq: number): Promise<number> {
       const { rows } = await pool.query<{ round: number }>(`SELECT (${ROUND_OF_STOP}) + 1 AS round`, [runId, waitSeq]);
       return rows[0]!.round;
+    },
+
+    /** The decisions taken at one stop, oldest first. */
+    async listAtStop(runId: string, waitSeq: number): Promise<GateDecisionRecord[]> {
+      const { rows } = await pool.query<DecisionRow>(
+        `${SELECT_DECISION} WHERE d.run_id = $1 AND d.wait_seq = $2 ORDER BY d.id`,
+        [runId, waitSeq],
+      );
+      return rows.map(toRecord);
+    },
+
+    /** How many approvals of the stop's current round came through Slack. */
+    async approvalsViaSlack(runId: string, waitSeq: number): Promise<number> {
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::integer AS n FROM svc_gate_decisions d
+          WHERE d.run_id = $1 AND d.wait_seq = $2 AND d.decision IN ('approve', 'edit') AND d.via = 'slack'
+            AND d.round = (${ROUND_OF_STOP})`,
+        [runId, waitSeq],
+      );
+      return rows[0]?.n ?? 0;
     },
 
     async approvalsOf(runId: string, waitSeq: number, needed: number): Promise<GateApprovals> {

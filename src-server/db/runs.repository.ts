@@ -226,8 +226,8 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
       const { rowCount } = await client.query(
         `INSERT INTO svc_gate_decisions (run_id, thread_id, gate, wait_seq, round, decision, decided_by,
                                          decided_by_name, role, reason, edits, response, outcome, route_to,
-                                         tool_call_id, arguments, arguments_sha256, policy_source)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, $17, $18)
+                                         tool_call_id, arguments, arguments_sha256, policy_source, via)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $16, $17, $18, $19)
          ON CONFLICT (run_id, wait_seq, round, decided_by)
            WHERE decided_by IS NOT NULL AND decision IN ('approve', 'edit')
          DO NOTHING`,
@@ -251,6 +251,7 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
           decision.argumentsSha256,
           // A decision on a tool call: where the policy that asked came from, as the waiting call said.
           run.pendingGate.tool_call?.policy_source ?? null,
+          decision.via,
         ],
       );
       return (rowCount ?? 0) > 0;

@@ -45,6 +45,7 @@ export function usersRepository(pool: Pool) {
       subject: string,
       name: string | null,
       email: string | null,
+      emailVerified = false,
     ): Promise<LoginUserRow> {
       return withTransaction(pool, async (client) => {
         // Sign-ins queue here, in every process, so exactly one of them can find the table empty.
@@ -53,10 +54,12 @@ export function usersRepository(pool: Pool) {
           BUILT_IN_ISSUER,
         ]);
         const { rows } = await client.query<UserRow & { inserted: boolean }>(
-          `INSERT INTO svc_users (id, issuer, subject, name, email, last_login_at) VALUES ($1, $2, $3, $4, $5, now())
-         ON CONFLICT (issuer, subject) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email, last_login_at = now()
+          `INSERT INTO svc_users (id, issuer, subject, name, email, email_verified, last_login_at)
+           VALUES ($1, $2, $3, $4, $5, $6, now())
+         ON CONFLICT (issuer, subject) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email,
+           email_verified = EXCLUDED.email_verified, last_login_at = now()
          RETURNING id, name, email, (xmax = 0) AS inserted`,
-          [randomUUID(), issuer, subject, name, email],
+          [randomUUID(), issuer, subject, name, email, email !== null && emailVerified],
         );
         const { inserted, ...user } = rows[0]!;
         const firstUser = existing.length === 0 && inserted;

@@ -17,6 +17,8 @@ export interface PersonDecision {
    * canonical JSON with their SHA-256.
    */
   toolCall: { id: string; arguments: string; sha256: string; rerunAfter: number | null } | null;
+  /** The door it came through, when not the API's own (Slack): the record says so. */
+  via?: 'slack' | null;
 }
 
 export type Settlement =
@@ -65,6 +67,7 @@ export function settle(before: readonly StopDecision[], decision: PersonDecision
     toolCallId: decision.toolCall?.id ?? null,
     arguments: approving(decision.kind) ? (decision.toolCall?.arguments ?? null) : null,
     argumentsSha256: approving(decision.kind) ? (decision.toolCall?.sha256 ?? null) : null,
+    via: decision.via ?? null,
   };
   const now = new Date();
   const approvers = approving(decision.kind)
@@ -148,6 +151,7 @@ export function expire(gate: PendingGate): { record: NewStopDecision; decision: 
       toolCallId: call?.call_id ?? null,
       arguments: approves ? call!.canonical_arguments : null,
       argumentsSha256: approves ? call!.arguments_sha256 : null,
+      via: null,
     },
     decision: {
       kind: 'expire',

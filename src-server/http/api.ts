@@ -93,6 +93,11 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   errors?: Partial<Record<ErrorStatus, string>>;
   /** Its errors are a page for a browser (Accept: text/html), the envelope for any other client. */
   pageErrors?: boolean;
+  /**
+   * The body is `application/x-www-form-urlencoded`, as Slack and HTML forms post it: `body` is its fields, checked by
+   * the schema, and `rawBody` its bytes as they came (what a signature is computed over).
+   */
+  form?: boolean;
   params?: P;
   query?: Q;
   body?: B;
@@ -104,8 +109,12 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
     ctx: RequestContext;
     req: Request;
     res: Response;
+    /** A form route's body as it came; undefined elsewhere. */
+    rawBody?: Buffer;
   }) => R;
 }
+
+const FORM = 'application/x-www-form-urlencoded';
 
 type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503;
 
@@ -264,6 +273,7 @@ export class Api {
   readonly router: Router = express.Router();
 
   private readonly parseBody: ReturnType<typeof jsonBodyParser>;
+  private readonly parseForm: RequestHandler;
 
   /**
    * `bodyLimit`: the largest JSON body a route that takes one reads (BODY_LIMIT). `idempotencyKeys`: where the
@@ -276,6 +286,7 @@ export class Api {
   ) {
     this.registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
     this.parseBody = jsonBodyParser(bodyLimit);
+    this.parseForm = express.raw({ type: FORM, limit: bodyLimit });
   }
 
   route<P extends AnyObject, Q extends AnyObject, B extends z.ZodType = z.ZodUndefined, R = unknown>(
@@ -328,7 +339,12 @@ export class Api {
         ...(spec.params ? { params: spec.params as never } : {}),
         ...(spec.query ? { query: spec.query as never } : {}),
         ...(spec.body
-          ? { body: { required: !bodyOptional, content: { 'application/json': { schema: spec.body } } } }
+          ? {
+              body: {
+                required: !bodyOptional,
+                content: { [spec.form ? FORM : 'application/json']: { schema: spec.body } },
+              },
+            }
           : {}),
       },
       responses,
@@ -336,7 +352,7 @@ export class Api {
 
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     // Only a route that takes a body reads one: another ignores whatever a client sends along.
-    const bodyParsers = spec.body ? [this.parseBody] : [];
+    const bodyParsers = spec.body ? [spec.form ? this.parseForm : this.parseBody] : [];
     const successStatus =
       Object.keys(spec.responses)
         .map(Number)
@@ -351,9 +367,12 @@ export class Api {
       // No body at all is not a body of another media type: the schema says whether it may be left out (400 if not).
       const noBody = spec.body && bodyless(req);
       // express.json() leaves a body of another media type unread; say so rather than "expected object".
-      if (spec.body && !noBody && req.is('application/json') === false) {
-        throw unsupportedMediaType('request body must be application/json');
+      const mediaType = spec.form ? FORM : 'application/json';
+      if (spec.body && !noBody && req.is(mediaType) === false) {
+        throw unsupportedMediaType(`request body must be ${mediaType}`);
       }
+      const rawBody = spec.form && Buffer.isBuffer(req.body) ? req.body : undefined;
+      const given = rawBody ? Object.fromEntries(new URLSearchParams(rawBody.toString('utf8'))) : req.body;
       const key = spec.idempotent
         ? parse(IdempotencyKeyHeader, { [IDEMPOTENCY_HEADER]: req.get(IDEMPOTENCY_HEADER) }, 'request headers')[
             IDEMPOTENCY_HEADER
@@ -361,10 +380,10 @@ export class Api {
         : undefined;
       const params = parse(spec.params, req.params, 'path parameters');
       const query = parse(spec.query, req.query, 'query parameters');
-      const body = parse(spec.body, noBody ? undefined : req.body, 'request body');
+      const body = parse(spec.body, noBody ? undefined : given, 'request body');
       const ctx = { principal };
       const act = async () => {
-        const result = await spec.handler({ params, query, body, ctx, req, res });
+        const result = await spec.handler({ params, query, body, ctx, req, res, rawBody });
         // A handler that sets another status (GET /health's 503) answers with it.
         const status = result === undefined ? 204 : res.statusCode !== 200 ? res.statusCode : successStatus;
         return { status, body: result as unknown };

@@ -17,6 +17,7 @@ import { metricsRoutes } from './metrics.router';
 import { securityHeaders } from './security-headers';
 import { modelRoutes } from './models.router';
 import { approvalRoutes } from './approvals.router';
+import { slackRoutes } from './slack.router';
 import { runRoutes } from './runs.router';
 import { threadRoutes } from './threads.router';
 import { tokenRoutes } from './tokens.router';
@@ -50,6 +51,7 @@ export function buildApi(deps: AppDeps): Api {
   retentionRoutes(api, deps);
   runRoutes(api, deps);
   approvalRoutes(api, deps);
+  slackRoutes(api, deps.slack);
   threadRoutes(api, deps);
   webhookRoutes(api, deps);
   scheduleRoutes(api, deps);

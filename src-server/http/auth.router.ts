@@ -148,7 +148,13 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
           config.OIDC_REDIRECT_URI ?? `${req.protocol}://${req.get('host')}`,
         );
         const identity = await oidc.finish(callbackUrl, pending as { verifier: string; state: string; nonce: string });
-        const user = await users.upsertFromLogin(identity.issuer, identity.subject, identity.name, identity.email);
+        const user = await users.upsertFromLogin(
+          identity.issuer,
+          identity.subject,
+          identity.name,
+          identity.email,
+          identity.emailVerified,
+        );
         const token = await auth.issueSession({
           id: user.id,
           name: user.name ?? user.email ?? identity.subject,

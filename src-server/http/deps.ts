@@ -14,6 +14,7 @@ import type { PhaseConfigService } from '../services/phase-config.service';
 import type { AgentDirectory } from '../services/agent-directory';
 import type { AgentsService } from '../services/agents.service';
 import type { ProjectFoldersService } from '../services/project-folders.service';
+import type { SlackService } from '../services/slack.service';
 import type { OrgToolPoliciesService } from '../services/org-tool-policies.service';
 import type { McpRegistryService } from '../services/mcp-registry.service';
 import type { RetentionService } from '../services/retention.service';
@@ -51,6 +52,7 @@ export interface AppDeps {
   projectFolders: ProjectFoldersService;
   /** Each organisation's floor of tool policies. */
   orgToolPolicies: OrgToolPoliciesService;
+  slack: SlackService;
   /** The instance's registry of MCP servers, which stored agents name. */
   mcpRegistry: McpRegistryService;
   users: UsersService;

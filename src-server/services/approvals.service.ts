@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal';
 import { DEFAULT_GATE_POLICY, type GatePolicy } from '../contracts/gate-policy';
 import { badRequest, conflict, notFound, ServiceError } from '../contracts/errors';
 import { parseStopId, stopId, stopOf } from '../contracts/stops';
+import type { DecisionVia } from '../contracts/slack';
 import type { CatalogEntry } from '../assets/catalog';
 import {
   runAccepted,
@@ -16,6 +17,7 @@ import {
 import type { GateDecisionsRepository, LastDecision } from '../db/gate-decisions.repository';
 import type { RunsRepository } from '../db/runs.repository';
 import type { ToolGrantsRepository } from '../db/tool-grants.repository';
+import type { StopDeliveriesRepository } from '../db/stop-deliveries.repository';
 import { phaseBeforeGate, type Engine, type PersonDecision } from '../engine';
 import { argumentProblems } from '../contracts/tool-arguments';
 import { canonicalArguments } from '../tools/canonical-arguments';
@@ -35,6 +37,8 @@ export interface ApprovalsServiceDeps {
   runs: RunsRepository;
   gates: GateDecisionsRepository;
   grants: ToolGrantsRepository;
+  /** Where waiting stops were sent (Slack), and how that went. */
+  notices: Pick<StopDeliveriesRepository, 'noticesOf'>;
   engine: Engine;
 }
 
@@ -66,7 +70,7 @@ export type StopRef = ({ thread: string; gate: string } | { thread: string; tool
  * decide() is the only way any of them decides. `edits` is for a gate, `arguments` and `allowForThread` for a tool
  * call.
  */
-export type Decision =
+export type Decision = (
   | {
       decision: 'approve';
       reason: string | null;
@@ -75,7 +79,11 @@ export type Decision =
       allowForThread?: boolean;
     }
   | { decision: 'reject'; reason: string | null }
-  | { decision: 'respond'; reason: string | null; response: string };
+  | { decision: 'respond'; reason: string | null; response: string }
+) & {
+  /** The door, when the record should name it (Slack). */
+  via?: DecisionVia;
+};
 
 /**
  * Decisions at approval gates (docs/approvals.md): approve, edit, respond and reject, by people holding the gate's
@@ -258,6 +266,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
                   rerunAfter: call.interrupted ? call.attempts : null,
                 }
               : null,
+          via: request.via ?? null,
         },
         approvalsNeeded: policy.approvals,
       });
@@ -339,7 +348,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
       const roles = await access.projectRoles(principal);
       if (roles && roles.size === 0) return [];
       const waiting = await gates.waiting(roles ? [...roles.keys()] : null);
-      const items: ApprovalItem[] = [];
+      const items: (ApprovalItem & { stop_seq: number })[] = [];
       for (const gate of waiting) {
         const policy = policyOf(gate.pending_gate);
         const role = roles ? (roles.get(gate.project_id) ?? null) : 'admin';
@@ -348,11 +357,13 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
         const content = Object.values(gate.pending_gate.context).join('\n\n').trim();
         items.push({
           run_id: gate.run_id,
+          stop_seq: gate.wait_seq,
           thread_id: gate.thread_id,
           agent: gate.agent,
           project: { id: gate.project_id, name: gate.project_name },
           message: gate.message,
           stop: stopOf(gate.run_id, gate.wait_seq, gate.round, gate.pending_gate),
+          sent_to: [],
           gate: gate.pending_gate.node,
           question: gate.pending_gate.question,
           excerpt: content.length > EXCERPT_CHARS ? `${content.slice(0, EXCERPT_CHARS - 1).trimEnd()}…` : content,
@@ -366,7 +377,8 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
           ...(gate.pending_gate.tool_call ? { tool_call: gate.pending_gate.tool_call } : {}),
         });
       }
-      return items;
+      const notices = await deps.notices.noticesOf(items.map((i) => ({ runId: i.run_id, waitSeq: i.stop_seq })));
+      return items.map(({ stop_seq: _seq, ...item }) => ({ ...item, sent_to: notices.get(item.stop.id) ?? [] }));
     },
   };
 }

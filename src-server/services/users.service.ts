@@ -10,7 +10,8 @@ export function usersService(deps: { users: UsersRepository }) {
       subject: string,
       name: string | null,
       email: string | null,
-    ): Promise<LoginUserRow> => users.upsertFromLogin(issuer, subject, name, email),
+      emailVerified = false,
+    ): Promise<LoginUserRow> => users.upsertFromLogin(issuer, subject, name, email, emailVerified),
 
     get: (id: string): Promise<UserRow | undefined> => users.get(id),
 

@@ -193,6 +193,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
           toolCallId: null,
           arguments: null,
           argumentsSha256: null,
+          via: null,
         });
       });
       const refused = newRun({ threadId: decided.threadId, newThread: null, strategy: 'rollback' });
@@ -309,6 +310,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
         toolCallId: null,
         arguments: null,
         argumentsSha256: null,
+        via: null,
       };
       await stores.runs.atStop(run.id, async (stop) => {
         expect(stop?.run).toMatchObject({ id: run.id, eventSeq: 3, pendingGate: GATE, gateCheckpointId: 'cp-1' });

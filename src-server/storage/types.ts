@@ -224,6 +224,8 @@ export interface NewStopDecision {
   toolCallId: string | null;
   arguments: string | null;
   argumentsSha256: string | null;
+  /** The door it came through when not the API's own: `slack`. */
+  via: 'slack' | null;
 }
 
 /** A run waiting at a gate, locked for a decision: reads and writes in one transaction. */

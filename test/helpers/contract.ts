@@ -90,7 +90,10 @@ async function loadContract(origin: string): Promise<Contract> {
         literals: segments.filter((s) => !s.startsWith('{')).length,
         responses: op.responses,
         pointer: `#/paths/${escapePointer(path)}/${method}/responses`,
-        requestPointer: op.requestBody
+        // A form's fields are checked by the server alone: the check reads JSON bodies.
+        requestPointer: (op.requestBody as { content?: Record<string, unknown> } | undefined)?.content?.[
+          'application/json'
+        ]
           ? `#/paths/${escapePointer(path)}/${method}/requestBody/content/application~1json/schema`
           : undefined,
       });

@@ -4,6 +4,7 @@ import { storedAgents } from './0003-stored-agents';
 import { activeRunsByThread } from './0004-active-runs-by-thread';
 import { agentsByName } from './0005-agents-by-name';
 import { decisionStops } from './0006-decision-stops';
+import { slack } from './0007-slack';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -16,6 +17,7 @@ export const MIGRATIONS: readonly Migration[] = [
   activeRunsByThread,
   agentsByName,
   decisionStops,
+  slack,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */

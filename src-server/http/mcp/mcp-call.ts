@@ -34,6 +34,3 @@ export interface McpRequestContext {
 }
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
-/** Where the studio shows a thread. */
-export const studioUrl = (baseUrl: string, threadId: string) => `${baseUrl}/ui?thread=${threadId}`;

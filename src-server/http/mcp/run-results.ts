@@ -2,7 +2,7 @@ import { DEFAULT_GATE_POLICY } from '../../contracts/gate-policy';
 import type { PendingGate, RunDetail } from '../../contracts/runs';
 import type { Stop } from '../../contracts/stops';
 import { gatedContent } from './elicitation-form';
-import { studioUrl } from './mcp-call';
+import { studioThreadUrl as studioUrl } from '../../contracts/stops';
 import type { RunResult } from './mcp-schemas';
 
 /** What waits for a person, as the tools show it; `whyNotAsked` when the call could not ask. */
