@@ -32,8 +32,14 @@ export type SecretName = (typeof SECRET_NAMES)[number];
  * app writes it; the studio reads it back through `mcpClient()` alone, to show the client configuration again.
  */
 export const MCP_TOKEN_SECRET = 'MCP_CLIENT_TOKEN';
-/** Every name the app keeps in the keychain: those the studio sets, and the one the app makes itself. */
-export type StoredSecretName = SecretName | typeof MCP_TOKEN_SECRET;
+/**
+ * The key that seals the secrets the server keeps (Slack's tokens): made by the app on first start and kept in the
+ * keychain, so that it is not a file beside the database it protects. Without a keychain the server keeps it in its
+ * data folder.
+ */
+export const SECRETS_KEY_SECRET = 'SECRETS_KEY';
+/** Every name the app keeps in the keychain: those the studio sets, and those the app makes itself. */
+export type StoredSecretName = SecretName | typeof MCP_TOKEN_SECRET | typeof SECRETS_KEY_SECRET;
 
 export interface DesktopSettings {
   database: { mode: 'embedded' } | { mode: 'remote'; url: string };

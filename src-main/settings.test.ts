@@ -19,20 +19,26 @@ function memoryKeychain(values: Partial<Record<StoredSecretName, string>>): Keyc
 const base = { userDataDir: '/home/u/.config/app', port: 8000, apiToken: 'per-launch-token-0123456789' };
 
 describe('settings resolution', () => {
-  it('uses the defaults: embedded database under user data, the per-launch token', async () => {
-    const env = await resolveServerEnv({
-      ...base,
-      env: {},
-      keychain: memoryKeychain({}),
-      settings: { database: { mode: 'embedded' }, localLlmBase: null },
-    });
+  it('uses the defaults: embedded database under user data, the per-launch token, a secrets key kept in the keychain', async () => {
+    const kept: Partial<Record<StoredSecretName, string>> = {};
+    const settings = { database: { mode: 'embedded' as const }, localLlmBase: null };
+    const env = await resolveServerEnv({ ...base, env: {}, keychain: memoryKeychain(kept), settings });
     expect(env).toEqual({
       HOST: '127.0.0.1',
       PORT: '8000',
       DATA_DIR: '/home/u/.config/app/data',
       AUTH_ENABLED: 'true',
       SVC_API_TOKEN: 'per-launch-token-0123456789',
+      SECRETS_KEY: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
     });
+    // Made once: the next start seals and opens with the same key.
+    expect(kept.SECRETS_KEY).toBe(env.SECRETS_KEY);
+    expect((await resolveServerEnv({ ...base, env: {}, keychain: memoryKeychain(kept), settings })).SECRETS_KEY).toBe(
+      env.SECRETS_KEY,
+    );
+    // No keychain: the server keeps a key in its data folder.
+    const without = { ...memoryKeychain({}), available: false };
+    expect((await resolveServerEnv({ ...base, env: {}, keychain: without, settings })).SECRETS_KEY).toBeUndefined();
   });
 
   it('takes the environment over the keychain over the settings file', async () => {

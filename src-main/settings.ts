@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { DesktopSettings, SecretName } from './desktop-api';
+import { SECRETS_KEY_SECRET, type DesktopSettings, type SecretName } from './desktop-api';
 import type { Keychain } from './keychain';
 
 export const DEFAULT_SETTINGS: DesktopSettings = { database: { mode: 'embedded' }, localLlmBase: null };
@@ -89,6 +90,20 @@ const SECRET_VARIABLES: Exclude<SecretName, 'DATABASE_PASSWORD'>[] = [
 ];
 
 /**
+ * The key of the server's kept secrets, made once (32 random bytes, base64) and kept in the keychain; undefined when
+ * the keychain does not take it (the server then keeps a key in its data folder).
+ */
+async function secretsKey(keychain: Keychain): Promise<string | undefined> {
+  const kept = await keychain.get(SECRETS_KEY_SECRET);
+  if (kept) return kept;
+  const made = randomBytes(32).toString('base64');
+  return keychain.set(SECRETS_KEY_SECRET, made).then(
+    () => made,
+    () => undefined,
+  );
+}
+
+/**
  * The server's environment in the desktop app: the process environment wins, then the keychain,
  * then the settings file, then the app's defaults (embedded database under userData, per-launch token).
  */
@@ -115,6 +130,8 @@ export async function resolveServerEnv(options: {
     const value = await keychain.get(name);
     if (value) resolved[name] = value;
   }
+  const key = keychain.available ? await secretsKey(keychain) : undefined;
+  if (key) resolved.SECRETS_KEY = key;
   for (const [key, value] of Object.entries(env)) if (value !== undefined && value !== '') resolved[key] = value;
   return resolved;
 }

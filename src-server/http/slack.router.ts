@@ -140,6 +140,7 @@ export function slackRoutes(api: Api, slack: SlackService): void {
     operationId: 'unlinkSlackUser',
     tag,
     summary: 'Unlink your Slack identities: clicks in Slack no longer decide as you',
+    errors: { 404: 'no Slack identity is linked to you (not_found)' },
     responses: { 204: { description: 'unlinked' } },
     handler: async ({ ctx }) => slack.unlink(ctx.principal),
   });
