@@ -160,6 +160,8 @@ export async function startServer({
     config.CLOUD_C_API_KEY,
     config.OIDC_CLIENT_SECRET,
     config.METRICS_TOKEN,
+    config.SECRETS_KEY,
+    config.SECRETS_KEY_PREVIOUS,
     ...addressSecrets(config.LOCAL_LLM_BASE),
     ...otlpHeaderSecrets(process.env),
   ]) {

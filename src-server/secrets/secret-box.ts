@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { getLogger } from '../log';
+import { getLogger, registerSecret } from '../log';
 
 const log = getLogger('svc.secrets');
 
@@ -49,6 +49,7 @@ export class SecretBox {
   }
 
   seal(plain: string): string {
+    registerSecret(plain);
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.currentKeyId)!, iv);
     const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
@@ -70,11 +71,15 @@ export class SecretBox {
     }
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    let plain: string;
     try {
-      return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+      plain = Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
     } catch {
       throw new SecretKeyError(`a kept secret sealed with key ${keyId} does not open: it was changed`);
     }
+    // Whatever prints it by mistake from now on prints *** instead.
+    registerSecret(plain);
+    return plain;
   }
 
   /** Whether the value was sealed with an older key (and should be sealed again with the current one). */
@@ -111,5 +116,6 @@ export async function openSecretBox(config: {
       });
     text = await fs.readFile(file, 'utf8');
   }
+  registerSecret(text.trim());
   return new SecretBox(parseKey(text, file), previous, file);
 }

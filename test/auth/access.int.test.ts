@@ -750,13 +750,19 @@ const MATRIX: Row[] = [
 /**
  * The operations whose callers are not roles on a scope, checked by the files named: the LangGraph API (the same
  * rules through /lg: another organisation's 404 on each thread and run route, a viewer's 403 on a decision), the
- * caller's own personal access tokens, and /metrics with its own token. Every other operation of /openapi.json is a
- * row of MATRIX: the matrix's first test fails on one that is neither.
+ * caller's own personal access tokens, /metrics with its own token, and Slack (its connection is checked with Slack,
+ * its links are the caller's own, its request URL takes Slack's signature). Every other operation of /openapi.json is
+ * a row of MATRIX: the matrix's first test fails on one that is neither.
  */
 const CHECKED_ELSEWHERE: { paths: RegExp; file: string }[] = [
   { paths: /^\/lg\//, file: 'test/langgraph/lg-threads.int.test.ts' },
   { paths: /^\/me\/tokens(\/|$)/, file: 'test/auth/personal-tokens.int.test.ts' },
   { paths: /^\/metrics$/, file: 'test/server/metrics.int.test.ts' },
+  // Slack's connection needs Slack (a stand-in there), its links are the caller's own, and its request URL is signed.
+  {
+    paths: /^\/(orgs\/\{id\}\/slack|projects\/\{id\}\/slack|me\/slack|integrations\/slack\/)/,
+    file: 'test/slack/slack.int.test.ts',
+  },
 ];
 
 /** `METHOD /template` of each row: its path, with stand-in ids and without its query, matched to the templates. */

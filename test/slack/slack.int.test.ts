@@ -95,6 +95,13 @@ async function person(
 const as = (caller: Person | null, to: string, init: { method?: string; json?: unknown } = {}) =>
   server.request(to, { ...init, headers: caller ? { authorization: `Bearer ${caller.token}` } : {} });
 
+/** A request without any token. */
+const anonymous = (to: string, method: string, json?: unknown) =>
+  fetch(`${server.url}${to}`, {
+    method,
+    ...(json ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(json) } : {}),
+  });
+
 /** A run of `agent` up to its gate, with the analysis `text`. */
 async function toGate(agent: string, text = 'The analysis says: ship it.') {
   ctx.model.reply([text]);
@@ -168,9 +175,72 @@ describe('connecting a workspace', () => {
     const member = await person('Mia Member', 'member', 'none');
     expect((await as(member, `/orgs/${DEFAULT_ORG_ID}/slack`)).status).toBe(403);
 
+    // Nothing secret reached the server's log.
+    expect(server.logs.join('\n')).not.toContain(slack.botToken);
+    expect(server.logs.join('\n')).not.toContain(slack.signingSecret);
+
     const tested = await server.request(`/orgs/${DEFAULT_ORG_ID}/slack/test`, { method: 'POST' });
     expect(tested.status).toBe(200);
     expect(slack.messages('approvals').at(-1)?.text).toMatch(/A test from the agent service/);
+  });
+});
+
+describe('who may do what with Slack', () => {
+  it("lets the organisation's admins alone connect, read and test it and choose channels; others get 403, outsiders 404", async () => {
+    const { rows } = await server.pool.query<{ id: string }>(
+      `INSERT INTO svc_orgs (id, name) VALUES (gen_random_uuid(), 'Elsewhere') RETURNING id`,
+    );
+    const elsewhere = rows[0]!.id;
+    const callers = {
+      admin: await person('Ada Admin', null, 'none'),
+      owner: await person('Otto Owner', 'owner', 'none'),
+      member: await person('Meg Member', 'member', 'none'),
+      viewer: await person('Val Viewer', 'viewer', 'none'),
+      outsider: await person('Oz Outsider', null, 'none'),
+    };
+    await grantRole(server.pool, callers.admin.id, 'org', DEFAULT_ORG_ID, 'admin');
+    const body = { bot_token: slack.botToken, signing_secret: slack.signingSecret, channel: '#approvals' };
+    const routes: [string, string, unknown?][] = [
+      ['GET', `/orgs/${DEFAULT_ORG_ID}/slack`],
+      ['POST', `/orgs/${DEFAULT_ORG_ID}/slack/test`],
+      ['PUT', `/projects/${DEFAULT_PROJECT_ID}/slack`, { channel: null }],
+      ['PUT', `/orgs/${DEFAULT_ORG_ID}/slack`, body],
+    ];
+    for (const [method, to, json] of routes) {
+      const seen: Record<string, number> = {};
+      for (const [who, caller] of Object.entries(callers)) {
+        seen[who] = (await as(caller, to, { method, ...(json ? { json } : {}) })).status;
+      }
+      seen.anonymous = (await anonymous(to, method, json)).status;
+      expect(seen, `${method} ${to}`).toEqual({
+        admin: 200,
+        owner: 403,
+        member: 403,
+        viewer: 403,
+        outsider: 404,
+        anonymous: 401,
+      });
+    }
+    // Another organisation's admin reaches nothing of this one's, and this one's nothing of hers.
+    await grantRole(server.pool, callers.outsider.id, 'org', elsewhere, 'admin');
+    expect((await as(callers.outsider, `/orgs/${DEFAULT_ORG_ID}/slack`)).status).toBe(404);
+    expect((await as(callers.admin, `/orgs/${elsewhere}/slack`)).status).toBe(404);
+    expect((await as(callers.outsider, `/orgs/${elsewhere}/slack`)).status).toBe(404);
+    // A person's links are her own: each sees hers alone.
+    const linked = await as(callers.member, '/me/slack', {
+      method: 'PUT',
+      json: { team_id: slack.teamId, slack_user_id: 'U0MEG00001' },
+    });
+    expect(linked.status).toBe(200);
+    expect(((await (await as(callers.viewer, '/me/slack')).json()) as { links: unknown[] }).links).toEqual([]);
+    const taken = await as(callers.viewer, '/me/slack', {
+      method: 'PUT',
+      json: { team_id: slack.teamId, slack_user_id: 'U0MEG00001' },
+    });
+    expect(taken.status).toBe(409);
+    expect((await anonymous('/me/slack', 'GET')).status).toBe(401);
+    expect((await as(callers.member, '/me/slack', { method: 'DELETE' })).status).toBe(204);
+    expect((await as(callers.member, '/me/slack', { method: 'DELETE' })).status).toBe(404);
   });
 });
 
