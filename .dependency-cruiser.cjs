@@ -9,7 +9,7 @@
  * checks that every rule matches modules (a rule that matches nothing passes for nothing).
  */
 const layer = (name) => `^src-server/${name}`;
-const LOWER_SERVICES = '(assets|models|context|auth|net|webhooks|tools|tracing|secrets|slack)/';
+const LOWER_SERVICES = '(assets|models|context|auth|net|webhooks|tools|tracing|secrets|slack|mail)/';
 
 module.exports = {
   forbidden: [

@@ -83,6 +83,8 @@ import { lgThreadsService } from './services/lg-threads.service';
 import { schedulesService } from './services/schedules.service';
 import { Scheduler } from './services/scheduler';
 import { slackService } from './services/slack.service';
+import { emailService } from './services/email.service';
+import { emailRepository } from './db/email.repository';
 import { StopDeliveryWorker } from './services/stop-delivery-worker';
 import { slackRepository } from './db/slack.repository';
 import { stopDeliveriesRepository } from './db/stop-deliveries.repository';
@@ -489,7 +491,24 @@ export async function startServer({
       api: slackWebApi(config.SLACK_API_URL),
       publicUrl: config.PUBLIC_URL ?? null,
     });
-    stopMessages = new StopDeliveryWorker(stopDeliveries, (delivery) => slack.sync(delivery), owner);
+    const email = emailService({
+      access,
+      email: emailRepository(pool),
+      settings: instanceSettingsRepository(pool),
+      deliveries: stopDeliveries,
+      gates,
+      users,
+      approvals,
+      box: secretBox,
+      publicUrl: config.PUBLIC_URL ?? null,
+      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+    });
+    // The stops' outbox: Slack's messages follow a stop; a mail goes once, when it starts waiting.
+    stopMessages = new StopDeliveryWorker(
+      stopDeliveries,
+      (delivery) => (delivery.via === 'slack' ? slack.sync(delivery) : email.deliver(delivery)),
+      owner,
+    );
     slack
       .resealStale()
       .then((n) => n > 0 && log.info(`sealed the secrets of ${n} Slack connection(s) again with the current key`))
@@ -515,6 +534,7 @@ export async function startServer({
       threadsService: threads,
       approvals,
       slack,
+      email,
       phaseConfig,
       access,
       queue,

@@ -271,7 +271,9 @@ export const GateDecisionRecordSchema = z
       .nullable()
       .meta({ description: "the version of the agent the run ran when it stopped (the run's agent_version)" }),
     via: DecisionViaSchema.nullable().meta({
-      description: 'where the decision was taken when not through the API, the studio, MCP or /lg: `slack`',
+      description:
+        'where the decision was taken when not through the API, the studio, MCP or /lg: `slack`, or `email` (a ' +
+        "mail's decision link)",
     }),
     decided_at: z.string(),
   })

@@ -127,8 +127,8 @@ export const SlackLinksSchema = z
 /** Where a stop was sent, and how that went: shown beside the stop in the studio and the inbox. */
 export const StopNoticeSchema = z
   .object({
-    via: z.enum(['slack']),
-    to: z.string().meta({ description: 'the Slack channel' }),
+    via: z.enum(['slack', 'email']),
+    to: z.string().meta({ description: 'the Slack channel, or the addresses mailed' }),
     status: StopDeliveryStatusSchema,
     error: z.string().nullable().meta({ description: 'the last failure, while it is retried or after it gave up' }),
   })
@@ -136,5 +136,5 @@ export const StopNoticeSchema = z
 export type StopNotice = z.infer<typeof StopNoticeSchema>;
 
 /** Where a decision came from, when not the API, the studio, MCP or the LangGraph door. */
-export const DecisionViaSchema = z.enum(['slack']);
+export const DecisionViaSchema = z.enum(['slack', 'email']);
 export type DecisionVia = z.infer<typeof DecisionViaSchema>;

@@ -22,7 +22,7 @@ interface DecisionRow {
   arguments_sha256: string | null;
   policy_source: PolicySource | null;
   agent_version: string | null;
-  via: 'slack' | null;
+  via: 'slack' | 'email' | null;
   decided_at: Date;
 }
 

@@ -1,4 +1,3 @@
-import type { PendingGate } from '../contracts/runs';
 import type { Pool } from './pool';
 
 export interface SlackConnectionRow {
@@ -26,19 +25,6 @@ export interface SlackLinkRow {
 export interface LinkedUserRow extends SlackLinkRow {
   name: string | null;
   email: string | null;
-}
-
-export interface StopRunRow {
-  id: string;
-  thread_id: string;
-  agent: string;
-  status: string;
-  event_seq: number;
-  pending_gate: PendingGate | null;
-  gate_expires_at: Date | null;
-  project_id: string;
-  project_name: string;
-  org_id: string;
 }
 
 /**
@@ -211,19 +197,6 @@ export function slackRepository(pool: Pool) {
         channel,
         ts,
       ]);
-    },
-
-    /** A run as a stop's message needs it: where it belongs, and where it stands. */
-    async runOfStop(runId: string): Promise<StopRunRow | undefined> {
-      const { rows } = await pool.query<StopRunRow>(
-        `SELECT r.id, r.thread_id, r.agent, r.status, r.event_seq::integer AS event_seq, r.pending_gate,
-                r.gate_expires_at, th.project_id, p.name AS project_name, t.org_id
-           FROM svc_runs r JOIN svc_threads th ON th.id = r.thread_id JOIN svc_projects p ON p.id = th.project_id
-           JOIN svc_teams t ON t.id = p.team_id
-          WHERE r.id = $1`,
-        [runId],
-      );
-      return rows[0];
     },
 
     async message(

@@ -17,8 +17,8 @@ export interface PersonDecision {
    * canonical JSON with their SHA-256.
    */
   toolCall: { id: string; arguments: string; sha256: string; rerunAfter: number | null } | null;
-  /** The door it came through, when not the API's own (Slack): the record says so. */
-  via?: 'slack' | null;
+  /** The door it came through, when not the API's own (Slack, mail): the record says so. */
+  via?: 'slack' | 'email' | null;
 }
 
 export type Settlement =

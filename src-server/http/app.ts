@@ -18,6 +18,7 @@ import { securityHeaders } from './security-headers';
 import { modelRoutes } from './models.router';
 import { approvalRoutes } from './approvals.router';
 import { slackRoutes } from './slack.router';
+import { emailRoutes } from './email.router';
 import { runRoutes } from './runs.router';
 import { threadRoutes } from './threads.router';
 import { tokenRoutes } from './tokens.router';
@@ -52,6 +53,7 @@ export function buildApi(deps: AppDeps): Api {
   runRoutes(api, deps);
   approvalRoutes(api, deps);
   slackRoutes(api, deps.slack);
+  emailRoutes(api, deps.email);
   threadRoutes(api, deps);
   webhookRoutes(api, deps);
   scheduleRoutes(api, deps);

@@ -15,6 +15,7 @@ import type { AgentDirectory } from '../services/agent-directory';
 import type { AgentsService } from '../services/agents.service';
 import type { ProjectFoldersService } from '../services/project-folders.service';
 import type { SlackService } from '../services/slack.service';
+import type { EmailService } from '../services/email.service';
 import type { OrgToolPoliciesService } from '../services/org-tool-policies.service';
 import type { McpRegistryService } from '../services/mcp-registry.service';
 import type { RetentionService } from '../services/retention.service';
@@ -53,6 +54,7 @@ export interface AppDeps {
   /** Each organisation's floor of tool policies. */
   orgToolPolicies: OrgToolPoliciesService;
   slack: SlackService;
+  email: EmailService;
   /** The instance's registry of MCP servers, which stored agents name. */
   mcpRegistry: McpRegistryService;
   users: UsersService;

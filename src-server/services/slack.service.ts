@@ -12,8 +12,8 @@ import type { PendingGate } from '../contracts/runs';
 import type { ConnectSlackBody, SlackConnection, SlackLink } from '../contracts/slack';
 import { parseStopId, studioThreadUrl } from '../contracts/stops';
 import type { GateDecisionsRepository } from '../db/gate-decisions.repository';
-import type { SlackConnectionRow, SlackRepository, StopRunRow } from '../db/slack.repository';
-import type { ClaimedStopDelivery, StopDeliveriesRepository } from '../db/stop-deliveries.repository';
+import type { SlackConnectionRow, SlackRepository } from '../db/slack.repository';
+import type { ClaimedStopDelivery, StopDeliveriesRepository, StopRunRow } from '../db/stop-deliveries.repository';
 import { getLogger } from '../log';
 import type { SecretBox } from '../secrets/secret-box';
 import { slackSignatureProblem } from '../slack/slack-signature';
@@ -117,7 +117,7 @@ export function slackService(deps: SlackServiceDeps) {
       connected_by: row.connected_by,
       connected_at: row.connected_at.toISOString(),
       request_url: requestUrl(),
-      deliveries: await deps.deliveries.latestOfOrg(row.org_id, DELIVERIES_SHOWN),
+      deliveries: await deps.deliveries.latestOfOrg(row.org_id, 'slack', DELIVERIES_SHOWN),
     };
   }
 
@@ -298,7 +298,7 @@ export function slackService(deps: SlackServiceDeps) {
         return { status: 200, body: null };
       }
       const parsed = parseStopId(value.stop);
-      const run = parsed ? await slack.runOfStop(parsed.runId) : undefined;
+      const run = parsed ? await deps.deliveries.runOfStop(parsed.runId) : undefined;
       if (!parsed || !run || !(await deps.approvals.mayDecide(person.principal, run.thread_id))) {
         throw new ServiceError(
           403,
@@ -511,7 +511,7 @@ export function slackService(deps: SlackServiceDeps) {
      * when Slack could not take it, which the worker retries.
      */
     async sync(delivery: ClaimedStopDelivery): Promise<void> {
-      const run = await slack.runOfStop(delivery.run_id);
+      const run = await deps.deliveries.runOfStop(delivery.run_id);
       const connection = await slack.connection(delivery.org_id);
       if (!run || !connection) return;
       const token = box.open(connection.bot_token_sealed);

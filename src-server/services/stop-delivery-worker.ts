@@ -95,7 +95,7 @@ export class StopDeliveryWorker {
   }
 
   private async attempt(delivery: ClaimedStopDelivery): Promise<void> {
-    const covered = await this.deliveries.pendingOfStop(delivery.run_id, delivery.wait_seq);
+    const covered = await this.deliveries.pendingOfStop(delivery);
     try {
       await this.sync(delivery);
     } catch (error) {
@@ -108,7 +108,7 @@ export class StopDeliveryWorker {
       const retryInS = last ? null : Math.min(MAX_RETRY_S, RETRY_BASE_S * 2 ** (delivery.attempts - 1));
       const message = errorMessage(error);
       await this.deliveries.failed(delivery.id, this.owner, message, retryInS);
-      const what = `Slack message of stop ${delivery.run_id}:${delivery.wait_seq} (attempt ${delivery.attempts})`;
+      const what = `${delivery.via === 'slack' ? 'Slack message' : 'mail'} of stop ${delivery.run_id}:${delivery.wait_seq} (attempt ${delivery.attempts})`;
       if (last) log.warn(`${what} given up: ${message}`);
       else if (error instanceof SlackRefusedError) log.warn(`${what} refused by Slack: ${message}; tried again`);
       else log.info(`${what} failed: ${message}; tried again in ${retryInS} s`);

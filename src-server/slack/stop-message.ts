@@ -139,7 +139,7 @@ export function stopMessage(state: StopMessageState): SlackMessage {
     blocks.push({ type: 'actions', block_id: 'stop', elements: buttons });
     outcome = 'waits for a decision';
   } else if (status.kind === 'decided') {
-    const via = status.via === 'slack' ? ' via Slack' : '';
+    const via = status.via === 'slack' ? ' via Slack' : status.via === 'email' ? ' from a mail' : '';
     const reason = status.reason ? `: ${escapeSlack(status.reason.slice(0, 500))}` : '';
     outcome = `${VERBS[status.decision] ?? status.decision} by ${escapeSlack(status.by)}${via}${reason}`;
     blocks.push(section(`*${outcome}*`));

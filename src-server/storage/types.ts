@@ -225,7 +225,7 @@ export interface NewStopDecision {
   arguments: string | null;
   argumentsSha256: string | null;
   /** The door it came through when not the API's own: `slack`. */
-  via: 'slack' | null;
+  via: 'slack' | 'email' | null;
 }
 
 /** A run waiting at a gate, locked for a decision: reads and writes in one transaction. */

@@ -5,6 +5,7 @@ import { activeRunsByThread } from './0004-active-runs-by-thread';
 import { agentsByName } from './0005-agents-by-name';
 import { decisionStops } from './0006-decision-stops';
 import { slack } from './0007-slack';
+import { email } from './0008-email';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -18,6 +19,7 @@ export const MIGRATIONS: readonly Migration[] = [
   agentsByName,
   decisionStops,
   slack,
+  email,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */
