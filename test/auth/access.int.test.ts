@@ -562,6 +562,41 @@ const MATRIX: Row[] = [
     only: 'default',
   }),
   row('POST', 'create an organisation', () => '/orgs', { kind: 'instance' }, { body: () => ({ name: 'New org' }) }),
+  row('GET', "the instance's mail server", () => '/settings/email', { kind: 'instance' }),
+  row(
+    'PUT',
+    "set the instance's mail server",
+    () => '/settings/email',
+    { kind: 'instance' },
+    { body: () => ({ host: 'smtp.example.com', port: 587, secure: false, from: 'agents@example.com' }) },
+  ),
+  row('POST', 'a test mail', () => '/settings/email/test', { kind: 'instance' }, { body: () => ({}) }),
+  row(
+    'GET',
+    "whom an organisation's stops are mailed to",
+    (w) => `/orgs/${w.org}/email`,
+    role('org', 'viewer', 200, true),
+  ),
+  row(
+    'PUT',
+    "choose whom an organisation's stops are mailed to",
+    (w) => `/orgs/${w.org}/email`,
+    role('org', 'admin', 200, true),
+    { body: () => ({ recipients: null }) },
+  ),
+  row(
+    'GET',
+    "whom a project's stops are mailed to",
+    (w) => `/projects/${w.project}/email`,
+    role('project', 'viewer', 200),
+  ),
+  row(
+    'PUT',
+    "choose whom a project's stops are mailed to",
+    (w) => `/projects/${w.project}/email`,
+    role('project', 'owner', 200),
+    { body: () => ({ recipients: null }) },
+  ),
   row(
     'POST',
     'pull a local model',
@@ -763,6 +798,8 @@ const CHECKED_ELSEWHERE: { paths: RegExp; file: string }[] = [
     paths: /^\/(orgs\/\{id\}\/slack|projects\/\{id\}\/slack|me\/slack|integrations\/slack\/)/,
     file: 'test/slack/slack.int.test.ts',
   },
+  // A mail's decision link takes its own single-use token, as the person it was sent to.
+  { paths: /^\/stop-links\//, file: 'test/email/email.int.test.ts' },
 ];
 
 /** `METHOD /template` of each row: its path, with stand-in ids and without its query, matched to the templates. */
