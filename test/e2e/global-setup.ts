@@ -7,21 +7,27 @@ import type { Manifest } from '../../src-server/contracts/assets';
 import { startModelFake } from '../fixtures/fake-models';
 import { createDatabase, startDatabaseServer } from '../helpers/postgres';
 import { spawnServer } from '../helpers/process';
+import { startSlackStandIn } from '../helpers/slack-stand-in';
 
 export const E2E_TOKEN = 'e2e-token-0123456789abcdef';
 /** Known to the specs, which sign session tokens with it: several people in browser contexts of their own. */
 export const E2E_SESSION_SECRET = 'session-secret-for-the-e2e-server-0123456789';
+/** The service's public address as Slack would be given it: it makes the request URL the studio shows. */
+export const E2E_PUBLIC_URL = 'https://agents.example.test';
 
 /**
  * One server for the browser tests, with one local-runtime slot so the queue can be shown. What the
  * specs need reaches them through the environment: the server's address and database, the fake
- * runtime's address (scripted over HTTP), the token.
+ * runtime's address (scripted over HTTP), the token, and the Slack stand-in's address and credentials (it lives in
+ * this process: the specs reach it over HTTP only).
  */
 export default async function globalSetup() {
   const databaseServer = await startDatabaseServer();
   const database = await createDatabase(databaseServer.url, 'svc_e2e');
 
   const model = await startModelFake();
+  // Slack's Web API for the server; no organisation is connected until a spec connects one (studio-slack.spec.ts).
+  const slack = await startSlackStandIn();
   const generated = await catalogWithOwnRoutes();
   const server = await spawnServer({
     GENERATED_DIR: generated,
@@ -37,16 +43,24 @@ export default async function globalSetup() {
     // The stand-in's default model is priced (dearly, so that a run's cost reads as more than a few zeros); llama3.2
     // has no price: its runs show "cost unknown".
     MODEL_PRICES: JSON.stringify({ 'fake-model': { input_per_mtok: 150, output_per_mtok: 600 } }),
+    SLACK_API_URL: slack.apiUrl,
+    PUBLIC_URL: E2E_PUBLIC_URL,
   });
   process.env.E2E_BASE_URL = server.url;
   process.env.E2E_DATABASE_URL = database.url;
   process.env.E2E_MODEL_URL = model.url;
   process.env.E2E_TOKEN = E2E_TOKEN;
   process.env.E2E_SESSION_SECRET = E2E_SESSION_SECRET;
+  process.env.E2E_PUBLIC_URL = E2E_PUBLIC_URL;
+  process.env.E2E_SLACK_URL = slack.url;
+  process.env.E2E_SLACK_BOT_TOKEN = slack.botToken;
+  process.env.E2E_SLACK_SIGNING_SECRET = slack.signingSecret;
+  process.env.E2E_SLACK_TEAM_ID = slack.teamId;
 
   return async () => {
     await server.stop();
     await model.close();
+    await slack.close();
     await database.drop();
     await databaseServer.stop();
     await fs.rm(path.dirname(generated), { recursive: true, force: true });

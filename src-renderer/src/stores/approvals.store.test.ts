@@ -10,6 +10,7 @@ const item = (gate: string, by: string[]): ApprovalItem => ({
   project: { id: '00000000-0000-4000-8000-000000000003', name: 'Default' },
   message: 'Review: rename the loader',
   stop: { kind: 'gate', id: '11111111-1111-4111-8111-111111111111:9', round: 1, node: gate, tool_call: null },
+  sent_to: [],
   gate,
   question: 'Publish?',
   excerpt: 'The analysis',

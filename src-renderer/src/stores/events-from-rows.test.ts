@@ -46,6 +46,7 @@ const record = (
   arguments_sha256: null,
   agent_version: null,
   policy_source: null,
+  via: null,
   decided_at: new Date(atS * 1000).toISOString(),
   ...extra,
 });
@@ -54,6 +55,7 @@ const detail = (extra: Partial<RunDetail>): RunDetail => ({
   id: RUN,
   forked_from: null,
   stop: null,
+  sent_to: [],
   agent_version: null,
   thread_id: THREAD,
   agent: 'change-review',

@@ -72,6 +72,7 @@ describe('a decision in words', () => {
       arguments_sha256: null,
       agent_version: null,
       policy_source: null,
+      via: null,
       decided_at: '2026-01-01T12:30:00Z',
     };
     // The clock is named no one: the record's `expiry` is not a person.
@@ -85,6 +86,41 @@ describe('a decision in words', () => {
       response: 'more',
       at: '2026-01-01T12:30:00Z',
     });
+  });
+
+  it('says where a decision was taken when it was in Slack', () => {
+    const record = {
+      id: '1',
+      run_id: RUN,
+      thread_id: THREAD,
+      gate: 'gate',
+      decided_by: { id: 'u-ada', name: 'Ada' },
+      role: 'member' as const,
+      reason: null,
+      edits: null,
+      response: null,
+      outcome: null,
+      route_to: null,
+      tool_call_id: null,
+      arguments: null,
+      arguments_sha256: null,
+      agent_version: null,
+      policy_source: null,
+      via: 'slack' as const,
+      decided_at: '2026-01-01T12:30:00Z',
+    };
+    expect(noteFromRecord({ ...record, decision: 'approve' })).toMatchObject({ via: 'slack' });
+    expect(decisionSummary(noteFromRecord({ ...record, decision: 'approve' }))).toBe('Approved by Ada via Slack');
+    expect(decisionSummary(noteFromRecord({ ...record, decision: 'reject' }))).toBe('Rejected by Ada via Slack');
+    expect(
+      decisionSummary(noteFromRecord({ ...record, decision: 'respond', route_to: 'analysis', response: 'more' })),
+    ).toBe('Sent back to analysis by Ada via Slack');
+    // Anywhere else (the studio, the API, MCP), the record names no place.
+    expect(decisionSummary(noteFromRecord({ ...record, decision: 'approve', via: null }))).toBe('Approved by Ada');
+    // A live event knows nothing of where it was taken: its record, once read, says.
+    expect(noteFromEvent({ type: 'gate_approved', node: 'gate', reason: null, deciders: ['Ada'] })).not.toHaveProperty(
+      'via',
+    );
   });
 
   it('counts approvals, and knows whose are among them', () => {
@@ -184,6 +220,7 @@ describe('a decision in words', () => {
       arguments_sha256: 'abc',
       agent_version: null,
       policy_source: null,
+      via: null,
       decided_at: '2026-01-01T12:30:00Z',
     };
     const edited = noteFromRecord({ ...record, decision: 'edit' });

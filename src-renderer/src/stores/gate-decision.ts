@@ -1,6 +1,7 @@
 import type { RunEventOf } from '@contracts/events';
 import type { GateExpiry } from '@contracts/gate-policy';
 import type { GateApprovals, GateDecision, GateDecisionRecord, PendingGate, RunAccepted } from '@contracts/runs';
+import type { DecisionVia } from '@contracts/slack';
 import type { Role } from '@contracts/tenancy';
 import type { DecisionChoice, ToolDecisionChoice } from '../api/stops.api';
 import { peopleList } from './person-name';
@@ -15,6 +16,8 @@ export type DecisionNote = GateDecision & {
   role: Role | null;
   /** ISO 8601, from a stored record; a live event has none. */
   at: string | null;
+  /** Where it was taken, from a stored record, when not through the API, the studio, MCP or /lg: Slack's buttons. */
+  via?: DecisionVia | null;
 };
 
 type DecisionEvent = RunEventOf<'gate_approved' | 'gate_edited' | 'gate_responded' | 'gate_rejected' | 'gate_expired'>;
@@ -62,6 +65,7 @@ export function noteFromRecord(record: GateDecisionRecord): DecisionNote {
     to: record.route_to,
     outcome: record.outcome ?? undefined,
     at: record.decided_at,
+    via: record.via,
   };
 }
 
@@ -69,9 +73,10 @@ export function noteFromRecord(record: GateDecisionRecord): DecisionNote {
 export type PhaseNamer = (id: string) => string;
 const byId: PhaseNamer = (id) => id;
 
-/** "Approved by Ada", "Sent back to Review by Ben", "Expired: rejected", … */
+/** "Approved by Ada", "Sent back to Review by Ben via Slack", "Expired: rejected", … */
 export function decisionSummary(note: DecisionNote, phase: PhaseNamer = byId): string {
-  const by = note.deciders.length ? ` by ${peopleList(note.deciders)}` : '';
+  const via = note.via ? ` via ${note.via === 'slack' ? 'Slack' : 'mail'}` : '';
+  const by = note.deciders.length ? ` by ${peopleList(note.deciders)}${via}` : via;
   switch (note.kind) {
     case 'approve':
       return `Approved${by}`;

@@ -37,6 +37,7 @@ function stored(nodes: RunNode[]): RunDetail {
     id: RUN,
     forked_from: null,
     stop: null,
+    sent_to: [],
     agent_version: null,
     thread_id: THREAD,
     agent: 'change-review',

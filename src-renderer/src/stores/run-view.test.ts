@@ -46,6 +46,7 @@ const record = (
   arguments_sha256: null,
   agent_version: null,
   policy_source: null,
+  via: null,
   decided_at: new Date(atS * 1000).toISOString(),
   ...extra,
 });
@@ -54,6 +55,7 @@ const detail = (nodes: RunNode[], decisions: GateDecisionRecord[], extra: Partia
   id: RUN,
   forked_from: null,
   stop: null,
+  sent_to: [],
   agent_version: null,
   thread_id: THREAD,
   agent: 'change-review',
@@ -446,6 +448,50 @@ describe('a stored run settled by its record', () => {
     const shown = atTheGate();
     settle(shown, stored({ ...gate, waiting_since: '2026-01-01T13:00:00Z' }));
     expect(shown).toMatchObject({ approvals: { needed: 2, given: 0, by: [] }, resumable: true });
+  });
+});
+
+describe('where the stop on screen was sent', () => {
+  const gate: PendingGate = {
+    node: 'gate',
+    question: 'Publish?',
+    required_context: ['analysis'],
+    context: { analysis: 'The first analysis.' },
+    waiting_since: '2026-01-01T12:00:00Z',
+  };
+  const sentTo = [{ via: 'slack' as const, to: '#approvals', status: 'delivered' as const, error: null }];
+  const stored = (pending: PendingGate) =>
+    detail([], [], { status: 'waiting_approval', output: null, pending_gate: pending, sent_to: sentTo });
+  const atTheGate = () => fold([...toTheGate.slice(0, -1), { type: 'gate_waiting', ...gate }]);
+
+  it('is read from the record of the stop the view shows, and goes once it is decided', () => {
+    const view = atTheGate();
+    expect(view.sentTo).toEqual([]);
+    settle(view, stored(gate));
+    expect(view.sentTo).toEqual(sentTo);
+    applyEvent(view, { type: 'gate_approved', node: 'gate', reason: null, deciders: ['Ada'] }, 99);
+    expect(view.sentTo).toEqual([]);
+  });
+
+  it("is not taken from a later stop's record, and a stop reached again starts sent nowhere", () => {
+    const view = atTheGate();
+    settle(view, stored({ ...gate, waiting_since: '2026-01-01T13:00:00Z' }));
+    expect(view.sentTo).toEqual([]);
+    settle(view, stored(gate));
+    applyEvent(
+      view,
+      { type: 'gate_responded', node: 'gate', reason: null, deciders: ['Ada'], response: 'r', to: 'analysis' },
+      100,
+    );
+    applyEvent(view, { type: 'gate_waiting', ...gate, waiting_since: '2026-01-01T13:00:00Z' }, 101);
+    expect(view.sentTo).toEqual([]);
+  });
+
+  it('goes when the run is cancelled at the stop', () => {
+    const view = atTheGate();
+    settle(view, stored(gate));
+    applyEvent(view, { type: 'run_cancelled', run_id: RUN, reason: 'not now' }, 102);
+    expect(view.sentTo).toEqual([]);
   });
 });
 

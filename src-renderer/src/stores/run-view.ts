@@ -1,5 +1,6 @@
 import type { RoutingRule, RuleSource } from '@contracts/assets';
 import type { RunEvent } from '@contracts/events';
+import type { StopNotice } from '@contracts/slack';
 import { stopOf, type Stop } from '@contracts/stops';
 import type { RunUsage } from '@contracts/usage';
 import { noteFromEvent, noteFromRecord, sameStop, type DecisionNote } from './gate-decision';
@@ -121,6 +122,11 @@ export interface RunView {
    * approver edited since is not approved unseen. Null when nothing waits.
    */
   stop: Stop | null;
+  /**
+   * Where the stop the view shows was sent (a Slack channel) and how that went, as stored: read when the run rests at
+   * it and while it waits; empty when nowhere, and once nothing waits.
+   */
+  sentTo: StopNotice[];
   /** The pending gate's approvals so far (stored or reported by a decision); null when no gate waits. */
   approvals: GateApprovals | null;
   /** The run's decisions as recorded, oldest first: read when the run rests (settle) and while its gate waits. */
@@ -166,6 +172,7 @@ export function emptyView(): RunView {
     flash: null,
     pendingGate: null,
     stop: null,
+    sentTo: [],
     approvals: null,
     decisions: [],
     returns: [],
@@ -187,6 +194,7 @@ function decided(view: RunView, note: DecisionNote, state: PhaseState): void {
   view.phases[note.gate] = state;
   view.pendingGate = null;
   view.stop = null;
+  view.sentTo = [];
   view.approvals = null;
   view.resumable = false;
   view.transcript.push({ node: note.gate, text: '', decision: note });
@@ -356,6 +364,8 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       view.pendingGate = gate;
       // A new stop, in its first round: its id is the run's and this event's.
       view.stop = view.runId ? stopOf(view.runId, id, 1, gate) : null;
+      // Sent nowhere yet: the stored record says where once the run rests at it.
+      view.sentTo = [];
       // Reached just now (again, after a respond): nobody has approved this stop yet.
       view.approvals = { needed: event.approvals_needed ?? 1, given: 0, by: [] };
       view.resumable = true;
@@ -367,6 +377,7 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       view.status = 'running';
       view.pendingGate = null;
       view.stop = null;
+      view.sentTo = [];
       view.approvals = null;
       view.resumable = false;
       break;
@@ -427,6 +438,7 @@ function stopped(view: RunView, state: 'error' | 'cancelled'): void {
   view.serverQueue = null;
   view.pendingGate = null;
   view.stop = null;
+  view.sentTo = [];
   view.approvals = null;
   view.resumable = false;
   for (const [node, phase] of Object.entries(view.phases))
@@ -476,8 +488,8 @@ export function endEvent(detail: RunDetail): RunEvent | null {
 /**
  * What a run's stored record adds to its folded events once it rests (ended, or waiting at a gate): the end its
  * stream did not carry, the decisions as recorded (who, role, when), each phase's figures as the server measured
- * them (its last run, as the fold keeps), and at the gate the view shows waiting, the approvals so far and whether
- * its checkpoint can still be resumed.
+ * them (its last run, as the fold keeps), and at the gate the view shows waiting, the approvals so far, where it was
+ * sent (Slack) and whether its checkpoint can still be resumed.
  */
 export function settle(view: RunView, detail: RunDetail): void {
   const end = endEvent(detail);
@@ -490,6 +502,7 @@ export function settle(view: RunView, detail: RunDetail): void {
   if (view.status === 'waiting_approval' && (sameId || sameStop(view.pendingGate, detail.pending_gate))) {
     view.pendingGate = detail.pending_gate;
     view.stop = detail.stop;
+    view.sentTo = detail.sent_to;
     view.approvals = detail.approvals;
     view.resumable = detail.resumable;
   }

@@ -321,6 +321,8 @@ export const useRunsStore = defineStore('runs', () => {
     if (detail.status === 'waiting_approval' && sameStop(view.value.pendingGate, detail.pending_gate)) {
       view.value.decisions = detail.decisions;
       view.value.approvals = detail.approvals;
+      // A message posted meanwhile (or that failed): "sending…" becomes where it went.
+      view.value.sentTo = detail.sent_to;
       return;
     }
     // Decided elsewhere (or by its deadline): what waits, and the thread's status in the list, changed too.

@@ -78,6 +78,7 @@ describe('the local runtime in the run view', () => {
       id: '00000000-0000-4000-8000-000000000001',
       forked_from: null,
       stop: null,
+      sent_to: [],
       agent_version: null,
       thread_id: '00000000-0000-4000-8000-000000000002',
       agent: 'summary',

@@ -238,6 +238,7 @@ describe('tool calls in the run view', () => {
       arguments_sha256: 'sha-0',
       agent_version: null,
       policy_source: null,
+      via: null,
       decided_at: '2026-01-01T12:00:01.000Z',
     };
     view.decisions = [record];
