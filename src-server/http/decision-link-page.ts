@@ -69,11 +69,11 @@ ${parts.join('\n')}
 }
 
 /** The status a link's page answers with: 200 to decide, or why not. */
-export const LINK_STATUS: Record<LinkView['state'], number> = {
+export const LINK_STATUS: Record<LinkView['state'], 200 | 404 | 409> = {
   open: 200,
   unknown: 404,
-  used: 410,
-  expired: 410,
+  used: 409,
+  expired: 409,
   ended: 409,
   changed: 409,
 };

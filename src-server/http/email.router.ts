@@ -1,4 +1,6 @@
+import type { Request, Response } from 'express';
 import { z } from 'zod';
+import { errorBody } from '../contracts/errors';
 import { UuidSchema } from '../contracts/common';
 import {
   ConfigureEmailBodySchema,
@@ -26,13 +28,22 @@ const DecisionLinkFormSchema = z
   })
   .meta({ id: 'DecisionLinkForm' });
 
-const html = (description: string) => ({ description, contentType: 'text/html', schema: z.string() });
-const PAGES = {
-  200: html('the stop, and a form to confirm a decision'),
-  404: html('not a link this service sent (a changed character is none)'),
-  409: html('the stop was decided elsewhere or ended, or changed since the mail (another round)'),
-  410: html('the link was used, or it expired'),
-};
+const PAGE = { contentType: 'text/html', schema: z.string() };
+const LINK_ERRORS = {
+  404: 'not a link this service sent: a changed character is none (not_found)',
+  409: 'the link was used or expired, or its stop was decided elsewhere, ended or changed since the mail (conflict)',
+} as const;
+const CODES = { 400: 'invalid_request', 403: 'forbidden', 404: 'not_found', 409: 'conflict' } as const;
+
+/**
+ * A link's answer: the page to a browser (it asks for HTML), and to anything else the page on success or the error
+ * envelope, as every other route answers.
+ */
+function answer(req: Request, res: Response, status: number, page: string, message: string): void {
+  res.set(DECISION_PAGE_HEADERS).status(status);
+  if (status < 300 || req.accepts(['json', 'html']) === 'html') res.type('html').send(page);
+  else res.json(errorBody(CODES[status as keyof typeof CODES] ?? 'conflict', message));
+}
 
 /**
  * Mail (docs/approvals.md#mail): the instance's mail server, whom stops are mailed to, and the pages a mail's decision
@@ -121,10 +132,11 @@ export function emailRoutes(api: Api, email: EmailService): void {
     pageErrors: true,
     summary: "A mail's decision link: the stop and a form to confirm (an HTML page; opening it decides nothing)",
     params: TokenParams,
-    responses: PAGES,
-    handler: async ({ params, res }) => {
+    errors: LINK_ERRORS,
+    responses: { 200: { description: 'the stop, and a form to confirm a decision', ...PAGE } },
+    handler: async ({ params, req, res }) => {
       const view = await email.openLink(params.token);
-      res.status(LINK_STATUS[view.state]).set(DECISION_PAGE_HEADERS).type('html').send(decisionLinkPage(view));
+      answer(req, res, LINK_STATUS[view.state], decisionLinkPage(view), 'message' in view ? view.message : '');
     },
   });
   api.route({
@@ -138,16 +150,16 @@ export function emailRoutes(api: Api, email: EmailService): void {
     summary: "Confirm a mail's decision: once, as the person it was sent to, with her role checked now (an HTML page)",
     params: TokenParams,
     body: DecisionLinkFormSchema,
-    responses: {
-      ...PAGES,
-      200: html('decided'),
-      400: html('a reject without its reason'),
-      403: html('the person the mail was sent to may no longer decide it (her role)'),
+    errors: {
+      ...LINK_ERRORS,
+      400: 'a field is wrong, or a reject without its reason (invalid_request)',
+      403: 'the person the mail was sent to may no longer decide it: her role (forbidden)',
     },
-    handler: async ({ params, body, res }) => {
+    responses: { 200: { description: 'decided', ...PAGE } },
+    handler: async ({ params, body, req, res }) => {
       const outcome = await email.decideByLink(params.token, body.decision, body.reason ?? null);
       const status = outcome.decided ? 200 : (outcome.status ?? LINK_STATUS[outcome.view.state]);
-      res.status(status).set(DECISION_PAGE_HEADERS).type('html').send(decisionLinkPage(outcome.view, outcome));
+      answer(req, res, status, decisionLinkPage(outcome.view, outcome), outcome.message);
     },
   });
 }

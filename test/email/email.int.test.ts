@@ -211,7 +211,7 @@ describe('a stop by mail', () => {
 
     // The same link again, the other decider's link, and one character changed: each says so, nothing decided.
     const again = await confirm(linkOf(toMember), { decision: 'approve' });
-    expect(again.status).toBe(410);
+    expect(again.status).toBe(409);
     expect(await again.text()).toContain('This link was used at');
     const other = await open(linkOf(toOwner));
     expect(other.status).toBe(409);
@@ -221,6 +221,12 @@ describe('a stop by mail', () => {
     const unknown = await confirm(changed, { decision: 'approve' });
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toContain('This link is not one this service sent');
+    // A script, which asks for no page, gets the error envelope.
+    const scripted = await fetch(`${server.url}${linkOf(toOwner)}`);
+    expect(scripted.status).toBe(409);
+    expect(await scripted.json()).toEqual({
+      error: { code: 'conflict', message: expect.stringMatching(/^Nothing to decide here: it was approved by Mia/) },
+    });
     expect(await decisionsOf(threadId)).toHaveLength(1);
   });
 
