@@ -40,7 +40,7 @@ export const email: Migration = {
     await client.query(
       `CREATE INDEX IF NOT EXISTS svc_stop_deliveries_by_via ON svc_stop_deliveries (run_id, wait_seq, via)`,
     );
-    // Slack's message follows the stop (posted when it starts waiting, updated after); a mail goes once, when it starts.
+    // Slack's message follows the stop (posted when it starts waiting, updated after); a mail goes once, at its start.
     await client.query(
       `CREATE OR REPLACE FUNCTION svc_stop_deliveries_enqueue(p_run uuid, p_seq bigint, p_new boolean)
        RETURNS void LANGUAGE plpgsql AS $fn$
