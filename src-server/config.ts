@@ -201,7 +201,7 @@ const schema = z.object({
   SLACK_API_URL: url.default('https://slack.com/api'),
   /**
    * The key that seals the secrets the service keeps (Slack's tokens; docs/configuration.md#secrets-the-service-keeps):
-   * 32 bytes, base64 or hex. Unset: a key generated once in DATA_DIR/secrets.key. Never derived from SESSION_SECRET.
+   * 32 bytes, base64 or hex. Unset: a key made in DATA_DIR/secrets.key when the first secret is kept. Never derived from SESSION_SECRET.
    */
   SECRETS_KEY: z.string().trim().min(1).optional(),
   /** The key before SECRETS_KEY, during a rotation: what it sealed is read and sealed again with the new key. */

@@ -45,11 +45,15 @@ describe('the secret box', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('without SECRETS_KEY generates a key once in the data folder, readable by its owner alone, and keeps it', async () => {
+  it('without SECRETS_KEY makes a key in the data folder at the first seal, readable by its owner alone, and keeps it', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'secret-box-'));
     const [first, second] = await Promise.all([openSecretBox({ DATA_DIR: dir }), openSecretBox({ DATA_DIR: dir })]);
     const file = path.join(dir, KEY_FILE);
+    // A server that keeps no secret writes no key.
+    expect(fs.existsSync(file)).toBe(false);
+    const sealed = first.seal('first');
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(second.open(sealed)).toBe('first');
     expect(second.open(first.seal('kept'))).toBe('kept');
     const later = await openSecretBox({ DATA_DIR: dir });
     expect(later.open(first.seal('kept'))).toBe('kept');

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { getLogger, registerSecret } from '../log';
@@ -35,26 +36,45 @@ const keyIdOf = (key: Buffer) => createHash('sha256').update('svc-secret-key').u
  * (docs/configuration.md#secrets-the-service-keeps).
  */
 export class SecretBox {
-  private readonly keys: Map<string, Buffer>;
-  readonly currentKeyId: string;
+  private readonly keys = new Map<string, Buffer>();
+  private current: string | undefined;
 
   constructor(
-    current: Buffer,
+    /**
+     * The key new values are sealed with; or how to make it when the first one is (a key file written then), and how to
+     * find one another process has made since.
+     */
+    current: Buffer | { make: () => Buffer; find: () => Buffer | undefined },
     previous: Buffer[] = [],
     /** Where the key came from, for the error of a value it cannot open. */
     private readonly source = 'SECRETS_KEY',
   ) {
-    this.currentKeyId = keyIdOf(current);
-    this.keys = new Map([[this.currentKeyId, current], ...previous.map((k) => [keyIdOf(k), k] as const)]);
+    for (const key of previous) this.keys.set(keyIdOf(key), key);
+    if (Buffer.isBuffer(current)) this.use(current);
+    else this.later = current;
+  }
+
+  private later: { make: () => Buffer; find: () => Buffer | undefined } | undefined;
+
+  private use(key: Buffer): string {
+    this.current = keyIdOf(key);
+    this.keys.set(this.current, key);
+    return this.current;
+  }
+
+  /** The id of the key new values are sealed with (made now, when there was none yet). */
+  get currentKeyId(): string {
+    return this.current ?? this.use(this.later!.make());
   }
 
   seal(plain: string): string {
     registerSecret(plain);
+    const keyId = this.currentKeyId;
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.currentKeyId)!, iv);
+    const cipher = createCipheriv('aes-256-gcm', this.keys.get(keyId)!, iv);
     const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     const parts = [iv, cipher.getAuthTag(), sealed].map((b) => b.toString('base64url'));
-    return [VERSION, this.currentKeyId, ...parts].join('.');
+    return [VERSION, keyId, ...parts].join('.');
   }
 
   open(sealed: string): string {
@@ -62,11 +82,17 @@ export class SecretBox {
     if (version !== VERSION || !keyId || !iv || !tag || data === undefined) {
       throw new SecretKeyError('a kept secret is not in a form this version reads');
     }
+    // Sealed by another process on this data folder since this one started: its key is in the file now.
+    if (!this.keys.has(keyId) && this.current === undefined) {
+      const found = this.later?.find();
+      if (found) this.use(found);
+    }
     const key = this.keys.get(keyId);
     if (!key) {
       throw new SecretKeyError(
-        `a kept secret was sealed with key ${keyId}, which this process does not have (it has ${this.currentKeyId} from ` +
-          `${this.source}): give every process the same SECRETS_KEY, or set the key before as SECRETS_KEY_PREVIOUS`,
+        `a kept secret was sealed with key ${keyId}, which this process does not have (it has ` +
+          `${this.current ?? 'none yet'} from ${this.source}): give every process the same SECRETS_KEY, or set the ` +
+          'key before as SECRETS_KEY_PREVIOUS',
       );
     }
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
@@ -84,14 +110,20 @@ export class SecretBox {
 
   /** Whether the value was sealed with an older key (and should be sealed again with the current one). */
   isStale(sealed: string): boolean {
-    return sealed.split('.')[1] !== this.currentKeyId;
+    if (this.current === undefined) {
+      // No key yet: nothing here sealed it, and nothing can be sealed again without making one.
+      const found = this.later?.find();
+      if (!found) return false;
+      this.use(found);
+    }
+    return sealed.split('.')[1] !== this.current;
   }
 }
 
 /**
- * The secret box of this process: SECRETS_KEY (and SECRETS_KEY_PREVIOUS during a rotation), or else a key generated on
- * first use and kept in DATA_DIR/secrets.key, readable by the service's user alone. Processes of one cluster need the
- * same SECRETS_KEY: each would otherwise make a key of its own.
+ * The secret box of this process: SECRETS_KEY (and SECRETS_KEY_PREVIOUS during a rotation), or else a key kept in
+ * DATA_DIR/secrets.key, readable by the service's user alone, and made when the first secret is sealed (a server that
+ * keeps none writes no file). Processes of one cluster need the same SECRETS_KEY: each would otherwise make its own.
  */
 export async function openSecretBox(config: {
   SECRETS_KEY?: string;
@@ -101,21 +133,33 @@ export async function openSecretBox(config: {
   const previous = config.SECRETS_KEY_PREVIOUS ? [parseKey(config.SECRETS_KEY_PREVIOUS, 'SECRETS_KEY_PREVIOUS')] : [];
   if (config.SECRETS_KEY) return new SecretBox(parseKey(config.SECRETS_KEY, 'SECRETS_KEY'), previous);
   const file = path.join(config.DATA_DIR, KEY_FILE);
-  let text: string;
+  const read = (text: string) => {
+    registerSecret(text.trim());
+    return parseKey(text, file);
+  };
   try {
-    text = await fs.readFile(file, 'utf8');
+    return new SecretBox(read(await fs.readFile(file, 'utf8')), previous, file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    await fs.mkdir(config.DATA_DIR, { recursive: true });
-    // `wx`: two processes starting at once on one folder keep the first key, and the second reads it.
-    await fs
-      .writeFile(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' })
-      .then(() => log.info(`generated the key of kept secrets in ${file}: back it up with the database`))
-      .catch((failure: NodeJS.ErrnoException) => {
-        if (failure.code !== 'EEXIST') throw failure;
-      });
-    text = await fs.readFile(file, 'utf8');
   }
-  registerSecret(text.trim());
-  return new SecretBox(parseKey(text, file), previous, file);
+  const find = () => {
+    try {
+      return read(fsSync.readFileSync(file, 'utf8'));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  };
+  // Made at the first seal, once: `wx` keeps the first key when two processes on one folder make one at once.
+  const make = () => {
+    fsSync.mkdirSync(config.DATA_DIR, { recursive: true });
+    try {
+      fsSync.writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+      log.info(`made the key of kept secrets in ${file}: back it up with the database`);
+    } catch (failure) {
+      if ((failure as NodeJS.ErrnoException).code !== 'EEXIST') throw failure;
+    }
+    return read(fsSync.readFileSync(file, 'utf8'));
+  };
+  return new SecretBox({ make, find }, previous, file);
 }
