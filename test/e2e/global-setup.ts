@@ -8,6 +8,7 @@ import { startModelFake } from '../fixtures/fake-models';
 import { createDatabase, startDatabaseServer } from '../helpers/postgres';
 import { spawnServer } from '../helpers/process';
 import { startSlackStandIn } from '../helpers/slack-stand-in';
+import { startSmtpStandIn } from '../helpers/smtp-stand-in';
 
 export const E2E_TOKEN = 'e2e-token-0123456789abcdef';
 /** Known to the specs, which sign session tokens with it: several people in browser contexts of their own. */
@@ -18,8 +19,9 @@ export const E2E_PUBLIC_URL = 'https://agents.example.test';
 /**
  * One server for the browser tests, with one local-runtime slot so the queue can be shown. What the
  * specs need reaches them through the environment: the server's address and database, the fake
- * runtime's address (scripted over HTTP), the token, and the Slack stand-in's address and credentials (it lives in
- * this process: the specs reach it over HTTP only).
+ * runtime's address (scripted over HTTP), the token, the Slack stand-in's address and credentials, and the mail
+ * server's port with the address that lists what it received (both stand-ins live in this process: the specs reach
+ * them over HTTP only).
  */
 export default async function globalSetup() {
   const databaseServer = await startDatabaseServer();
@@ -28,6 +30,8 @@ export default async function globalSetup() {
   const model = await startModelFake();
   // Slack's Web API for the server; no organisation is connected until a spec connects one (studio-slack.spec.ts).
   const slack = await startSlackStandIn();
+  // A real SMTP server on loopback; no mail server is set until a spec sets one (studio-mail.spec.ts).
+  const smtp = await startSmtpStandIn();
   const generated = await catalogWithOwnRoutes();
   const server = await spawnServer({
     GENERATED_DIR: generated,
@@ -45,6 +49,9 @@ export default async function globalSetup() {
     MODEL_PRICES: JSON.stringify({ 'fake-model': { input_per_mtok: 150, output_per_mtok: 600 } }),
     SLACK_API_URL: slack.apiUrl,
     PUBLIC_URL: E2E_PUBLIC_URL,
+    // The mail server is the stand-in on loopback, which the address rule refuses otherwise. The rule is the webhooks'
+    // too: no spec here registers a webhook, or counts on a loopback address being refused.
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
   });
   process.env.E2E_BASE_URL = server.url;
   process.env.E2E_DATABASE_URL = database.url;
@@ -56,11 +63,14 @@ export default async function globalSetup() {
   process.env.E2E_SLACK_BOT_TOKEN = slack.botToken;
   process.env.E2E_SLACK_SIGNING_SECRET = slack.signingSecret;
   process.env.E2E_SLACK_TEAM_ID = slack.teamId;
+  process.env.E2E_SMTP_PORT = String(smtp.port);
+  process.env.E2E_SMTP_MAILS_URL = smtp.mailsUrl;
 
   return async () => {
     await server.stop();
     await model.close();
     await slack.close();
+    await smtp.close();
     await database.drop();
     await databaseServer.stop();
     await fs.rm(path.dirname(generated), { recursive: true, force: true });
