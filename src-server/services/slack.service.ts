@@ -88,7 +88,7 @@ const ACTION_OF = Object.fromEntries(Object.entries(ACTIONS).map(([action, id]) 
 >;
 
 const refusedBySlack = (error: unknown): never => {
-  if (error instanceof SlackRefusedError) throw badRequest(`${error.message}`);
+  if (error instanceof SlackRefusedError) throw badRequest(error.message);
   if (error instanceof SlackUnavailableError) throw serviceUnavailable(error.message);
   throw error;
 };
