@@ -200,8 +200,9 @@ const schema = z.object({
   /** Slack's Web API (a stand-in's address in tests). */
   SLACK_API_URL: url.default('https://slack.com/api'),
   /**
-   * The key that seals the secrets the service keeps (Slack's tokens; docs/configuration.md#secrets-the-service-keeps):
-   * 32 bytes, base64 or hex. Unset: a key made in DATA_DIR/secrets.key when the first secret is kept. Never derived from SESSION_SECRET.
+   * The key that seals the secrets the service keeps (Slack's tokens, the mail server's password;
+   * docs/configuration.md#secrets-the-service-keeps): 32 bytes, base64 or hex. Unset: a key made in
+   * DATA_DIR/secrets.key when the first secret is kept. Never derived from SESSION_SECRET.
    */
   SECRETS_KEY: z.string().trim().min(1).optional(),
   /** The key before SECRETS_KEY, during a rotation: what it sealed is read and sealed again with the new key. */
