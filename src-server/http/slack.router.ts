@@ -166,12 +166,11 @@ export function slackRoutes(api: Api, slack: SlackService): void {
       },
     },
     handler: async ({ req, rawBody }) => {
-      const answer = await slack.interact(
+      return slack.interact(
         rawBody ?? Buffer.alloc(0),
         req.get('x-slack-request-timestamp'),
         req.get('x-slack-signature'),
       );
-      return answer.body ?? {};
     },
   });
 }

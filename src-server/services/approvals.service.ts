@@ -348,7 +348,8 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
       const roles = await access.projectRoles(principal);
       if (roles && roles.size === 0) return [];
       const waiting = await gates.waiting(roles ? [...roles.keys()] : null);
-      const items: (ApprovalItem & { stop_seq: number })[] = [];
+      const notices = await deps.notices.noticesOf(waiting.map((g) => ({ runId: g.run_id, waitSeq: g.wait_seq })));
+      const items: ApprovalItem[] = [];
       for (const gate of waiting) {
         const policy = policyOf(gate.pending_gate);
         const role = roles ? (roles.get(gate.project_id) ?? null) : 'admin';
@@ -357,13 +358,12 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
         const content = Object.values(gate.pending_gate.context).join('\n\n').trim();
         items.push({
           run_id: gate.run_id,
-          stop_seq: gate.wait_seq,
           thread_id: gate.thread_id,
           agent: gate.agent,
           project: { id: gate.project_id, name: gate.project_name },
           message: gate.message,
           stop: stopOf(gate.run_id, gate.wait_seq, gate.round, gate.pending_gate),
-          sent_to: [],
+          sent_to: notices.get(stopId(gate.run_id, gate.wait_seq)) ?? [],
           gate: gate.pending_gate.node,
           question: gate.pending_gate.question,
           excerpt: content.length > EXCERPT_CHARS ? `${content.slice(0, EXCERPT_CHARS - 1).trimEnd()}…` : content,
@@ -377,8 +377,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
           ...(gate.pending_gate.tool_call ? { tool_call: gate.pending_gate.tool_call } : {}),
         });
       }
-      const notices = await deps.notices.noticesOf(items.map((i) => ({ runId: i.run_id, waitSeq: i.stop_seq })));
-      return items.map(({ stop_seq: _seq, ...item }) => ({ ...item, sent_to: notices.get(item.stop.id) ?? [] }));
+      return items;
     },
   };
 }

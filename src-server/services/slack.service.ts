@@ -59,11 +59,12 @@ interface StopFacts {
   expiresAt: string | null;
 }
 
-/** An interaction's answer to Slack: 200 with nothing, or JSON (a modal's errors). */
-export interface InteractionAnswer {
-  status: number;
-  body: object | null;
-}
+/**
+ * An interaction's answer to Slack, always a 200: `{}` for a button (Slack reads nothing of it), or for a modal's
+ * submission whether it closes (`clear`) or shows `errors` at its fields.
+ */
+export type InteractionAnswer =
+  Record<string, never> | { response_action: 'clear' } | { response_action: 'errors'; errors: Record<string, string> };
 
 /** What Slack posts (https://api.slack.com/reference/interaction-payloads), the fields read here. */
 interface InteractionPayload {
@@ -144,7 +145,7 @@ export function slackService(deps: SlackServiceDeps) {
     else if (last) {
       // The approvals of the last round, named together ("Ann and Bob").
       const approvers = decisions
-        .filter((d) => (d.decision === 'approve' || d.decision === 'edit') && last.decision !== 'reject')
+        .filter((d) => d.decision === 'approve' || d.decision === 'edit')
         .map((d) => d.decided_by.name);
       const by =
         (last.decision === 'approve' || last.decision === 'edit') && approvers.length > 1
@@ -286,16 +287,16 @@ export function slackService(deps: SlackServiceDeps) {
     const value = buttonValue(payload.actions?.[0]?.value);
     const slackUser = payload.user?.id;
     const channel = payload.container?.channel_id ?? payload.channel?.id;
-    if (!action || !value || !slackUser) return { status: 200, body: null };
+    if (!action || !value || !slackUser) return {};
     const person = await personOf(connection, token, slackUser);
     if (!person) {
       await tell(token, channel, slackUser, notLinked(connection, slackUser));
-      return { status: 200, body: null };
+      return {};
     }
     try {
       if (action === 'approve') {
         await decideAs(person, value, { decision: 'approve', reason: null });
-        return { status: 200, body: null };
+        return {};
       }
       const parsed = parseStopId(value.stop);
       const run = parsed ? await deps.deliveries.runOfStop(parsed.runId) : undefined;
@@ -323,7 +324,7 @@ export function slackService(deps: SlackServiceDeps) {
     } catch (error) {
       await tell(token, channel, slackUser, `Nothing was decided: ${errorMessage(error)}`);
     }
-    return { status: 200, body: null };
+    return {};
   }
 
   async function onSubmit(
@@ -343,11 +344,11 @@ export function slackService(deps: SlackServiceDeps) {
     const text = (block: string) => values[block]?.value?.value ?? '';
     const firstBlock = Object.keys(values)[0] ?? 'reason';
     const refuse = (message: string, block = firstBlock): InteractionAnswer => ({
-      status: 200,
-      body: { response_action: 'errors', errors: { [block]: message.slice(0, 2000) } },
+      response_action: 'errors',
+      errors: { [block]: message.slice(0, 2000) },
     });
     if (!action || action === 'approve' || !meta || !slackUser || !buttonValue(JSON.stringify(meta))) {
-      return { status: 200, body: null };
+      return {};
     }
     const person = await personOf(connection, token, slackUser);
     if (!person) return refuse(notLinked(connection, slackUser));
@@ -381,7 +382,7 @@ export function slackService(deps: SlackServiceDeps) {
       if (error instanceof ServiceError) return refuse(error.message);
       throw error;
     }
-    return { status: 200, body: { response_action: 'clear' } };
+    return { response_action: 'clear' };
   }
 
   return {
@@ -503,7 +504,7 @@ export function slackService(deps: SlackServiceDeps) {
       const token = box.open(connection.bot_token_sealed);
       if (payload.type === 'block_actions') return onButton(connection, token, payload);
       if (payload.type === 'view_submission') return onSubmit(connection, token, payload);
-      return { status: 200, body: null };
+      return {};
     },
 
     /**
