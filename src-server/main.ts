@@ -33,6 +33,7 @@ import { orgFoldersRepository } from './db/org-folders.repository';
 import { orgToolPoliciesRepository } from './db/org-tool-policies.repository';
 import { mcpServersRepository } from './db/mcp-servers.repository';
 import { mcpSessionsRepository } from './db/mcp-sessions.repository';
+import { mcpTasksRepository } from './db/mcp-tasks.repository';
 import { instanceSettingsRepository } from './db/instance-settings.repository';
 import { modelPullsRepository } from './db/model-pulls.repository';
 import { retentionRepository } from './db/retention.repository';
@@ -559,7 +560,7 @@ export async function startServer({
       retention: retentionService({ access, retention: retentionRows }),
       usage,
       idempotencyKeys: idempotencyService({ keys: idempotencyKeys }),
-      mcpSessions: mcpSessionsService({ sessions: mcpSessionsRepository(pool) }),
+      mcpSessions: mcpSessionsService({ sessions: mcpSessionsRepository(pool), tasks: mcpTasksRepository(pool) }),
       lgThreads: lgThreadsService({ access, threads, rows: lgRows }),
       oidc,
       metrics,

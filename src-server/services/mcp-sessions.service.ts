@@ -1,12 +1,14 @@
 import type { McpSessionsRepository } from '../db/mcp-sessions.repository';
-import type { ElicitationState, McpElicitation, McpSession } from '../storage/mcp-sessions';
+import type { McpTasksRepository } from '../db/mcp-tasks.repository';
+import type { ElicitationState, McpElicitation, McpSession, McpTask, NewMcpTask } from '../storage/mcp-sessions';
 
 /**
- * The MCP server's sessions and the questions asked in them (docs/mcp.md#sessions-on-any-process), shared by every
- * process: what the MCP server (http/mcp/) keeps of a client between its requests.
+ * The MCP server's sessions, the questions asked in them (docs/mcp.md#sessions-on-any-process) and the tasks of its
+ * people (docs/mcp.md#runs-as-tasks), shared by every process: what the MCP server (http/mcp/) keeps of a client
+ * between its requests.
  */
-export function mcpSessionsService(deps: { sessions: McpSessionsRepository }) {
-  const { sessions } = deps;
+export function mcpSessionsService(deps: { sessions: McpSessionsRepository; tasks: McpTasksRepository }) {
+  const { sessions, tasks } = deps;
   return {
     create: (session: McpSession): Promise<void> => sessions.create(session),
 
@@ -29,6 +31,14 @@ export function mcpSessionsService(deps: { sessions: McpSessionsRepository }) {
     expire: (id: string): Promise<boolean> => sessions.expire(id),
 
     state: (id: string): Promise<Pick<McpElicitation, 'state' | 'outcome'> | undefined> => sessions.state(id),
+
+    createTask: (task: NewMcpTask) => tasks.create(task),
+
+    /** The task, if it is this person's and has not expired: another person's reads as one that does not exist. */
+    task: (id: string, userId: string): Promise<McpTask | undefined> => tasks.get(id, userId),
+
+    /** This person's tasks, newest first, a page after the task `after` names; `more` when others follow. */
+    tasks: (userId: string, after: string | undefined) => tasks.list(userId, after),
   };
 }
 

@@ -37,3 +37,29 @@ export interface McpElicitation {
   state: ElicitationState;
   outcome: string | null;
 }
+
+/**
+ * Where an MCP task stands, read from its run (docs/mcp.md#runs-as-tasks): `working` while it runs or is queued,
+ * `input_required` while it waits for a person, then `completed`, `failed` (the run ended in error) or `cancelled`.
+ * A run a person rejected is `completed`: it ended as its agent says a rejected gate ends.
+ */
+export type McpTaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** A `run_agent` call made as a task: its run and its person, with the run's status as the task's. */
+export interface McpTask {
+  id: string;
+  user_id: string;
+  /** Null when the call was refused before a run began (a viewer's, say): `error` says why. */
+  run_id: string | null;
+  error: string | null;
+  tool: string;
+  status: McpTaskStatus;
+  /** Why it failed or was cancelled, as the run says. */
+  status_message: string | null;
+  ttl_ms: number;
+  poll_interval_ms: number;
+  created_at: string;
+  last_updated_at: string;
+}
+
+export type NewMcpTask = Pick<McpTask, 'id' | 'user_id' | 'run_id' | 'error' | 'tool' | 'ttl_ms' | 'poll_interval_ms'>;

@@ -6,6 +6,7 @@ import { agentsByName } from './0005-agents-by-name';
 import { decisionStops } from './0006-decision-stops';
 import { slack } from './0007-slack';
 import { email } from './0008-email';
+import { mcpTasks } from './0009-mcp-tasks';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -20,6 +21,7 @@ export const MIGRATIONS: readonly Migration[] = [
   decisionStops,
   slack,
   email,
+  mcpTasks,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */

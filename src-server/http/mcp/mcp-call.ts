@@ -1,6 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestId, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Access } from '../../auth/access';
 import type { Principal } from '../../auth/principal';
 import type { TenancyService } from '../../auth/tenancy.service';
@@ -31,6 +31,8 @@ export interface McpRequestContext {
   transport: Transport;
   /** The server's address as the client reached it, for the studio links in results. */
   baseUrl: string;
+  /** The ids of this request's `tools/call` messages made as tasks (docs/mcp.md#runs-as-tasks). */
+  taskRequests: ReadonlySet<RequestId>;
 }
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;

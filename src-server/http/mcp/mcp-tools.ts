@@ -1,9 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { atLeast } from '../../auth/access';
-import { badRequest, DATABASE_UNAVAILABLE, ServiceError } from '../../contracts/errors';
-import { isDatabaseUnavailable } from '../../storage/database-unavailable';
-import { getLogger } from '../../log';
+import { badRequest } from '../../contracts/errors';
 import type { McpRequestContext, McpServices } from './mcp-call';
 import {
   ApprovalsOutput,
@@ -22,34 +19,23 @@ import { editedPhase } from './elicitation-form';
 import { RunFollower } from './run-follower';
 import type { StopRef } from '../../services/approvals.service';
 import { runResult, waitingOf } from './run-results';
+import { toolAnswer } from './tool-answer';
+import type { RequestTaskStore, TaskContext } from './task-store';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 
-const log = getLogger('svc.api');
-
 const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
-
-/**
- * A tool's answer: its structured result (and the same as JSON text, for clients that read only text), or an error
- * result with the message the HTTP API would answer. What the caller may not see reads as not found, exactly as there.
- */
-async function answer(work: () => Promise<Record<string, unknown>>): Promise<CallToolResult> {
-  try {
-    const structured = await work();
-    return { content: [{ type: 'text', text: JSON.stringify(structured, null, 2) }], structuredContent: structured };
-  } catch (error) {
-    let text = 'internal server error';
-    if (error instanceof ServiceError) text = error.message;
-    else if (isDatabaseUnavailable(error)) text = DATABASE_UNAVAILABLE.message;
-    else log.error('an MCP tool call failed', error);
-    return { isError: true, content: [{ type: 'text', text }] };
-  }
-}
 
 /**
  * The MCP server's tools (docs/mcp.md#tools): another door to the services the HTTP API uses, with the caller's own
  * rights, so that every check (roles, tenancy, per-user limits) is the same one.
  */
-export function registerTools(server: McpServer, services: McpServices, context: McpRequestContext): void {
+export function registerTools(
+  server: McpServer,
+  services: McpServices,
+  context: McpRequestContext,
+  tasks: RequestTaskStore,
+): void {
   const { agents: directory, runsService, threadsService, approvals, tenancy } = services;
   const { principal, baseUrl } = context;
 
@@ -64,7 +50,7 @@ export function registerTools(server: McpServer, services: McpServices, context:
       annotations: READ_ONLY,
     },
     () =>
-      answer(async () => {
+      toolAnswer(async () => {
         const projects = (await tenancy.list(principal, 'project'))
           .filter((project) => principal.instanceAdmin || atLeast(project.role, 'member'))
           .map(({ id, name }) => ({ id, name }));
@@ -85,7 +71,19 @@ export function registerTools(server: McpServer, services: McpServices, context:
       }),
   );
 
-  server.registerTool(
+  // The SDK checked the input against RunAgentInput; a task tool's handler is typed with it unknown.
+  const runAgent = (args: unknown) => {
+    const input = args as z.infer<typeof RunAgentInput>;
+    return runsService.startRun(principal, input.agent, {
+      message: input.message,
+      project_id: input.project_id,
+      thread_id: input.thread_id,
+      multitask_strategy: input.multitask_strategy,
+      model: input.model,
+      project_path: input.project_path,
+    });
+  };
+  server.experimental.tasks.registerToolTask(
     'run_agent',
     {
       title: 'Run an agent',
@@ -94,23 +92,31 @@ export function registerTools(server: McpServer, services: McpServices, context:
         'person (an approval gate, or a tool call that asks), you are asked inside this call if your client can ' +
         'answer questions and you may decide; otherwise the result says the run waits, with what to decide and the ' +
         "studio's link. Progress notifications say which phase runs. It may take minutes: set your client's request " +
-        'timeout accordingly, or reset it on progress.',
+        'timeout accordingly, or reset it on progress, or call it as a task (its status is input_required while it ' +
+        'waits for a person).',
       inputSchema: RunAgentInput,
       outputSchema: RunResult,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      execution: { taskSupport: 'optional' },
     },
-    (input, extra) =>
-      answer(async () => {
-        const run = await runsService.startRun(principal, input.agent, {
-          message: input.message,
-          project_id: input.project_id,
-          thread_id: input.thread_id,
-          multitask_strategy: input.multitask_strategy,
-          model: input.model,
-          project_path: input.project_path,
-        });
-        return new RunFollower(services, context, extra).follow(run);
-      }),
+    {
+      async createTask(input, extra) {
+        if (!context.taskRequests.has(extra.requestId)) {
+          // Not called as a task: followed inside the call, as before tasks.
+          const follower = new RunFollower(services, context, extra);
+          return { task: tasks.inline(await toolAnswer(async () => follower.follow(await runAgent(input)))) };
+        }
+        // A call refused before its run began (a viewer's, a run over the limit) is a task that failed, with the
+        // HTTP API's text: a task-augmented call answers a task, whatever becomes of it.
+        const started = await toolAnswer(async () => ({ run_id: (await runAgent(input)).runId }));
+        const made: TaskContext = started.isError
+          ? { tool: 'run_agent', run_id: null, error: (started.content[0] as { text: string }).text }
+          : { tool: 'run_agent', run_id: (started.structuredContent as { run_id: string }).run_id, error: null };
+        return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: made }) };
+      },
+      getTask: (_input, extra) => extra.taskStore.getTask(extra.taskId),
+      getTaskResult: (_input, extra) => extra.taskStore.getTaskResult(extra.taskId) as Promise<CallToolResult>,
+    },
   );
 
   server.registerTool(
@@ -122,7 +128,7 @@ export function registerTools(server: McpServer, services: McpServices, context:
       outputSchema: RunResult,
       annotations: READ_ONLY,
     },
-    ({ run_id }) => answer(async () => runResult(await runsService.runDetail(principal, run_id), baseUrl)),
+    ({ run_id }) => toolAnswer(async () => runResult(await runsService.runDetail(principal, run_id), baseUrl)),
   );
 
   server.registerTool(
@@ -135,7 +141,7 @@ export function registerTools(server: McpServer, services: McpServices, context:
       annotations: READ_ONLY,
     },
     ({ thread_id }) =>
-      answer(async () => ({
+      toolAnswer(async () => ({
         runs: (await threadsService.runs(principal, thread_id)).map((run) => ({
           run_id: run.id,
           agent: run.agent,
@@ -159,7 +165,7 @@ export function registerTools(server: McpServer, services: McpServices, context:
       annotations: READ_ONLY,
     },
     () =>
-      answer(async () => ({
+      toolAnswer(async () => ({
         approvals: (await approvals.inbox(principal)).map((item) => {
           const { why_not_asked: _none, ...waiting } = waitingOf(
             {
@@ -200,7 +206,7 @@ export function registerTools(server: McpServer, services: McpServices, context:
       outputSchema: DecideOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    (input) => answer(async () => decided(await decideApproval(services, context, input))),
+    (input) => toolAnswer(async () => decided(await decideApproval(services, context, input))),
   );
 
   server.registerTool(
@@ -213,7 +219,7 @@ export function registerTools(server: McpServer, services: McpServices, context:
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     ({ run_id, reason }) =>
-      answer(async () => {
+      toolAnswer(async () => {
         const cancelled = await runsService.cancelRun(principal, run_id, reason ?? null);
         return { run_id: cancelled.run_id, thread_id: cancelled.thread_id, status: cancelled.status };
       }),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import type { InitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { InitializeRequest, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/principal';
 import { errorBody, forbidden, ServiceError } from '../../contracts/errors';
 import type { McpSession } from '../../storage/mcp-sessions';
@@ -8,7 +8,8 @@ import type { AppDeps } from '../deps';
 import { bodyProblems } from '../body-problems';
 import { jsonBodyParser } from '../errors';
 import { isQuestionId, takeAnswer } from './elicitation-answers';
-import type { McpServices } from './mcp-call';
+import type { McpRequestContext, McpServices } from './mcp-call';
+import { RequestTaskStore } from './task-store';
 import { registerTools } from './mcp-tools';
 import { loadMcpServerSdk } from './mcp-server-sdk';
 
@@ -27,6 +28,20 @@ export const baseUrlOf = (req: Request) => `${req.protocol}://${req.get('host')}
 /** A refusal in the protocol's own shape: MCP clients read a JSON-RPC error, whatever the status. */
 function protocolError(res: Response, status: number, message: string): void {
   res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+}
+
+/** The tasks this server offers (docs/mcp.md#runs-as-tasks): `tools/call` of run_agent, listed and cancelled. */
+const TASK_CAPABILITIES = { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } };
+
+/** The ids of the `tools/call` requests of a body (one message, or a batch) that ask to be run as tasks. */
+function taskRequestsOf(body: unknown): Set<RequestId> {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  const ids = new Set<RequestId>();
+  for (const message of messages) {
+    const request = message as { method?: unknown; id?: unknown; params?: { task?: unknown } };
+    if (request.method === 'tools/call' && request.params?.task !== undefined) ids.add(request.id as RequestId);
+  }
+  return ids;
 }
 
 /** The client can be asked questions in a form: `elicitation: {}` (form, by the protocol's default) or with `form`. */
@@ -71,12 +86,21 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: stateful ? () => session.id : undefined,
     });
+    const context: McpRequestContext = {
+      principal,
+      session,
+      transport,
+      baseUrl: baseUrlOf(req),
+      taskRequests: taskRequestsOf(req.body),
+    };
+    const tasks = new RequestTaskStore(services, context);
     const server = new McpServer(
       { name: 'agent-workflow-service', version: deps.version },
-      { instructions: INSTRUCTIONS },
+      { instructions: INSTRUCTIONS, capabilities: TASK_CAPABILITIES, taskStore: tasks, taskMessageQueue: tasks },
     );
-    registerTools(server, services, { principal, session, transport, baseUrl: baseUrlOf(req) });
+    registerTools(server, services, context, tasks);
     res.on('close', () => {
+      void tasks.close();
       void transport.close();
       void server.close();
     });

@@ -1,15 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunDetail } from '../../contracts/runs';
 import type { RunEvent } from '../../contracts/events';
 import type { FollowableRun } from '../../services/runs.service';
-import { getLogger } from '../../log';
-import { questionFor } from './elicitation-form';
+import { askAtStop } from './questions';
 import type { McpRequestContext, McpServices, ToolExtra } from './mcp-call';
 import type { RunResult } from './mcp-schemas';
 import { runResult } from './run-results';
-
-const log = getLogger('svc.api');
 
 /** How often a call that waits for a person looks at the question's row and at the run. */
 const POLL_MS = 500;
@@ -108,44 +104,10 @@ export class RunFollower {
    * answer was taken, or someone decided elsewhere); otherwise why it was not answered here.
    */
   private async ask(run: RunDetail, seen: number): Promise<string | undefined> {
-    const { principal, session, transport } = this.context;
-    const { approvals, sessions, elicitationTimeoutS } = this.services;
-    const gate = run.pending_gate!;
-    if (!session.elicitation) {
-      return 'this MCP client cannot be asked questions (it did not declare elicitation): decide with decide_approval or in the studio';
-    }
-    if (!(await approvals.mayDecide(principal, run.thread_id))) {
-      return `you cannot decide it here: it needs the ${gate.decide_role ?? 'member'} role on the project${(gate.approvals_needed ?? 1) > 1 ? ' and approvals from other people' : ''}`;
-    }
-    const question = questionFor(run.agent, gate);
-    const id = `elicit-${randomUUID()}`;
-    await sessions.ask(
-      {
-        id,
-        session_id: session.id,
-        run_id: run.id,
-        thread_id: run.thread_id,
-        gate: gate.node,
-        call_id: gate.tool_call?.call_id ?? null,
-        context_node: question.contextNode,
-        stop_id: run.stop?.id ?? null,
-        round: run.stop?.round ?? null,
-      },
-      elicitationTimeoutS,
-    );
-    await transport.send(
-      {
-        jsonrpc: '2.0',
-        id,
-        method: 'elicitation/create',
-        params: { mode: 'form', message: question.message, requestedSchema: question.requestedSchema },
-      },
-      { relatedRequestId: this.extra.requestId },
-    );
-    log.info(
-      `asked ${principal.name} at ${gate.tool_call ? gate.tool_call.tool : gate.node} run=${run.id} question=${id}`,
-    );
-    return this.awaitAnswer(id, run, seen);
+    const asked = await askAtStop(this.services, this.context, run);
+    if (typeof asked === 'string') return asked;
+    await this.context.transport.send(asked.request, { relatedRequestId: this.extra.requestId });
+    return this.awaitAnswer(asked.id, run, seen);
   }
 
   private async awaitAnswer(id: string, run: RunDetail, seen: number): Promise<string | undefined> {
