@@ -96,3 +96,17 @@ describe('an answer', () => {
     expect(decisionOf(answer('[1]'), atCall)).toBe('the edited arguments must be an object');
   });
 });
+
+describe('the question in the shapes of the revision the client speaks', () => {
+  it('names the options in enumNames for a 2025-06-18 client, which knows no titled oneOf', () => {
+    const decision = questionFor('review', gate, '2025-06-18').requestedSchema.properties.decision!;
+    expect(decision.oneOf).toBeUndefined();
+    expect(decision.enum).toEqual(['approve', 'edit', 'respond', 'reject']);
+    expect(decision.enumNames).toEqual([
+      'Approve',
+      'Approve with my edited text',
+      'Send my answer back to the phase before',
+      'Reject',
+    ]);
+  });
+});

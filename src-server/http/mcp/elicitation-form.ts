@@ -1,6 +1,7 @@
 import type { PendingGate } from '../../contracts/runs';
 import type { Decision } from '../../services/approvals.service';
 import { DecisionKind } from './mcp-schemas';
+import { atLeast, FORM_MODE_SINCE } from './protocol-versions';
 
 /** The most of a gate's content a question carries; the studio and get_run show all of it. */
 export const MAX_QUESTION_CHARS = 16_000;
@@ -40,22 +41,20 @@ export function gatedContent(gate: PendingGate): string {
 /** The phase whose output an edit at a gate replaces: the last one the gate shows (the one just before it). */
 export const editedPhase = (gate: PendingGate): string | null => Object.keys(gate.context).at(-1) ?? null;
 
-/** The question put to a person at a gate or a tool call of a run of `agent`. */
-export function questionFor(agent: string, gate: PendingGate): Question {
+/** The question put to a person at a gate or a tool call of a run of `agent`, in her client's revision's shapes. */
+export function questionFor(agent: string, gate: PendingGate, version: string = FORM_MODE_SINCE): Question {
   const forTool = Boolean(gate.tool_call);
+  const titleOf = (kind: DecisionKind) => (forTool ? OPTIONS[kind].tool : OPTIONS[kind].gate);
+  // 2025-11-25 titles each option in `oneOf`; 2025-06-18 names them in `enumNames` beside `enum`.
+  const options = atLeast(version, FORM_MODE_SINCE)
+    ? { oneOf: DecisionKind.options.map((kind) => ({ const: kind, title: titleOf(kind) })) }
+    : { enum: DecisionKind.options, enumNames: DecisionKind.options.map(titleOf) };
   return {
     message: cap(`${agent}: ${gate.question}\n\n${gatedContent(gate)}`),
     requestedSchema: {
       type: 'object',
       properties: {
-        decision: {
-          type: 'string',
-          title: 'Decision',
-          oneOf: DecisionKind.options.map((kind) => ({
-            const: kind,
-            title: forTool ? OPTIONS[kind].tool : OPTIONS[kind].gate,
-          })),
-        },
+        decision: { type: 'string', title: 'Decision', ...options },
         reason: { type: 'string', title: 'Reason', description: 'why (kept with the decision)' },
         text: {
           type: 'string',

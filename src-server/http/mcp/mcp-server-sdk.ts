@@ -13,6 +13,8 @@ export interface McpServerSdk {
   isInitializeRequest(message: unknown): message is InitializeRequest;
   /** A client's answer to a request of the server's (a question asked inside a call). */
   isResponse(message: unknown): message is JSONRPCResultResponse | JSONRPCErrorResponse;
+  /** The revision the SDK's server answers a client asking for `requested` with: it, or the newest it knows. */
+  negotiatedVersion(requested: string): string;
 }
 
 let loading: Promise<McpServerSdk> | undefined;
@@ -33,6 +35,8 @@ export function loadMcpServerSdk(): Promise<McpServerSdk> {
     isInitializeRequest: (message): message is InitializeRequest => types.isInitializeRequest(message),
     isResponse: (message): message is JSONRPCResultResponse | JSONRPCErrorResponse =>
       types.isJSONRPCResultResponse(message) || types.isJSONRPCErrorResponse(message),
+    negotiatedVersion: (requested) =>
+      types.SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : types.LATEST_PROTOCOL_VERSION,
   }));
   return loading;
 }

@@ -10,6 +10,7 @@ import { jsonBodyParser } from '../errors';
 import { isQuestionId, takeAnswer } from './elicitation-answers';
 import type { McpRequestContext, McpServices } from './mcp-call';
 import { RequestTaskStore } from './task-store';
+import { atLeast, BATCHES_REMOVED_IN } from './protocol-versions';
 import { registerTools } from './mcp-tools';
 import { loadMcpServerSdk } from './mcp-server-sdk';
 
@@ -26,8 +27,8 @@ const INSTRUCTIONS =
 export const baseUrlOf = (req: Request) => `${req.protocol}://${req.get('host')}`;
 
 /** A refusal in the protocol's own shape: MCP clients read a JSON-RPC error, whatever the status. */
-function protocolError(res: Response, status: number, message: string): void {
-  res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+function protocolError(res: Response, status: number, message: string, code = -32000): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
 /** The tasks this server offers (docs/mcp.md#runs-as-tasks): `tools/call` of run_agent, listed and cancelled. */
@@ -99,6 +100,9 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
       { instructions: INSTRUCTIONS, capabilities: TASK_CAPABILITIES, taskStore: tasks, taskMessageQueue: tasks },
     );
     registerTools(server, services, context, tasks);
+    // The SDK declares `listChanged` for what is registered; this server's lists are the same for every request, so
+    // it never sends a change (and has no stream outside calls to send one on).
+    server.server.registerCapabilities({ tools: { listChanged: false } });
     res.on('close', () => {
       void tasks.close();
       void transport.close();
@@ -122,7 +126,7 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
       const session: McpSession = {
         id: randomBytes(24).toString('base64url'),
         user_id: principal.id,
-        protocol_version: message.params.protocolVersion,
+        protocol_version: sdk.negotiatedVersion(message.params.protocolVersion),
         client_name: message.params.clientInfo.name,
         client_version: message.params.clientInfo.version,
         elicitation: takesForms(message),
@@ -132,6 +136,14 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
     }
     const session = await sessionOf(req, res, principal);
     if (!session) return;
+    if (Array.isArray(message) && atLeast(session.protocol_version, BATCHES_REMOVED_IN)) {
+      return protocolError(
+        res,
+        400,
+        `Invalid Request: JSON-RPC batches are not part of protocol ${session.protocol_version} (removed in ${BATCHES_REMOVED_IN}): send one message per request`,
+        -32600,
+      );
+    }
     if (sdk.isResponse(message) && isQuestionId(message.id)) {
       await takeAnswer(services, principal, session.id, message);
       res.status(202).end();

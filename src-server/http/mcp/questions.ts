@@ -4,6 +4,7 @@ import type { RunDetail } from '../../contracts/runs';
 import { getLogger } from '../../log';
 import { questionFor } from './elicitation-form';
 import type { McpRequestContext, McpServices } from './mcp-call';
+import { atLeast, ELICITATION_SINCE, FORM_MODE_SINCE } from './protocol-versions';
 
 const log = getLogger('svc.api');
 
@@ -26,13 +27,16 @@ export async function askAtStop(
 ): Promise<AskedQuestion | string> {
   const { principal, session } = context;
   const gate = run.pending_gate!;
+  if (!atLeast(session.protocol_version, ELICITATION_SINCE)) {
+    return `this MCP client speaks protocol ${session.protocol_version}, which has no questions (elicitation came with ${ELICITATION_SINCE}): decide with decide_approval or in the studio`;
+  }
   if (!session.elicitation) {
     return 'this MCP client cannot be asked questions (it did not declare elicitation): decide with decide_approval or in the studio';
   }
   if (!(await services.approvals.mayDecide(principal, run.thread_id))) {
     return `you cannot decide it here: it needs the ${gate.decide_role ?? 'member'} role on the project${(gate.approvals_needed ?? 1) > 1 ? ' and approvals from other people' : ''}`;
   }
-  const question = questionFor(run.agent, gate);
+  const question = questionFor(run.agent, gate, session.protocol_version);
   const id = `elicit-${randomUUID()}`;
   await services.sessions.ask(
     {
@@ -51,7 +55,11 @@ export async function askAtStop(
   log.info(
     `asked ${principal.name} at ${gate.tool_call ? gate.tool_call.tool : gate.node} run=${run.id} question=${id}`,
   );
-  const params = { mode: 'form', message: question.message, requestedSchema: question.requestedSchema };
+  const params = {
+    ...(atLeast(session.protocol_version, FORM_MODE_SINCE) ? { mode: 'form' } : {}),
+    message: question.message,
+    requestedSchema: question.requestedSchema,
+  };
   return {
     id,
     request: { jsonrpc: '2.0', id, method: 'elicitation/create', params: meta ? { ...params, _meta: meta } : params },
