@@ -181,6 +181,8 @@ const schema = z.object({
   TOOL_CALL_TIMEOUT_S: int(1).default(60),
   MCP_IDLE_S: int(1).default(300),
   MCP_ELICITATION_TIMEOUT_S: int(1).default(600),
+  /** How long a question a tool's MCP server asks mid-call waits for a person (docs/approvals.md). */
+  TOOL_QUESTION_EXPIRY_S: int(1).default(3600),
   MCP_ALLOWED_HOSTS: list.default([]),
   /**
    * Whether webhooks may be sent to the server's own network: loopback, link-local (cloud metadata services

@@ -28,6 +28,7 @@ import { nodeConfigsRepository } from './db/node-configs.repository';
 import { createApp } from './http/app';
 import { buildProjectContext, withProjectFolder } from './context/project-context';
 import { toolCallsRepository } from './db/tool-calls.repository';
+import { toolQuestionsRepository } from './db/tool-questions.repository';
 import { toolGrantsRepository } from './db/tool-grants.repository';
 import { orgFoldersRepository } from './db/org-folders.repository';
 import { orgToolPoliciesRepository } from './db/org-tool-policies.repository';
@@ -290,6 +291,7 @@ export async function startServer({
     const models = createModelProviders(config, queue);
     const modelCalls = modelCallsRepository(pool);
     const usage = usageService({ access, calls: modelCalls });
+    const toolQuestions = toolQuestionsRepository(pool);
     const engine = new Engine({
       owner,
       runs,
@@ -305,6 +307,8 @@ export async function startServer({
       },
       toolbox,
       toolCalls: toolCallsRepository(pool),
+      questions: toolQuestions,
+      questionExpiryS: config.TOOL_QUESTION_EXPIRY_S,
       records: runWritesRepository(pool),
       prices: PriceTable.fromConfig(config),
       // Runs started before versions name their built-in only.
@@ -480,6 +484,7 @@ export async function startServer({
       gates,
       grants: toolGrantsRepository(pool),
       notices: stopDeliveries,
+      questions: toolQuestions,
       engine,
     });
     const slack = slackService({

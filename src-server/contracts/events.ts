@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ToolQuestionModeSchema } from './tool-questions';
 import { RoutingRuleSchema, RuleSourceSchema } from './assets';
 import { GateDecisionKindSchema, NodeStatusSchema, PendingGateSchema } from './runs';
 import { PolicySourceSchema } from './tools';
@@ -195,6 +196,32 @@ const RUN_EVENTS = [
     reason: z.string().nullable(),
     deciders: z.array(z.string()),
     arguments_sha256: z.string().optional(),
+  }),
+  /**
+   * An MCP server asks a person something in the middle of call `call_id` (elicitation): a stop of kind `question`
+   * whose id is this event's (`<run id>:<event id>`), answered at POST /stops/{id}/answer. The run goes on running:
+   * the call waits, and the stream with it.
+   */
+  z.object({
+    type: z.literal('tool_question'),
+    node: z.string(),
+    call_id: z.string(),
+    tool: z.string(),
+    server: z.string(),
+    mode: ToolQuestionModeSchema,
+    message: z.string(),
+    requested_schema: z.record(z.string(), z.unknown()).nullable(),
+    url_host: z.string().nullable(),
+    expires_at: z.string(),
+  }),
+  /** The question was answered (`accept`, `decline`, `cancel`), or nobody did in time (`expired`). */
+  z.object({
+    type: z.literal('tool_question_answered'),
+    node: z.string(),
+    call_id: z.string(),
+    stop_id: z.string(),
+    action: z.enum(['accept', 'decline', 'cancel', 'expired']),
+    by: z.string().nullable().meta({ description: 'who answered; null when nobody did' }),
   }),
   /** A tool's answer, as the model reads it: untrusted text, never HTML. */
   z.object({

@@ -8,6 +8,7 @@ import { ReasonBodySchema } from './common';
 import { RoleSchema } from './tenancy';
 import { RunUsageSchema } from './usage';
 import { RoundSchema, StopSchema } from './stops';
+import { ToolQuestionSchema } from './tool-questions';
 
 /** Run status values (docs/run-lifecycle.md#run-statuses). */
 export const RunStatusSchema = z.enum([
@@ -583,6 +584,11 @@ export const ApprovalItemSchema = z
     approvals: GateApprovalsSchema,
     tool_call: PendingToolCallSchema.optional().meta({
       description: 'set when the item is a tool call: decide it at /threads/{thread_id}/tool-calls/{call_id}/…',
+    }),
+    tool_question: ToolQuestionSchema.optional().meta({
+      description:
+        "set when the item is a tool server's question (`stop.kind` is `question`): answer it at " +
+        'POST /stops/{stop.id}/answer; `question` is then its message',
     }),
   })
   .meta({ id: 'ApprovalItem' });

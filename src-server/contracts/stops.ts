@@ -2,13 +2,14 @@ import { z } from 'zod';
 import { NodeIdSchema } from './assets';
 
 /**
- * A stop: where a run waits for a person, whatever it waits at (a gate, a tool call that asks). Every door names it the
- * same way: its id is the run's and the wait's (`<run id>:<wait seq>`, the id of the event the run stopped with, the
- * LangGraph door's interrupt id), new each time the run stops; its round counts the versions of what it shows: 1 when
- * the run stopped, one more each time an approver's edit changed the text or the arguments while more approvals are
- * needed. A decision names the round its person read, so that nobody approves what she never saw.
+ * A stop: where a run waits for a person, whatever it waits at (a gate, a tool call that asks, a question an MCP
+ * server asks mid-call). Every door names it the same way: its id is the run's and the wait's (`<run id>:<wait seq>`,
+ * the id of the event the run stopped with, the LangGraph door's interrupt id), new each time the run stops; its
+ * round counts the versions of what it shows: 1 when the run stopped, one more each time an approver's edit changed
+ * the text or the arguments while more approvals are needed. A decision names the round its person read, so that
+ * nobody approves what she never saw.
  */
-export const StopKindSchema = z.enum(['gate', 'tool_call']);
+export const StopKindSchema = z.enum(['gate', 'tool_call', 'question']);
 export type StopKind = z.infer<typeof StopKindSchema>;
 
 export const STOP_ID_PATTERN = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}):(\d{1,15})$/;

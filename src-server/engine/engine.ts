@@ -1,4 +1,5 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import { DEFAULT_QUESTION_EXPIRY_S } from '../contracts/tool-questions';
 import type { CatalogEntry } from '../assets/catalog';
 import { errorMessage } from '../contracts/errors';
 import type { Checkpoint, GateApprovals, GateDecision, NodeConfig } from '../contracts/runs';
@@ -29,6 +30,7 @@ import type {
   StopTx,
   RunWriteStore,
   ToolCallStore,
+  ToolQuestionStore,
 } from '../storage/types';
 import type { Toolbox } from '../tools/toolbox';
 import { recordWait, type WaitAtStop } from '../tracing/run-trace';
@@ -50,6 +52,9 @@ export interface EngineDeps {
   /** The tools of runs' phases, and the record of their calls (docs/tools.md). */
   toolbox: Toolbox;
   toolCalls: ToolCallStore;
+  /** Questions tool servers ask mid-call, and how long one waits for a person (an hour unless said otherwise). */
+  questions: ToolQuestionStore;
+  questionExpiryS?: number;
   /** What the run runs: the manifest it is pinned to (its version), whatever was published since it started. */
   agentOf(run: RunRecord): Promise<CatalogEntry | undefined>;
   /** Builds the model's project context from a run's project path (local folder or git URL) in its project. */
@@ -369,6 +374,8 @@ export class Engine {
       slots: this.deps.slots ?? NO_SLOTS,
       toolbox: this.deps.toolbox,
       toolCalls: this.deps.toolCalls,
+      questions: this.deps.questions,
+      questionExpiryS: this.deps.questionExpiryS ?? DEFAULT_QUESTION_EXPIRY_S,
       agentOf: this.deps.agentOf,
       graphOf: (entry) => this.graphOf(entry),
       projectContext: this.deps.projectContext,

@@ -2,7 +2,8 @@ import { Command } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { CatalogEntry } from '../assets/catalog';
 import type { RoutingRule, RuleSource } from '../contracts/assets';
-import type { RunEvent } from '../contracts/events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RunEvent, RunEventOf } from '../contracts/events';
 import { errorDetail } from '../contracts/errors';
 import type { GateDecision, NodeConfig, NodeStatus, NodeWarning, PendingGate } from '../contracts/runs';
 import type { Logger } from '../log';
@@ -24,8 +25,11 @@ import type { NodeLog, RunNodes } from './node-log';
 import { planLeg, type CheckpointSummary, type LegPlan } from './plan';
 import type { LegOutcome, RunObserver } from './run-observer';
 import { retryTransient, type IsTransient } from '../storage/retry';
-import type { EventStore, NodeStore, RunRecord, RunStore, ToolCallStore } from '../storage/types';
+import type { EventStore, NodeStore, RunRecord, RunStore, ToolCallStore, ToolQuestionStore } from '../storage/types';
 import type { Toolbox } from '../tools/toolbox';
+import { PausableTimer } from '../tools/pausable-timer';
+import { stopId } from '../contracts/stops';
+import type { ToolQuestionAnswer, ToolQuestionRequest } from '../contracts/tool-questions';
 import { LegTrace } from '../tracing/run-trace';
 
 /**
@@ -54,6 +58,9 @@ export interface ExecutionDeps {
   slots: RunSlots;
   toolbox: Toolbox;
   toolCalls: ToolCallStore;
+  questions: ToolQuestionStore;
+  /** How long a tool server's question waits for a person (docs/approvals.md#questions-from-tool-servers). */
+  questionExpiryS: number;
   agentOf(run: RunRecord): Promise<CatalogEntry | undefined>;
   graphOf(entry: CatalogEntry): CompiledRunGraph;
   projectContext(project: { projectId: string; projectPath: string }, signal: AbortSignal): Promise<string>;
@@ -73,6 +80,9 @@ export interface ExecutionDeps {
   /** Prompts and answers go into the model calls' spans (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT). */
   traceContent: boolean;
 }
+
+/** How often a call held for a tool server's question looks for the answer, which any process may take. */
+const QUESTION_POLL_MS = 250;
 
 /** A leg waiting for a place hears its position at most this often (and when it is next). */
 const ADMISSION_NOTICE_MS = 2000;
@@ -107,6 +117,8 @@ export class RunExecution {
   private failure?: unknown;
   /** The run's phase configuration, read as the leg begins. */
   private configs?: Promise<ReadonlyMap<string, NodeConfig>>;
+  /** RUN_TIMEOUT_S, paused while a person answers a tool server's question. */
+  private clock?: PausableTimer;
 
   constructor(
     readonly run: RunRecord,
@@ -131,9 +143,8 @@ export class RunExecution {
   async execute(): Promise<void> {
     const { deps, run } = this;
     const began = performance.now();
-    const timeout = setTimeout(
-      () => this.stop('timeout', new TimeoutError(`run exceeded ${deps.runTimeoutS}s`)),
-      deps.runTimeoutS * 1000,
+    this.clock = new PausableTimer(deps.runTimeoutS * 1000, () =>
+      this.stop('timeout', new TimeoutError(`run exceeded ${deps.runTimeoutS}s`)),
     );
     let leave = () => {};
     // A leg that is not a takeover knows its event ids from its row: it opens before its first read, so the request
@@ -157,6 +168,8 @@ export class RunExecution {
       await this.open(plan);
       if (plan.kind === 'give_up') throw new RunAbandonedError(plan.reason);
       if (plan.kind === 'resume') this.resumeGate = latest?.gate ?? null;
+      // A leg of a run taken over: the process that held its call died, and with it the question's call.
+      if (run.attempts > 1) await this.write('withdrawing questions', () => deps.questions.withdrawAll(run.id));
       leave = await this.admit();
       // Once admitted: a leg still waiting for a place would hold a slot it cannot use yet.
       deps.slots.reserve(run);
@@ -166,7 +179,7 @@ export class RunExecution {
       await this.fail(error);
     } finally {
       leave();
-      clearTimeout(timeout);
+      this.clock.clear();
       this.publisher?.close();
       this.trace.end(this.outcome, this.failure);
       deps.observer?.legEnded(run.agent, this.outcome, (performance.now() - began) / 1000);
@@ -498,5 +511,77 @@ export class RunExecution {
       const decision = this.run.resume?.decision;
       return decision?.call_id === callId ? decision : undefined;
     },
+
+    ask: (call, question) => this.askPerson(call, question),
   };
+
+  /**
+   * A tool server's question as a stop (`<run id>:<event id>`, kind `question`): recorded for every process to list
+   * and answer, then waited on here, where the call is held, with the leg's time limit paused. Nobody answering in
+   * time, the server hears `cancel`; the leg stopping, the question is withdrawn.
+   */
+  private async askPerson(
+    call: { node: string; callId: string; tool: string; server: string },
+    question: ToolQuestionRequest,
+  ): Promise<ToolQuestionAnswer> {
+    const { deps, run } = this;
+    const signal = this.controller.signal;
+    const expiresAt = Date.now() + deps.questionExpiryS * 1000;
+    const asked = this.publisher!.emit({
+      type: 'tool_question',
+      node: call.node,
+      call_id: call.callId,
+      tool: call.tool,
+      server: call.server,
+      mode: question.mode,
+      message: question.message,
+      requested_schema: question.requestedSchema,
+      url_host: question.url === null ? null : new URL(question.url).host,
+      expires_at: new Date(expiresAt).toISOString(),
+    });
+    const waitSeq = asked.id;
+    const stop = stopId(run.id, waitSeq);
+    await this.write('recording a question', () =>
+      deps.questions.ask({
+        runId: run.id,
+        waitSeq,
+        node: call.node,
+        callId: call.callId,
+        tool: call.tool,
+        server: call.server,
+        mode: question.mode,
+        message: question.message,
+        requestedSchema: question.requestedSchema,
+        url: question.url,
+        expiresInS: deps.questionExpiryS,
+      }),
+    );
+    deps.log.info(`run ${run.id}: ${call.tool} asks a person (stop ${stop})`);
+    const resume = this.clock!.pause();
+    const answered = (action: RunEventOf<'tool_question_answered'>['action'], by: string | null) =>
+      this.emit({ type: 'tool_question_answered', node: call.node, call_id: call.callId, stop_id: stop, action, by });
+    try {
+      for (;;) {
+        const answer = await this.write('reading an answer', () => deps.questions.answer(run.id, waitSeq));
+        if (answer) {
+          answered(answer.action, answer.by);
+          return { action: answer.action, ...(answer.content ? { content: answer.content } : {}) };
+        }
+        if (
+          Date.now() >= expiresAt &&
+          (await this.write('expiring a question', () => deps.questions.close(run.id, waitSeq, 'expired')))
+        ) {
+          answered('expired', null);
+          return { action: 'cancel' };
+        }
+        await sleep(QUESTION_POLL_MS, undefined, { signal }).catch(() => undefined);
+        if (signal.aborted) {
+          await deps.questions.close(run.id, waitSeq, 'withdrawn').catch(() => undefined);
+          throw signal.reason;
+        }
+      }
+    } finally {
+      resume();
+    }
+  }
 }

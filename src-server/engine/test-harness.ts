@@ -156,6 +156,7 @@ export class Harness {
       models: this.model,
       toolbox: this.toolbox,
       toolCalls: this.stores.toolCalls,
+      questions: this.stores.questions,
       records: this.stores.writeStore,
       prices: this.prices,
       agentOf: async (run) => this.entries.get(run.agent),

@@ -12,6 +12,7 @@ import {
   ToolRespondBodySchema,
 } from '../contracts/runs';
 import { StopDecisionBodySchema, StopIdSchema } from '../contracts/stops';
+import { AnswerQuestionBodySchema, QuestionAnsweredSchema } from '../contracts/tool-questions';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
 
@@ -214,6 +215,26 @@ export function approvalRoutes(api: Api, { approvals }: AppDeps): void {
                 ...(body.allow_for_thread !== undefined ? { allowForThread: body.allow_for_thread } : {}),
               },
       ),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/stops/{stop_id}/answer',
+    operationId: 'answerQuestion',
+    tag: 'approvals',
+    summary:
+      "Answer a tool server's question (a stop of kind `question`): accept with the fields it asks for (form mode) or once its page is done (url mode), decline, or cancel; the answer goes back to the server, which goes on with the call",
+    params: z.object({ stop_id: StopIdSchema }),
+    body: AnswerQuestionBodySchema,
+    idempotent: true,
+    errors: {
+      400: "invalid request: content that does not fit the question's fields, or content with decline, cancel or a url-mode question (invalid_request)",
+      403: "below member on the run's project (forbidden)",
+      404: 'no such question, or one the caller may not see (not_found)',
+      409: 'the question is not pending: answered, expired, or withdrawn because its call ended (conflict)',
+    },
+    responses: { 200: { description: 'the answer was taken', schema: QuestionAnsweredSchema } },
+    handler: ({ params, body, ctx }) => approvals.answerQuestion(ctx.principal, params.stop_id, body),
   });
 
   api.route({

@@ -18,6 +18,8 @@ import type { GateDecisionsRepository, LastDecision } from '../db/gate-decisions
 import type { RunsRepository } from '../db/runs.repository';
 import type { ToolGrantsRepository } from '../db/tool-grants.repository';
 import type { StopDeliveriesRepository } from '../db/stop-deliveries.repository';
+import type { ToolQuestionsRepository, WaitingQuestion } from '../db/tool-questions.repository';
+import { type AnswerQuestionBody, type QuestionAnswered } from '../contracts/tool-questions';
 import { phaseBeforeGate, type Engine, type PersonDecision } from '../engine';
 import { argumentProblems } from '../contracts/tool-arguments';
 import { canonicalArguments } from '../tools/canonical-arguments';
@@ -39,6 +41,8 @@ export interface ApprovalsServiceDeps {
   grants: ToolGrantsRepository;
   /** Where waiting stops were sent (Slack), and how that went. */
   notices: Pick<StopDeliveriesRepository, 'noticesOf'>;
+  /** Tool servers' questions (docs/approvals.md#questions-from-tool-servers). */
+  questions: Pick<ToolQuestionsRepository, 'waiting' | 'find' | 'take'>;
   engine: Engine;
 }
 
@@ -161,6 +165,9 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
       throw error instanceof ServiceError && error.status === 404 ? notFound(`no stop "${id}"`) : error;
     });
     if (run.status !== 'waiting_approval' || !run.pending_gate || run.event_seq !== parsed.waitSeq) {
+      if (await deps.questions.find(run.id, parsed.waitSeq)) {
+        throw badRequest(`stop "${id}" is a tool server's question: answer it at POST /stops/${id}/answer`);
+      }
       const last = await gates.latestAtStop(run.id, parsed.waitSeq);
       throw conflict(`stop "${id}" is not pending on thread ${thread.id}${decidedEarlier(last)}`);
     }
@@ -377,7 +384,88 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
           ...(gate.pending_gate.tool_call ? { tool_call: gate.pending_gate.tool_call } : {}),
         });
       }
+      const asked = await deps.questions.waiting(roles ? [...roles.keys()] : null);
+      for (const question of asked) {
+        const role = roles ? (roles.get(question.project_id) ?? null) : 'admin';
+        if (atLeast(role, QUESTION_ROLE)) items.push(questionItem(question));
+      }
       return items;
+    },
+
+    /**
+     * Answers a tool server's question (POST /stops/{id}/answer): accept with the fields it asked for (checked against
+     * its schema), decline, or cancel; by a member of the run's project or higher, exactly once, on whichever process.
+     * The process holding the call reads the answer from the question's row and hands it to the server.
+     */
+    async answerQuestion(principal: Principal, id: string, body: AnswerQuestionBody): Promise<QuestionAnswered> {
+      const parsed = parseStopId(id);
+      const question = parsed ? await deps.questions.find(parsed.runId, parsed.waitSeq) : undefined;
+      if (!parsed || !question) throw notFound(`no stop "${id}"`);
+      await deps.threads.visible(principal, question.thread_id, 'viewer').catch((error: unknown) => {
+        throw error instanceof ServiceError && error.status === 404 ? notFound(`no stop "${id}"`) : error;
+      });
+      await access.requireProjectRole(principal, question.project_id, QUESTION_ROLE);
+      if (question.state !== 'asked' || question.expired) {
+        const how = question.state === 'asked' ? 'expired' : question.state === 'withdrawn' ? 'withdrawn' : 'answered';
+        throw conflict(`stop "${id}" is not pending: the question was ${how}`);
+      }
+      let content: Record<string, unknown> | null = null;
+      if (body.action === 'accept' && question.mode === 'form') {
+        content = body.content ?? {};
+        const problems = argumentProblems(question.requested_schema ?? { type: 'object' }, content);
+        if (problems.length) throw badRequest(`the answer does not fit the question's fields: ${problems.join('; ')}`);
+      } else if (body.content !== undefined) {
+        throw badRequest(`content goes only with accept, for a question in form mode`);
+      }
+      if (
+        !(await deps.questions.take(question.run_id, question.wait_seq, {
+          action: body.action,
+          content,
+          by: principal.id,
+        }))
+      ) {
+        throw conflict(`stop "${id}" is not pending: the question was answered, withdrawn or expired just now`);
+      }
+      log.info(`question ${id} answered ${body.action} by ${principal.name}`);
+      return { stop_id: id, run_id: question.run_id, action: body.action };
+    },
+  };
+}
+
+/** Who may answer a tool server's question: anyone who may run the agent that asked. */
+const QUESTION_ROLE = 'member' as const;
+
+/** A tool server's question as the inbox lists it, beside the gates and tool calls. */
+function questionItem(q: WaitingQuestion): ApprovalItem {
+  const excerpt =
+    q.question.length > EXCERPT_CHARS ? `${q.question.slice(0, EXCERPT_CHARS - 1).trimEnd()}…` : q.question;
+  return {
+    run_id: q.run_id,
+    thread_id: q.thread_id,
+    agent: q.agent,
+    project: { id: q.project_id, name: q.project_name },
+    message: q.message,
+    stop: { kind: 'question', id: stopId(q.run_id, q.wait_seq), round: 1, node: q.node, tool_call: null },
+    sent_to: [],
+    gate: q.node,
+    question: q.question,
+    excerpt,
+    context: {},
+    required_context: [],
+    waiting_since: q.asked_at,
+    expires_at: q.expires_at,
+    on_expiry: null,
+    decide_role: QUESTION_ROLE,
+    approvals: { needed: 1, given: 0, by: [] },
+    tool_question: {
+      server: q.server,
+      tool: q.tool,
+      call_id: q.call_id,
+      mode: q.mode,
+      message: q.question,
+      requested_schema: q.requested_schema,
+      url: q.url,
+      url_host: q.url === null ? null : new URL(q.url).host,
     },
   };
 }

@@ -10,6 +10,7 @@ import type {
 } from '../contracts/runs';
 import type { Role } from '../contracts/tenancy';
 import type { PendingToolCall } from '../contracts/tools';
+import type { QuestionAction } from '../contracts/tool-questions';
 
 /**
  * What the run engine stores, as interfaces: PostgreSQL implements them (db/), and so do the in-memory twins
@@ -380,4 +381,34 @@ export interface RunWrites {
  */
 export interface RunWriteStore {
   write(records: RunWrites): Promise<void>;
+}
+
+/** A question an MCP server asks mid-call, as the run that made the call records it (contracts/tool-questions.ts). */
+export interface NewToolQuestion {
+  runId: string;
+  /** The id of the run's `tool_question` event: the stop is `<run id>:<wait seq>`. */
+  waitSeq: number;
+  node: string;
+  callId: string;
+  tool: string;
+  server: string;
+  mode: 'form' | 'url';
+  message: string;
+  requestedSchema: Record<string, unknown> | null;
+  url: string | null;
+  expiresInS: number;
+}
+
+/** The questions of runs, shared by every process: the one holding the call waits on its row. */
+export interface ToolQuestionStore {
+  ask(question: NewToolQuestion): Promise<void>;
+  /** The answer once a person gave it (null while it is still asked). */
+  answer(
+    runId: string,
+    waitSeq: number,
+  ): Promise<{ action: QuestionAction; content: Record<string, unknown> | null; by: string | null } | null>;
+  /** Gives up on a question still asked (past its time, or its call ended): false when an answer came first. */
+  close(runId: string, waitSeq: number, state: 'expired' | 'withdrawn'): Promise<boolean>;
+  /** Withdraws the questions an earlier leg of the run asked and never heard back on (its process died). */
+  withdrawAll(runId: string): Promise<number>;
 }

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 /** The parts of the official MCP SDK the client uses. */
 export interface McpSdk {
@@ -10,6 +10,7 @@ export interface McpSdk {
   StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
   McpError: typeof McpError;
   ErrorCode: typeof ErrorCode;
+  ElicitRequestSchema: typeof ElicitRequestSchema;
   /** The variables the stdio transport passes on to a server by itself. */
   DEFAULT_INHERITED_ENV_VARS: readonly string[];
 }
@@ -34,6 +35,7 @@ export function loadMcpSdk(): Promise<McpSdk> {
       StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
       McpError: types.McpError,
       ErrorCode: types.ErrorCode,
+      ElicitRequestSchema: types.ElicitRequestSchema,
       DEFAULT_INHERITED_ENV_VARS: stdio.DEFAULT_INHERITED_ENV_VARS,
     };
     return loaded;

@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import canonicalize from 'canonicalize';
 import { isServiceVariable } from '../config';
 import { errorMessage } from '../contracts/errors';
@@ -17,6 +18,8 @@ import { checkMcpServerUrl, mcpUrlOrigin } from './mcp-server-url';
 import { stdioLaunch } from './mcp-stdio-launch';
 import type { StdioServers } from './mcp-stdio-sandbox';
 import { toolDefinition, toolResult } from './mcp-tool-mapping';
+import { PausableTimer } from './pausable-timer';
+import type { QuestionAsker } from '../contracts/tool-questions';
 import { capToolText } from './tool-result';
 import { traceHeaders } from '../tracing/trace-context';
 
@@ -66,7 +69,20 @@ interface Connection {
   idle: NodeJS.Timeout | undefined;
   /** Set once the connection is out of the map and closing: a dead or idle one is never reused. */
   closing: Promise<void> | undefined;
+  /** The tool calls under way on it: a question the server asks mid-call is for the one call in flight. */
+  calls: Set<CallInFlight>;
 }
+
+/** A tool call under way: who to ask when its server asks a question, and its time limit, paused meanwhile. */
+interface CallInFlight {
+  ask: QuestionAsker | undefined;
+  timer: PausableTimer;
+}
+
+/** The SDK's own limit on a request, set past any call's: a call's limit is ours, paused while a person answers. */
+const NO_SDK_TIMEOUT_MS = 2 ** 31 - 1;
+
+type ElicitContent = Extract<ElicitResult, { content?: unknown }>['content'];
 
 /**
  * The MCP servers an asset declares, as the service's MCP client (the official SDK's Client): each started on its first
@@ -118,7 +134,9 @@ export class McpServers {
 
   /**
    * Calls one tool. Whatever goes wrong on the server's side (it could not start, it timed out, it died, it answered
-   * with an error) is a result with `is_error`; only the signal aborting throws (its reason).
+   * with an error) is a result with `is_error`; only the signal aborting throws (its reason). A question the server
+   * asks in the middle of the call goes to `ask` (docs/approvals.md#questions-from-tool-servers); the call's time limit
+   * stops counting while it waits.
    */
   async call(
     scope: string,
@@ -127,21 +145,69 @@ export class McpServers {
     tool: string,
     args: Record<string, unknown>,
     signal: AbortSignal,
+    ask?: QuestionAsker,
   ): Promise<ToolResult> {
     try {
-      return await this.use(scope, server, projectPath, signal, async (client, requestSignal) =>
-        toolResult(
-          await client.callTool({ name: tool, arguments: args }, undefined, {
-            timeout: this.options.callTimeoutMs,
-            signal: requestSignal,
-          }),
-        ),
-      );
+      return await this.use(scope, server, projectPath, signal, async (client, requestSignal, connection) => {
+        const sdk = await loadMcpSdk();
+        const deadline = new AbortController();
+        const timedOut = new sdk.McpError(sdk.ErrorCode.RequestTimeout, 'Request timed out');
+        const call: CallInFlight = {
+          ask,
+          timer: new PausableTimer(this.options.callTimeoutMs, () => deadline.abort(timedOut)),
+        };
+        connection.calls.add(call);
+        try {
+          return toolResult(
+            await client.callTool({ name: tool, arguments: args }, undefined, {
+              timeout: NO_SDK_TIMEOUT_MS,
+              signal: AbortSignal.any([requestSignal, deadline.signal]),
+            }),
+          );
+        } finally {
+          call.timer.clear();
+          connection.calls.delete(call);
+        }
+      });
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       const text =
         error instanceof McpServerError ? error.message : failure(server.name, error, this.options.callTimeoutMs);
       return { text: capToolText(`${text} (calling ${tool})`), is_error: true };
+    }
+  }
+
+  /**
+   * A question the server asks mid-call, for the one call in flight on the connection (a server's request names no
+   * call: with several under way, nobody can tell whose it is, and the server hears `decline`). URL mode takes only an
+   * http(s) page, which the service never opens itself.
+   */
+  private async elicit(name: string, connection: Connection, params: ElicitRequest['params']): Promise<ElicitResult> {
+    const url = params.mode === 'url' ? params.url : null;
+    if (url !== null && !/^https?:$/.test(safeProtocol(url))) {
+      const sdk = await loadMcpSdk();
+      throw new sdk.McpError(sdk.ErrorCode.InvalidParams, 'a question may send a person only to an http(s) page');
+    }
+    const calls = [...connection.calls];
+    const call = calls.length === 1 ? calls[0] : undefined;
+    if (!call?.ask) {
+      log.warn(
+        `${name}: a question came with ${calls.length} calls under way${calls.length === 1 ? ' that cannot ask' : ''}: declined`,
+      );
+      return { action: 'decline' };
+    }
+    const resume = call.timer.pause();
+    try {
+      const answer = await call.ask({
+        mode: url !== null ? 'url' : 'form',
+        message: params.message,
+        requestedSchema: params.mode === 'url' ? null : (params.requestedSchema as Record<string, unknown>),
+        url,
+      });
+      if (answer.action !== 'accept') return { action: answer.action };
+      return url !== null ? { action: 'accept' } : { action: 'accept', content: answer.content as ElicitContent };
+    } finally {
+      resume();
     }
   }
 
@@ -161,7 +227,7 @@ export class McpServers {
     server: McpServer,
     projectPath: string | null,
     signal: AbortSignal,
-    work: (client: Client, requestSignal: AbortSignal) => Promise<T>,
+    work: (client: Client, requestSignal: AbortSignal, connection: Connection) => Promise<T>,
   ): Promise<T> {
     signal.throwIfAborted();
     if (this.shutDown) throw new McpServerError(`MCP server "${server.name}": the service is shutting down`);
@@ -173,7 +239,7 @@ export class McpServers {
     const forward = () => request.abort(signal.reason);
     signal.addEventListener('abort', forward, { once: true });
     try {
-      return await work(await abortable(connection.ready, signal), request.signal);
+      return await work(await abortable(connection.ready, signal), request.signal, connection);
     } catch (error) {
       if (!signal.aborted && isConnectionLost(error)) void this.drop(connection);
       throw error;
@@ -198,6 +264,7 @@ export class McpServers {
       users: 0,
       idle: undefined,
       closing: undefined,
+      calls: new Set(),
     };
     connection.ready = this.connect(server, projectPath, connection);
     // A start that failed is not kept: the next use tries again.
@@ -209,7 +276,24 @@ export class McpServers {
   /** Starts or reaches the server and initialises MCP, all within `callTimeoutMs`. */
   private async connect(server: McpServer, projectPath: string | null, connection: Connection): Promise<Client> {
     const sdk = await loadMcpSdk();
-    const client = new sdk.Client({ name: 'agent-workflow-service', version: '1' });
+    // Questions (elicitation, both modes) go to a person; nothing else a server may ask is offered (sampling above
+    // all: a tool server never reaches the service's models), and what is asked anyway is refused by name.
+    const client = new sdk.Client(
+      { name: 'agent-workflow-service', version: '1' },
+      { capabilities: { elicitation: { form: {}, url: {} } } },
+    );
+    client.setRequestHandler(sdk.ElicitRequestSchema, (request) =>
+      this.elicit(server.name, connection, request.params),
+    );
+    client.fallbackRequestHandler = (request) =>
+      Promise.reject(
+        new sdk.McpError(
+          sdk.ErrorCode.MethodNotFound,
+          request.method === 'sampling/createMessage'
+            ? 'sampling is not offered: this client does not let tool servers use its models'
+            : `${request.method} is not offered by this client`,
+        ),
+      );
     let started = false;
     connection.closed = new Promise<void>((resolve) => {
       client.onclose = () => {
@@ -360,6 +444,15 @@ function failure(name: string, error: unknown, timeoutMs: number): string {
   }
   if (code !== undefined) return `MCP server "${name}" answered with an error: ${errorMessage(error)}`;
   return `MCP server "${name}" could not be reached: ${errorMessage(error)}`;
+}
+
+/** The scheme of a URL, or '' when it is none. */
+function safeProtocol(url: string): string {
+  try {
+    return new URL(url).protocol;
+  } catch {
+    return '';
+  }
 }
 
 function startFailure(error: unknown): string {

@@ -7,6 +7,7 @@ import {
   type ToolPolicy,
   type ToolResult,
 } from '../contracts/tools';
+import type { QuestionAsker } from '../contracts/tool-questions';
 import type { ToolSpec } from '../models/model-client';
 import { sha256Hex } from './canonical-arguments';
 import type { McpServers } from './mcp-servers';
@@ -22,8 +23,16 @@ export interface PhaseToolset {
   /** A tool of the phase by its full name (`<server>.<tool>`), offered or not: a publish step names one. */
   named(fullName: string): ToolDefinition | undefined;
   policy(tool: ToolDefinition): ResolvedPolicy;
-  /** Runs a call: its answer, or an error answer (a time-out, a server gone); throws only when `signal` aborts. */
-  call(tool: ToolDefinition, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult>;
+  /**
+   * Runs a call: its answer, or an error answer (a time-out, a server gone); throws only when `signal` aborts. `ask`
+   * puts a question the tool's MCP server asks mid-call to a person.
+   */
+  call(
+    tool: ToolDefinition,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    ask?: QuestionAsker,
+  ): Promise<ToolResult>;
 }
 
 /** Where a run's tools act: its project (for the project tools and the servers' `{project_path}`). */
@@ -104,7 +113,7 @@ export function createToolbox(deps: ToolboxDeps): Toolbox {
         offered: (modelName) => offered.get(modelName),
         named: (fullName) => definitions.find((d) => d.name === fullName),
         policy: (tool) => policies.get(tool.name) ?? policyOf(tool),
-        call: (tool, args, callSignal) =>
+        call: (tool, args, callSignal, ask) =>
           inFolder(async (folder, writable) => {
             if (tool.server === PROJECT_TOOLS_SERVER) {
               if (!folder) return { text: 'Not run: this run has no project path.', is_error: true };
@@ -116,7 +125,7 @@ export function createToolbox(deps: ToolboxDeps): Toolbox {
               );
             }
             const server = manifest.tools.servers.find((s) => s.name === tool.server)!;
-            return deps.mcp.call(scope.projectId, server, folder, tool.tool, args, callSignal);
+            return deps.mcp.call(scope.projectId, server, folder, tool.tool, args, callSignal, ask);
           }),
       };
     },

@@ -45,6 +45,7 @@ export function quietHooks(token: (node: string, text: string) => void): NodeHoo
     traced: (_tool, _callId, work) => work(),
     event: () => undefined,
     decisionFor: () => undefined,
+    ask: async () => ({ action: 'decline' }),
   };
 }
 

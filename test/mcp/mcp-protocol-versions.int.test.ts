@@ -44,8 +44,9 @@ async function messages(answer: Response, seen?: (message: Message) => void): Pr
   const all: Message[] = [];
   const decoder = new TextDecoder();
   let buffer = '';
-  for await (const chunk of answer.body!) {
-    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+  const reader = answer.body!.getReader();
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+    buffer += decoder.decode(chunk.value, { stream: true });
     let end: number;
     while ((end = buffer.indexOf('\n\n')) >= 0) {
       const data = buffer

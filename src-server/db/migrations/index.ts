@@ -7,6 +7,7 @@ import { decisionStops } from './0006-decision-stops';
 import { slack } from './0007-slack';
 import { email } from './0008-email';
 import { mcpTasks } from './0009-mcp-tasks';
+import { toolQuestions } from './0010-tool-questions';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -22,6 +23,7 @@ export const MIGRATIONS: readonly Migration[] = [
   slack,
   email,
   mcpTasks,
+  toolQuestions,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */

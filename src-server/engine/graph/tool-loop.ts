@@ -7,6 +7,7 @@ import type { ChatMessage, ModelCall, ModelClient, ModelToolCall } from '../../m
 import type { ModelTurnRecord, ToolCallRecord, ToolCallStore } from '../../storage/types';
 import { canonicalArguments, sha256Hex } from '../../tools/canonical-arguments';
 import type { PhaseToolset } from '../../tools/toolbox';
+import type { ToolQuestionAnswer, ToolQuestionRequest } from '../../contracts/tool-questions';
 
 /** A phase whose model keeps calling tools after its limit was reached, and was told so, fails. */
 export class ToolLimitError extends Error {
@@ -31,6 +32,14 @@ export interface ToolHooks {
   decisionFor(callId: string): GateDecision | undefined;
   /** Runs a tool call inside its span of the run's trace (a child of the phase that made it). */
   traced(tool: { name: string; policy: string }, callId: string, work: () => Promise<ToolResult>): Promise<ToolResult>;
+  /**
+   * Puts the question a tool's server asks in the middle of a call to a person (a stop of kind `question`) and waits
+   * for the answer, the leg's time limit paused meanwhile; `cancel` when nobody answers in time.
+   */
+  ask(
+    call: { node: string; callId: string; tool: string; server: string },
+    question: ToolQuestionRequest,
+  ): Promise<ToolQuestionAnswer>;
 }
 
 export interface ToolLoop {
@@ -248,8 +257,9 @@ async function runCall(
   if (!(await hooks.record('starting a tool call', () => store.start(callId, record.attempts)))) {
     throw new ToolIntegrityError(`tool call ${callId} was started by another execution of the run`);
   }
+  const asked = { node: loop.node, callId, tool: tool.name, server: tool.server };
   const result = await hooks.traced({ name: tool.name, policy: record.policy }, callId, () =>
-    loop.toolset.call(tool, runArgs, hooks.signal),
+    loop.toolset.call(tool, runArgs, hooks.signal, (question) => hooks.ask(asked, question)),
   );
   return finish(loop, record, result);
 }

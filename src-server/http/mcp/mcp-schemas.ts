@@ -1,3 +1,4 @@
+import { StopKindSchema } from '../../contracts/stops';
 import { z } from 'zod';
 import { MultitaskStrategySchema } from '../../contracts/runs';
 
@@ -40,7 +41,7 @@ const PhaseResult = z.object({ id: z.string(), status: z.string(), output: z.str
 
 /** What waits for a person: a gate, or a tool call whose policy asks. */
 const Waiting = z.object({
-  kind: z.enum(['gate', 'tool_call']),
+  kind: StopKindSchema,
   stop_id: z.string().describe('the stop: `<run id>:<wait seq>`, new each time the run stops'),
   round: z.number().int().describe("the stop's round: name it in decide_approval; one more after each approver's edit"),
   gate: z.string().describe('the gate, or the phase that made the tool call'),

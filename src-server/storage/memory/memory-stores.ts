@@ -2,6 +2,7 @@ import { RUN_TRANSITIONS, type RunTransitionName } from '../../contracts/run-tra
 import type { GateDecision, NodeStatus, PendingGate, RouteMatch, RunStatus } from '../../contracts/runs';
 import { ROLES, type Role } from '../../contracts/tenancy';
 import type { PendingToolCall } from '../../contracts/tools';
+import type { QuestionAction, ToolQuestionState } from '../../contracts/tool-questions';
 import type {
   EventStore,
   Lease,
@@ -9,12 +10,14 @@ import type {
   NewRun,
   NewStopDecision,
   NewToolCall,
+  NewToolQuestion,
   ModelTurnRecord,
   ModelCallRecord,
   ModelCallStore,
   ModelCallWrite,
   ToolCallRecord,
   ToolCallStore,
+  ToolQuestionStore,
   NodeStore,
   NodeWrite,
   PauseAtGate,
@@ -584,6 +587,58 @@ export class MemoryStores {
     closeOpen: async (runId: string, status: NodeStatus) => {
       this.statement();
       this.closeNodes(runId, status);
+    },
+  };
+
+  private readonly questionRows = new Map<
+    string,
+    NewToolQuestion & { state: ToolQuestionState; content: Record<string, unknown> | null; by: string | null }
+  >();
+
+  /** A person's answer to a question, as the answer endpoint takes it once (for the engine's tests). */
+  answerQuestion(
+    runId: string,
+    waitSeq: number,
+    action: QuestionAction,
+    content: Record<string, unknown> | null,
+    by: string,
+  ) {
+    const row = this.questionRows.get(`${runId}:${waitSeq}`);
+    if (row?.state !== 'asked') return false;
+    Object.assign(row, { state: action, content, by });
+    return true;
+  }
+
+  readonly questions: ToolQuestionStore = {
+    ask: async (question) => {
+      this.statement();
+      const key = `${question.runId}:${question.waitSeq}`;
+      if (!this.questionRows.has(key))
+        this.questionRows.set(key, { ...question, state: 'asked', content: null, by: null });
+    },
+    answer: async (runId, waitSeq) => {
+      this.statement('read');
+      const row = this.questionRows.get(`${runId}:${waitSeq}`);
+      if (!row || (row.state !== 'accept' && row.state !== 'decline' && row.state !== 'cancel')) return null;
+      return { action: row.state, content: row.content, by: row.by };
+    },
+    close: async (runId, waitSeq, state) => {
+      this.statement();
+      const row = this.questionRows.get(`${runId}:${waitSeq}`);
+      if (row?.state !== 'asked') return false;
+      row.state = state;
+      return true;
+    },
+    withdrawAll: async (runId) => {
+      this.statement();
+      let withdrawn = 0;
+      for (const row of this.questionRows.values()) {
+        if (row.runId === runId && row.state === 'asked') {
+          row.state = 'withdrawn';
+          withdrawn++;
+        }
+      }
+      return withdrawn;
     },
   };
 

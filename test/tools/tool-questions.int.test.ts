@@ -1,0 +1,242 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ApprovalItem } from '../../src-server/contracts/runs';
+import type { Manifest } from '../../src-server/contracts/assets';
+import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
+import { RELEASE_FIELDS, startAskingServer, type AskingServer } from '../fixtures/mcp-asking-server';
+import { reviewAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
+import { useIntegrationServer } from '../helpers/integration';
+import type { TestServer } from '../helpers/server';
+import { addUser, signSession } from '../helpers/sessions';
+import { readEvents, type ReceivedEvent } from '../helpers/sse';
+import { until } from '../helpers/until';
+
+/**
+ * Questions from tool servers (docs/approvals.md#questions-from-tool-servers): an MCP server the service calls asks a
+ * person mid-call (elicitation, the SDK's server); the question is a stop listed in /approvals, answered at
+ * POST /stops/{id}/answer on another process than the one holding the call, and the answer reaches the server, which
+ * finishes the call. Two servers on one database stand for two processes; the model is the Ollama stand-in.
+ */
+const SECRET = 'a-session-secret-for-tool-questions-0123456789';
+const ctx = useIntegrationServer({ server: false });
+
+let asker: AskingServer;
+let catalog: string;
+let holder: TestServer;
+let other: TestServer;
+let ann: string;
+let vera: string;
+let mallory: string;
+
+/** The review agent whose intake may call the asking server's tools, none of which asks first. */
+const askingAgent = (url: string): Manifest => ({
+  ...reviewAgent,
+  name: 'ask-review',
+  source: 'assets/agents/ask-review.md',
+  tools: {
+    servers: [{ name: 'asker', transport: 'http', url, headers: {} }],
+    policies: [{ tool: 'asker.*', policy: 'allow', ask: null }],
+  },
+  phases: reviewAgent.phases.map((p) =>
+    p.id === 'intake' ? { ...p, tools: { tools: ['asker.*'], max_tool_calls: 4 } } : p,
+  ),
+});
+
+beforeAll(async () => {
+  asker = await startAskingServer();
+  catalog = await writeFixtureCatalog([askingAgent(asker.url)]);
+  const env = {
+    AUTH_ENABLED: 'true',
+    SESSION_SECRET: SECRET,
+    GENERATED_DIR: catalog,
+    MCP_ALLOWED_HOSTS: '127.0.0.1',
+    // Shorter than a person takes to answer: the call's limit must stop counting while she does.
+    TOOL_CALL_TIMEOUT_S: '2',
+  };
+  [holder, other] = [await ctx.start(env), await ctx.start(env)];
+  const pool = holder.pool;
+  const annId = await addUser(pool, 'Ann', [['project', DEFAULT_PROJECT_ID, 'member']]);
+  const veraId = await addUser(pool, 'Vera', [['project', DEFAULT_PROJECT_ID, 'viewer']]);
+  const [org, team, project] = [randomUUID(), randomUUID(), randomUUID()];
+  await pool.query(`INSERT INTO svc_orgs (id, name) VALUES ($1, 'Question org')`, [org]);
+  await pool.query(`INSERT INTO svc_teams (id, org_id, name) VALUES ($1, $2, 'Question team')`, [team, org]);
+  await pool.query(`INSERT INTO svc_projects (id, team_id, name) VALUES ($1, $2, 'Question project')`, [project, team]);
+  const malloryId = await addUser(pool, 'Mallory', [['project', project, 'member']]);
+  [ann, vera, mallory] = await Promise.all([
+    signSession(annId, SECRET, '1h', 'Ann'),
+    signSession(veraId, SECRET, '1h', 'Vera'),
+    signSession(malloryId, SECRET, '1h', 'Mallory'),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([holder?.close(), other?.close()]);
+  await asker?.close();
+  fs.rmSync(catalog, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  asker.answers.length = 0;
+});
+
+const as = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** The model's intake calls `tool` (then answers); the run starts on the holding server and asks. */
+async function runUntilAsked(tool: string, args: Record<string, unknown> = {}) {
+  ctx.model.toolTurns.push([{ name: `asker__${tool}`, arguments: args }]);
+  ctx.model.reply(['Noted.']);
+  const events: ReceivedEvent[] = [];
+  await readEvents(
+    await holder.request('/graphs/ask-review/run', { method: 'POST', json: { message: 'ask me' }, headers: as(ann) }),
+    (event) => {
+      events.push(event);
+      return event.data.type === 'tool_question' || event.data.type === 'tool_result';
+    },
+  );
+  const runId = (events[0]!.data as { run_id: string }).run_id;
+  const asked = events.find((event) => event.data.type === 'tool_question');
+  return { runId, asked, stopId: asked ? `${runId}:${asked.id}` : undefined };
+}
+
+const answer = (on: TestServer, stopId: string, token: string, body: unknown) =>
+  on.request(`/stops/${stopId}/answer`, { method: 'POST', json: body, headers: as(token) });
+
+/** The run's events from the start, once it stops at its gate. */
+async function eventsToGate(runId: string): Promise<ReceivedEvent[]> {
+  return readEvents(await other.request(`/runs/${runId}/stream`, { headers: as(ann) }));
+}
+
+describe('a question an MCP server asks in the middle of a call', () => {
+  it('is a stop in /approvals; an answer on another process reaches the server, and the call completes', async () => {
+    const { runId, asked, stopId } = await runUntilAsked('ask_release');
+    expect(asked!.data).toMatchObject({
+      type: 'tool_question',
+      tool: 'asker.ask_release',
+      server: 'asker',
+      mode: 'form',
+      message: 'Which name should the release carry?',
+      requested_schema: RELEASE_FIELDS,
+      url_host: null,
+    });
+    const inbox = (await (await other.request('/approvals', { headers: as(ann) })).json()) as ApprovalItem[];
+    const item = inbox.find((entry) => entry.stop.id === stopId)!;
+    expect(item).toMatchObject({
+      run_id: runId,
+      stop: { kind: 'question', id: stopId, round: 1, node: 'intake', tool_call: null },
+      question: 'Which name should the release carry?',
+      decide_role: 'member',
+      tool_question: {
+        server: 'asker',
+        tool: 'asker.ask_release',
+        mode: 'form',
+        requested_schema: RELEASE_FIELDS,
+        url: null,
+      },
+    });
+    // Longer than the call's limit of 2 s: it does not count while a person answers.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const refused = await answer(other, stopId!, ann, { action: 'accept', content: { count: 0 } });
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error.message).toMatch(/^the answer does not fit the question's fields: .*name/);
+
+    const taken = await answer(other, stopId!, ann, { action: 'accept', content: { name: 'Orion', count: 2 } });
+    expect(taken.status).toBe(200);
+    expect(await taken.json()).toEqual({ stop_id: stopId, run_id: runId, action: 'accept' });
+    const again = await answer(other, stopId!, ann, { action: 'decline' });
+    expect(again.status).toBe(409);
+
+    const events = await eventsToGate(runId);
+    expect(asker.answers).toEqual([{ tool: 'ask_release', action: 'accept', content: { name: 'Orion', count: 2 } }]);
+    expect(events.find((e) => e.data.type === 'tool_question_answered')!.data).toMatchObject({
+      stop_id: stopId,
+      action: 'accept',
+      by: 'Ann',
+    });
+    expect(events.find((e) => e.data.type === 'tool_result')!.data).toMatchObject({
+      tool: 'asker.ask_release',
+      is_error: false,
+      text: expect.stringContaining('accept {"name":"Orion","count":2}'),
+    });
+    expect(events.at(-1)!.data.type).toBe('gate_waiting');
+    const gone = (await (await other.request('/approvals', { headers: as(ann) })).json()) as ApprovalItem[];
+    expect(gone.some((entry) => entry.stop.id === stopId)).toBe(false);
+    await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
+  });
+
+  it('takes decline and cancel back to the server as they were given', async () => {
+    for (const action of ['decline', 'cancel'] as const) {
+      const { runId, stopId } = await runUntilAsked('ask_release');
+      const taken = await answer(other, stopId!, ann, { action });
+      expect(taken.status, await taken.clone().text()).toBe(200);
+      await eventsToGate(runId);
+      expect(asker.answers.at(-1)).toEqual({ tool: 'ask_release', action });
+      await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
+    }
+    const { runId, stopId } = await runUntilAsked('ask_release');
+    const withContent = await answer(other, stopId!, ann, { action: 'decline', content: { name: 'x' } });
+    expect(withContent.status).toBe(400);
+    await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
+    expect((await answer(other, stopId!, ann, { action: 'accept', content: { name: 'late' } })).status).toBe(409);
+  });
+
+  it('shows a url-mode page by its host and takes an accept without content; refuses a page that is not http(s)', async () => {
+    const page = 'https://auth.example.com/connect?state=abc';
+    const { runId, asked, stopId } = await runUntilAsked('connect', { url: page });
+    expect(asked!.data).toMatchObject({ mode: 'url', url_host: 'auth.example.com', requested_schema: null });
+    const inbox = (await (await holder.request('/approvals', { headers: as(ann) })).json()) as ApprovalItem[];
+    expect(inbox.find((entry) => entry.stop.id === stopId)!.tool_question).toMatchObject({
+      mode: 'url',
+      url: page,
+      url_host: 'auth.example.com',
+    });
+    expect((await answer(other, stopId!, ann, { action: 'accept' })).status).toBe(200);
+    await eventsToGate(runId);
+    expect(asker.answers.at(-1)).toEqual({ tool: 'connect', action: 'accept' });
+    await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
+
+    const script = await runUntilAsked('connect', { url: 'javascript:alert(1)' });
+    expect(script.asked).toBeUndefined();
+    const events = await eventsToGate(script.runId);
+    expect(events.find((e) => e.data.type === 'tool_result')!.data).toMatchObject({
+      is_error: true,
+      text: expect.stringContaining('only to an http(s) page'),
+    });
+    await other.request(`/runs/${script.runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
+  });
+
+  it('refuses a sampling request with a clear error', async () => {
+    const { runId, asked } = await runUntilAsked('sample');
+    expect(asked).toBeUndefined();
+    const events = await eventsToGate(runId);
+    expect(events.find((e) => e.data.type === 'tool_result')!.data).toMatchObject({
+      is_error: true,
+      text: expect.stringContaining('sampling is not offered: this client does not let tool servers use its models'),
+    });
+    await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
+  });
+
+  it("is answered by members only: a viewer's answer is refused, another tenant's reads as no such stop", async () => {
+    const { runId, stopId } = await runUntilAsked('ask_release');
+    const viewer = await answer(other, stopId!, vera, { action: 'decline' });
+    expect(viewer.status).toBe(403);
+    const stranger = await answer(other, stopId!, mallory, { action: 'decline' });
+    expect(stranger.status).toBe(404);
+    expect((await stranger.json()).error.message).toBe(`no stop "${stopId}"`);
+    const strangerInbox = (await (
+      await other.request('/approvals', { headers: as(mallory) })
+    ).json()) as ApprovalItem[];
+    expect(strangerInbox).toEqual([]);
+    const decided = await other.request(`/stops/${stopId}/decision`, {
+      method: 'POST',
+      json: { decision: 'approve' },
+      headers: as(ann),
+    });
+    expect(decided.status).toBe(400);
+    expect((await decided.json()).error.message).toBe(
+      `stop "${stopId}" is a tool server's question: answer it at POST /stops/${stopId}/answer`,
+    );
+    await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
+    await until(async () => (await answer(other, stopId!, ann, { action: 'decline' })).status === 409 || undefined);
+  });
+});
