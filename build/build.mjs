@@ -1,5 +1,5 @@
 /**
- * `npm start`'s build step (also `npm run serve`, and before the tests and the bench): brings the three outputs up
+ * `npm start`'s build step (also `npm run serve`, and before the tests and the bench): brings the four outputs up
  * to date and rebuilds only those whose inputs changed. Each output keeps a stamp, the SHA-256 of its inputs'
  * paths and contents (and of this script), in a `.build-stamp` file inside it; nothing changed and the output
  * there means nothing to do, which takes a few milliseconds. Plain JavaScript, so that the check itself needs
@@ -8,8 +8,9 @@
  *   generated/     the assets' manifests and layouts (build/build-assets.ts)
  *   out/renderer/  the studio (vite, src-renderer/vite.config.ts)
  *   out/server/    the server bundled into one ES module, cli.js (esbuild; node_modules stay external)
+ *   out/mcp-apps/  the MCP Apps /mcp offers, one self-contained HTML file each (build/build-mcp-apps.mjs)
  *
- * Usage: node build/build.mjs [assets] [studio] [server] [--force]   (no name: all three)
+ * Usage: node build/build.mjs [assets] [studio] [server] [mcp-apps] [--force]   (no name: all four)
  *
  * It prints one line per output it builds; the bundlers' own output (their warnings about third-party code
  * included) is shown only when a build fails, and then the script exits with 1.
@@ -53,6 +54,13 @@ const targets = {
     outDir: 'out/server',
     output: 'out/server/cli.js',
     build: bundleServer,
+  },
+  'mcp-apps': {
+    label: 'the MCP apps',
+    inputs: ['src-server/http/mcp/apps', 'src-server/contracts', 'build/build-mcp-apps.mjs', 'package-lock.json'],
+    outDir: 'out/mcp-apps',
+    output: 'out/mcp-apps/approval-card.html',
+    build: async () => (await import('./build-mcp-apps.mjs')).buildMcpApps(root),
   },
 };
 

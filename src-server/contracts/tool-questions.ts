@@ -37,7 +37,8 @@ export const ToolQuestionSchema = z
 export type ToolQuestion = z.infer<typeof ToolQuestionSchema>;
 
 export const QuestionActionSchema = z.enum(['accept', 'decline', 'cancel']).meta({
-  description: '`accept` with the fields filled in (form) or once the page is done (url); `decline`; `cancel`: dismissed',
+  description:
+    '`accept` with the fields filled in (form) or once the page is done (url); `decline`; `cancel`: dismissed',
 });
 export type QuestionAction = z.infer<typeof QuestionActionSchema>;
 

@@ -280,7 +280,8 @@ export class McpServers {
     // all: a tool server never reaches the service's models), and what is asked anyway is refused by name.
     const client = new sdk.Client(
       { name: 'agent-workflow-service', version: '1' },
-      { capabilities: { elicitation: { form: {}, url: {} } } },
+      // applyDefaults: a field a person leaves empty takes the default the server's form gives it (the SDK's doing).
+      { capabilities: { elicitation: { form: { applyDefaults: true }, url: {} } } },
     );
     client.setRequestHandler(sdk.ElicitRequestSchema, (request) =>
       this.elicit(server.name, connection, request.params),

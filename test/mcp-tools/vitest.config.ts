@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The MCP project's own tools against /mcp: `npm run test:mcp-tools` (it installs them in test/mcp-tools first, apart
- * from the main install, since they pin versions for Node 20).
+ * The MCP project's own tools against /mcp and the service's MCP client: `npm run test:mcp-tools` (it installs them in
+ * test/mcp-tools first, apart from the main install, with the Node 22 they run on).
  */
 export default defineConfig({
   test: {

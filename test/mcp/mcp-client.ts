@@ -10,6 +10,7 @@ import {
 
 /** The tools the server offers, sorted by name. */
 export const MCP_TOOLS = [
+  'answer_question',
   'cancel_run',
   'decide_approval',
   'get_run',

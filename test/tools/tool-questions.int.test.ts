@@ -11,6 +11,7 @@ import type { TestServer } from '../helpers/server';
 import { addUser, signSession } from '../helpers/sessions';
 import { readEvents, type ReceivedEvent } from '../helpers/sse';
 import { until } from '../helpers/until';
+import { connectMcp } from '../mcp/mcp-client';
 
 /**
  * Questions from tool servers (docs/approvals.md#questions-from-tool-servers): an MCP server the service calls asks a
@@ -238,5 +239,31 @@ describe('a question an MCP server asks in the middle of a call', () => {
     );
     await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
     await until(async () => (await answer(other, stopId!, ann, { action: 'decline' })).status === 409 || undefined);
+  });
+
+  it('is listed and answered through the MCP server as well (list_approvals, answer_question)', async () => {
+    const { runId, stopId } = await runUntilAsked('ask_release');
+    const mcp = await connectMcp(other.url, ann);
+    try {
+      const listed = (await mcp.call('list_approvals')).structuredContent as {
+        approvals: { stop_id: string; kind: string; content: string; tool_question?: object }[];
+      };
+      expect(listed.approvals.find((item) => item.stop_id === stopId)).toMatchObject({
+        kind: 'question',
+        content: 'Which name should the release carry?',
+        tool_question: { server: 'asker', tool: 'asker.ask_release', mode: 'form', requested_schema: RELEASE_FIELDS },
+      });
+      const answered = await mcp.call('answer_question', {
+        stop_id: stopId,
+        action: 'accept',
+        content: { name: 'Vega' },
+      });
+      expect(answered.structuredContent).toEqual({ stop_id: stopId, run_id: runId, action: 'accept' });
+      await eventsToGate(runId);
+      expect(asker.answers.at(-1)).toEqual({ tool: 'ask_release', action: 'accept', content: { name: 'Vega' } });
+    } finally {
+      await mcp.close();
+      await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
+    }
   });
 });

@@ -110,9 +110,33 @@ export const ApprovalsOutput = z.object({
       waiting_since: z.string(),
       approvals_needed: z.number().int(),
       approvals_given: z.number().int(),
+      tool_question: z
+        .object({
+          server: z.string(),
+          tool: z.string(),
+          mode: z.enum(['form', 'url']),
+          requested_schema: z.record(z.string(), z.unknown()).nullable(),
+          url: z.string().nullable(),
+          url_host: z.string().nullable(),
+        })
+        .optional()
+        .describe("set when the stop is a tool server's question (kind `question`): answer it with answer_question"),
     }),
   ),
 });
+
+export const AnswerQuestionInput = z.object({
+  stop_id: z.string().max(100).describe("the question's stop, as list_approvals gives it"),
+  action: z
+    .enum(['accept', 'decline', 'cancel'])
+    .describe('accept (with `content` for a form; as is for a page once it is done), decline, or cancel'),
+  content: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
+    .optional()
+    .describe("accept of a form: the fields, as the question's schema names and types them"),
+});
+
+export const AnswerQuestionOutput = z.object({ stop_id: z.string(), run_id: uuid, action: z.string() });
 
 export const DecisionKind = z.enum(['approve', 'edit', 'respond', 'reject']);
 export type DecisionKind = z.infer<typeof DecisionKind>;

@@ -1,8 +1,11 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { atLeast } from '../../auth/access';
 import { badRequest } from '../../contracts/errors';
+import { registerApprovalCard } from './approval-card';
 import type { McpRequestContext, McpServices } from './mcp-call';
 import {
+  AnswerQuestionInput,
+  AnswerQuestionOutput,
   ApprovalsOutput,
   CancelOutput,
   CancelRunInput,
@@ -38,6 +41,8 @@ export function registerTools(
 ): void {
   const { agents: directory, runsService, threadsService, approvals, tenancy } = services;
   const { principal, baseUrl } = context;
+  // The tools whose results name stops a person decides show them on the card where an MCP Apps host can.
+  const showsCard = registerApprovalCard(server);
 
   server.registerTool(
     'list_agents',
@@ -98,6 +103,7 @@ export function registerTools(
       outputSchema: RunResult,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       execution: { taskSupport: 'optional' },
+      _meta: showsCard,
     },
     {
       async createTask(input, extra) {
@@ -127,6 +133,7 @@ export function registerTools(
       inputSchema: RunIdInput,
       outputSchema: RunResult,
       annotations: READ_ONLY,
+      _meta: showsCard,
     },
     ({ run_id }) => toolAnswer(async () => runResult(await runsService.runDetail(principal, run_id), baseUrl)),
   );
@@ -163,6 +170,7 @@ export function registerTools(
         'you decide them. Decide one with decide_approval.',
       outputSchema: ApprovalsOutput,
       annotations: READ_ONLY,
+      _meta: showsCard,
     },
     () =>
       toolAnswer(async () => ({
@@ -180,8 +188,10 @@ export function registerTools(
             item.thread_id,
             baseUrl,
           );
+          const asked = item.tool_question;
           return {
             ...waiting,
+            ...(asked ? { content: asked.message } : {}),
             run_id: item.run_id,
             thread_id: item.thread_id,
             agent: item.agent,
@@ -190,6 +200,18 @@ export function registerTools(
             waiting_since: item.waiting_since,
             approvals_needed: item.approvals.needed,
             approvals_given: item.approvals.given,
+            ...(asked
+              ? {
+                  tool_question: {
+                    server: asked.server,
+                    tool: asked.tool,
+                    mode: asked.mode,
+                    requested_schema: asked.requested_schema,
+                    url: asked.url,
+                    url_host: asked.url_host,
+                  },
+                }
+              : {}),
           };
         }),
       })),
@@ -207,6 +229,22 @@ export function registerTools(
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     (input) => toolAnswer(async () => decided(await decideApproval(services, context, input))),
+  );
+
+  server.registerTool(
+    'answer_question',
+    {
+      title: "Answer a tool server's question",
+      description:
+        'Answers a question an MCP server asked in the middle of a tool call of a run (list_approvals shows it with ' +
+        'kind `question`): accept with the fields it asks for, or once its page is done; decline; or cancel. The ' +
+        'server then goes on with the call.',
+      inputSchema: AnswerQuestionInput,
+      outputSchema: AnswerQuestionOutput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    ({ stop_id, action, content }) =>
+      toolAnswer(async () => ({ ...(await approvals.answerQuestion(principal, stop_id, { action, content })) })),
   );
 
   server.registerTool(
