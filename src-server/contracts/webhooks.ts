@@ -6,7 +6,15 @@ import { UuidSchema } from './common';
  * The events a webhook may subscribe to (docs/webhooks.md#events). Each is written to the outbox by a trigger in the
  * same transaction as the change it reports (db/migrations/), so the run engine never calls the webhook code.
  */
-export const WEBHOOK_EVENTS = ['gate.waiting', 'gate.decided', 'gate.expired', 'run.completed', 'run.failed'] as const;
+export const WEBHOOK_EVENTS = [
+  'gate.waiting',
+  'gate.decided',
+  'gate.expired',
+  'question.asked',
+  'question.answered',
+  'run.completed',
+  'run.failed',
+] as const;
 export const WebhookEventTypeSchema = z.enum(WEBHOOK_EVENTS).meta({ id: 'WebhookEventType' });
 export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
 
@@ -108,6 +116,16 @@ const decisionData = {
   ...stopData,
 };
 
+/** A tool server's question (docs/approvals.md#questions-from-tool-servers): answer it at POST /stops/{stop.id}/answer. */
+const questionData = {
+  ...runData,
+  gate: z.string().meta({ description: 'the phase whose tool call asks' }),
+  tool: z.string(),
+  server: z.string(),
+  mode: z.enum(['form', 'url']),
+  stop: StopSchema,
+};
+
 /**
  * The body of each delivery, Standard Webhooks' recommended shape: `type`, `timestamp` (ISO 8601, when the change
  * was committed) and `data`. Built in SQL by the triggers, so these schemas and the migrations change together.
@@ -145,6 +163,27 @@ const PAYLOADS = [
       ...decisionData,
       outcome: z.enum(['approve', 'reject', 'route']).nullable().meta({ description: 'what the expiry did' }),
       route_to: z.string().nullable(),
+    }),
+  }),
+  z.object({
+    type: z.literal('question.asked'),
+    timestamp: z.string(),
+    data: z.object({
+      ...questionData,
+      question: z.string().meta({ description: "the server's message: untrusted text" }),
+      expires_at: z.string(),
+    }),
+  }),
+  z.object({
+    type: z.literal('question.answered'),
+    timestamp: z.string(),
+    data: z.object({
+      ...questionData,
+      action: z.enum(['accept', 'decline', 'cancel', 'expired', 'withdrawn']).meta({
+        description: "the person's answer, or `expired` (nobody answered in time), `withdrawn` (its call ended)",
+      }),
+      answered_by: z.object({ id: z.string(), name: z.string().nullable() }).nullable(),
+      answered_at: z.string().nullable(),
     }),
   }),
   z.object({

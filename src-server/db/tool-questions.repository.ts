@@ -33,6 +33,8 @@ export interface QuestionRow {
   requested_schema: Record<string, unknown> | null;
   state: ToolQuestionState;
   expired: boolean;
+  /** The process that held the call no longer holds the run: the call is gone, whatever the row says. */
+  orphaned: boolean;
 }
 
 const iso = (at: Date) => at.toISOString();
@@ -51,8 +53,8 @@ export function toolQuestionsRepository(pool: Pool): ToolQuestionStore & {
     async ask(q: NewToolQuestion) {
       await pool.query(
         `INSERT INTO svc_tool_questions (run_id, wait_seq, node, call_id, tool, server, mode, message, requested_schema,
-                                         url, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11))
+                                         url, expires_at, owner_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11), $12)
          ON CONFLICT (run_id, wait_seq) DO NOTHING`,
         [
           q.runId,
@@ -66,6 +68,7 @@ export function toolQuestionsRepository(pool: Pool): ToolQuestionStore & {
           q.requestedSchema,
           q.url,
           q.expiresInS,
+          q.owner,
         ],
       );
     },
@@ -118,7 +121,7 @@ export function toolQuestionsRepository(pool: Pool): ToolQuestionStore & {
            JOIN svc_runs r ON r.id = q.run_id
            JOIN svc_threads t ON t.id = r.thread_id
            JOIN svc_projects p ON p.id = t.project_id
-          WHERE q.state = 'asked' AND q.expires_at > now() AND r.status = 'running'
+          WHERE q.state = 'asked' AND q.expires_at > now() AND r.status = 'running' AND r.owner_id = q.owner_id
             AND ($1::uuid[] IS NULL OR p.id = ANY($1::uuid[]))
           ORDER BY q.asked_at, q.run_id
           LIMIT 500`,
@@ -135,7 +138,7 @@ export function toolQuestionsRepository(pool: Pool): ToolQuestionStore & {
     async find(runId, waitSeq) {
       const { rows } = await pool.query<Omit<QuestionRow, 'wait_seq'> & { wait_seq: string }>(
         `SELECT q.run_id, q.wait_seq, r.thread_id, t.project_id, q.mode, q.requested_schema, q.state,
-                q.expires_at <= now() AS expired
+                q.expires_at <= now() AS expired, r.owner_id IS DISTINCT FROM q.owner_id AS orphaned
            FROM svc_tool_questions q
            JOIN svc_runs r ON r.id = q.run_id
            JOIN svc_threads t ON t.id = r.thread_id
@@ -147,8 +150,9 @@ export function toolQuestionsRepository(pool: Pool): ToolQuestionStore & {
 
     async take(runId, waitSeq, answer) {
       const { rowCount } = await pool.query(
-        `UPDATE svc_tool_questions SET state = $3, content = $4, answered_by = $5, answered_at = now()
-          WHERE run_id = $1 AND wait_seq = $2 AND state = 'asked' AND expires_at > now()`,
+        `UPDATE svc_tool_questions q SET state = $3, content = $4, answered_by = $5, answered_at = now()
+          WHERE q.run_id = $1 AND q.wait_seq = $2 AND q.state = 'asked' AND q.expires_at > now()
+            AND EXISTS (SELECT 1 FROM svc_runs r WHERE r.id = q.run_id AND r.owner_id = q.owner_id)`,
         [runId, waitSeq, answer.action, answer.content, answer.by],
       );
       return (rowCount ?? 0) > 0;

@@ -554,6 +554,7 @@ export class RunExecution {
         requestedSchema: question.requestedSchema,
         url: question.url,
         expiresInS: deps.questionExpiryS,
+        owner: deps.owner,
       }),
     );
     deps.log.info(`run ${run.id}: ${call.tool} asks a person (stop ${stop})`);

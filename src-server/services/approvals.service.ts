@@ -405,8 +405,13 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
         throw error instanceof ServiceError && error.status === 404 ? notFound(`no stop "${id}"`) : error;
       });
       await access.requireProjectRole(principal, question.project_id, QUESTION_ROLE);
-      if (question.state !== 'asked' || question.expired) {
-        const how = question.state === 'asked' ? 'expired' : question.state === 'withdrawn' ? 'withdrawn' : 'answered';
+      if (question.state !== 'asked' || question.expired || question.orphaned) {
+        const how =
+          question.state === 'withdrawn' || (question.state === 'asked' && question.orphaned)
+            ? 'withdrawn'
+            : question.state === 'asked'
+              ? 'expired'
+              : 'answered';
         throw conflict(`stop "${id}" is not pending: the question was ${how}`);
       }
       let content: Record<string, unknown> | null = null;

@@ -397,6 +397,8 @@ export interface NewToolQuestion {
   requestedSchema: Record<string, unknown> | null;
   url: string | null;
   expiresInS: number;
+  /** The process holding the call (the run's owner then): the question is pending only while the run is its. */
+  owner: string;
 }
 
 /** The questions of runs, shared by every process: the one holding the call waits on its row. */

@@ -20,6 +20,7 @@ import { connectMcp } from '../mcp/mcp-client';
  * finishes the call. Two servers on one database stand for two processes; the model is the Ollama stand-in.
  */
 const SECRET = 'a-session-secret-for-tool-questions-0123456789';
+const ADMIN = 'tool-questions-admin-token-0123456789';
 const ctx = useIntegrationServer({ server: false });
 
 let asker: AskingServer;
@@ -50,6 +51,9 @@ beforeAll(async () => {
   const env = {
     AUTH_ENABLED: 'true',
     SESSION_SECRET: SECRET,
+    SVC_API_TOKEN: ADMIN,
+    // The webhook of the last test points at a closed loopback port: its deliveries are read, not received.
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     GENERATED_DIR: catalog,
     MCP_ALLOWED_HOSTS: '127.0.0.1',
     // Shorter than a person takes to answer: the call's limit must stop counting while she does.
@@ -265,5 +269,46 @@ describe('a question an MCP server asks in the middle of a call', () => {
       await mcp.close();
       await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
     }
+  });
+
+  it('is reported to webhooks: question.asked, then question.answered with the action and who', async () => {
+    const created = await other.request('/webhooks', {
+      method: 'POST',
+      json: {
+        url: 'http://127.0.0.1:9/hook',
+        events: ['question.asked', 'question.answered'],
+        project_id: DEFAULT_PROJECT_ID,
+      },
+      headers: as(ADMIN),
+    });
+    expect(created.status).toBe(201);
+    const { id: webhook } = (await created.json()) as { id: string };
+    const { runId, stopId } = await runUntilAsked('ask_release');
+    expect((await answer(other, stopId!, ann, { action: 'decline' })).status).toBe(200);
+    await eventsToGate(runId);
+    const payloads = await until(async () => {
+      const deliveries = (await (
+        await other.request(`/webhooks/${webhook}/deliveries`, { headers: as(ADMIN) })
+      ).json()) as { payload: { type: string; data: Record<string, unknown> } }[];
+      const mine = deliveries.map((d) => d.payload).filter((p) => p.data.run_id === runId);
+      return mine.length === 2 ? mine : undefined;
+    });
+    const stop = { kind: 'question', id: stopId, round: 1, node: 'intake', tool_call: null };
+    const byType = Object.fromEntries(payloads.map((p) => [p.type, p.data]));
+    expect(byType['question.asked']).toMatchObject({
+      run_id: runId,
+      tool: 'asker.ask_release',
+      server: 'asker',
+      mode: 'form',
+      question: 'Which name should the release carry?',
+      stop,
+    });
+    expect(byType['question.answered']).toMatchObject({
+      action: 'decline',
+      answered_by: { name: 'Ann' },
+      stop,
+    });
+    await other.request(`/webhooks/${webhook}`, { method: 'DELETE', headers: as(ADMIN) });
+    await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
   });
 });

@@ -22,6 +22,8 @@ export const toolQuestions: Migration = {
          message text NOT NULL,
          requested_schema jsonb,
          url text,
+         -- The process holding the call: a question is pending only while its run is still that process's.
+         owner_id text NOT NULL,
          state text NOT NULL DEFAULT 'asked'
            CHECK (state IN ('asked', 'accept', 'decline', 'cancel', 'expired', 'withdrawn')),
          content jsonb,
@@ -34,6 +36,42 @@ export const toolQuestions: Migration = {
     );
     await client.query(
       `CREATE INDEX IF NOT EXISTS svc_tool_questions_asked ON svc_tool_questions (asked_at) WHERE state = 'asked'`,
+    );
+    // Webhooks (docs/webhooks.md#events): `question.asked` as the question is written, `question.answered` as it is
+    // answered, expires or is withdrawn; in the transaction of that change, as every other event.
+    await client.query(
+      `CREATE OR REPLACE FUNCTION svc_webhook_tool_question() RETURNS trigger LANGUAGE plpgsql AS $fn$
+       DECLARE
+         info record;
+         stop jsonb;
+       BEGIN
+         IF NOT EXISTS (SELECT 1 FROM svc_webhooks) THEN
+           RETURN NULL;
+         END IF;
+         SELECT * INTO info FROM svc_webhook_run_data(NEW.run_id);
+         stop := jsonb_build_object('kind', 'question', 'id', NEW.run_id::text || ':' || NEW.wait_seq::text,
+                                    'round', 1, 'node', NEW.node, 'tool_call', 'null'::jsonb);
+         info.data := info.data || jsonb_build_object('gate', NEW.node, 'tool', NEW.tool, 'server', NEW.server,
+                                                    'mode', NEW.mode, 'stop', stop);
+         IF TG_OP = 'INSERT' THEN
+           PERFORM svc_webhook_enqueue('question.asked', info.project, info.data || jsonb_build_object(
+             'question', NEW.message, 'expires_at', svc_webhook_time(NEW.expires_at)));
+         ELSIF OLD.state = 'asked' AND NEW.state <> 'asked' THEN
+           PERFORM svc_webhook_enqueue('question.answered', info.project, info.data || jsonb_build_object(
+             'action', NEW.state,
+             'answered_by', CASE WHEN NEW.answered_by IS NULL THEN 'null'::jsonb
+                                 ELSE jsonb_build_object('id', NEW.answered_by,
+                                        'name', (SELECT u.name FROM svc_users u WHERE u.id = NEW.answered_by)) END,
+             'answered_at', svc_webhook_time(NEW.answered_at)));
+         END IF;
+         RETURN NULL;
+       END
+       $fn$`,
+    );
+    await client.query(`DROP TRIGGER IF EXISTS svc_webhook_tool_question ON svc_tool_questions`);
+    await client.query(
+      `CREATE TRIGGER svc_webhook_tool_question AFTER INSERT OR UPDATE OF state ON svc_tool_questions
+       FOR EACH ROW EXECUTE FUNCTION svc_webhook_tool_question()`,
     );
   },
 };
