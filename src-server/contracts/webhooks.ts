@@ -116,7 +116,7 @@ const decisionData = {
   ...stopData,
 };
 
-/** A tool server's question (docs/approvals.md#questions-from-tool-servers): answer it at POST /stops/{stop.id}/answer. */
+/** A tool server's question (docs/approvals.md#questions-from-tool-servers), answered at POST /stops/{id}/answer. */
 const questionData = {
   ...runData,
   gate: z.string().meta({ description: 'the phase whose tool call asks' }),
