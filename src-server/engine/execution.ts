@@ -527,36 +527,40 @@ export class RunExecution {
     const { deps, run } = this;
     const signal = this.controller.signal;
     const expiresAt = Date.now() + deps.questionExpiryS * 1000;
-    const asked = this.publisher!.emit({
-      type: 'tool_question',
-      node: call.node,
-      call_id: call.callId,
-      tool: call.tool,
-      server: call.server,
-      mode: question.mode,
-      message: question.message,
-      requested_schema: question.requestedSchema,
-      url_host: question.url === null ? null : new URL(question.url).host,
-      expires_at: new Date(expiresAt).toISOString(),
-    });
-    const waitSeq = asked.id;
-    const stop = stopId(run.id, waitSeq);
-    await this.write('recording a question', () =>
-      deps.questions.ask({
-        runId: run.id,
-        waitSeq,
+    const record = (waitSeq: number) =>
+      this.write('recording a question', () =>
+        deps.questions.ask({
+          runId: run.id,
+          waitSeq,
+          node: call.node,
+          callId: call.callId,
+          tool: call.tool,
+          server: call.server,
+          mode: question.mode,
+          message: question.message,
+          requestedSchema: question.requestedSchema,
+          url: question.url,
+          expiresInS: deps.questionExpiryS,
+          owner: deps.owner,
+        }),
+      );
+    const asked = await this.publisher!.emitAfter(
+      {
+        type: 'tool_question',
         node: call.node,
-        callId: call.callId,
+        call_id: call.callId,
         tool: call.tool,
         server: call.server,
         mode: question.mode,
         message: question.message,
-        requestedSchema: question.requestedSchema,
-        url: question.url,
-        expiresInS: deps.questionExpiryS,
-        owner: deps.owner,
-      }),
+        requested_schema: question.requestedSchema,
+        url_host: question.url === null ? null : new URL(question.url).host,
+        expires_at: new Date(expiresAt).toISOString(),
+      },
+      record,
     );
+    const waitSeq = asked.id;
+    const stop = stopId(run.id, waitSeq);
     deps.log.info(`run ${run.id}: ${call.tool} asks a person (stop ${stop})`);
     const resume = this.clock!.pause();
     const answered = (action: RunEventOf<'tool_question_answered'>['action'], by: string | null) =>

@@ -395,6 +395,18 @@ export class LegPublisher {
   }
 
   /**
+   * An event numbered now and handed to the readers once `ready` has written what it names (a tool server's question,
+   * whose stop id is the event's): a reader who acts on it finds the record. The leg emits nothing meanwhile: the one
+   * thing under way is the call that waits on this.
+   */
+  async emitAfter(event: RunEvent, ready: (id: number) => Promise<void>): Promise<LoggedEvent> {
+    const logged = LoggedEvent.of(this.next(), event);
+    await ready(logged.id);
+    this.log.publish(this.leg, logged);
+    return logged;
+  }
+
+  /**
    * The leg's last event: numbered now, stored by `store` (the statement that ends the leg, after every event before
    * it is stored), and handed to the readers only once it is: a reader who reacts to it finds the run's row up to
    * date. Returns whether `store` accepted it (false: the run was no longer this leg's).

@@ -48,9 +48,11 @@ const Waiting = z.object({
   call_id: z.string().optional().describe('the tool call, for decide_approval'),
   tool: z.string().optional(),
   arguments: z.record(z.string(), z.unknown()).optional(),
+  input_schema: z.record(z.string(), z.unknown()).optional().describe("the tool's input schema, for an edit"),
   question: z.string(),
   content: z.string().describe('what the person approves: the phase outputs the gate shows'),
   decide_role: z.string(),
+  expires_at: z.string().nullable().describe('when nobody deciding ends the wait (its expiry acts); null: never'),
   why_not_asked: z
     .string()
     .optional()

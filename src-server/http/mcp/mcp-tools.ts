@@ -182,6 +182,7 @@ export function registerTools(
               required_context: item.required_context,
               context: item.context,
               decide_role: item.decide_role,
+              expires_at: item.expires_at,
               ...(item.tool_call ? { tool_call: item.tool_call } : {}),
             },
             item.stop,

@@ -13,10 +13,13 @@ export function waitingOf(gate: PendingGate, stop: Stop, threadId: string, baseU
     stop_id: stop.id,
     round: stop.round,
     gate: gate.node,
-    ...(call ? { call_id: call.call_id, tool: call.tool, arguments: call.arguments } : {}),
+    ...(call
+      ? { call_id: call.call_id, tool: call.tool, arguments: call.arguments, input_schema: call.input_schema }
+      : {}),
     question: gate.question,
     content: gatedContent(gate),
     decide_role: gate.decide_role ?? DEFAULT_GATE_POLICY.decide_role,
+    expires_at: gate.expires_at ?? null,
     ...(whyNotAsked ? { why_not_asked: whyNotAsked } : {}),
     studio_url: studioUrl(baseUrl, threadId),
   };
