@@ -107,6 +107,23 @@ export const toolAgent: Manifest = {
 };
 
 /**
+ * The review agent under the name `ask-review`, whose intake may call the tools of an MCP server over HTTP at `url`
+ * as `asker` (test/fixtures/mcp-asking-server.ts, whose tools ask a person mid-call), none of which asks first.
+ */
+export const askingAgent = (url: string): Manifest => ({
+  ...reviewAgent,
+  name: 'ask-review',
+  source: 'assets/agents/ask-review.md',
+  tools: {
+    servers: [{ name: 'asker', transport: 'http', url, headers: {} }],
+    policies: [{ tool: 'asker.*', policy: 'allow', ask: null }],
+  },
+  phases: reviewAgent.phases.map((p) =>
+    p.id === 'intake' ? { ...p, tools: { tools: ['asker.*'], max_tool_calls: 4 } } : p,
+  ),
+});
+
+/**
  * A generated/ folder with one agent and one command (and any extra manifests) on the asset compiler's
  * default layouts, independent of the shipped assets.
  */

@@ -35,3 +35,27 @@ export const signSession = (sub: string, secret: string, expiresIn: string | num
     .setIssuedAt()
     .setExpirationTime(expiresIn)
     .sign(new TextEncoder().encode(secret));
+
+/**
+ * The three people the access tests use, each with a session token: Ann, a member of the default project; Vera, a
+ * viewer there; Mallory, a member of a project of another organisation, and of nothing here.
+ */
+export async function threePeople(
+  pool: Pool,
+  secret: string,
+  defaultProject: string,
+): Promise<{ ann: string; vera: string; mallory: string }> {
+  const annId = await addUser(pool, 'Ann', [['project', defaultProject, 'member']]);
+  const veraId = await addUser(pool, 'Vera', [['project', defaultProject, 'viewer']]);
+  const [org, team, project] = [randomUUID(), randomUUID(), randomUUID()];
+  await pool.query(`INSERT INTO svc_orgs (id, name) VALUES ($1, 'Other org')`, [org]);
+  await pool.query(`INSERT INTO svc_teams (id, org_id, name) VALUES ($1, $2, 'Other team')`, [team, org]);
+  await pool.query(`INSERT INTO svc_projects (id, team_id, name) VALUES ($1, $2, 'Other project')`, [project, team]);
+  const malloryId = await addUser(pool, 'Mallory', [['project', project, 'member']]);
+  const [ann, vera, mallory] = await Promise.all([
+    signSession(annId, secret, '1h', 'Ann'),
+    signSession(veraId, secret, '1h', 'Vera'),
+    signSession(malloryId, secret, '1h', 'Mallory'),
+  ]);
+  return { ann, vera, mallory };
+}

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { toolAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
-import { addUser, signSession } from '../helpers/sessions';
+import { threePeople } from '../helpers/sessions';
 import { until } from '../helpers/until';
 import { connectMcp, errorText, MCP_TOOLS, type Answerer, type TestMcpClient } from './mcp-client';
 
@@ -43,19 +43,7 @@ async function connect(token: string, answer?: Answerer): Promise<TestMcpClient>
 
 beforeAll(async () => {
   const pool = ctx.server.pool;
-  const annId = await addUser(pool, 'Ann', [['project', DEFAULT_PROJECT_ID, 'member']]);
-  const veraId = await addUser(pool, 'Vera', [['project', DEFAULT_PROJECT_ID, 'viewer']]);
-  // Mallory is a member of another organisation's project, and of nothing here.
-  const [org, team, project] = [randomUUID(), randomUUID(), randomUUID()];
-  await pool.query(`INSERT INTO svc_orgs (id, name) VALUES ($1, 'Other org')`, [org]);
-  await pool.query(`INSERT INTO svc_teams (id, org_id, name) VALUES ($1, $2, 'Other team')`, [team, org]);
-  await pool.query(`INSERT INTO svc_projects (id, team_id, name) VALUES ($1, $2, 'Other project')`, [project, team]);
-  const malloryId = await addUser(pool, 'Mallory', [['project', project, 'member']]);
-  [ann, vera, mallory] = await Promise.all([
-    signSession(annId, SECRET, '1h', 'Ann'),
-    signSession(veraId, SECRET, '1h', 'Vera'),
-    signSession(malloryId, SECRET, '1h', 'Mallory'),
-  ]);
+  ({ ann, vera, mallory } = await threePeople(pool, SECRET, DEFAULT_PROJECT_ID));
 });
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => undefined);

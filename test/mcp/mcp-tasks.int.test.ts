@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallToolResultSchema, CreateTaskResultSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalItem } from '../../src-server/contracts/runs';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { useIntegrationServer } from '../helpers/integration';
-import { addUser, signSession } from '../helpers/sessions';
+import { threePeople } from '../helpers/sessions';
 import { until } from '../helpers/until';
 import { connectMcp, type Answerer, type TestMcpClient } from './mcp-client';
 
@@ -31,18 +30,7 @@ async function connect(token: string, answer?: Answerer): Promise<TestMcpClient>
 
 beforeAll(async () => {
   const pool = ctx.server.pool;
-  const annId = await addUser(pool, 'Ann', [['project', DEFAULT_PROJECT_ID, 'member']]);
-  const veraId = await addUser(pool, 'Vera', [['project', DEFAULT_PROJECT_ID, 'viewer']]);
-  const [org, team, project] = [randomUUID(), randomUUID(), randomUUID()];
-  await pool.query(`INSERT INTO svc_orgs (id, name) VALUES ($1, 'Task org')`, [org]);
-  await pool.query(`INSERT INTO svc_teams (id, org_id, name) VALUES ($1, $2, 'Task team')`, [team, org]);
-  await pool.query(`INSERT INTO svc_projects (id, team_id, name) VALUES ($1, $2, 'Task project')`, [project, team]);
-  const malloryId = await addUser(pool, 'Mallory', [['project', project, 'member']]);
-  [ann, vera, mallory] = await Promise.all([
-    signSession(annId, SECRET, '1h', 'Ann'),
-    signSession(veraId, SECRET, '1h', 'Vera'),
-    signSession(malloryId, SECRET, '1h', 'Mallory'),
-  ]);
+  ({ ann, vera, mallory } = await threePeople(pool, SECRET, DEFAULT_PROJECT_ID));
 });
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => undefined);

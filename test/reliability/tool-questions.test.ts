@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Manifest } from '../../src-server/contracts/assets';
 import type { ApprovalItem } from '../../src-server/contracts/runs';
 import { startAskingServer, type AskingServer } from '../fixtures/mcp-asking-server';
-import { reviewAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
+import { askingAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import type { ServerProcess } from '../helpers/process';
 import { readEvents } from '../helpers/sse';
@@ -18,19 +17,6 @@ const ctx = useIntegrationServer({ server: false });
 let asker: AskingServer;
 let catalog: string;
 const servers: ServerProcess[] = [];
-
-const askingAgent = (url: string): Manifest => ({
-  ...reviewAgent,
-  name: 'ask-review',
-  source: 'assets/agents/ask-review.md',
-  tools: {
-    servers: [{ name: 'asker', transport: 'http', url, headers: {} }],
-    policies: [{ tool: 'asker.*', policy: 'allow', ask: null }],
-  },
-  phases: reviewAgent.phases.map((p) =>
-    p.id === 'intake' ? { ...p, tools: { tools: ['asker.*'], max_tool_calls: 4 } } : p,
-  ),
-});
 
 beforeAll(async () => {
   asker = await startAskingServer();

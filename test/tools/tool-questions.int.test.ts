@@ -1,14 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ApprovalItem } from '../../src-server/contracts/runs';
-import type { Manifest } from '../../src-server/contracts/assets';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { RELEASE_FIELDS, startAskingServer, type AskingServer } from '../fixtures/mcp-asking-server';
-import { reviewAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
+import { askingAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import type { TestServer } from '../helpers/server';
-import { addUser, signSession } from '../helpers/sessions';
+import { threePeople } from '../helpers/sessions';
 import { readEvents, type ReceivedEvent } from '../helpers/sse';
 import { until } from '../helpers/until';
 import { connectMcp } from '../mcp/mcp-client';
@@ -31,20 +29,6 @@ let ann: string;
 let vera: string;
 let mallory: string;
 
-/** The review agent whose intake may call the asking server's tools, none of which asks first. */
-const askingAgent = (url: string): Manifest => ({
-  ...reviewAgent,
-  name: 'ask-review',
-  source: 'assets/agents/ask-review.md',
-  tools: {
-    servers: [{ name: 'asker', transport: 'http', url, headers: {} }],
-    policies: [{ tool: 'asker.*', policy: 'allow', ask: null }],
-  },
-  phases: reviewAgent.phases.map((p) =>
-    p.id === 'intake' ? { ...p, tools: { tools: ['asker.*'], max_tool_calls: 4 } } : p,
-  ),
-});
-
 beforeAll(async () => {
   asker = await startAskingServer();
   catalog = await writeFixtureCatalog([askingAgent(asker.url)]);
@@ -61,18 +45,7 @@ beforeAll(async () => {
   };
   [holder, other] = [await ctx.start(env), await ctx.start(env)];
   const pool = holder.pool;
-  const annId = await addUser(pool, 'Ann', [['project', DEFAULT_PROJECT_ID, 'member']]);
-  const veraId = await addUser(pool, 'Vera', [['project', DEFAULT_PROJECT_ID, 'viewer']]);
-  const [org, team, project] = [randomUUID(), randomUUID(), randomUUID()];
-  await pool.query(`INSERT INTO svc_orgs (id, name) VALUES ($1, 'Question org')`, [org]);
-  await pool.query(`INSERT INTO svc_teams (id, org_id, name) VALUES ($1, $2, 'Question team')`, [team, org]);
-  await pool.query(`INSERT INTO svc_projects (id, team_id, name) VALUES ($1, $2, 'Question project')`, [project, team]);
-  const malloryId = await addUser(pool, 'Mallory', [['project', project, 'member']]);
-  [ann, vera, mallory] = await Promise.all([
-    signSession(annId, SECRET, '1h', 'Ann'),
-    signSession(veraId, SECRET, '1h', 'Vera'),
-    signSession(malloryId, SECRET, '1h', 'Mallory'),
-  ]);
+  ({ ann, vera, mallory } = await threePeople(pool, SECRET, DEFAULT_PROJECT_ID));
 });
 
 afterAll(async () => {
