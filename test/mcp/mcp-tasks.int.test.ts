@@ -149,3 +149,56 @@ describe('run_agent as a task', () => {
     expect((result.content[0] as { text: string }).text).toBe(task.statusMessage);
   });
 });
+
+describe('decide_approval as a task', () => {
+  it('follows the run the decision resumes to its end, through callToolStream, output schema and all', async () => {
+    ctx.model.reply(['Decided ', 'as ', 'a ', 'task.']);
+    const mcp = await connect(ann);
+    const task = await startTask(mcp, 'decide me as a task');
+    await until(async () => (await statusOf(mcp, task.taskId)) === 'input_required' || undefined);
+    const inbox = (await (
+      await ctx.server.request('/approvals', { headers: { authorization: `Bearer ${ann}` } })
+    ).json()) as ApprovalItem[];
+    const threadId = inbox.find((item) => item.message === 'decide me as a task')!.thread_id;
+    // The client learns from the tool list which tools take tasks, as a client does before it calls one.
+    await mcp.client.listTools();
+    const kinds: string[] = [];
+    let final: unknown;
+    for await (const message of mcp.client.experimental.tasks.callToolStream(
+      {
+        name: 'decide_approval',
+        arguments: { thread_id: threadId, gate: 'gate', decision: 'approve', reason: 'as a task' },
+        task: {},
+      },
+      CallToolResultSchema,
+    )) {
+      kinds.push(message.type);
+      if (message.type === 'result') final = message.result.structuredContent;
+      if (message.type === 'error') throw message.error;
+    }
+    expect(kinds[0]).toBe('taskCreated');
+    expect(kinds.at(-1)).toBe('result');
+    expect(final).toEqual({ run_id: expect.any(String), thread_id: threadId, status: 'completed' });
+    const run = await mcp.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(run.structuredContent).toMatchObject({ status: 'completed', output: 'Decided as a task.' });
+  });
+
+  it('is a failed task, with the reason, when the stop is not pending', async () => {
+    const mcp = await connect(ann);
+    const refused = await mcp.client.request(
+      {
+        method: 'tools/call',
+        params: {
+          name: 'decide_approval',
+          arguments: { thread_id: '00000000-0000-4000-8000-00000000dead', gate: 'gate', decision: 'approve' },
+          task: {},
+        },
+      },
+      CreateTaskResultSchema,
+    );
+    expect(refused.task).toMatchObject({
+      status: 'failed',
+      statusMessage: 'thread 00000000-0000-4000-8000-00000000dead not found',
+    });
+  });
+});

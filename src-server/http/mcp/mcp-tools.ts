@@ -25,6 +25,7 @@ import { runResult, waitingOf } from './run-results';
 import { toolAnswer } from './tool-answer';
 import type { RequestTaskStore, TaskContext } from './task-store';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CreateTaskRequestHandlerExtra } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { z } from 'zod';
 
 const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
@@ -112,13 +113,7 @@ export function registerTools(
           const follower = new RunFollower(services, context, extra);
           return { task: tasks.inline(await toolAnswer(async () => follower.follow(await runAgent(input)))) };
         }
-        // A call refused before its run began (a viewer's, a run over the limit) is a task that failed, with the
-        // HTTP API's text: a task-augmented call answers a task, whatever becomes of it.
-        const started = await toolAnswer(async () => ({ run_id: (await runAgent(input)).runId }));
-        const made: TaskContext = started.isError
-          ? { tool: 'run_agent', run_id: null, error: (started.content[0] as { text: string }).text }
-          : { tool: 'run_agent', run_id: (started.structuredContent as { run_id: string }).run_id, error: null };
-        return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: made }) };
+        return runAsTask('run_agent', extra, async () => (await runAgent(input)).runId);
       },
       getTask: (_input, extra) => extra.taskStore.getTask(extra.taskId),
       getTaskResult: (_input, extra) => extra.taskStore.getTaskResult(extra.taskId) as Promise<CallToolResult>,
@@ -218,18 +213,32 @@ export function registerTools(
       })),
   );
 
-  server.registerTool(
+  server.experimental.tasks.registerToolTask(
     'decide_approval',
     {
       title: 'Decide an approval',
       description:
         'Approve, edit, respond to or reject a gate (name it with `gate`) or a tool call (name it with `call_id`) ' +
-        'that a run of the thread waits at. The run resumes once it has its approvals.',
+        'that a run of the thread waits at. The run resumes once it has its approvals. Called as a task, the task ' +
+        'follows the run it resumes: input_required at its next stop, and its result the status the run ended with.',
       inputSchema: DecideInput,
       outputSchema: DecideOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      execution: { taskSupport: 'optional' },
     },
-    (input) => toolAnswer(async () => decided(await decideApproval(services, context, input))),
+    {
+      async createTask(args, extra) {
+        const input = args as z.infer<typeof DecideInput>;
+        if (!context.taskRequests.has(extra.requestId)) {
+          return {
+            task: tasks.inline(await toolAnswer(async () => decided(await decideApproval(services, context, input)))),
+          };
+        }
+        return runAsTask('decide_approval', extra, async () => (await decideApproval(services, context, input)).run_id);
+      },
+      getTask: (_input, extra) => extra.taskStore.getTask(extra.taskId),
+      getTaskResult: (_input, extra) => extra.taskStore.getTaskResult(extra.taskId) as Promise<CallToolResult>,
+    },
   );
 
   server.registerTool(
@@ -263,6 +272,19 @@ export function registerTools(
         return { run_id: cancelled.run_id, thread_id: cancelled.thread_id, status: cancelled.status };
       }),
   );
+}
+
+/**
+ * A call made as a task (docs/mcp.md#runs-as-tasks): the task follows the run `start` begins or resumes. A call refused
+ * before that (a viewer's, a run over the limit, a stop no longer pending) is a task that failed, with the HTTP API's
+ * text: a task-augmented call answers a task, whatever becomes of it.
+ */
+async function runAsTask(tool: string, extra: CreateTaskRequestHandlerExtra, start: () => Promise<string>) {
+  const started = await toolAnswer(async () => ({ run_id: await start() }));
+  const made: TaskContext = started.isError
+    ? { tool, run_id: null, error: (started.content[0] as { text: string }).text }
+    : { tool, run_id: (started.structuredContent as { run_id: string }).run_id, error: null };
+  return { task: await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, context: made }) };
 }
 
 type Decided = Awaited<ReturnType<McpServices['approvals']['decide']>>;

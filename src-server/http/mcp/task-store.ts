@@ -94,7 +94,10 @@ export class RequestTaskStore implements TaskStore, TaskMessageQueue {
     return task ? asTask(task) : null;
   }
 
-  /** The call's result, as `run_agent` answers without a task: the run as it ended (or, cancelled, as it stopped). */
+  /**
+   * The call's result once its run has ended, in the tool's own shape: run_agent's is the run as it ended (as without
+   * a task); decide_approval's, the run it resumed with its last status.
+   */
   async getTaskResult(taskId: string): Promise<Result> {
     const inline = this.inlineResults.get(taskId);
     if (inline) return inline.result;
@@ -104,7 +107,12 @@ export class RequestTaskStore implements TaskStore, TaskMessageQueue {
     const runId = task.run_id;
     const { runsService } = this.services;
     const { principal, baseUrl } = this.context;
-    return toolAnswer(async () => runResult(await runsService.runDetail(principal, runId), baseUrl));
+    return toolAnswer(async () => {
+      const run = await runsService.runDetail(principal, runId);
+      // Each tool's result keeps its output schema: a decision's is where the run it resumed ended.
+      if (task.tool === 'decide_approval') return { run_id: run.id, thread_id: run.thread_id, status: run.status };
+      return runResult(run, baseUrl);
+    });
   }
 
   /** Results are the run's own: nothing stores one. */
