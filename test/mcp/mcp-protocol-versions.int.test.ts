@@ -158,10 +158,11 @@ describe('the revision a client speaks', () => {
     expect(answered.map((message) => message.id).sort()).toEqual([1, 2]);
   });
 
-  it('declares what it does: tasks for tools/call, and no tool-list changes (it has no stream to send them on)', async () => {
+  it('declares what it does: tasks for tools/call, and no list changes (it has no stream to send them on)', async () => {
     const { result } = await open('2025-11-25');
     expect(result.capabilities).toMatchObject({
       tools: { listChanged: false },
+      resources: { listChanged: false },
       tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
     });
     const stream = await fetch(`${ctx.server.url}/mcp`, { headers: { authorization: `Bearer ${API_TOKEN}` } });

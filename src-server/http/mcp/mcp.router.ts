@@ -100,9 +100,9 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
       { instructions: INSTRUCTIONS, capabilities: TASK_CAPABILITIES, taskStore: tasks, taskMessageQueue: tasks },
     );
     registerTools(server, services, context, tasks);
-    // The SDK declares `listChanged` for what is registered; this server's lists are the same for every request, so
-    // it never sends a change (and has no stream outside calls to send one on).
-    server.server.registerCapabilities({ tools: { listChanged: false } });
+    // The SDK declares `listChanged` for what is registered (tools, the approval card's resource); this server's lists
+    // are the same for every request, so it never sends a change (and has no stream outside calls to send one on).
+    server.server.registerCapabilities({ tools: { listChanged: false }, resources: { listChanged: false } });
     res.on('close', () => {
       void tasks.close();
       void transport.close();
