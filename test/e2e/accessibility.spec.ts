@@ -1,6 +1,17 @@
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
-import { baseUrl, expect, openStudio, screenshotPath, script, startRun, test, token, words } from './studio.fixtures';
+import {
+  baseUrl,
+  expect,
+  openStudio,
+  screenshotPath,
+  script,
+  scriptToolTurns,
+  startRun,
+  test,
+  token,
+  words,
+} from './studio.fixtures';
 
 /**
  * The studio and the portal against WCAG 2.1 A and AA, as axe-core checks them in Chromium, on the screens a person
@@ -83,6 +94,29 @@ test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inb
   await expect(page.getByTestId('new-project-error')).not.toBeEmpty();
   await check(page, 'new-project');
   await page.keyboard.press('Escape');
+});
+
+test("a tool server's question meets WCAG 2.1 AA: in the run, and in the inbox with a field to fix", async ({
+  page,
+}) => {
+  const marker = `a11y-ask-${Date.now()}`;
+  await page.setViewportSize({ width: 1600, height: 1000 });
+  await openStudio(page, 'question-review');
+  // The asking server's form (test/fixtures/mcp-asking-server.ts): a name, required, and a count.
+  await scriptToolTurns([[{ name: 'asker__ask_release', arguments: {} }]]);
+  await script(words('Noted.'));
+  await startRun(page, `Name the release ${marker}`);
+  await expect(page.getByTestId('run-question').getByTestId('question-form')).toBeVisible();
+  await check(page, 'question-run');
+
+  await page.getByTestId('inbox-open').click();
+  const item = page.locator('[data-testid="inbox-item"][data-kind="question"]').filter({ hasText: marker });
+  await item.getByTestId('question-send').click();
+  await expect(item.getByTestId('question-problem-name')).toBeVisible();
+  await check(page, 'question-inbox');
+  // Declined: it waits no more, and the run goes on to its gate.
+  await item.getByTestId('question-decline').click();
+  await expect(item).toHaveCount(0);
 });
 
 test('the portal meets WCAG 2.1 AA', async ({ page }) => {

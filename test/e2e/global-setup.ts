@@ -5,6 +5,8 @@ import { compileAssets } from '../../src-server/assets/asset-compiler';
 import { DEFAULT_GENERATED_DIR } from '../../src-server/assets/catalog';
 import type { Manifest } from '../../src-server/contracts/assets';
 import { startModelFake } from '../fixtures/fake-models';
+import { startAskingServer } from '../fixtures/mcp-asking-server';
+import { askingAgent } from '../helpers/fixture-assets';
 import { createDatabase, startDatabaseServer } from '../helpers/postgres';
 import { spawnServer } from '../helpers/process';
 import { startSlackStandIn } from '../helpers/slack-stand-in';
@@ -21,7 +23,8 @@ export const E2E_PUBLIC_URL = 'https://agents.example.test';
  * specs need reaches them through the environment: the server's address and database, the fake
  * runtime's address (scripted over HTTP), the token, the Slack stand-in's address and credentials, and the mail
  * server's port with the address that lists what it received (both stand-ins live in this process: the specs reach
- * them over HTTP only).
+ * them over HTTP only). An MCP server that asks a person mid-call (questions from tool servers) runs here too, for the
+ * agent `question-review` to call.
  */
 export default async function globalSetup() {
   const databaseServer = await startDatabaseServer();
@@ -32,7 +35,8 @@ export default async function globalSetup() {
   const slack = await startSlackStandIn();
   // A real SMTP server on loopback; no mail server is set until a spec sets one (studio-mail.spec.ts).
   const smtp = await startSmtpStandIn();
-  const generated = await catalogWithOwnRoutes();
+  const asker = await startAskingServer();
+  const generated = await catalogWithOwnRoutes(asker.url);
   const server = await spawnServer({
     GENERATED_DIR: generated,
     DATABASE_URL: database.url,
@@ -52,6 +56,8 @@ export default async function globalSetup() {
     // The mail server is the stand-in on loopback, which the address rule refuses otherwise. The rule is the webhooks'
     // too: no spec here registers a webhook, or counts on a loopback address being refused.
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    // The asking MCP server is on loopback, which an agent's MCP address may name only when allowed.
+    MCP_ALLOWED_HOSTS: '127.0.0.1',
   });
   process.env.E2E_BASE_URL = server.url;
   process.env.E2E_DATABASE_URL = database.url;
@@ -71,6 +77,7 @@ export default async function globalSetup() {
     await model.close();
     await slack.close();
     await smtp.close();
+    await asker.close();
     await database.drop();
     await databaseServer.stop();
     await fs.rm(path.dirname(generated), { recursive: true, force: true });
@@ -79,11 +86,13 @@ export default async function globalSetup() {
 
 /**
  * The shipped catalog (with the shipped files' texts beside it) plus `routed-summary`: repo-summary whose dispatch
- * phase declares its own routing rules, which no shipped asset does, so the studio can be seen showing them; and the
+ * phase declares its own routing rules, which no shipped asset does, so the studio can be seen showing them; the
  * assets of test/e2e/assets, compiled as `npm run build:assets` compiles the shipped ones (a gate two people
- * approve, with a deadline).
+ * approve, with a deadline); and `question-review`, whose intake may call the asking MCP server at `askerUrl` (its
+ * address is known only once it listens, so no asset file names it; named to sort after change-review, which the
+ * portal's examples show as the first agent with a gate).
  */
-async function catalogWithOwnRoutes(): Promise<string> {
+async function catalogWithOwnRoutes(askerUrl: string): Promise<string> {
   // `generated/` beside `assets/`, as in a checkout: the server reads a built-in's text there (GET /agents/{name}).
   const root = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-e2e-generated-'));
   const dir = path.join(root, 'generated');
@@ -107,6 +116,8 @@ async function catalogWithOwnRoutes(): Promise<string> {
     ),
   };
   await fs.writeFile(file('routed-summary'), JSON.stringify(routed));
+  const asking = { ...askingAgent(askerUrl), name: 'question-review', source: 'assets/agents/question-review.md' };
+  await fs.writeFile(path.join(dir, 'manifests', 'agents', 'question-review.json'), JSON.stringify(asking));
   for (const manifest of compileAssets(path.join(import.meta.dirname, 'assets')).manifests) {
     await fs.writeFile(
       path.join(dir, 'manifests', `${manifest.kind}s`, `${manifest.name}.json`),

@@ -1,5 +1,6 @@
 import { RunAcceptedSchema } from '@contracts/runs';
 import type { Stop, StopDecisionBody } from '@contracts/stops';
+import { QuestionAnsweredSchema, type AnswerQuestionBody } from '@contracts/tool-questions';
 import { api } from './http';
 
 /**
@@ -58,4 +59,11 @@ export const stopsApi = {
       body: stopDecisionBody(choice, stop.round),
       schema: RunAcceptedSchema,
     }),
+  /**
+   * The answer to a tool server's question (a stop of kind `question`): the fields it asked for, a page done, declined
+   * or dismissed. The server goes on with the call; the run has kept running meanwhile, so nothing is resumed. Fields
+   * that do not fit the question answer 400 with which; a question answered, expired or withdrawn answers 409.
+   */
+  answer: (stopId: string, body: AnswerQuestionBody) =>
+    api(`/stops/${encodeURIComponent(stopId)}/answer`, { method: 'POST', body, schema: QuestionAnsweredSchema }),
 };

@@ -40,9 +40,15 @@ export function gateMark(view: RunView, id: string): string | null {
   }
 }
 
-/** What a model phase says besides its state: the tool call it waits at. */
+/**
+ * What a model phase says besides its state: the tool call it waits at, or a question one of its calls' servers
+ * waits to have answered (the phase is still running then).
+ */
 export function phaseMark(view: RunView, id: string): string | null {
-  return view.phases[id] === 'tool_waiting' ? 'waits for a tool call' : null;
+  if (view.phases[id] === 'tool_waiting') return 'waits for a tool call';
+  return view.toolCalls[id]?.some((call) => call.questions.some((q) => q.state === 'asked'))
+    ? 'waits for an answer'
+    : null;
 }
 
 /** The tools a phase may use, in words, for its badge: its tool patterns, or the tool it publishes with; null: none. */

@@ -1,6 +1,6 @@
 import type { ApprovalItem } from '@contracts/runs';
 import { describe, expect, it } from 'vitest';
-import { itemKey, waitingFor } from './approvals.store';
+import { itemKey, waitingFor, waitsWhile } from './approvals.store';
 import { pendingWrite } from './pending-tool-call.fixture';
 
 const item = (gate: string, by: string[]): ApprovalItem => ({
@@ -40,5 +40,15 @@ describe('the approvals inbox', () => {
     expect(itemKey(call(1))).toBe(
       '11111111-1111-4111-8111-111111111111:intake:11111111-1111-4111-8111-111111111111:intake:1:0:1',
     );
+  });
+
+  it("names a tool server's question by its stop, and keeps it while its run goes on running", () => {
+    const stop = { kind: 'question' as const, id: '11111111-1111-4111-8111-111111111111:12', round: 1, node: 'intake' };
+    const question: ApprovalItem = { ...item('intake', []), stop: { ...stop, tool_call: null } };
+    expect(itemKey(question)).toBe('question:11111111-1111-4111-8111-111111111111:12');
+    expect(waitsWhile(question, 'running')).toBe(true);
+    expect(waitsWhile(question, 'completed')).toBe(false);
+    expect(waitsWhile(item('gate', []), 'running')).toBe(false);
+    expect(waitsWhile(item('gate', []), 'waiting_approval')).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 import { errorMessage } from '@contracts/errors';
-import type { ApprovalItem, RunAccepted } from '@contracts/runs';
+import { FINISHED_RUN_STATUSES, type ApprovalItem, type RunAccepted, type RunStatus } from '@contracts/runs';
+import type { AnswerQuestionBody } from '@contracts/tool-questions';
 import { defineStore } from 'pinia';
 import { computed, ref } from 'vue';
 import { approvalsApi } from '../api/approvals.api';
@@ -8,14 +9,28 @@ import { approvedBy, outcomeText, toolOutcomeText } from './gate-decision';
 import { useRunsStore } from './runs.store';
 import { shortId } from './status-label';
 import { useSessionStore } from './session.store';
+import { answerOutcomeText } from './tool-question';
 import { useThreadsStore } from './threads.store';
+
+/** A tool server's question, among the inbox's items: named by its stop, whether listed or answered already. */
+export const questionKey = (stopId: string) => `question:${stopId}`;
 
 /**
  * One waiting item of the inbox: a run stops at one gate or tool call at a time, but a gate may be reached again, and
- * a phase's calls are asked about one after the other.
+ * a phase's calls are asked about one after the other. A tool server's question is a stop of its own, while the run
+ * goes on running: its stop's id names it.
  */
-export const itemKey = (item: Pick<ApprovalItem, 'run_id' | 'gate' | 'tool_call'>) =>
-  `${item.run_id}:${item.gate}${item.tool_call ? `:${item.tool_call.call_id}` : ''}`;
+export const itemKey = (item: Pick<ApprovalItem, 'run_id' | 'gate' | 'tool_call' | 'stop'>) =>
+  item.stop.kind === 'question'
+    ? questionKey(item.stop.id)
+    : `${item.run_id}:${item.gate}${item.tool_call ? `:${item.tool_call.call_id}` : ''}`;
+
+/**
+ * Whether an item stays listed once its run is seen in `status`: a run that goes on running no longer waits at a gate
+ * or a tool call, but its tool servers' questions wait while it runs; a run that ended waits for nothing.
+ */
+export const waitsWhile = (item: Pick<ApprovalItem, 'stop'>, status: RunStatus): boolean =>
+  status === 'waiting_approval' || (item.stop.kind === 'question' && !FINISHED_RUN_STATUSES.includes(status));
 
 /** The gates still waiting for this person: those they have not approved already. */
 export function waitingFor(items: readonly ApprovalItem[], userId: string | null | undefined): ApprovalItem[] {
@@ -24,8 +39,8 @@ export function waitingFor(items: readonly ApprovalItem[], userId: string | null
 
 /**
  * The approvals inbox: every gate waiting for the caller to decide, across their projects, oldest first, refreshed
- * on a poll and after every decision. A gate is decided here without opening its thread; the run on screen, when it
- * is the one decided, is followed as if decided from its card.
+ * on a poll and after every decision, with the questions tool servers ask mid-call. A gate is decided here without
+ * opening its thread; the run on screen, when it is the one decided, is followed as if decided from its card.
  */
 export const useApprovalsStore = defineStore('approvals', () => {
   const runs = useRunsStore();
@@ -49,8 +64,16 @@ export const useApprovalsStore = defineStore('approvals', () => {
 
   const count = computed(() => waitingFor(items.value, session.me?.user.id).length);
 
-  /** Runs seen moving on here since the last read began: a read that raced the move does not bring them back. */
-  const movedOn = new Set<string>();
+  /**
+   * Runs seen moving on here since the last read began, with the status they moved to: a read that raced the move
+   * does not bring back what no longer waits.
+   */
+  const movedOn = new Map<string, RunStatus>();
+  const stillWaits = (item: ApprovalItem, status: RunStatus | undefined) => !status || waitsWhile(item, status);
+  /**
+   * The questions answered here: a stop is asked once, so a read that began before the answer never brings one back.
+   */
+  const answered = new Set<string>();
   /** A read asked for while one was under way: it may have begun before what it was asked for happened. */
   let again = false;
 
@@ -64,7 +87,8 @@ export const useApprovalsStore = defineStore('approvals', () => {
     loading = (async () => {
       try {
         const listed = await approvalsApi.list();
-        items.value = again ? listed.filter((item) => !movedOn.has(item.run_id)) : listed;
+        const unanswered = listed.filter((item) => !answered.has(item.stop.id));
+        items.value = again ? unanswered.filter((item) => stillWaits(item, movedOn.get(item.run_id))) : unanswered;
         if (!again) movedOn.clear();
         loaded.value = true;
         error.value = null;
@@ -81,10 +105,13 @@ export const useApprovalsStore = defineStore('approvals', () => {
     return loading;
   }
 
-  /** A run no longer waits (decided, cancelled, ended): its items leave the inbox and its count at once. */
-  function dropRun(runId: string): void {
-    movedOn.add(runId);
-    items.value = items.value.filter((item) => item.run_id !== runId);
+  /**
+   * A run no longer waits where it did (decided, cancelled, ended): its items leave the inbox and its count at once,
+   * but for the questions of a run that goes on running.
+   */
+  function dropRun(runId: string, status: RunStatus): void {
+    movedOn.set(runId, status);
+    items.value = items.value.filter((item) => item.run_id !== runId || waitsWhile(item, status));
   }
 
   function poll(everyMs = 5000): void {
@@ -95,21 +122,39 @@ export const useApprovalsStore = defineStore('approvals', () => {
 
   /** A decision at a waiting gate. */
   function decide(item: ApprovalItem, decision: DecisionChoice): Promise<void> {
-    return send(
-      item,
-      () => stopsApi.decide(item.stop, decision),
-      (accepted) => outcomeText(decision, accepted),
-    );
+    return send(item, 'decision', async () => {
+      const accepted = await stopsApi.decide(item.stop, decision);
+      resumed(accepted);
+      return outcomeText(decision, accepted);
+    });
   }
 
   /** A decision on a waiting tool call. */
   function decideToolCall(item: ApprovalItem, choice: ToolDecisionChoice): Promise<void> {
     if (item.stop.kind !== 'tool_call') return Promise.resolve();
-    return send(
-      item,
-      () => stopsApi.decide(item.stop, choice),
-      (accepted) => toolOutcomeText(choice, accepted),
-    );
+    return send(item, 'decision', async () => {
+      const accepted = await stopsApi.decide(item.stop, choice);
+      resumed(accepted);
+      return toolOutcomeText(choice, accepted);
+    });
+  }
+
+  /** The answer to a tool server's question: the run has kept running, so there is nothing to resume or follow. */
+  function answer(item: ApprovalItem, body: AnswerQuestionBody): Promise<void> {
+    const question = item.tool_question;
+    if (item.stop.kind !== 'question' || !question) return Promise.resolve();
+    return send(item, 'answer', async () => {
+      await stopsApi.answer(item.stop.id, body);
+      answered.add(item.stop.id);
+      items.value = items.value.filter((listed) => listed.stop.id !== item.stop.id);
+      return answerOutcomeText(question, body);
+    });
+  }
+
+  /** What a decision resumed: the thread's row says so, and the same run on screen goes on there too. */
+  function resumed(accepted: RunAccepted): void {
+    threads.track({ threadId: accepted.thread_id, runId: accepted.run_id, status: accepted.status });
+    void runs.adopt(accepted);
   }
 
   /**
@@ -122,29 +167,24 @@ export const useApprovalsStore = defineStore('approvals', () => {
     return `${item.agent} · ${short ? `“${short}”` : `run ${shortId(item.run_id)}`} (${item.project.name})`;
   }
 
-  /** Sends one decision on an item; what became of it is kept with the item and said at the top of the inbox. */
-  async function send(
-    item: ApprovalItem,
-    decision: () => Promise<RunAccepted>,
-    outcome: (accepted: RunAccepted) => string,
-  ): Promise<void> {
+  /**
+   * Sends one decision or answer on an item (`taken` says what became of it); what became of it is kept with the item
+   * and said at the top of the inbox.
+   */
+  async function send(item: ApprovalItem, what: 'decision' | 'answer', taken: () => Promise<string>): Promise<void> {
     const key = itemKey(item);
     const which = runLabel(item);
     busy.value = key;
     try {
-      const accepted = await decision();
-      threads.track({ threadId: accepted.thread_id, runId: accepted.run_id, status: accepted.status });
-      const text = outcome(accepted);
+      const text = await taken();
       results.value[key] = { ok: true, text };
       notice.value = {
         ok: true,
         text: `${which}: ${text}`,
         seq: (notice.value?.seq ?? 0) + 1,
       };
-      // The same run on screen goes on there too.
-      void runs.adopt(accepted);
     } catch (e) {
-      const text = `The decision was not taken: ${errorMessage(e)}`;
+      const text = `The ${what} was not taken: ${errorMessage(e)}`;
       results.value[key] = { ok: false, text };
       notice.value = {
         ok: false,
@@ -162,17 +202,39 @@ export const useApprovalsStore = defineStore('approvals', () => {
     if (visible) void refresh();
   }
 
-  // A decision from an approval card, and a run of this studio reaching a gate, change what waits.
+  /** The waiting question of stop `stopId`, as listed for this person; undefined when none is (or not yet). */
+  const questionAt = (stopId: string) =>
+    items.value.find((item) => item.stop.kind === 'question' && item.stop.id === stopId);
+
+  // A decision from an approval card, a run of this studio reaching a gate, and a question asked or answered in a run
+  // of this studio, change what waits.
   runs.onDecision(() => void refresh());
   runs.onGateWaiting(() => void refresh());
+  runs.onQuestion(() => void refresh());
   threads.onRunSeen((seen) => {
     if (seen.status === 'waiting_approval') {
       movedOn.delete(seen.runId);
       return;
     }
-    dropRun(seen.runId);
+    dropRun(seen.runId, seen.status);
     void refresh();
   });
 
-  return { items, loaded, error, open, busy, results, notice, count, refresh, poll, decide, decideToolCall, show };
+  return {
+    items,
+    loaded,
+    error,
+    open,
+    busy,
+    results,
+    notice,
+    count,
+    refresh,
+    poll,
+    decide,
+    decideToolCall,
+    answer,
+    questionAt,
+    show,
+  };
 });

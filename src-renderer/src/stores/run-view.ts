@@ -5,7 +5,7 @@ import { stopOf, type Stop } from '@contracts/stops';
 import type { RunUsage } from '@contracts/usage';
 import { noteFromEvent, noteFromRecord, sameStop, type DecisionNote } from './gate-decision';
 import { applyRuntimeEvent, type ModelLoading } from './runtime-events';
-import { applyToolEvent, type ToolCallView } from './tool-events';
+import { applyToolEvent, waitingQuestions, type ToolCallView } from './tool-events';
 import {
   FINISHED_RUN_STATUSES,
   type GateApprovals,
@@ -142,6 +142,11 @@ export interface RunView {
   usage: RunUsage | null;
   /** A run on a branch of its thread: the checkpoint it was forked from, and the run that wrote it. */
   forkedFrom: { runId: string | null; checkpointId: string } | null;
+  /**
+   * When the last question of a tool server was answered or expired, as this studio saw it (epoch ms): the run, which
+   * went on running while a person answered, is measured for being stuck from then.
+   */
+  lastAnswerAt: number | null;
   lastEventId: number;
 }
 
@@ -179,6 +184,7 @@ export function emptyView(): RunView {
     resumable: false,
     usage: null,
     forkedFrom: null,
+    lastAnswerAt: null,
     lastEventId: 0,
   };
 }
@@ -278,7 +284,7 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
   if (event.type === 'token') return applyTokens(view, event, event.text, 1, id);
   view.lastEventId = Math.max(view.lastEventId, id);
   applyRuntimeEvent(view, event);
-  applyToolEvent(view, event);
+  applyToolEvent(view, event, id);
   switch (event.type) {
     case 'run_queued':
       Object.assign(view, { runId: event.run_id, threadId: event.thread_id, status: 'queued', lineup: event.position });
@@ -351,6 +357,9 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
               (event.trimmed_parts?.length ? `, cut: ${event.trimmed_parts.join(', ')}` : '') +
               ` (≈${event.estimated_tokens_before} → ${event.estimated_tokens_after} tokens, budget ${event.budget}).`,
       );
+      break;
+    case 'tool_question_answered':
+      view.lastAnswerAt = now;
       break;
     case 'route_matched':
       view.routes.push({ from: event.from, to: event.to, rule: event.rule, source: event.source ?? null });
@@ -629,10 +638,12 @@ export function formatDuration(ms: number): string {
 
 /**
  * A run still `running` two minutes after it started appears stuck (docs/run-lifecycle.md#run-statuses), whether
- * or not its stream is live.
+ * or not its stream is live. A tool server's question keeps it running while a person answers, as long as that
+ * takes: it is not stuck then, and its two minutes count again from the answer.
  */
 export const STUCK_AFTER_MS = 2 * 60_000;
 
 export function isStuck(view: RunView, now = Date.now()): boolean {
-  return view.status === 'running' && view.startedAt !== null && now - Date.parse(view.startedAt) > STUCK_AFTER_MS;
+  if (view.status !== 'running' || view.startedAt === null || waitingQuestions(view).length > 0) return false;
+  return now - Math.max(Date.parse(view.startedAt), view.lastAnswerAt ?? 0) > STUCK_AFTER_MS;
 }

@@ -90,6 +90,7 @@ export const useRunsStore = defineStore('runs', () => {
   /** Why the last decision on the run on screen was refused (decided already, approved twice, role too low). */
   const decisionError = ref<string | null>(null);
   const decisionListeners = new Set<() => void>();
+  const questionListeners = new Set<() => void>();
 
   // The rule is the same whether or not the stream is live: still running two minutes after it started.
   const stuck = computed(() => isStuck(view.value, now.value));
@@ -114,6 +115,8 @@ export const useRunsStore = defineStore('runs', () => {
         else applyEvent(into, event, id);
         if (event.type === 'run_start' || event.type === 'run_queued')
           sessionStorage.setItem(LIVE_RUN_KEY, event.run_id);
+        if (event.type === 'tool_question' || event.type === 'tool_question_answered')
+          for (const listener of questionListeners) listener();
       });
       report();
     });
@@ -421,6 +424,14 @@ export const useRunsStore = defineStore('runs', () => {
     if (runId) await load(runId).catch(() => sessionStorage.removeItem(LIVE_RUN_KEY));
   }
 
+  /**
+   * Listens for a tool server's question asked or answered in a followed run: the run keeps running and its stream
+   * goes on, so no gate listener hears of it.
+   */
+  function onQuestion(listener: () => void): void {
+    questionListeners.add(listener);
+  }
+
   /** Listens for a followed run stopping at a gate (not for a stored one being shown). */
   function onGateWaiting(listener: (gate: GateReached) => void): void {
     gateListeners.add(listener);
@@ -465,6 +476,7 @@ export const useRunsStore = defineStore('runs', () => {
     resumeAfterReload,
     clear,
     onGateWaiting,
+    onQuestion,
     approvalRequested,
     showApproval,
   };

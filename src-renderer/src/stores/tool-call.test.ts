@@ -63,6 +63,7 @@ describe('tool text in the transcript', () => {
       decision: null,
       result: null,
       is_error: false,
+      questions: [],
       ...over,
     });
     const ada = { reason: null, deciders: ['Ada'] };
@@ -103,6 +104,7 @@ describe('tool text in the transcript', () => {
       decision: null,
       result: 'created reviews/fix-the-retry-0b7f3c2e.md (21 bytes)',
       is_error: false,
+      questions: [],
     });
     expect(published).toEqual({
       where: [

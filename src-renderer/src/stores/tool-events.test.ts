@@ -2,7 +2,8 @@ import type { RunEvent, RunEventOf } from '@contracts/events';
 import type { GateDecisionRecord } from '@contracts/runs';
 import type { PendingToolCall } from '@contracts/tools';
 import { describe, expect, it } from 'vitest';
-import { applyEvent, emptyView, recordedTranscript, type RunView } from './run-view';
+import { applyEvent, emptyView, isStuck, recordedTranscript, STUCK_AFTER_MS, type RunView } from './run-view';
+import { waitingQuestions } from './tool-events';
 
 const RUN = '11111111-1111-4111-8111-111111111111';
 const THREAD = '22222222-2222-4222-8222-222222222222';
@@ -101,6 +102,7 @@ describe('tool calls in the run view', () => {
         decision: null,
         result: '# Demo',
         is_error: false,
+        questions: [],
       },
     ]);
     // The answer after the call is a part of its own, after the call: never appended to the text before it.
@@ -244,5 +246,106 @@ describe('tool calls in the run view', () => {
     view.decisions = [record];
     expect(recordedTranscript(view)).toEqual(view.transcript);
     expect(view.transcript.some((entry) => entry.decision)).toBe(false);
+  });
+
+  it("keeps a tool server's question with its call while the run goes on running, then how it was answered", () => {
+    const asked: RunEventOf<'tool_question'> = {
+      type: 'tool_question',
+      node: 'intake',
+      call_id: callId(0),
+      tool: 'asker.ask_release',
+      server: 'asker',
+      mode: 'form',
+      message: 'Which name?',
+      requested_schema: { type: 'object', properties: { name: { type: 'string' } } },
+      url_host: null,
+      expires_at: '2026-01-01T13:00:00.000Z',
+    };
+    const view = fold([...start, called(0, {}, 'allow'), asked]);
+    // The run waits for nobody's approval: it runs, and its phase with it.
+    expect(view).toMatchObject({ status: 'running', pendingGate: null, stop: null });
+    expect(view.phases.intake).toBe('active');
+    const question = view.toolCalls.intake![0]!.questions[0]!;
+    // Its stop is named by the run and the event that asked.
+    expect(question).toMatchObject({ stopId: `${RUN}:${view.lastEventId}`, mode: 'form', state: 'asked' });
+    expect(waitingQuestions(view).map((waiting) => waiting.question)).toEqual([question]);
+
+    fold(
+      [
+        {
+          type: 'tool_question_answered',
+          node: 'intake',
+          call_id: callId(0),
+          stop_id: question.stopId,
+          action: 'accept',
+          by: 'Ann',
+        },
+      ],
+      view,
+    );
+    expect(question).toMatchObject({ state: 'accept', by: 'Ann' });
+    expect(waitingQuestions(view)).toEqual([]);
+  });
+
+  it('is never stuck while a question waits, and counts its two minutes again from the answer', () => {
+    const startedAt = new Date(Date.now() - 10 * 60_000).toISOString();
+    const asked: RunEventOf<'tool_question'> = {
+      type: 'tool_question',
+      node: 'intake',
+      call_id: callId(0),
+      tool: 'asker.connect',
+      server: 'asker',
+      mode: 'url',
+      message: 'Connect your account.',
+      requested_schema: null,
+      url_host: 'accounts.example.com',
+      expires_at: '2026-01-01T13:00:00.000Z',
+    };
+    const view = fold([...start, called(0, {}, 'allow'), asked]);
+    const stopId = `${RUN}:${view.lastEventId}`;
+    view.startedAt = startedAt;
+    expect(isStuck(view)).toBe(false);
+    const answeredAt = Date.now();
+    applyEvent(
+      view,
+      {
+        type: 'tool_question_answered',
+        node: 'intake',
+        call_id: callId(0),
+        stop_id: stopId,
+        action: 'expired',
+        by: null,
+      },
+      5,
+      answeredAt,
+    );
+    expect(isStuck(view, answeredAt + 1000)).toBe(false);
+    expect(isStuck(view, answeredAt + STUCK_AFTER_MS + 1)).toBe(true);
+  });
+
+  it('withdraws a question nobody answered when its call is cut off: the run taken over, or ended', () => {
+    const asked = (node: string): RunEventOf<'tool_question'> => ({
+      type: 'tool_question',
+      node,
+      call_id: callId(0),
+      tool: 'asker.ask_release',
+      server: 'asker',
+      mode: 'form',
+      message: 'Which name?',
+      requested_schema: null,
+      url_host: null,
+      expires_at: '2026-01-01T13:00:00.000Z',
+    });
+    const view = fold([...start, called(0, {}, 'allow'), asked('intake')]);
+    fold([{ type: 'run_resumed', run_id: RUN, node: 'intake', attempt: 2 }], view);
+    expect(view.toolCalls.intake![0]!.questions[0]!.state).toBe('withdrawn');
+
+    const ended = fold([
+      ...start,
+      called(0, {}, 'allow'),
+      asked('intake'),
+      { type: 'run_cancelled', run_id: RUN, reason: null },
+    ]);
+    expect(ended.toolCalls.intake![0]!.questions[0]!.state).toBe('withdrawn');
   });
 });

@@ -1,5 +1,7 @@
 import type { RunEvent, RunEventOf } from '@contracts/events';
 import type { GateDecisionKind } from '@contracts/runs';
+import { stopId } from '@contracts/stops';
+import type { ToolQuestionState } from '@contracts/tool-questions';
 import type { PendingToolCall } from '@contracts/tools';
 
 /**
@@ -8,6 +10,25 @@ import type { PendingToolCall } from '@contracts/tools';
  */
 export type ToolCallStatus =
   'allowed' | 'denied' | 'waiting' | 'approved' | 'edited' | 'responded' | 'rejected' | 'expired';
+
+/**
+ * A question the tool's server asked a person while the call ran (docs/approvals.md#questions-from-tool-servers): the
+ * call waits for the answer, the run goes on running. Withdrawn when the call was cut off (the run taken over by
+ * another process, or ended) before anyone answered.
+ */
+export interface ToolQuestionView {
+  /** `<run id>:<event id>`: where it is answered (POST /stops/{id}/answer). */
+  stopId: string;
+  mode: RunEventOf<'tool_question'>['mode'];
+  /** The server's message: untrusted text, shown as text. */
+  message: string;
+  requestedSchema: Record<string, unknown> | null;
+  urlHost: string | null;
+  expiresAt: string;
+  state: ToolQuestionState;
+  /** Who answered; null while nobody has, and when nobody did. */
+  by: string | null;
+}
 
 /** A tool call of a phase, in the order the phase made it. */
 export interface ToolCallView {
@@ -32,10 +53,16 @@ export interface ToolCallView {
   /** The tool's answer (or the person's in its place, or why it did not run): untrusted text. Null until it comes. */
   result: string | null;
   is_error: boolean;
+  /** What the tool's server asked a person during the call, oldest first. */
+  questions: ToolQuestionView[];
 }
 
-/** The parts of the run view this module keeps: each phase's calls, and the transcript the calls take a place in. */
+/**
+ * The parts of the run view this module keeps: each phase's calls, and the transcript the calls take a place in; the
+ * run's id names the stops of its questions.
+ */
 interface ToolView {
+  runId: string | null;
   toolCalls: Record<string, ToolCallView[]>;
   transcript: { node: string; text: string; toolCall?: ToolCallView }[];
 }
@@ -82,14 +109,31 @@ function pendingCall(node: string, pending: PendingToolCall): ToolCallView {
     decision: null,
     result: null,
     is_error: false,
+    questions: [],
   };
 }
 
+/** The questions of a run still waiting for an answer, with the call each belongs to. */
+export function waitingQuestions(
+  view: Pick<ToolView, 'toolCalls'>,
+): { call: ToolCallView; question: ToolQuestionView }[] {
+  return Object.values(view.toolCalls).flatMap((calls) =>
+    calls.flatMap((call) => call.questions.filter((q) => q.state === 'asked').map((question) => ({ call, question }))),
+  );
+}
+
+/** Questions nobody answered before their call was cut off: nobody can answer them any more. */
+function withdraw(calls: readonly ToolCallView[]): void {
+  for (const call of calls)
+    for (const question of call.questions) if (question.state === 'asked') question.state = 'withdrawn';
+}
+
 /**
- * The events of a phase's tool calls: each call as it is made, the person's decision on one that asks, and its
- * answer. What the run does meanwhile (it waits, it goes on) is the run view's, as at a gate.
+ * The events of a phase's tool calls: each call as it is made, the person's decision on one that asks, the questions
+ * its server asks and their answers, and its answer. What the run does meanwhile (it waits, it goes on) is the run
+ * view's, as at a gate. `id` is the event's: a question's stop is named by it.
  */
-export function applyToolEvent(view: ToolView, event: RunEvent): void {
+export function applyToolEvent(view: ToolView, event: RunEvent, id = 0): void {
   switch (event.type) {
     case 'tool_call': {
       if (callOf(view, event.node, event.call_id)) return;
@@ -105,6 +149,7 @@ export function applyToolEvent(view: ToolView, event: RunEvent): void {
         decision: null,
         result: null,
         is_error: false,
+        questions: [],
       });
       return;
     }
@@ -128,6 +173,36 @@ export function applyToolEvent(view: ToolView, event: RunEvent): void {
       };
       return;
     }
+    case 'tool_question': {
+      const call = callOf(view, event.node, event.call_id);
+      const stop = view.runId ? stopId(view.runId, id) : null;
+      if (!call || !stop || call.questions.some((q) => q.stopId === stop)) return;
+      call.questions.push({
+        stopId: stop,
+        mode: event.mode,
+        message: event.message,
+        requestedSchema: event.requested_schema,
+        urlHost: event.url_host,
+        expiresAt: event.expires_at,
+        state: 'asked',
+        by: null,
+      });
+      return;
+    }
+    case 'tool_question_answered': {
+      const question = callOf(view, event.node, event.call_id)?.questions.find((q) => q.stopId === event.stop_id);
+      if (!question) return;
+      question.state = event.action;
+      question.by = event.by;
+      return;
+    }
+    case 'run_resumed':
+      if (event.node) withdraw(view.toolCalls[event.node] ?? []);
+      return;
+    case 'run_error':
+    case 'run_cancelled':
+      withdraw(Object.values(view.toolCalls).flat());
+      return;
     case 'tool_result': {
       const call = callOf(view, event.node, event.call_id);
       if (!call) return;
