@@ -196,6 +196,12 @@ describe('a question an MCP server asks in the middle of a call', () => {
 
   it("is answered by members only: a viewer's answer is refused, another tenant's reads as no such stop", async () => {
     const { runId, stopId } = await runUntilAsked('ask_release');
+    const anonymous = await fetch(`${other.url}/stops/${stopId}/answer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ action: 'decline' }),
+    });
+    expect(anonymous.status).toBe(401);
     const viewer = await answer(other, stopId!, vera, { action: 'decline' });
     expect(viewer.status).toBe(403);
     const stranger = await answer(other, stopId!, mallory, { action: 'decline' });
