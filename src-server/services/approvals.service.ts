@@ -31,6 +31,8 @@ const log = getLogger('svc.api');
 
 /** How much of a gate's content the inbox shows to tell gates apart. */
 const EXCERPT_CHARS = 240;
+const excerptOf = (text: string) =>
+  text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS - 1).trimEnd()}…` : text;
 
 export interface ApprovalsServiceDeps {
   agents: Pick<AgentDirectory, 'forProject' | 'pinnedEntry'>;
@@ -153,6 +155,13 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
     return { pending: run.pending_gate!, what: `tool call "${callId}"`, entry: null };
   }
 
+  /** The thread of stop `id`, if the caller may see it: another tenant's reads as a stop that does not exist. */
+  function threadOfStop(principal: Principal, threadId: string, id: string): Promise<Thread> {
+    return deps.threads.visible(principal, threadId, 'viewer').catch((error: unknown) => {
+      throw error instanceof ServiceError && error.status === 404 ? notFound(`no stop "${id}"`) : error;
+    });
+  }
+
   /** A stop named by its id, as its thread and what it waits at; another tenant's is not found. */
   async function stopNamed(
     principal: Principal,
@@ -161,9 +170,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
     const parsed = parseStopId(id);
     const run = parsed ? await runs.detail(parsed.runId) : undefined;
     if (!parsed || !run) throw notFound(`no stop "${id}"`);
-    const thread = await deps.threads.visible(principal, run.thread_id, 'viewer').catch((error: unknown) => {
-      throw error instanceof ServiceError && error.status === 404 ? notFound(`no stop "${id}"`) : error;
-    });
+    const thread = await threadOfStop(principal, run.thread_id, id);
     if (run.status !== 'waiting_approval' || !run.pending_gate || run.event_seq !== parsed.waitSeq) {
       if (await deps.questions.find(run.id, parsed.waitSeq)) {
         throw badRequest(`stop "${id}" is a tool server's question: answer it at POST /stops/${id}/answer`);
@@ -373,7 +380,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
           sent_to: notices.get(stopId(gate.run_id, gate.wait_seq)) ?? [],
           gate: gate.pending_gate.node,
           question: gate.pending_gate.question,
-          excerpt: content.length > EXCERPT_CHARS ? `${content.slice(0, EXCERPT_CHARS - 1).trimEnd()}…` : content,
+          excerpt: excerptOf(content),
           context: gate.pending_gate.context,
           required_context: gate.pending_gate.required_context,
           waiting_since: gate.waiting_since,
@@ -401,9 +408,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
       const parsed = parseStopId(id);
       const question = parsed ? await deps.questions.find(parsed.runId, parsed.waitSeq) : undefined;
       if (!parsed || !question) throw notFound(`no stop "${id}"`);
-      await deps.threads.visible(principal, question.thread_id, 'viewer').catch((error: unknown) => {
-        throw error instanceof ServiceError && error.status === 404 ? notFound(`no stop "${id}"`) : error;
-      });
+      await threadOfStop(principal, question.thread_id, id);
       await access.requireProjectRole(principal, question.project_id, QUESTION_ROLE);
       if (question.state !== 'asked' || question.expired || question.orphaned) {
         const how =
@@ -442,8 +447,6 @@ const QUESTION_ROLE = 'member' as const;
 
 /** A tool server's question as the inbox lists it, beside the gates and tool calls. */
 function questionItem(q: WaitingQuestion): ApprovalItem {
-  const excerpt =
-    q.question.length > EXCERPT_CHARS ? `${q.question.slice(0, EXCERPT_CHARS - 1).trimEnd()}…` : q.question;
   return {
     run_id: q.run_id,
     thread_id: q.thread_id,
@@ -454,7 +457,7 @@ function questionItem(q: WaitingQuestion): ApprovalItem {
     sent_to: [],
     gate: q.node,
     question: q.question,
-    excerpt,
+    excerpt: excerptOf(q.question),
     context: {},
     required_context: [],
     waiting_since: q.asked_at,

@@ -65,32 +65,38 @@ async function messages(answer: Response, seen?: (message: Message) => void): Pr
   return all;
 }
 
+/** run_agent over a session of `version`, each question approved as it comes: the questions, and the answers. */
+async function runAndApprove(session: string, version: string, message: string) {
+  const asked: Message[] = [];
+  const call = await post(
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'run_agent', arguments: { agent: 'review', message } },
+    },
+    session,
+    version,
+  );
+  const answered = await messages(call, (question) => {
+    if (question.method !== 'elicitation/create') return;
+    asked.push(question);
+    void post(
+      { jsonrpc: '2.0', id: question.id, result: { action: 'accept', content: { decision: 'approve' } } },
+      session,
+      version,
+    );
+  });
+  return { asked, answered };
+}
+
 describe('the revision a client speaks', () => {
   it('asks a 2025-06-18 client in its own form: no mode, options named in enumNames', async () => {
     ctx.model.reply(['An ', 'older ', 'client.']);
     const version = '2025-06-18';
     const { session, result } = await open(version, { elicitation: {} });
     expect(result.protocolVersion).toBe(version);
-    const asked: Message[] = [];
-    const call = await post(
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'run_agent', arguments: { agent: 'review', message: 'review for an older client' } },
-      },
-      session,
-      version,
-    );
-    const answered = await messages(call, (message) => {
-      if (message.method !== 'elicitation/create') return;
-      asked.push(message);
-      void post(
-        { jsonrpc: '2.0', id: message.id, result: { action: 'accept', content: { decision: 'approve' } } },
-        session,
-        version,
-      );
-    });
+    const { asked, answered } = await runAndApprove(session, version, 'review for an older client');
     expect(asked).toHaveLength(1);
     const params = asked[0]!.params as { mode?: string; requestedSchema: { properties: Record<string, object> } };
     expect(params.mode).toBeUndefined();
@@ -108,26 +114,7 @@ describe('the revision a client speaks', () => {
     ctx.model.reply(['A ', 'current ', 'client.']);
     const version = '2025-11-25';
     const { session } = await open(version, { elicitation: { form: {} } });
-    const asked: Message[] = [];
-    const call = await post(
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'run_agent', arguments: { agent: 'review', message: 'review for a current client' } },
-      },
-      session,
-      version,
-    );
-    await messages(call, (message) => {
-      if (message.method !== 'elicitation/create') return;
-      asked.push(message);
-      void post(
-        { jsonrpc: '2.0', id: message.id, result: { action: 'accept', content: { decision: 'approve' } } },
-        session,
-        version,
-      );
-    });
+    const { asked } = await runAndApprove(session, version, 'review for a current client');
     const params = asked[0]!.params as { mode?: string; requestedSchema: { properties: Record<string, object> } };
     expect(params.mode).toBe('form');
     expect(params.requestedSchema.properties.decision).toMatchObject({
