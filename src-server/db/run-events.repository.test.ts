@@ -6,6 +6,7 @@ const event = (runId: string, seq: number, type = 'token') => ({
   seq,
   type,
   data: JSON.stringify({ type, text: `t${seq}` }),
+  holder: { owner: 'me', attempt: 1 },
 });
 
 /** Each row as `run:first-last type`, for reading the packing at a glance. */
@@ -52,7 +53,7 @@ describe('eventRows: how a batch of events is stored', () => {
   });
 
   it('keeps an event whose text holds a newline in a row of its own', () => {
-    const odd = { runId: 'a', seq: 2, type: 'token', data: '{"type":"token",\n"text":"b"}' };
+    const odd = { ...event('a', 2), data: '{"type":"token",\n"text":"b"}' };
     expect(shape([event('a', 1), odd, event('a', 3), event('a', 4)])).toEqual([
       'a:1-1 token',
       'a:2-2 token',
@@ -62,7 +63,7 @@ describe('eventRows: how a batch of events is stored', () => {
 
   it("joins a row's texts so that each comes back exactly, and gives the same rows for the same batch", () => {
     const texts = ['{"type":"token","text":"a\\nb"}', '{"type":"token","text":"\\"✓\\\\"}'];
-    const batch = texts.map((data, i) => ({ runId: 'a', seq: i + 1, type: 'token', data }));
+    const batch = texts.map((data, i) => ({ ...event('a', i + 1), data }));
     const [row] = eventRows(batch);
     expect(row!.data.split('\n')).toEqual(texts);
     expect(eventRows(batch)).toEqual(eventRows(batch));

@@ -1,3 +1,4 @@
+import type { LegEvent, LegHolder } from '../storage/types';
 import type { Pool } from './pool';
 
 /** The channel on which a process announces `<run_id>:<last stored seq>` after it stores events. */
@@ -40,17 +41,22 @@ interface EventRow {
   data: string;
 }
 
+/** A row to store, with the leg that stores it. */
+interface LegRow extends EventRow {
+  holder: LegHolder;
+}
+
 /**
  * The rows a batch of events is stored in: each run's events in order, the consecutive ones of a packed type in rows
  * of up to MAX_EVENTS_PER_ROW (an event whose text holds a newline, which JSON.stringify never writes, stays alone).
  * The same batch always gives the same rows, so a batch written again (a retry after a commit whose answer was lost)
  * conflicts with what it stored, row by row.
  */
-export function eventRows(events: readonly NewEvent[]): EventRow[] {
-  const rows: EventRow[] = [];
-  const packs: { row: EventRow; texts: string[] }[] = [];
-  /** Per run, the row its next event may join. */
-  const open = new Map<string, { row: EventRow; texts: string[] }>();
+export function eventRows(events: readonly LegEvent[]): LegRow[] {
+  const rows: LegRow[] = [];
+  const packs: { row: LegRow; texts: string[] }[] = [];
+  /** Per run, the row its next event may join: consecutive ids of one run are one leg's. */
+  const open = new Map<string, { row: LegRow; texts: string[] }>();
   for (const event of events) {
     const packable = PACKED_TYPES.has(event.type) && !event.data.includes(JOIN);
     const current = open.get(event.runId);
@@ -65,7 +71,8 @@ export function eventRows(events: readonly NewEvent[]): EventRow[] {
       current.texts.push(event.data);
       continue;
     }
-    const row: EventRow = { runId: event.runId, seq: event.seq, seqLast: null, type: event.type, data: event.data };
+    const { runId, seq, type, data, holder } = event;
+    const row: LegRow = { runId, seq, seqLast: null, type, data, holder };
     rows.push(row);
     if (packable) {
       const pack = { row, texts: [event.data] };
@@ -84,17 +91,30 @@ export function eventRows(events: readonly NewEvent[]): EventRow[] {
  * named `stored` returning each new row's run and last event id, so that the statement can announce the new
  * high-water mark of each run on RUN_EVENTS_CHANNEL. Its parameters are appended to `params`.
  */
-export function insertEventsQuery(events: readonly NewEvent[], params: unknown[]): string {
+export function insertEventsQuery(events: readonly LegEvent[], params: unknown[]): string {
   // One JSON parameter rather than an array per column: V8's JSON.stringify escapes the events' texts far faster
   // than the driver's array literals do, and a streaming run's batches are mostly text.
   const rows = JSON.stringify(
-    eventRows(events).map((r) => ({ run_id: r.runId, seq: r.seq, seq_last: r.seqLast, type: r.type, data: r.data })),
+    eventRows(events).map((r) => ({
+      run_id: r.runId,
+      seq: r.seq,
+      seq_last: r.seqLast,
+      type: r.type,
+      data: r.data,
+      owner: r.holder.owner,
+      attempt: r.holder.attempt,
+    })),
   );
+  // Only while the run is still the leg's (storage/types.ts RunWriteStore): its attempt, and no other owner. The run's
+  // row is read as the statement began: a takeover committed meanwhile is seen by the leg's next batch, and the new leg
+  // writes nothing before it has read the last stored event and reserved its ids, round trips later.
   return `stored AS (
     INSERT INTO svc_run_events (run_id, seq, seq_last, type, data)
-    SELECT run_id, seq, seq_last, type, data
+    SELECT e.run_id, e.seq, e.seq_last, e.type, e.data
       FROM json_to_recordset($${params.push(rows)}::json)
-           AS e(run_id uuid, seq integer, seq_last integer, type text, data text)
+           AS e(run_id uuid, seq integer, seq_last integer, type text, data text, owner text, attempt integer)
+      JOIN svc_runs r ON r.id = e.run_id
+     WHERE r.attempts = e.attempt AND (r.owner_id IS NULL OR r.owner_id = e.owner)
     ON CONFLICT (run_id, seq) DO NOTHING
     RETURNING run_id, COALESCE(seq_last, seq) AS seq
   )`;

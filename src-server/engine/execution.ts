@@ -25,7 +25,15 @@ import type { NodeLog, RunNodes } from './node-log';
 import { planLeg, type CheckpointSummary, type LegPlan } from './plan';
 import type { LegOutcome, RunObserver } from './run-observer';
 import { retryTransient, type IsTransient } from '../storage/retry';
-import type { EventStore, NodeStore, RunRecord, RunStore, ToolCallStore, ToolQuestionStore } from '../storage/types';
+import type {
+  EventStore,
+  LegHolder,
+  NodeStore,
+  RunRecord,
+  RunStore,
+  ToolCallStore,
+  ToolQuestionStore,
+} from '../storage/types';
 import type { Toolbox } from '../tools/toolbox';
 import { PausableTimer } from '../tools/pausable-timer';
 import { stopId } from '../contracts/stops';
@@ -119,12 +127,15 @@ export class RunExecution {
   private configs?: Promise<ReadonlyMap<string, NodeConfig>>;
   /** RUN_TIMEOUT_S, paused while a person answers a tool server's question. */
   private clock?: PausableTimer;
+  /** This process and the run's attempt it executes: the leg's events are stored only while the run is theirs. */
+  private readonly holder: LegHolder;
 
   constructor(
     readonly run: RunRecord,
     private readonly deps: ExecutionDeps,
   ) {
     const { observer } = deps;
+    this.holder = { owner: deps.owner, attempt: run.attempts };
     this.trace = new LegTrace(run, deps.traceContent);
     this.nodes = deps.nodes.forRun(
       run.id,
@@ -151,7 +162,7 @@ export class RunExecution {
     // that started or resumed the run joins it live, rather than reading the store and finding nothing yet.
     if (run.attempts === 1) {
       const reserved = Math.max(run.seqReserved, run.eventSeq + SEQ_BLOCK);
-      this.publisher = deps.events.openLeg(run.id, run.eventSeq, reserved, deps.owner);
+      this.publisher = deps.events.openLeg(run.id, run.eventSeq, reserved, this.holder);
     }
     try {
       const entry = await this.write('reading the agent’s version', () => deps.agentOf(run));
@@ -223,7 +234,7 @@ export class RunExecution {
       const lastSeq = Math.max(run.seqReserved, run.eventSeq, stored);
       const reserved = lastSeq + SEQ_BLOCK;
       await this.write('reserving event ids', () => deps.runs.reserveSeq(run.id, deps.owner, reserved));
-      this.publisher = deps.events.openLeg(run.id, lastSeq, reserved, deps.owner);
+      this.publisher = deps.events.openLeg(run.id, lastSeq, reserved, this.holder);
     }
     if (plan.opening === 'run_start') {
       this.emit({
@@ -365,7 +376,7 @@ export class RunExecution {
     const cause = reason ? this.controller.signal.reason : error;
     const detail = errorDetail(cause);
     deps.failures.error(`run ${run.id} (${run.agent}, thread ${run.threadId}) failed: ${detail}`, cause);
-    this.publisher ??= deps.events.openLeg(run.id, run.eventSeq, run.seqReserved, deps.owner);
+    this.publisher ??= deps.events.openLeg(run.id, run.eventSeq, run.seqReserved, this.holder);
     const failed = { type: 'run_error' as const, run_id: run.id, error_detail: detail };
     if (deps.isTransient(cause)) {
       // The database stayed away longer than a run waits for it: nothing can be recorded now. The readers here learn

@@ -1,11 +1,11 @@
 import type { Logger } from '../log';
-import type { ModelCallWrite, NewEvent, NodeWrite, RunWriteStore } from '../storage/types';
+import type { LegEvent, ModelCallWrite, NodeWrite, RunWriteStore } from '../storage/types';
 import { BatchWriter } from './batch-writer';
 import type { IsTransient } from '../storage/retry';
 
 /** One thing a run records as it goes. */
 export type RunWrite =
-  { kind: 'event'; event: NewEvent } | { kind: 'node'; row: NodeWrite } | { kind: 'call'; call: ModelCallWrite };
+  { kind: 'event'; event: LegEvent } | { kind: 'node'; row: NodeWrite } | { kind: 'call'; call: ModelCallWrite };
 
 /**
  * The one writer of what the runs of this process record — their events (events/event-log.ts), node rows
@@ -16,7 +16,7 @@ export type RunWrite =
  */
 export class RunWriter {
   private readonly writer: BatchWriter<RunWrite>;
-  private readonly eventsStored = new Set<(events: NewEvent[]) => void>();
+  private readonly eventsStored = new Set<(events: LegEvent[]) => void>();
 
   constructor(store: RunWriteStore, options: { isTransient: IsTransient; log: Logger }) {
     this.writer = new BatchWriter<RunWrite>({
@@ -36,8 +36,11 @@ export class RunWriter {
     this.writer.push(record);
   }
 
-  /** Tells `told` of the events of each batch once they are stored (or dropped: the database refused them). */
-  onEventsStored(told: (events: NewEvent[]) => void): void {
+  /**
+   * Tells `told` of the events of each batch once they are stored (or dropped: the database refused them, or their
+   * run was no longer their leg's).
+   */
+  onEventsStored(told: (events: LegEvent[]) => void): void {
     this.eventsStored.add(told);
   }
 
@@ -56,7 +59,7 @@ export class RunWriter {
  * twice).
  */
 function partition(records: readonly RunWrite[]) {
-  const events: NewEvent[] = [];
+  const events: LegEvent[] = [];
   const nodes = new Map<string, NodeWrite>();
   const calls: ModelCallWrite[] = [];
   for (const record of records) {

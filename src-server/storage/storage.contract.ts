@@ -9,7 +9,7 @@ import type {
   Lease,
   ModelCallStore,
   ModelCallWrite,
-  NewEvent,
+  LegEvent,
   NodeStore,
   NodeWrite,
   RunRecord,
@@ -55,7 +55,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
     });
 
     const lease: Lease = { owner: 'process-a', leaseS: 30 };
-    const append = (events: NewEvent[]) => stores.writes.write({ events, nodes: [], calls: [] });
+    const append = (events: LegEvent[]) => stores.writes.write({ events, nodes: [], calls: [] });
     const writeNodes = (nodes: NodeWrite[]) => stores.writes.write({ events: [], nodes, calls: [] });
     const recordCalls = (calls: ModelCallWrite[]) => stores.writes.write({ events: [], nodes: [], calls });
     const event = (runId: string, seq: number, type = 'token') => ({
@@ -63,6 +63,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       seq,
       type,
       data: JSON.stringify({ type, n: seq }),
+      holder: { owner: lease.owner, attempt: 1 },
     });
     /** A run started by process-a and paused at its gate, its gate_waiting under id 3. */
     async function waitingRun(expiresAt: Date | null = null) {
@@ -378,6 +379,30 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       expect(await stores.events.lastSeq(randomUUID())).toBe(0);
     });
 
+    it("stores a leg's events only while the run is its leg's: not once taken over, even after it ended", async () => {
+      const run = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      await append([event(run.id, 1, 'run_start')]);
+      // process-a stalls past its lease: process-b takes the run over (attempt 2) and continues after the reserved ids.
+      await stores.runs.releaseLeases(lease.owner, [run.id]);
+      expect(await stores.runs.claimLapsed({ owner: 'process-b', leaseS: 30 })).toMatchObject({ id: run.id });
+      const b = { owner: 'process-b', attempt: 2 };
+      await append([{ ...event(run.id, 10_001, 'run_resumed'), holder: b }]);
+      // process-a wakes and writes what it still held: refused, before the run ends and after.
+      await append([event(run.id, 2), event(run.id, 3)]);
+      const done = [event(run.id, 10_002, 'run_done')];
+      expect(await stores.runs.finish(run.id, 'process-b', { status: 'completed', output: 'ok' }, done)).toBe(true);
+      await append([event(run.id, 4)]);
+      expect((await stores.events.after(run.id, 0, 10)).map((e) => e.seq)).toEqual([1, 10_001, 10_002]);
+
+      // A cancel lets go of the run without handing it to anyone: what its leg sends until it hears of it is stored.
+      const cancelled = newRun();
+      await stores.runs.start(cancelled, lease, 10_000);
+      expect(await stores.runs.cancel(cancelled.id, null)).toBe(true);
+      await append([event(cancelled.id, 1, 'run_start')]);
+      expect((await stores.events.after(cancelled.id, 0, 10)).map((e) => e.seq)).toEqual([1, 10_001]);
+    });
+
     it('gives back a long run of tokens one by one under their ids, from any point in it, as they were written', async () => {
       const run = newRun();
       const other = newRun();
@@ -389,6 +414,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
         seq,
         type: 'token',
         data: JSON.stringify({ type: 'token', node: 'analysis', text: `t${seq} "a"\n\\b ✓` }),
+        holder: { owner: lease.owner, attempt: 1 },
       });
       const batch = [event(run.id, 1, 'node_enter')];
       for (let seq = 2; seq <= 300; seq++) batch.push(token(run.id, seq), token(other.id, seq));

@@ -127,6 +127,17 @@ export interface NewEvent extends StoredEvent {
   runId: string;
 }
 
+/** The leg of a run that records something: the process executing it (the run's owner) and the attempt it executes. */
+export interface LegHolder {
+  owner: string;
+  attempt: number;
+}
+
+/** An event a leg stores as it goes (its last one goes with the statement that ends the leg instead). */
+export interface LegEvent extends NewEvent {
+  holder: LegHolder;
+}
+
 /** How a leg of a run ends at a gate. */
 export interface PauseAtGate {
   gate: PendingGate;
@@ -368,7 +379,7 @@ export interface ModelCallStore {
 
 /** What the runs of a process record as they go, stored together. */
 export interface RunWrites {
-  events: readonly NewEvent[];
+  events: readonly LegEvent[];
   /** At most one write per run and key: the last state of each row. */
   nodes: readonly NodeWrite[];
   calls: readonly ModelCallWrite[];
@@ -378,6 +389,11 @@ export interface RunWrites {
  * Stores a batch of run records at once (in PostgreSQL, one statement and one commit for all three kinds), each safe
  * to write again: an event already stored under its run and id is left as it is, a node row ends as its last write
  * says, a model call is stored once under its id, and a call whose run no longer exists is left out.
+ *
+ * An event is stored only while its run is still its leg's: the run's attempt is the leg's, and no other process
+ * holds it (a cancel lets go of it: the leg's events until it hears of the cancel are still stored, under ids before
+ * the run_cancelled). A process that stalled past its lease and wakes after the run was taken over stores nothing
+ * more: otherwise its late events, under ids before the new leg's, would land behind readers who had read past them.
  */
 export interface RunWriteStore {
   write(records: RunWrites): Promise<void>;

@@ -90,3 +90,37 @@ export async function followAccepted(accepted: Response, open: (path: string) =>
   const { stream_url } = (await accepted.json()) as { stream_url: string };
   return open(stream_url);
 }
+
+/** A run's events as a reader got them, or as its store holds them: ids and the data texts, in order. */
+export interface EventTrail {
+  ids: number[];
+  data: string[];
+}
+
+/**
+ * What a reader's events say against its run's stored stream (read once the run ended): every stored event after
+ * `from` (where the reader began) reached it, under its id and exactly as stored, and its ids only grow. The only
+ * other events it may have had are those a leg sent live before its process lost the run: never stored, and followed
+ * by the run_resumed of the leg that took the run over (after their ids). Returns the problems, none when they agree.
+ */
+export function streamProblems(got: EventTrail, stored: EventTrail, from = 0): string[] {
+  const problems: string[] = [];
+  for (let i = 1; i < got.ids.length; i++) {
+    if (got.ids[i]! <= got.ids[i - 1]!) problems.push(`event ${got.ids[i]} came after ${got.ids[i - 1]}`);
+  }
+  const received = new Map(got.ids.map((id, i) => [id, got.data[i]!]));
+  const takeovers: number[] = [];
+  stored.ids.forEach((id, i) => {
+    const data = stored.data[i]!;
+    if ((JSON.parse(data) as { type: string }).type === 'run_resumed') takeovers.push(id);
+    if (id <= from) return;
+    if (!received.has(id)) problems.push(`stored event ${id} never reached the reader`);
+    else if (received.get(id) !== data) problems.push(`event ${id} differs from the stored one`);
+  });
+  const kept = new Set(stored.ids);
+  for (const id of got.ids) {
+    if (!kept.has(id) && !takeovers.some((t) => t > id))
+      problems.push(`event ${id} is not stored, and no takeover followed it`);
+  }
+  return problems;
+}

@@ -159,6 +159,7 @@ export async function serviceCapacity(load: ServiceLoad): Promise<RunOutcome[]> 
         total: NaN,
       };
       let tokens = 0;
+      let reattached = false;
       const onFrame = (frame: Frame): boolean => {
         outcome.ids.push(frame.id);
         outcome.data.push(frame.data);
@@ -174,7 +175,9 @@ export async function serviceCapacity(load: ServiceLoad): Promise<RunOutcome[]> 
           }
           return true;
         }
-        return cut && tokens === (load.cutAfterTokens ?? 50);
+        // Cut once, on the first connection, at the token that makes the count: a re-attach whose first event is not a
+        // token (a run_resumed, after a takeover) reads on.
+        return cut && !reattached && frame.event === 'token' && tokens === (load.cutAfterTokens ?? 50);
       };
       const res = await fetch(`${url}/graphs/summary/run`, {
         method: 'POST',
@@ -192,6 +195,7 @@ export async function serviceCapacity(load: ServiceLoad): Promise<RunOutcome[]> 
       if (cut && !outcome.end) {
         // Cut mid-stream: re-attach where it stopped, on another process.
         const other = load.urls[(i + 1) % load.urls.length]!;
+        reattached = true;
         const again = await fetch(`${other}/runs/${outcome.runId}/stream`, {
           headers: { ...load.headers, 'last-event-id': String(outcome.ids.at(-1)) },
         });

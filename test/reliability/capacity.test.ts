@@ -6,6 +6,7 @@ import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src-server/d
 import { writeFixtureCatalog } from '../helpers/fixture-assets';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { freePort } from '../helpers/ports';
+import { streamProblems } from '../helpers/sse';
 import { startNginx, type Nginx } from '../helpers/nginx';
 import { compiledLaunch, spawnServer, type ServerProcess } from '../helpers/process';
 import { serviceCapacity, startModelProcess, storedStream, type ModelProcess, type RunOutcome } from '../load/capacity';
@@ -73,15 +74,17 @@ function warnings(servers: ServerProcess[]): string {
     .join('\n');
 }
 
-/** Every run completed, and every cut reader got what the store holds, under the same ids. */
+/**
+ * Every run completed, and every cut reader got what the store holds, under the same ids (and, of a run taken over
+ * from a process too busy to renew its lease, perhaps what that process sent live before it knew: helpers/sse.ts).
+ */
 async function expectNoneLost(outcomes: RunOutcome[], readFrom: string, servers: ServerProcess[]): Promise<void> {
   const failed = outcomes.filter((o) => o.end !== 'run_done');
   const described = await Promise.all(failed.map((o) => describeFailure(o, readFrom)));
   expect(described, failed.length ? warnings(servers) : undefined).toEqual([]);
   for (const cut of outcomes.filter((o) => o.cut)) {
     const stored = await storedStream(readFrom, cut.runId);
-    expect(cut.ids).toEqual(stored.ids);
-    expect(cut.data).toEqual(stored.data);
+    expect({ run: cut.runId, problems: streamProblems(cut, stored) }).toEqual({ run: cut.runId, problems: [] });
   }
 }
 

@@ -30,6 +30,7 @@ describe('pruning stored run events', () => {
       seq: i + 1,
       type: i === 0 ? 'node_enter' : i === 301 ? 'node_exit' : 'token',
       data: JSON.stringify({ n: i + 1 }),
+      holder: { owner: 'process-a', attempt: 1 },
     }));
     await runWritesRepository(pool).write({ events, nodes: [], calls: [] });
     await pool.query(

@@ -60,7 +60,7 @@ describe('the event log', () => {
     store.rows.push({ seq: 2, type: 'node_enter', data: '{"type":"node_enter"}' });
     const events = eventLog(store, { status: 'running', eventSeq: 0, executing: true });
     store.holding = true;
-    const leg = events.openLeg(RUN, 10_000, 20_000, 'me');
+    const leg = events.openLeg(RUN, 10_000, 20_000, { owner: 'me', attempt: 1 });
     leg.emit({ type: 'run_resumed', run_id: RUN, attempt: 2, node: 'intake' });
 
     // A reader who saw event 2 re-attaches while the leg's first event is still on its way to the store.
@@ -82,7 +82,7 @@ describe('the event log', () => {
     const store = new SlowStore();
     const progress: RunProgress = { status: 'running', eventSeq: 0, executing: true };
     const events = eventLog(store, progress);
-    const leg = events.openLeg(RUN, 0, 10_000, 'me');
+    const leg = events.openLeg(RUN, 0, 10_000, { owner: 'me', attempt: 1 });
     leg.emit({ type: 'run_start', run_id: RUN, thread_id: 't', agent: 'summary', model: 'm' });
 
     // The reader takes its first batch, then is busy (writing to a slow client) while the run finishes and its leg

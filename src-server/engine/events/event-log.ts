@@ -2,7 +2,15 @@ import type { RunEvent } from '../../contracts/events';
 import type { Logger } from '../../log';
 import { retryTransient, type IsTransient } from '../../storage/retry';
 import type { RunWriter } from '../run-writer';
-import type { EventStore, NewEvent, RunProgress, RunStore, StoredEvent } from '../../storage/types';
+import type {
+  EventStore,
+  LegEvent,
+  LegHolder,
+  NewEvent,
+  RunProgress,
+  RunStore,
+  StoredEvent,
+} from '../../storage/types';
 import { Inbox } from './inbox';
 import { LoggedEvent, RUN_ENDING_EVENTS } from './logged-event';
 
@@ -43,6 +51,8 @@ class Leg {
     readonly runId: string,
     /** The id of the last event before this leg's first. */
     readonly before: number,
+    /** Who executes this leg: its events are stored only while the run is still theirs. */
+    readonly holder: LegHolder,
   ) {
     this.head = before;
   }
@@ -114,7 +124,7 @@ export class EventLog {
   }
 
   /** Stored events are read from the store by whoever joins later: memory keeps only what is not stored yet. */
-  private forgetStored(events: NewEvent[]): void {
+  private forgetStored(events: LegEvent[]): void {
     const upTo = new Map<string, number>();
     for (const event of events) upTo.set(event.runId, Math.max(upTo.get(event.runId) ?? 0, event.seq));
     for (const [runId, seq] of upTo) {
@@ -133,12 +143,12 @@ export class EventLog {
 
   /**
    * Opens this process's leg of a run, whose next event gets id `lastSeq + 1`, with ids up to `reserved` reserved in
-   * its row for `owner`. The leg is the one publisher of the run's events until it ends.
+   * its row for `holder.owner`. The leg is the one publisher of the run's events until it ends.
    */
-  openLeg(runId: string, lastSeq: number, reserved: number, owner: string): LegPublisher {
-    const leg = new Leg(runId, lastSeq);
+  openLeg(runId: string, lastSeq: number, reserved: number, holder: LegHolder): LegPublisher {
+    const leg = new Leg(runId, lastSeq, holder);
     this.legs.set(runId, leg);
-    return new LegPublisher(leg, this, reserved, owner);
+    return new LegPublisher(leg, this, reserved);
   }
 
   /** Stores an event of a leg (in the shared batches) and hands it to the leg's readers. */
@@ -149,7 +159,7 @@ export class EventLog {
       this.published++;
       this.writer.push({
         kind: 'event',
-        event: { runId: leg.runId, seq: event.id, type: event.type, data: event.data },
+        event: { runId: leg.runId, seq: event.id, type: event.type, data: event.data, holder: leg.holder },
       });
     }
     for (const reader of leg.readers) reader.push([event]);
@@ -374,7 +384,6 @@ export class LegPublisher {
     private readonly leg: Leg,
     private readonly log: EventLog,
     private reserved: number,
-    private readonly owner: string,
   ) {
     this.seq = leg.before;
   }
@@ -448,7 +457,7 @@ export class LegPublisher {
     this.reserving = true;
     const upTo = this.reserved + SEQ_BLOCK;
     this.log
-      .reserve(this.leg.runId, this.owner, upTo)
+      .reserve(this.leg.runId, this.leg.holder.owner, upTo)
       .then(() => {
         this.reserved = upTo;
       })

@@ -6,6 +6,7 @@ import type { QuestionAction, ToolQuestionState } from '../../contracts/tool-que
 import type {
   EventStore,
   Lease,
+  LegEvent,
   NewEvent,
   NewRun,
   NewStopDecision,
@@ -136,6 +137,12 @@ export class MemoryStores {
     return (
       row !== undefined && (RUN_TRANSITIONS[name].from as readonly RunStatus[] | null)?.includes(row.status) === true
     );
+  }
+
+  /** Whether an event's run is still its leg's: its attempt, and no other owner (RunWriteStore). */
+  private heldBy({ runId, holder }: LegEvent): boolean {
+    const row = this.runs.get(runId);
+    return row?.attempts === holder.attempt && (row.ownerId === null || row.ownerId === holder.owner);
   }
 
   private storeEvents(events: readonly NewEvent[]): void {
@@ -530,7 +537,7 @@ export class MemoryStores {
   readonly writeStore: RunWriteStore = {
     write: async ({ events, nodes, calls }: RunWrites) => {
       this.statement();
-      this.storeEvents(events);
+      this.storeEvents(events.filter((event) => this.heldBy(event)));
       this.writeNodes(nodes);
       this.recordCalls(calls);
     },
