@@ -283,6 +283,7 @@ tools:
       approvals: 2
       expires_after: 2d
       on_expiry: reject
+  questions_expire_after: 30m
 phases:
   intake:
     tools: [tracker.search]
@@ -329,6 +330,7 @@ phases:
           ask: { decide_role: 'owner', approvals: 2, expiry: { after_s: 172800, action: 'reject', target: null } },
         },
       ],
+      question_expiry_s: 1800,
     });
     const phase = (id: string) => demo!.phases.find((p) => p.id === id)!;
     expect(phase('intake').tools).toEqual({ tools: ['tracker.search'], max_tool_calls: DEFAULT_MAX_TOOL_CALLS });
@@ -744,6 +746,16 @@ describe('bad tools are refused with the file, line and field', () => {
     withFiles(`${gate}\n  output:\n    publish:\n${publish}`);
 
   const cases: [string, string, string][] = [
+    [
+      'questions that wait longer than a day (their call is held open meanwhile)',
+      withTools('  questions_expire_after: 2d'),
+      'agents/a.md:6: tools.questions_expire_after: is longer than a day: a question holds its call open meanwhile',
+    ],
+    [
+      'a question expiry that is not a duration',
+      withTools('  questions_expire_after: soon'),
+      'agents/a.md:6: tools.questions_expire_after: must be a duration such as 90s, 30m, 48h or 2d',
+    ],
     [
       'a server named project',
       withTools('  servers:\n    project:\n      command: x'),

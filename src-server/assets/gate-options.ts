@@ -8,7 +8,13 @@ import { fail, type AssetSource, type FieldPath } from './asset-error';
 const DURATION = /^([1-9][0-9]{0,6})(s|m|h|d)$/;
 const DURATION_S = { s: 1, m: 60, h: 3600, d: 86400 } as const;
 
-function durationSeconds(value: number | string): number {
+/** A duration as an asset writes it: a number of seconds, or `90s`, `30m`, `48h`, `2d`. */
+export const DurationSchema = z.union([
+  z.number().int().positive(),
+  z.string().regex(DURATION, 'must be a duration such as 90s, 30m, 48h or 2d'),
+]);
+
+export function durationSeconds(value: number | string): number {
   if (typeof value === 'number') return value;
   const [, amount, unit] = DURATION.exec(value)!;
   return Number(amount) * DURATION_S[unit as keyof typeof DURATION_S];
@@ -21,9 +27,7 @@ function durationSeconds(value: number | string): number {
 export const GATE_OPTION_FIELDS = {
   decide_role: RoleSchema.optional(),
   approvals: z.number().int().min(1).max(10).optional(),
-  expires_after: z
-    .union([z.number().int().positive(), z.string().regex(DURATION, 'must be a duration such as 90s, 30m, 48h or 2d')])
-    .optional(),
+  expires_after: DurationSchema.optional(),
   on_expiry: z.string().min(1).optional(),
 };
 export type GateOptions = z.infer<z.ZodObject<typeof GATE_OPTION_FIELDS>>;

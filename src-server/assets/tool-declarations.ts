@@ -15,7 +15,7 @@ import {
   type ToolsDeclaration,
 } from '../contracts/tools';
 import { check, fail, type AssetSource, type FieldPath } from './asset-error';
-import { GATE_OPTION_FIELDS, GATE_OPTION_NAMES, gatePolicy } from './gate-options';
+import { DurationSchema, durationSeconds, GATE_OPTION_FIELDS, GATE_OPTION_NAMES, gatePolicy } from './gate-options';
 
 /**
  * The `tools` section of an asset's frontmatter and a phase's fields about tools (docs/tools.md#declaring-tools),
@@ -26,6 +26,8 @@ import { GATE_OPTION_FIELDS, GATE_OPTION_NAMES, gatePolicy } from './gate-option
 const MAX_SERVERS = 16;
 const MAX_TOOL_POLICIES = 64;
 const MAX_PHASE_TOOLS = 64;
+/** A tool server's question holds its call open while it waits: a day at most. */
+export const MAX_QUESTION_EXPIRY_S = 86_400;
 
 // Either `command` (stdio), `url` (streamable HTTP) or `registry` (a server the instance registered); which fields go
 // with which is checked by hand, to say why.
@@ -71,6 +73,7 @@ export const ToolsFrontmatterSchema = z
         `too many tool policy patterns: at most ${MAX_TOOL_POLICIES}`,
       )
       .default({}),
+    questions_expire_after: DurationSchema.optional(),
   })
   .strict();
 export type ToolsFrontmatter = z.infer<typeof ToolsFrontmatterSchema>;
@@ -124,7 +127,12 @@ export function toolsDeclarationOf(source: AssetSource, given: ToolsFrontmatter,
   const policies = Object.entries(given.policies).flatMap(([pattern, policy]) =>
     check(source, () => [policyOf(source, ['tools', 'policies', pattern], pattern, policy, declared)], []),
   );
-  return { servers, policies };
+  const expiry = given.questions_expire_after;
+  if (expiry === undefined) return { servers, policies };
+  const questionExpiryS = durationSeconds(expiry);
+  if (questionExpiryS > MAX_QUESTION_EXPIRY_S)
+    fail(source, ['tools', 'questions_expire_after'], 'is longer than a day: a question holds its call open meanwhile');
+  return { servers, policies, question_expiry_s: questionExpiryS };
 }
 
 export type ServerFrontmatter = z.infer<typeof ServerFrontmatterSchema>;

@@ -118,6 +118,15 @@ export const ToolsDeclarationSchema = z
   .object({
     servers: z.array(McpServerSchema),
     policies: z.array(ToolPolicySchema),
+    question_expiry_s: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'How long a question a tool server asks mid-call waits for a person (`tools.questions_expire_after`); ' +
+          "without it, the server's TOOL_QUESTION_EXPIRY_S.",
+      ),
   })
   .meta({ id: 'ToolsDeclaration' });
 export type ToolsDeclaration = z.infer<typeof ToolsDeclarationSchema>;

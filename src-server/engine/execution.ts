@@ -129,6 +129,8 @@ export class RunExecution {
   private clock?: PausableTimer;
   /** This process and the run's attempt it executes: the leg's events are stored only while the run is theirs. */
   private readonly holder: LegHolder;
+  /** How long a tool server's question waits: the agent's `tools.questions_expire_after`, else the server's. */
+  private questionExpiryS: number;
 
   constructor(
     readonly run: RunRecord,
@@ -136,6 +138,7 @@ export class RunExecution {
   ) {
     const { observer } = deps;
     this.holder = { owner: deps.owner, attempt: run.attempts };
+    this.questionExpiryS = deps.questionExpiryS;
     this.trace = new LegTrace(run, deps.traceContent);
     this.nodes = deps.nodes.forRun(
       run.id,
@@ -166,6 +169,7 @@ export class RunExecution {
     }
     try {
       const entry = await this.write('reading the agent’s version', () => deps.agentOf(run));
+      this.questionExpiryS = entry?.manifest.tools.question_expiry_s ?? deps.questionExpiryS;
       // Read while the checkpoint is, and while LangGraph takes its first steps: only a phase's model call needs them.
       // A leg that begins while the database restarts (a takeover, a queued run) waits for it here as for any read.
       this.configs = this.write('reading the phases’ configuration', () => deps.nodeConfigs(run.agent, run.projectId));
@@ -537,7 +541,7 @@ export class RunExecution {
   ): Promise<ToolQuestionAnswer> {
     const { deps, run } = this;
     const signal = this.controller.signal;
-    const expiresAt = Date.now() + deps.questionExpiryS * 1000;
+    const expiresAt = Date.now() + this.questionExpiryS * 1000;
     const record = (waitSeq: number) =>
       this.write('recording a question', () =>
         deps.questions.ask({
@@ -551,7 +555,7 @@ export class RunExecution {
           message: question.message,
           requestedSchema: question.requestedSchema,
           url: question.url,
-          expiresInS: deps.questionExpiryS,
+          expiresInS: this.questionExpiryS,
           owner: deps.owner,
         }),
       );

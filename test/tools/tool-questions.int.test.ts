@@ -31,7 +31,12 @@ let mallory: string;
 
 beforeAll(async () => {
   asker = await startAskingServer();
-  catalog = await writeFixtureCatalog([askingAgent(asker.url)]);
+  // The same agent, its questions waiting two seconds (`tools.questions_expire_after: 2s`).
+  const hurried = askingAgent(asker.url);
+  hurried.name = 'ask-hurried';
+  hurried.source = 'assets/agents/ask-hurried.md';
+  hurried.tools = { ...hurried.tools, question_expiry_s: 2 };
+  catalog = await writeFixtureCatalog([askingAgent(asker.url), hurried]);
   const env = {
     AUTH_ENABLED: 'true',
     SESSION_SECRET: SECRET,
@@ -61,12 +66,12 @@ beforeEach(() => {
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** The model's intake calls `tool` (then answers); the run starts on the holding server and asks. */
-async function runUntilAsked(tool: string, args: Record<string, unknown> = {}) {
+async function runUntilAsked(tool: string, args: Record<string, unknown> = {}, agent = 'ask-review') {
   ctx.model.toolTurns.push([{ name: `asker__${tool}`, arguments: args }]);
   ctx.model.reply(['Noted.']);
   const events: ReceivedEvent[] = [];
   await readEvents(
-    await holder.request('/graphs/ask-review/run', { method: 'POST', json: { message: 'ask me' }, headers: as(ann) }),
+    await holder.request(`/graphs/${agent}/run`, { method: 'POST', json: { message: 'ask me' }, headers: as(ann) }),
     (event) => {
       events.push(event);
       return event.data.type === 'tool_question' || event.data.type === 'tool_result';
@@ -139,6 +144,23 @@ describe('a question an MCP server asks in the middle of a call', () => {
     expect(events.at(-1)!.data.type).toBe('gate_waiting');
     const gone = (await (await other.request('/approvals', { headers: as(ann) })).json()) as ApprovalItem[];
     expect(gone.some((entry) => entry.stop.id === stopId)).toBe(false);
+    await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
+  });
+
+  it('waits an hour unless the agent sets how long; nobody answering in time, the server hears cancel', async () => {
+    const usual = await runUntilAsked('ask_release');
+    const hour = Date.parse((usual.asked!.data as { expires_at: string }).expires_at) - Date.now();
+    expect(hour).toBeGreaterThan(3590_000);
+    expect(hour).toBeLessThanOrEqual(3600_000);
+    await other.request(`/runs/${usual.runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
+
+    const { runId, asked, stopId } = await runUntilAsked('ask_release', {}, 'ask-hurried');
+    const wait = Date.parse((asked!.data as { expires_at: string }).expires_at) - Date.now();
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(2000);
+    await eventsToGate(runId);
+    expect(asker.answers.at(-1)).toEqual({ tool: 'ask_release', action: 'cancel' });
+    expect((await answer(other, stopId!, ann, { action: 'accept', content: { name: 'late' } })).status).toBe(409);
     await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
   });
 
