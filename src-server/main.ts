@@ -434,6 +434,7 @@ export async function startServer({
       runs,
       gates,
       notices: stopDeliveries,
+      questions: toolQuestions,
       engine,
       usage,
       defaultModel: () => defaultModel.current(),

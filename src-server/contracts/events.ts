@@ -214,13 +214,16 @@ const RUN_EVENTS = [
     url_host: z.string().nullable(),
     expires_at: z.string(),
   }),
-  /** The question was answered (`accept`, `decline`, `cancel`), or nobody did in time (`expired`). */
+  /**
+   * The question was answered (`accept`, `decline`, `cancel`), nobody did in time (`expired`), or the server stopped
+   * asking before anyone did (`withdrawn`).
+   */
   z.object({
     type: z.literal('tool_question_answered'),
     node: z.string(),
     call_id: z.string(),
     stop_id: z.string(),
-    action: z.enum(['accept', 'decline', 'cancel', 'expired']),
+    action: z.enum(['accept', 'decline', 'cancel', 'expired', 'withdrawn']),
     by: z.string().nullable().meta({ description: 'who answered; null when nobody did' }),
   }),
   /** A tool's answer, as the model reads it: untrusted text, never HTML. */

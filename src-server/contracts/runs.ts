@@ -8,7 +8,7 @@ import { ReasonBodySchema } from './common';
 import { RoleSchema } from './tenancy';
 import { RunUsageSchema } from './usage';
 import { RoundSchema, StopSchema } from './stops';
-import { ToolQuestionSchema } from './tool-questions';
+import { OpenToolQuestionSchema, ToolQuestionSchema } from './tool-questions';
 
 /** Run status values (docs/run-lifecycle.md#run-statuses). */
 export const RunStatusSchema = z.enum([
@@ -377,6 +377,10 @@ export const RunDetailSchema = RunSchema.extend({
   sent_to: z
     .array(StopNoticeSchema)
     .meta({ description: 'where the stop was sent (a Slack channel) and how that went; empty when nowhere' }),
+  questions: z.array(OpenToolQuestionSchema).meta({
+    description:
+      "questions the run's tool servers asked a person mid-call that wait for an answer (the run goes on running)",
+  }),
   /** False when the graph checkpoint is gone: the run can be shown as a trace but not approved or resumed. */
   resumable: z.boolean(),
   /** Every decision taken at this run's gates, oldest first. */

@@ -36,6 +36,15 @@ export const ToolQuestionSchema = z
   .meta({ id: 'ToolQuestion' });
 export type ToolQuestion = z.infer<typeof ToolQuestionSchema>;
 
+/** A question of a run that waits for a person, as the run's detail lists it. */
+export const OpenToolQuestionSchema = ToolQuestionSchema.extend({
+  stop_id: z.string().meta({ description: '`<run id>:<event id>`: answered at POST /stops/{stop_id}/answer' }),
+  node: z.string(),
+  asked_at: z.string(),
+  expires_at: z.string(),
+}).meta({ id: 'OpenToolQuestion' });
+export type OpenToolQuestion = z.infer<typeof OpenToolQuestionSchema>;
+
 export const QuestionActionSchema = z.enum(['accept', 'decline', 'cancel']).meta({
   description:
     '`accept` with the fields filled in (form) or once the page is done (url); `decline`; `cancel`: dismissed',
@@ -86,5 +95,8 @@ export interface ToolQuestionAnswer {
   content?: Record<string, unknown>;
 }
 
-/** Puts a tool server's question to a person, for the call that asks, and waits for the answer. */
-export type QuestionAsker = (question: ToolQuestionRequest) => Promise<ToolQuestionAnswer>;
+/**
+ * Puts a tool server's question to a person, for the call that asks, and waits for the answer. `withdrawn` aborts
+ * when the server stops asking (it cancelled its request): the question is withdrawn.
+ */
+export type QuestionAsker = (question: ToolQuestionRequest, withdrawn?: AbortSignal) => Promise<ToolQuestionAnswer>;

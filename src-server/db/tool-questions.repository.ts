@@ -41,7 +41,8 @@ const iso = (at: Date) => at.toISOString();
 
 /** Questions from tool servers (docs/approvals.md#questions-from-tool-servers), shared by every process. */
 export function toolQuestionsRepository(pool: Pool): ToolQuestionStore & {
-  waiting(projectIds: string[] | null): Promise<WaitingQuestion[]>;
+  /** Questions waiting for a person, of these projects (null: all), or of one run. */
+  waiting(projectIds: string[] | null, runId?: string): Promise<WaitingQuestion[]>;
   find(runId: string, waitSeq: number): Promise<QuestionRow | undefined>;
   take(
     runId: string,
@@ -106,7 +107,7 @@ export function toolQuestionsRepository(pool: Pool): ToolQuestionStore & {
       return rowCount ?? 0;
     },
 
-    async waiting(projectIds) {
+    async waiting(projectIds, runId) {
       const { rows } = await pool.query<
         Omit<WaitingQuestion, 'asked_at' | 'expires_at' | 'wait_seq'> & {
           wait_seq: string;
@@ -122,10 +123,10 @@ export function toolQuestionsRepository(pool: Pool): ToolQuestionStore & {
            JOIN svc_threads t ON t.id = r.thread_id
            JOIN svc_projects p ON p.id = t.project_id
           WHERE q.state = 'asked' AND q.expires_at > now() AND r.status = 'running' AND r.owner_id = q.owner_id
-            AND ($1::uuid[] IS NULL OR p.id = ANY($1::uuid[]))
+            AND ($1::uuid[] IS NULL OR p.id = ANY($1::uuid[])) AND ($2::uuid IS NULL OR q.run_id = $2)
           ORDER BY q.asked_at, q.run_id
           LIMIT 500`,
-        [projectIds],
+        [projectIds, runId ?? null],
       );
       return rows.map((row) => ({
         ...row,

@@ -527,17 +527,19 @@ export class RunExecution {
       return decision?.call_id === callId ? decision : undefined;
     },
 
-    ask: (call, question) => this.askPerson(call, question),
+    ask: (call, question, withdrawn) => this.askPerson(call, question, withdrawn),
   };
 
   /**
    * A tool server's question as a stop (`<run id>:<event id>`, kind `question`): recorded for every process to list
    * and answer, then waited on here, where the call is held, with the leg's time limit paused. Nobody answering in
-   * time, the server hears `cancel`; the leg stopping, the question is withdrawn.
+   * time, the server hears `cancel`; the leg stopping, or the server cancelling its request (`withdrawn`), the question
+   * is withdrawn.
    */
   private async askPerson(
     call: { node: string; callId: string; tool: string; server: string },
     question: ToolQuestionRequest,
+    withdrawn?: AbortSignal,
   ): Promise<ToolQuestionAnswer> {
     const { deps, run } = this;
     const signal = this.controller.signal;
@@ -587,6 +589,16 @@ export class RunExecution {
           answered(answer.action, answer.by);
           return { action: answer.action, ...(answer.content ? { content: answer.content } : {}) };
         }
+        if (withdrawn?.aborted) {
+          // The server no longer waits for it: taken out of the inbox, or, answered just now, the answer is told.
+          if (await this.write('withdrawing a question', () => deps.questions.close(run.id, waitSeq, 'withdrawn'))) {
+            answered('withdrawn', null);
+          } else {
+            const late = await this.write('reading an answer', () => deps.questions.answer(run.id, waitSeq));
+            if (late) answered(late.action, late.by);
+          }
+          return { action: 'cancel' };
+        }
         if (
           Date.now() >= expiresAt &&
           (await this.write('expiring a question', () => deps.questions.close(run.id, waitSeq, 'expired')))
@@ -594,7 +606,8 @@ export class RunExecution {
           answered('expired', null);
           return { action: 'cancel' };
         }
-        await sleep(QUESTION_POLL_MS, undefined, { signal }).catch(() => undefined);
+        const waking = withdrawn ? AbortSignal.any([signal, withdrawn]) : signal;
+        await sleep(QUESTION_POLL_MS, undefined, { signal: waking }).catch(() => undefined);
         if (signal.aborted) {
           await deps.questions.close(run.id, waitSeq, 'withdrawn').catch(() => undefined);
           throw signal.reason;

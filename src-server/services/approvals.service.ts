@@ -19,6 +19,7 @@ import type { RunsRepository } from '../db/runs.repository';
 import type { ToolGrantsRepository } from '../db/tool-grants.repository';
 import type { StopDeliveriesRepository } from '../db/stop-deliveries.repository';
 import type { ToolQuestionsRepository, WaitingQuestion } from '../db/tool-questions.repository';
+import { toolQuestionOf } from './open-questions';
 import { type AnswerQuestionBody, type QuestionAnswered } from '../contracts/tool-questions';
 import { phaseBeforeGate, type Engine, type PersonDecision } from '../engine';
 import { argumentProblems } from '../contracts/tool-arguments';
@@ -465,16 +466,7 @@ function questionItem(q: WaitingQuestion): ApprovalItem {
     on_expiry: null,
     decide_role: QUESTION_ROLE,
     approvals: { needed: 1, given: 0, by: [] },
-    tool_question: {
-      server: q.server,
-      tool: q.tool,
-      call_id: q.call_id,
-      mode: q.mode,
-      message: q.question,
-      requested_schema: q.requested_schema,
-      url: q.url,
-      url_host: q.url === null ? null : new URL(q.url).host,
-    },
+    tool_question: toolQuestionOf(q),
   };
 }
 

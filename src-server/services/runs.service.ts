@@ -3,6 +3,8 @@ import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { runAccepted, type ForkRequest, type RunAccepted, type RunDetail, type RunRequest } from '../contracts/runs';
 import { stopOf } from '../contracts/stops';
+import type { ToolQuestionsRepository } from '../db/tool-questions.repository';
+import { openQuestionOf } from './open-questions';
 import type { StopDeliveriesRepository } from '../db/stop-deliveries.repository';
 import type { GateDecisionsRepository } from '../db/gate-decisions.repository';
 import type { RunsRepository, StoredRun } from '../db/runs.repository';
@@ -45,6 +47,8 @@ export interface RunsServiceDeps {
   gates: GateDecisionsRepository;
   /** Where a waiting stop was sent (Slack), and how that went. */
   notices: Pick<StopDeliveriesRepository, 'noticesOf'>;
+  /** The questions a run's tool servers ask a person while it runs. */
+  questions: Pick<ToolQuestionsRepository, 'waiting'>;
   engine: Engine;
   /** A run's tokens, cost and time, for those who may see its spend. */
   usage: Pick<UsageService, 'forRun'>;
@@ -410,18 +414,32 @@ export function runsService(deps: RunsServiceDeps) {
       const run = await visibleRun(principal, runId);
       const nodes = await runs.nodes(run.id);
       const waiting = run.status === 'waiting_approval' && run.pending_gate !== null;
-      const [resumable, decisions, approvals, round, usage, notices] = await Promise.all([
+      const [resumable, decisions, approvals, round, usage, notices, asked] = await Promise.all([
         waiting ? engine.hasPendingInterrupt(run.thread_id) : false,
         deps.gates.listByRun(run.id),
         waiting ? deps.gates.approvalsOf(run.id, run.event_seq, run.pending_gate!.approvals_needed ?? 1) : null,
         waiting ? deps.gates.roundOf(run.id, run.event_seq) : null,
         deps.usage.forRun(principal, run),
         waiting ? deps.notices.noticesOf([{ runId: run.id, waitSeq: run.event_seq }]) : null,
+        run.status === 'running' ? deps.questions.waiting(null, run.id) : [],
       ]);
       const { routes, pending_gate, event_seq: seq, project_id: _project, manifest_hash: _hash, ...fields } = run;
       const stop = waiting ? stopOf(run.id, seq, round!, pending_gate!) : null;
       const sent_to = (stop && notices?.get(stop.id)) || [];
-      return { ...fields, nodes, routes, pending_gate, stop, sent_to, resumable, decisions, approvals, usage };
+      const questions = asked.map(openQuestionOf);
+      return {
+        ...fields,
+        nodes,
+        routes,
+        pending_gate,
+        stop,
+        sent_to,
+        questions,
+        resumable,
+        decisions,
+        approvals,
+        usage,
+      };
     },
   };
 }

@@ -182,7 +182,12 @@ export class McpServers {
    * call: with several under way, nobody can tell whose it is, and the server hears `decline`). URL mode takes only an
    * http(s) page, which the service never opens itself.
    */
-  private async elicit(name: string, connection: Connection, params: ElicitRequest['params']): Promise<ElicitResult> {
+  private async elicit(
+    name: string,
+    connection: Connection,
+    params: ElicitRequest['params'],
+    withdrawn: AbortSignal,
+  ): Promise<ElicitResult> {
     const url = params.mode === 'url' ? params.url : null;
     if (url !== null && !/^https?:$/.test(safeProtocol(url))) {
       const sdk = await loadMcpSdk();
@@ -198,12 +203,15 @@ export class McpServers {
     }
     const resume = call.timer.pause();
     try {
-      const answer = await call.ask({
-        mode: url !== null ? 'url' : 'form',
-        message: params.message,
-        requestedSchema: params.mode === 'url' ? null : (params.requestedSchema as Record<string, unknown>),
-        url,
-      });
+      const answer = await call.ask(
+        {
+          mode: url !== null ? 'url' : 'form',
+          message: params.message,
+          requestedSchema: params.mode === 'url' ? null : (params.requestedSchema as Record<string, unknown>),
+          url,
+        },
+        withdrawn,
+      );
       if (answer.action !== 'accept') return { action: answer.action };
       return url !== null ? { action: 'accept' } : { action: 'accept', content: answer.content as ElicitContent };
     } finally {
@@ -283,8 +291,9 @@ export class McpServers {
       // applyDefaults: a field a person leaves empty takes the default the server's form gives it (the SDK's doing).
       { capabilities: { elicitation: { form: { applyDefaults: true }, url: {} } } },
     );
-    client.setRequestHandler(sdk.ElicitRequestSchema, (request) =>
-      this.elicit(server.name, connection, request.params),
+    // The request's signal aborts when the server cancels it (notifications/cancelled): the question is withdrawn.
+    client.setRequestHandler(sdk.ElicitRequestSchema, (request, extra) =>
+      this.elicit(server.name, connection, request.params, extra.signal),
     );
     client.fallbackRequestHandler = (request) =>
       Promise.reject(

@@ -117,6 +117,18 @@ describe('a question an MCP server asks in the middle of a call', () => {
         url: null,
       },
     });
+    // The run reads as running, with the question it waits on.
+    const detail = await (await other.request(`/runs/${runId}`, { headers: as(ann) })).json();
+    expect(detail).toMatchObject({ status: 'running', stop: null });
+    expect(detail.questions).toEqual([
+      {
+        stop_id: stopId,
+        node: 'intake',
+        asked_at: item.waiting_since,
+        expires_at: item.expires_at,
+        ...item.tool_question,
+      },
+    ]);
     // Longer than the call's limit of 2 s: it does not count while a person answers.
     await new Promise((resolve) => setTimeout(resolve, 2500));
     const refused = await answer(other, stopId!, ann, { action: 'accept', content: { count: 0 } });
@@ -144,6 +156,7 @@ describe('a question an MCP server asks in the middle of a call', () => {
     expect(events.at(-1)!.data.type).toBe('gate_waiting');
     const gone = (await (await other.request('/approvals', { headers: as(ann) })).json()) as ApprovalItem[];
     expect(gone.some((entry) => entry.stop.id === stopId)).toBe(false);
+    expect((await (await other.request(`/runs/${runId}`, { headers: as(ann) })).json()).questions).toEqual([]);
     await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
   });
 
@@ -160,6 +173,25 @@ describe('a question an MCP server asks in the middle of a call', () => {
     expect(wait).toBeLessThanOrEqual(2000);
     await eventsToGate(runId);
     expect(asker.answers.at(-1)).toEqual({ tool: 'ask_release', action: 'cancel' });
+    expect((await answer(other, stopId!, ann, { action: 'accept', content: { name: 'late' } })).status).toBe(409);
+    await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
+  });
+
+  it('is withdrawn when the server stops waiting for it: out of the inbox, and too late to answer', async () => {
+    const { runId, stopId } = await runUntilAsked('ask_briefly');
+    const listed = async () =>
+      ((await (await other.request('/approvals', { headers: as(ann) })).json()) as ApprovalItem[]).some(
+        (entry) => entry.stop.id === stopId,
+      );
+    expect(await listed()).toBe(true);
+    const events = await eventsToGate(runId);
+    expect(asker.answers.at(-1)).toEqual({ tool: 'ask_briefly', action: 'stopped waiting' });
+    expect(events.find((e) => e.data.type === 'tool_question_answered')!.data).toMatchObject({
+      stop_id: stopId,
+      action: 'withdrawn',
+      by: null,
+    });
+    expect(await listed()).toBe(false);
     expect((await answer(other, stopId!, ann, { action: 'accept', content: { name: 'late' } })).status).toBe(409);
     await other.request(`/runs/${runId}/cancel`, { method: 'POST', json: {}, headers: as(ann) });
   });

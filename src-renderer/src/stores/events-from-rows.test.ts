@@ -56,6 +56,7 @@ const detail = (extra: Partial<RunDetail>): RunDetail => ({
   forked_from: null,
   stop: null,
   sent_to: [],
+  questions: [],
   agent_version: null,
   thread_id: THREAD,
   agent: 'change-review',

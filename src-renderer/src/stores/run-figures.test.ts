@@ -38,6 +38,7 @@ function stored(nodes: RunNode[]): RunDetail {
     forked_from: null,
     stop: null,
     sent_to: [],
+    questions: [],
     agent_version: null,
     thread_id: THREAD,
     agent: 'change-review',

@@ -79,6 +79,7 @@ describe('the local runtime in the run view', () => {
       forked_from: null,
       stop: null,
       sent_to: [],
+      questions: [],
       agent_version: null,
       thread_id: '00000000-0000-4000-8000-000000000002',
       agent: 'summary',

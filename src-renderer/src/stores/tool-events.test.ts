@@ -347,5 +347,23 @@ describe('tool calls in the run view', () => {
       { type: 'run_cancelled', run_id: RUN, reason: null },
     ]);
     expect(ended.toolCalls.intake![0]!.questions[0]!.state).toBe('withdrawn');
+
+    // The server stopped waiting: the event says so.
+    const dropped = fold([...start, called(0, {}, 'allow'), asked('intake')]);
+    const stopId = dropped.toolCalls.intake![0]!.questions[0]!.stopId;
+    fold(
+      [
+        {
+          type: 'tool_question_answered',
+          node: 'intake',
+          call_id: callId(0),
+          stop_id: stopId,
+          action: 'withdrawn',
+          by: null,
+        },
+      ],
+      dropped,
+    );
+    expect(dropped.toolCalls.intake![0]!.questions[0]!.state).toBe('withdrawn');
   });
 });

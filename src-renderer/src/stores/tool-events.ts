@@ -13,8 +13,8 @@ export type ToolCallStatus =
 
 /**
  * A question the tool's server asked a person while the call ran (docs/approvals.md#questions-from-tool-servers): the
- * call waits for the answer, the run goes on running. Withdrawn when the call was cut off (the run taken over by
- * another process, or ended) before anyone answered.
+ * call waits for the answer, the run goes on running. Withdrawn when the server stopped asking, or the call was cut
+ * off (the run taken over by another process, or ended), before anyone answered.
  */
 export interface ToolQuestionView {
   /** `<run id>:<event id>`: where it is answered (POST /stops/{id}/answer). */

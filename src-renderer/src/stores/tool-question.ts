@@ -54,6 +54,6 @@ export function questionStateText(state: ToolQuestionState, by: string | null): 
     case 'expired':
       return 'Expired: nobody answered in time; the server heard it dismissed';
     case 'withdrawn':
-      return 'Withdrawn: the call was cut off before anyone answered';
+      return 'Withdrawn: the server stopped asking, or the call was cut off, before anyone answered';
   }
 }

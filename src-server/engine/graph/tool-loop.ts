@@ -39,6 +39,7 @@ export interface ToolHooks {
   ask(
     call: { node: string; callId: string; tool: string; server: string },
     question: ToolQuestionRequest,
+    withdrawn?: AbortSignal,
   ): Promise<ToolQuestionAnswer>;
 }
 
@@ -259,7 +260,7 @@ async function runCall(
   }
   const asked = { node: loop.node, callId, tool: tool.name, server: tool.server };
   const result = await hooks.traced({ name: tool.name, policy: record.policy }, callId, () =>
-    loop.toolset.call(tool, runArgs, hooks.signal, (question) => hooks.ask(asked, question)),
+    loop.toolset.call(tool, runArgs, hooks.signal, (question, withdrawn) => hooks.ask(asked, question, withdrawn)),
   );
   return finish(loop, record, result);
 }
