@@ -123,10 +123,11 @@ export const ToolsDeclarationSchema = z
       .int()
       .positive()
       .optional()
-      .describe(
-        'How long a question a tool server asks mid-call waits for a person (`tools.questions_expire_after`); ' +
-          "without it, the server's TOOL_QUESTION_EXPIRY_S.",
-      ),
+      .meta({
+        description:
+          'seconds a question a tool server asks mid-call waits for a person (`tools.questions_expire_after`); ' +
+          "without it, the server's TOOL_QUESTION_EXPIRY_S",
+      }),
   })
   .meta({ id: 'ToolsDeclaration' });
 export type ToolsDeclaration = z.infer<typeof ToolsDeclarationSchema>;
