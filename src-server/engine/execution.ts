@@ -582,6 +582,8 @@ export class RunExecution {
     const resume = this.clock!.pause();
     const answered = (action: RunEventOf<'tool_question_answered'>['action'], by: string | null) =>
       this.emit({ type: 'tool_question_answered', node: call.node, call_id: call.callId, stop_id: stop, action, by });
+    // One signal for the whole wait (a question may wait an hour, polled four times a second).
+    const waking = withdrawn ? AbortSignal.any([signal, withdrawn]) : signal;
     try {
       for (;;) {
         const answer = await this.write('reading an answer', () => deps.questions.answer(run.id, waitSeq));
@@ -606,7 +608,6 @@ export class RunExecution {
           answered('expired', null);
           return { action: 'cancel' };
         }
-        const waking = withdrawn ? AbortSignal.any([signal, withdrawn]) : signal;
         await sleep(QUESTION_POLL_MS, undefined, { signal: waking }).catch(() => undefined);
         if (signal.aborted) {
           await deps.questions.close(run.id, waitSeq, 'withdrawn').catch(() => undefined);
