@@ -60,4 +60,11 @@ describe('log lines', () => {
     expect(lines[0]).not.toContain(token);
     expect(lines[0]).toContain('Bearer svcpat_***.');
   });
+
+  it("never contain an MCP client's access or refresh token, recognised by its form", () => {
+    const random = `${'A1b2_-'.repeat(7)}x`;
+    getLogger('svc.auth').warn(`tokens svcoat_${random} and svcort_${random} seen`);
+    expect(lines[0]).not.toContain(random);
+    expect(lines[0]).toContain('tokens svcoat_*** and svcort_*** seen');
+  });
 });

@@ -1,4 +1,5 @@
 import { PERSONAL_TOKEN_PREFIX } from './contracts/auth';
+import { OAUTH_ACCESS_PREFIX, OAUTH_REFRESH_PREFIX } from './contracts/oauth';
 
 /**
  * Log lines are exactly `<ISO 8601 timestamp> <LEVEL> <logger> <message>` on stdout.
@@ -31,13 +32,16 @@ export function captureLogs(sink: (line: string) => void): () => void {
 }
 
 /**
- * Personal access tokens are too many to register one by one, and each is recognisable by its form: whatever quotes
- * one (a request line, an error) shows only its prefix.
+ * Personal access tokens, and the tokens MCP clients sign in for, are too many to register one by one, and each is
+ * recognisable by its form: whatever quotes one (a request line, an error) shows only its prefix.
  */
-const PERSONAL_TOKENS = new RegExp(`${PERSONAL_TOKEN_PREFIX}[A-Za-z0-9_-]{43}`, 'g');
+const ISSUED_TOKENS = new RegExp(
+  `(${PERSONAL_TOKEN_PREFIX}|${OAUTH_ACCESS_PREFIX}|${OAUTH_REFRESH_PREFIX})[A-Za-z0-9_-]{43}`,
+  'g',
+);
 
 function mask(text: string): string {
-  let out = text.replace(PERSONAL_TOKENS, `${PERSONAL_TOKEN_PREFIX}***`);
+  let out = text.replace(ISSUED_TOKENS, '$1***');
   for (const secret of secrets) out = out.split(secret).join('***');
   return out;
 }

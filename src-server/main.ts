@@ -7,6 +7,9 @@ import { loadCatalog, DEFAULT_GENERATED_DIR } from './assets/catalog';
 import { createAccess, ensureBuiltInPrincipals } from './auth/access';
 import { createAuthenticator } from './auth/authenticator';
 import { personalTokensService } from './auth/personal-tokens.service';
+import { mcpOauthService } from './auth/mcp-oauth.service';
+import { oauthRepository } from './db/oauth.repository';
+import { MCP_PATH } from './http/mcp/mcp.router';
 import { createOidc } from './auth/oidc';
 import { tenancyService } from './auth/tenancy.service';
 import { tenancyRepository } from './db/tenancy.repository';
@@ -216,7 +219,16 @@ export async function startServer({
     const users = usersRepository(pool);
     await ensureBuiltInPrincipals(users);
     const personalTokenRows = personalTokensRepository(pool);
-    const auth = createAuthenticator(config, users, personalTokenRows);
+    // The address this server is known by: PUBLIC_URL, else the one the identity provider sends people back to (by
+    // default the address it listens on, known once it listens). Never a request's Host, which a caller chooses.
+    let listeningUrl = '';
+    const publicBase = () =>
+      (
+        config.PUBLIC_URL ?? (config.OIDC_REDIRECT_URI ? new URL(config.OIDC_REDIRECT_URI).origin : listeningUrl)
+      ).replace(/\/+$/, '');
+    const oauthRows = oauthRepository(pool);
+    const mcpGrants = mcpOauthService({ rows: oauthRows, resource: () => `${publicBase()}${MCP_PATH}` });
+    const auth = createAuthenticator(config, users, personalTokenRows, mcpGrants);
     const access = createAccess(tenancyRows);
     const runs = runsRepository(pool);
     const gates = gateDecisionsRepository(pool);
@@ -466,7 +478,6 @@ export async function startServer({
       minIntervalS: { member: config.SCHEDULES_MEMBER_MIN_INTERVAL_S, owner: config.SCHEDULES_OWNER_MIN_INTERVAL_S },
     });
     scheduler = new Scheduler(schedules, config.SCHEDULES_POLL_S);
-    let listeningUrl = '';
     const oidc =
       config.AUTH_ENABLED && config.OIDC_ISSUER_URL
         ? createOidc({
@@ -551,6 +562,10 @@ export async function startServer({
       orgToolPolicies: orgToolPoliciesService({ access, floors: toolPolicyFloors }),
       mcpRegistry: mcpRegistryService({ servers: registeredServers }),
       users: usersService({ users }),
+      mcpGrants,
+      mcpOauth: oidc
+        ? { service: mcpGrants, issuer: publicBase, resource: () => `${publicBase()}${MCP_PATH}` }
+        : undefined,
       personalTokens: personalTokensService({
         tokens: personalTokenRows,
         authEnabled: config.AUTH_ENABLED,

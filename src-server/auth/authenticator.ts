@@ -9,6 +9,8 @@ import { getLogger, registerSecret } from '../log';
 import { unauthorized } from '../contracts/errors';
 import { ANONYMOUS_ADMIN, API_TOKEN_ADMIN, isBuiltInPrincipal, type Principal } from './principal';
 import { personalTokenDigest } from './personal-tokens.service';
+import type { McpOauthService } from './mcp-oauth.service';
+import { OAUTH_ACCESS_PREFIX } from '../contracts/oauth';
 
 const log = getLogger('svc.auth');
 export const SESSION_ISSUER = 'agent-workflow-service';
@@ -29,9 +31,10 @@ export interface Authenticator {
   /**
    * The caller of a request: its bearer token. With `streamOf` (the run a stream route serves), a request without an
    * Authorization header may instead carry a stream token in `?access_token=`, for that run only (see
-   * issueStreamToken).
+   * issueStreamToken). An OAuth access token an MCP client was given is taken only where `audience` is the resource
+   * it was issued for (RFC 8707): `/mcp`, and nowhere else.
    */
-  authenticate(req: Request, options?: { streamOf?: string }): Promise<Principal>;
+  authenticate(req: Request, options?: { streamOf?: string; audience?: string }): Promise<Principal>;
   /**
    * A credential to follow one run's stream without an Authorization header (a browser's EventSource cannot send
    * one): a JWT for this caller and this run, valid STREAM_TOKEN_TTL_S seconds, accepted only as `?access_token=`
@@ -72,6 +75,7 @@ export function createAuthenticator(
   config: Config,
   users: Pick<UsersRepository, 'get'>,
   personalTokens: Pick<PersonalTokensRepository, 'findLive' | 'touch'>,
+  oauthTokens?: Pick<McpOauthService, 'principalOf'>,
 ): Authenticator {
   const oidcConfigured = Boolean(config.OIDC_ISSUER_URL);
   const generatedToken =
@@ -91,11 +95,12 @@ export function createAuthenticator(
   registerSecret(secretText);
   const secret = new TextEncoder().encode(secretText);
 
-  async function bearer(req: Request): Promise<Principal> {
+  async function bearer(req: Request, audience?: string): Promise<Principal> {
     const token = bearerToken(req);
     if (token === undefined) throw unauthorized();
     if (apiToken && sameSecret(token, apiToken)) return API_TOKEN_ADMIN;
     if (token.startsWith(PERSONAL_TOKEN_PREFIX)) return personalTokenPrincipal(token);
+    if (token.startsWith(OAUTH_ACCESS_PREFIX)) return oauthPrincipal(token, audience);
     let payload: JWTPayload;
     try {
       // Every session this server issues has an expiry: a token without one is not ours, and would never end.
@@ -147,6 +152,19 @@ export function createAuthenticator(
     return principal;
   }
 
+  /**
+   * The person an MCP client's access token acts for, where it is presented to the resource it was issued for. Her
+   * roles are not in it: every check reads them as they are now.
+   */
+  async function oauthPrincipal(token: string, audience: string | undefined): Promise<Principal> {
+    const found = await oauthTokens?.principalOf(token);
+    if (!found) throw unauthorized('invalid or expired token');
+    if (found.resource !== audience) {
+      throw unauthorized(`this token was issued for ${found.resource} and is not accepted here`);
+    }
+    return found.principal;
+  }
+
   /** The signed-in user a verified session or stream token names. */
   function sessionPrincipal(id: string, payload: JWTPayload): Principal {
     return {
@@ -192,7 +210,7 @@ export function createAuthenticator(
       if (streamToken !== undefined && req.headers.authorization === undefined) {
         return streamPrincipal(streamToken, options!.streamOf!);
       }
-      return bearer(req);
+      return bearer(req, options?.audience);
     },
     async issueStreamToken(principal, runId) {
       const expiresAt = new Date((Math.floor(Date.now() / 1000) + STREAM_TOKEN_TTL_S) * 1000);

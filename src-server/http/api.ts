@@ -16,7 +16,7 @@ import { wantsJson } from './run-stream';
  * schemas, error codes), not with each release. Sent as the `API-Version` header of every API answer and written
  * in the document's info.version. docs/http-api.md#versioning says what each part means.
  */
-export const API_VERSION = '1.15.0';
+export const API_VERSION = '1.16.0';
 
 /**
  * Sends API_VERSION on every answer of the server, not only the routes': a guard that answers before any route (a

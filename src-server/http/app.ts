@@ -28,6 +28,7 @@ import { usageRoutes } from './usage.router';
 import { mcpRouter } from './mcp/mcp.router';
 import { langgraphRoutes, lgApiKeyHeader, LG_PREFIX } from './langgraph/langgraph.routes';
 import { resourceMetadataRoutes } from './mcp/resource-metadata';
+import { oauthProtocolRouter, oauthRoutes } from './oauth/oauth.router';
 import { portalRouter } from './portal.router';
 import { studioRouter } from './studio.router';
 
@@ -59,7 +60,8 @@ export function buildApi(deps: AppDeps): Api {
   scheduleRoutes(api, deps);
   usageRoutes(api, deps);
   langgraphRoutes(api, deps);
-  resourceMetadataRoutes(api);
+  resourceMetadataRoutes(api, deps);
+  oauthRoutes(api, deps);
   api.page({
     path: '/openapi.json',
     operationId: 'getOpenApiDocument',
@@ -109,6 +111,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(docsRouter(() => api.openApiDocument({ serviceVersion: deps.version })));
   app.use(portalRouter(deps.agents.catalog, deps.config.AUTH_ENABLED));
   app.use(studioRouter());
+  app.use(oauthProtocolRouter(deps));
   app.use(
     mcpRouter(deps, {
       agents: deps.agents,

@@ -8,22 +8,10 @@ import { errorBody } from '../contracts/errors';
 import type { AppDeps } from './deps';
 import { inlineHash, pagePolicy } from './security-headers';
 import { errorMessage } from '../contracts/errors';
+import { OAUTH_REQUEST_TTL_S } from '../contracts/oauth';
+import { beginSignIn, CONSENT_COOKIE, CONSENT_PATH, LOGIN_COOKIE, readCookie, redirect } from './sign-in';
 
 const log = getLogger('svc.auth');
-const LOGIN_COOKIE = 'svc_login';
-
-function readCookie(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(value.join('='));
-  }
-  return undefined;
-}
-
-/** A redirect with no body: Express's res.redirect() adds a text or HTML one that the document does not declare. */
-function redirect(res: Response, location: string): void {
-  res.status(302).location(location).end();
-}
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -55,7 +43,31 @@ export interface AuthRouteDeps {
   users: UsersService;
 }
 
-export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }: AuthRouteDeps): void {
+export function authRoutes(api: Api, { auth, config, mcpOauth }: AppDeps, { oidc, users }: AuthRouteDeps): void {
+  /** Where an MCP client waiting for a sign-in that failed hears it (its redirect_uri with `error`), if one waits. */
+  async function clientRefusal(sealed: string | undefined, why: string): Promise<string | undefined> {
+    if (!sealed || !mcpOauth) return undefined;
+    const pending = await auth.openLogin(sealed).catch(() => undefined);
+    if (!pending?.oauth_request) return undefined;
+    return mcpOauth.service.refuse(pending.oauth_request, 'access_denied', why, mcpOauth.issuer());
+  }
+
+  /** The person signed in for an MCP client: on to the consent page, in the browser that holds its cookie. */
+  async function consentNext(req: Request, res: Response, requestId: string, userId: string): Promise<void> {
+    const cookie = await mcpOauth!.service.signedIn(requestId, userId);
+    if (!cookie) {
+      return loginFailed(req, res, "The MCP client's sign-in request has expired. Start again from the client.");
+    }
+    res.cookie(CONSENT_COOKIE, cookie, {
+      httpOnly: true,
+      sameSite: 'lax',
+      path: CONSENT_PATH,
+      maxAge: OAUTH_REQUEST_TTL_S * 1000,
+      secure: req.secure,
+    });
+    redirect(res, `${CONSENT_PATH}?request=${encodeURIComponent(requestId)}`);
+  }
+
   api.route({
     method: 'get',
     path: '/auth/login',
@@ -86,17 +98,7 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
         return;
       }
       try {
-        const { url, pending } = await oidc.start();
-        const sealed = await auth.sealLogin({ ...pending, ...(query.handoff ? { handoff: query.handoff } : {}) });
-        res.cookie(LOGIN_COOKIE, sealed, {
-          httpOnly: true,
-          sameSite: 'lax',
-          path: '/auth',
-          maxAge: 600_000,
-          // Over TLS (the request's own, or a trusted proxy's X-Forwarded-Proto) the cookie never travels in clear.
-          secure: req.secure,
-        });
-        redirect(res, url);
+        await beginSignIn(oidc, auth, req, res, query.handoff ? { handoff: query.handoff } : {});
       } catch (error) {
         log.warn(`OIDC login could not start: ${errorMessage(error)}`);
         loginFailed(
@@ -122,21 +124,29 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
     responses: {
       302: {
         description:
-          'to the studio with the session token in the URL fragment, and `&handoff=…` when the sign-in began with one; no body',
+          'to the studio with the session token in the URL fragment, and `&handoff=…` when the sign-in began with one; ' +
+          "for an MCP client's sign-in, to the consent page (or, refused, to the client's redirect_uri with `error`); " +
+          'no body',
         headers: {
-          Location: { description: '/ui#token=<session token>', schema: { type: 'string', examples: ['/ui#token=…'] } },
+          Location: {
+            description: '/ui#token=<session token>, or /oauth/consent?request=<id>',
+            schema: { type: 'string', examples: ['/ui#token=…'] },
+          },
         },
       },
     },
     handler: async ({ req, res }) => {
       res.clearCookie(LOGIN_COOKIE, { path: '/auth', secure: req.secure });
       const error = typeof req.query.error === 'string' ? req.query.error : undefined;
+      const sealed = readCookie(req, LOGIN_COOKIE);
       if (error) {
         const description = typeof req.query.error_description === 'string' ? `: ${req.query.error_description}` : '';
+        // An MCP client waits for this sign-in: it hears the refusal at its own redirect address.
+        const back = await clientRefusal(sealed, `the identity provider refused the sign-in (${error})`);
+        if (back) return redirect(res, back);
         loginFailed(req, res, `The identity provider refused the sign-in (${error}${description}).`);
         return;
       }
-      const sealed = readCookie(req, LOGIN_COOKIE);
       if (!oidc || !sealed) {
         loginFailed(req, res, 'This sign-in link has expired or was already used. Start again from the studio.');
         return;
@@ -155,15 +165,18 @@ export function authRoutes(api: Api, { auth, config }: AppDeps, { oidc, users }:
           identity.email,
           identity.emailVerified,
         );
+        if (user.firstUser) {
+          log.info(`user=${user.id} is the first user of this installation: admin of the default organisation`);
+        }
+        log.info(`signed in user=${user.id}`);
+        if (pending.oauth_request && mcpOauth) {
+          return await consentNext(req, res, pending.oauth_request, user.id);
+        }
         const token = await auth.issueSession({
           id: user.id,
           name: user.name ?? user.email ?? identity.subject,
           email: user.email ?? undefined,
         });
-        if (user.firstUser) {
-          log.info(`user=${user.id} is the first user of this installation: admin of the default organisation`);
-        }
-        log.info(`signed in user=${user.id}`);
         // The handoff goes back only to the browser that holds the login cookie: it is what tells the studio tab that
         // began this sign-in that the token is its own (see contracts/auth.ts).
         const handoff = pending.handoff ? `&handoff=${encodeURIComponent(pending.handoff)}` : '';

@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import type { Access } from '../auth/access';
 import type { Oidc } from '../auth/oidc';
 import type { PersonalTokensService } from '../auth/personal-tokens.service';
+import type { McpOauthService } from '../auth/mcp-oauth.service';
 import type { TenancyService } from '../auth/tenancy.service';
 import type { HealthService } from '../services/health.service';
 import type { IdempotencyService } from '../services/idempotency.service';
@@ -28,6 +29,15 @@ import type { WebhooksService } from '../webhooks/webhooks.service';
 import type { SchedulesService } from '../services/schedules.service';
 import type { LgThreadsService } from '../services/lg-threads.service';
 import type { Health } from '../contracts/health';
+
+/** The authorization server of /mcp, on a server that signs people in with OIDC (docs/mcp.md#signing-in-with-oauth). */
+export interface McpOauthServer {
+  service: McpOauthService;
+  /** PUBLIC_URL, else the address OIDC sends people back to: never a request's Host. */
+  issuer(): string;
+  /** The resource its tokens are for: `<issuer>/mcp`. */
+  resource(): string;
+}
 
 /** What the routers are built from: the services and settings main.ts composes. */
 export interface AppDeps {
@@ -59,6 +69,9 @@ export interface AppDeps {
   mcpRegistry: McpRegistryService;
   users: UsersService;
   personalTokens: PersonalTokensService;
+  /** The MCP clients people signed in with OAuth: listed and revoked in Settings. */
+  mcpGrants: McpOauthService;
+  mcpOauth?: McpOauthServer;
   webhooks: WebhooksService;
   retention: RetentionService;
   schedules: SchedulesService;

@@ -188,7 +188,7 @@ curl "$BASE/threads/$THREAD_ID/decisions" -H "Authorization: Bearer $TOKEN"</pre
   <code>standardwebhooks</code> libraries to verify. <code>GET /webhooks/{id}/deliveries</code> shows every attempt.
   Addresses on the server's own network are refused unless <code>WEBHOOK_ALLOW_PRIVATE_URLS=true</code>.</p>
 
-<h2>Use it from an MCP client</h2>
+<h2 id="mcp">Use it from an MCP client</h2>
 <p>The service is also an MCP server, at <code>${b}/mcp</code> (streamable HTTP). Add it to an assistant that speaks
   MCP (an IDE's or a chat app's) with an entry such as this one:</p>
 <div class="example"><pre data-example="mcp">{
@@ -202,7 +202,7 @@ curl "$BASE/threads/$THREAD_ID/decisions" -H "Authorization: Bearer $TOKEN"</pre
 <p>Its tools list the agents, run one and return its output, read runs, list the approvals waiting for you and
   decide them, and cancel a run. Where a run stops for a person, a client that can ask you (elicitation) shows the
   question inside the call and the run goes on with your answer; any other client gets the run's ids and the
-  question, to decide later. ${authEnabled ? "Give it a personal access token from the studio's Settings: it lasts until you revoke it. " : ''}<code>/mcp</code> is
+  question, to decide later. ${authEnabled ? "Give it a personal access token from the studio's Settings: it lasts until you revoke it. On a server that signs people in with an identity provider, a client that supports MCP's OAuth sign-in needs no header: it opens the sign-in in your browser and asks you to allow it. " : ''}<code>/mcp</code> is
   not in the OpenAPI document: it speaks the MCP protocol, whose <code>tools/list</code> describes each tool.</p>
 
 <h2>Generate a typed client</h2>

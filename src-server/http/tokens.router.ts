@@ -6,6 +6,7 @@ import {
   PersonalTokenSchema,
 } from '../contracts/auth';
 import { UuidSchema } from '../contracts/common';
+import { McpGrantSchema } from '../contracts/oauth';
 import type { Api } from './api';
 import type { AppDeps } from './deps';
 
@@ -17,7 +18,7 @@ const sentPersonalToken = (authorization: string | undefined) =>
   new RegExp(`^Bearer\\s+${PERSONAL_TOKEN_PREFIX}`, 'i').test(authorization ?? '');
 
 /** GET/POST /me/tokens and POST /me/tokens/{id}/revoke: the caller's own personal access tokens. */
-export function tokenRoutes(api: Api, { personalTokens }: AppDeps): void {
+export function tokenRoutes(api: Api, { personalTokens, mcpGrants }: AppDeps): void {
   const tag = 'auth';
   api.route({
     method: 'get',
@@ -64,6 +65,32 @@ export function tokenRoutes(api: Api, { personalTokens }: AppDeps): void {
     responses: { 204: { description: 'revoked (or already was)' } },
     handler: async ({ params, ctx }) => {
       await personalTokens.revoke(ctx.principal, params.id);
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/me/mcp-grants',
+    operationId: 'listMcpGrants',
+    tag,
+    summary: 'The MCP clients the caller signed in with OAuth (docs/mcp.md#signing-in-with-oauth), newest first',
+    responses: {
+      200: { description: 'her live sign-ins; none for a caller who is not a person', schema: z.array(McpGrantSchema) },
+    },
+    handler: ({ ctx }) => mcpGrants.grants(ctx.principal),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/me/mcp-grants/{id}/revoke',
+    operationId: 'revokeMcpGrant',
+    tag,
+    summary: "Sign an MCP client out: every token of the caller's grant answers 401 from now on",
+    params: IdParams,
+    errors: { 404: "no live sign-in of the caller's has this id (not_found)" },
+    responses: { 204: { description: 'revoked' } },
+    handler: async ({ params, ctx }) => {
+      await mcpGrants.revokeGrant(ctx.principal, params.id);
     },
   });
 }

@@ -355,6 +355,8 @@ const MATRIX: Row[] = [
       // What a 401 from /mcp points an MCP client to, and the same for the server as a whole.
       ['/.well-known/oauth-protected-resource/mcp', 200],
       ['/.well-known/oauth-protected-resource', 200],
+      // Without OIDC there is no authorization server for MCP clients: the same 404 for everyone.
+      ['/.well-known/oauth-authorization-server', 404],
     ] as const
   ).map(([path, status]) => row('GET', `public ${path}`, () => path, { kind: 'public', status })),
   ...[
@@ -803,6 +805,8 @@ const CHECKED_ELSEWHERE: { paths: RegExp; file: string }[] = [
   // A question needs an MCP server that asks mid-call (the asking server there): a member answers, a viewer gets 403,
   // another organisation's member 404.
   { paths: /^\/stops\/\{stop_id\}\/answer$/, file: 'test/tools/tool-questions.int.test.ts' },
+  // An MCP client's sign-ins are the caller's own; the consent page takes the cookie of the browser that signed in.
+  { paths: /^\/(me\/mcp-grants|oauth\/consent)(\/|$)/, file: 'test/mcp/mcp-oauth.int.test.ts' },
 ];
 
 /** `METHOD /template` of each row: its path, with stand-in ids and without its query, matched to the templates. */

@@ -330,8 +330,8 @@ describe('the HTTP door', () => {
     expect(metadata).toEqual({
       resource: `${ctx.server.url}/mcp`,
       bearer_methods_supported: ['header'],
-      resource_name: 'Agent workflow service',
-      resource_documentation: `${ctx.server.url}/`,
+      resource_name: 'Agent workflow service (send a personal access token: no OAuth sign-in here)',
+      resource_documentation: `${ctx.server.url}/#mcp`,
     });
   });
 

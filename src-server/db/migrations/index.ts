@@ -8,6 +8,7 @@ import { slack } from './0007-slack';
 import { email } from './0008-email';
 import { mcpTasks } from './0009-mcp-tasks';
 import { toolQuestions } from './0010-tool-questions';
+import { mcpOauth } from './0011-mcp-oauth';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -24,6 +25,7 @@ export const MIGRATIONS: readonly Migration[] = [
   email,
   mcpTasks,
   toolQuestions,
+  mcpOauth,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */

@@ -3,6 +3,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { InitializeRequest, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/principal';
 import { errorBody, forbidden, ServiceError } from '../../contracts/errors';
+import { MCP_SCOPE } from '../../contracts/oauth';
 import type { McpSession } from '../../storage/mcp-sessions';
 import type { AppDeps } from '../deps';
 import { bodyProblems } from '../body-problems';
@@ -73,10 +74,12 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
       return undefined;
     }
     try {
-      return await deps.auth.authenticate(req);
+      return await deps.auth.authenticate(req, { audience: deps.mcpOauth?.resource() });
     } catch (error) {
       if (!(error instanceof ServiceError) || error.status !== 401) throw error;
-      res.setHeader('WWW-Authenticate', `Bearer resource_metadata="${baseUrlOf(req)}${RESOURCE_METADATA_PATH}"`);
+      const base = deps.mcpOauth?.issuer() ?? baseUrlOf(req);
+      const scope = deps.mcpOauth ? `, scope="${MCP_SCOPE}"` : '';
+      res.setHeader('WWW-Authenticate', `Bearer resource_metadata="${base}${RESOURCE_METADATA_PATH}"${scope}`);
       res.status(401).json(errorBody(error.code, error.message));
       return undefined;
     }
