@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import { randomBytes, timingSafeEqual, createHash, hkdfSync } from 'node:crypto';
 import type { Request } from 'express';
 import { jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { INSECURE_SESSION_SECRET, type Config } from '../config';
@@ -42,6 +42,11 @@ export interface Authenticator {
    */
   issueStreamToken(principal: Principal, runId: string): Promise<{ token: string; expiresAt: Date }>;
   issueSession(user: { id: string; name: string; email?: string }): Promise<string>;
+  /**
+   * A key of its own for `purpose` (32 bytes, HKDF of the session secret): what the service signs for clients to hand
+   * back (an MCP request's state), with the same key on every process that shares SESSION_SECRET, never the secret.
+   */
+  derivedKey(purpose: string): Uint8Array;
   /** Seals what a login must find again at its callback (PKCE verifier, state, nonce) for a cookie. */
   sealLogin(pending: Record<string, string>): Promise<string>;
   openLogin(sealed: string): Promise<Record<string, string>>;
@@ -228,6 +233,9 @@ export function createAuthenticator(
         .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
         .sign(secret);
       return { token, expiresAt };
+    },
+    derivedKey(purpose) {
+      return new Uint8Array(hkdfSync('sha256', secret, new Uint8Array(0), `agent-workflow-service/${purpose}`, 32));
     },
     async sealLogin(pending) {
       return new SignJWT({ pending })

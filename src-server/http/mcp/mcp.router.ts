@@ -14,6 +14,7 @@ import { RequestTaskStore } from './task-store';
 import { atLeast, BATCHES_REMOVED_IN } from './protocol-versions';
 import { registerTools } from './mcp-tools';
 import { loadMcpServerSdk } from './mcp-server-sdk';
+import { modernMcp } from './modern/modern-mcp';
 
 export const MCP_PATH = '/mcp';
 /** Where a client that was refused for want of a token learns what this resource is (RFC 9728). */
@@ -61,6 +62,7 @@ function takesForms(request: InitializeRequest): boolean {
 export function mcpRouter(deps: AppDeps, services: McpServices): Router {
   const router = express.Router();
   const allowedOrigins = new Set(deps.config.CORS_ORIGINS);
+  const modern = modernMcp(deps, services);
 
   /**
    * The caller, or a 401 that names the resource metadata (the MCP authorization specification) and a 403 for a
@@ -123,6 +125,8 @@ export function mcpRouter(deps: AppDeps, services: McpServices): Router {
       const why = refused.map((f) => (f.field ? `${f.field}: ${f.message}` : f.message)).join('; ');
       return protocolError(res, 400, `Bad Request: invalid request body: ${why}`);
     }
+    // A 2026-07-28 request carries its own revision and capabilities and has no session: the v2 server's.
+    if (await modern.serve(req, res, principal, baseUrlOf(req))) return;
     const message: unknown = req.body;
     const sdk = await loadMcpServerSdk();
     if (sdk.isInitializeRequest(message)) {
