@@ -507,6 +507,7 @@ export async function startServer({
       approvals,
       box: secretBox,
       api: slackWebApi(config.SLACK_API_URL),
+      questions: toolQuestions,
       publicUrl: config.PUBLIC_URL ?? null,
     });
     const email = emailService({
@@ -517,6 +518,7 @@ export async function startServer({
       gates,
       users,
       approvals,
+      questions: toolQuestions,
       box: secretBox,
       publicUrl: config.PUBLIC_URL ?? null,
       allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,

@@ -37,6 +37,25 @@ export interface QuestionRow {
   orphaned: boolean;
 }
 
+/** A question as Slack's message and a mail show it: what it asks, and where it stands. */
+export interface ShownQuestion {
+  thread_id: string;
+  project_id: string;
+  project_name: string;
+  agent: string;
+  tool: string;
+  server: string;
+  mode: 'form' | 'url';
+  message: string;
+  requested_schema: Record<string, unknown> | null;
+  url: string | null;
+  /** Still waiting for a person: asked, in time, and its call still held. */
+  waiting: boolean;
+  state: ToolQuestionState;
+  answered_by: string | null;
+  expires_at: string;
+}
+
 const iso = (at: Date) => at.toISOString();
 
 /** Questions from tool servers (docs/approvals.md#questions-from-tool-servers), shared by every process. */
@@ -44,6 +63,7 @@ export function toolQuestionsRepository(pool: Pool): ToolQuestionStore & {
   /** Questions waiting for a person, of these projects (null: all), or of one run. */
   waiting(projectIds: string[] | null, runId?: string): Promise<WaitingQuestion[]>;
   find(runId: string, waitSeq: number): Promise<QuestionRow | undefined>;
+  shown(runId: string, waitSeq: number): Promise<ShownQuestion | undefined>;
   take(
     runId: string,
     waitSeq: number,
@@ -134,6 +154,23 @@ export function toolQuestionsRepository(pool: Pool): ToolQuestionStore & {
         asked_at: iso(row.asked_at),
         expires_at: iso(row.expires_at),
       }));
+    },
+
+    async shown(runId, waitSeq) {
+      const { rows } = await pool.query<Omit<ShownQuestion, 'expires_at'> & { expires_at: Date }>(
+        `SELECT r.thread_id, p.id AS project_id, p.name AS project_name, r.agent, q.tool, q.server, q.mode, q.message,
+                q.requested_schema, q.url, q.state, u.name AS answered_by, q.expires_at,
+                (q.state = 'asked' AND q.expires_at > now() AND r.status = 'running' AND r.owner_id = q.owner_id)
+                  AS waiting
+           FROM svc_tool_questions q
+           JOIN svc_runs r ON r.id = q.run_id
+           JOIN svc_threads t ON t.id = r.thread_id
+           JOIN svc_projects p ON p.id = t.project_id
+           LEFT JOIN svc_users u ON u.id = q.answered_by
+          WHERE q.run_id = $1 AND q.wait_seq = $2`,
+        [runId, waitSeq],
+      );
+      return rows[0] && { ...rows[0], expires_at: iso(rows[0].expires_at) };
     },
 
     async find(runId, waitSeq) {

@@ -444,7 +444,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
 }
 
 /** Who may answer a tool server's question: anyone who may run the agent that asked. */
-const QUESTION_ROLE = 'member' as const;
+export const QUESTION_ROLE = 'member' as const;
 
 /** A tool server's question as the inbox lists it, beside the gates and tool calls. */
 function questionItem(q: WaitingQuestion): ApprovalItem {

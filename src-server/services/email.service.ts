@@ -9,13 +9,16 @@ import type { EmailLinkRow, EmailRepository, Recipients } from '../db/email.repo
 import type { GateDecisionsRepository, LastDecision } from '../db/gate-decisions.repository';
 import type { InstanceSettingsRepository } from '../db/instance-settings.repository';
 import type { ClaimedStopDelivery, StopDeliveriesRepository, StopRunRow } from '../db/stop-deliveries.repository';
+import type { ShownQuestion, ToolQuestionsRepository } from '../db/tool-questions.repository';
 import type { UsersRepository } from '../db/users.repository';
 import { getLogger } from '../log';
 import { mailServerAddress, sendMail, type SmtpServer } from '../mail/smtp';
+import { questionMail } from '../mail/question-mail';
 import { stopMail } from '../mail/stop-mail';
 import { InternalAddressError } from '../net/guarded-lookup';
 import type { SecretBox } from '../secrets/secret-box';
-import type { ApprovalsService } from './approvals.service';
+import { QUESTION_ROLE, type ApprovalsService } from './approvals.service';
+import { questionFields } from './open-questions';
 
 const log = getLogger('svc.mail');
 
@@ -43,6 +46,8 @@ export interface EmailServiceDeps {
   gates: Pick<GateDecisionsRepository, 'roundOf' | 'latestAtStop'>;
   users: Pick<UsersRepository, 'get'>;
   approvals: Pick<ApprovalsService, 'decide'>;
+  /** The questions tool servers ask mid-call, which are stops too (docs/approvals.md#questions-from-tool-servers). */
+  questions: Pick<ToolQuestionsRepository, 'shown'>;
   box: SecretBox;
   publicUrl: string | null;
   /** WEBHOOK_ALLOW_PRIVATE_URLS: the mail server may be on the server's own network. */
@@ -148,6 +153,52 @@ export function emailService(deps: EmailServiceDeps) {
       targets.push({ to: address, userId: users.length === 1 ? users[0]!.id : null });
     }
     return targets;
+  }
+
+  /**
+   * A tool server's question, mailed once while it waits to the people who may answer it (a member or above), or to
+   * the addresses chosen. Its mail has no decision link (an answer needs the question's fields): the studio answers
+   * it. Each address mailed is kept as a link row nobody holds (its token is never sent), as the gates' mails keep
+   * theirs, so that a retry after a failure mails only the addresses not yet mailed.
+   */
+  async function mailQuestion(run: StopRunRow, waitSeq: number, question: ShownQuestion): Promise<void> {
+    if (!question.waiting) return;
+    if (!base()) throw new Error('PUBLIC_URL is not set: a mail links to the service, at its public address');
+    const mailed = new Set(await email.mailedAt(run.id, waitSeq));
+    for (const target of await targetsOf(run, QUESTION_ROLE)) {
+      if (mailed.has(target.to)) continue;
+      const hash = sha256(randomBytes(32).toString('base64url'));
+      await email.addLink({
+        token_sha256: hash,
+        run_id: run.id,
+        wait_seq: waitSeq,
+        round: 1,
+        user_id: null,
+        recipient: target.to,
+        expires_at: new Date(question.expires_at),
+      });
+      const mail = questionMail(target.to, {
+        agent: question.agent,
+        project: question.project_name,
+        tool: question.tool,
+        server: question.server,
+        message: question.message,
+        mode: question.mode,
+        fields: questionFields(question.requested_schema),
+        urlHost: question.url === null ? null : new URL(question.url).host,
+        expiresAt: question.expires_at,
+        studioUrl: studioThreadUrl(base()!, run.thread_id),
+      });
+      try {
+        await sendMail(await server(), mail, deps.allowPrivate);
+      } catch (error) {
+        await email.dropLink(hash);
+        throw error;
+      }
+      await email.linkSent(hash);
+      mailed.add(target.to);
+    }
+    log.info(`question ${stopId(run.id, waitSeq)} mailed to ${mailed.size} address(es)`);
   }
 
   function stopOfRun(run: StopRunRow): LinkStop | null {
@@ -284,6 +335,8 @@ export function emailService(deps: EmailServiceDeps) {
      */
     async deliver(delivery: ClaimedStopDelivery): Promise<void> {
       const run = await deps.deliveries.runOfStop(delivery.run_id);
+      const question = run && (await deps.questions.shown(run.id, delivery.wait_seq));
+      if (question) return mailQuestion(run!, delivery.wait_seq, question);
       const gate = run?.pending_gate;
       if (!run || !gate || run.status !== 'waiting_approval' || run.event_seq !== delivery.wait_seq) return;
       if (!base()) throw new Error('PUBLIC_URL is not set: a mail links to the service, at its public address');

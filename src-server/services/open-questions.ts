@@ -1,6 +1,6 @@
 import { stopId } from '../contracts/stops';
 import type { OpenToolQuestion, ToolQuestion } from '../contracts/tool-questions';
-import type { WaitingQuestion } from '../db/tool-questions.repository';
+import type { ShownQuestion, WaitingQuestion } from '../db/tool-questions.repository';
 
 /** A waiting question as the inbox and the run's detail show it: the server's request, its page by host. */
 export function toolQuestionOf(q: WaitingQuestion): ToolQuestion {
@@ -25,4 +25,28 @@ export function openQuestionOf(q: WaitingQuestion): OpenToolQuestion {
     asked_at: q.asked_at,
     expires_at: q.expires_at,
   };
+}
+
+/** A question's form fields as people read them, in its schema's order: "Release name (required)". */
+export function questionFields(schema: Record<string, unknown> | null): string[] {
+  const properties = (schema?.properties ?? {}) as Record<string, { title?: unknown }>;
+  const required = new Set(Array.isArray(schema?.required) ? (schema.required as unknown[]) : []);
+  return Object.entries(properties).map(([name, field]) => {
+    const label = typeof field?.title === 'string' && field.title.trim() ? field.title.trim() : name;
+    return required.has(name) ? `${label} (required)` : label;
+  });
+}
+
+/** Where a question Slack or a mail shows stands: waiting, answered (and by whom), or closed without an answer. */
+export function questionStatus(
+  q: ShownQuestion,
+): { kind: 'waiting' } | { kind: 'answered'; action: string; by: string | null } | { kind: 'closed'; how: string } {
+  if (q.waiting) return { kind: 'waiting' };
+  if (q.state === 'accept' || q.state === 'decline' || q.state === 'cancel') {
+    return { kind: 'answered', action: q.state, by: q.answered_by };
+  }
+  if (q.state === 'expired' || (q.state === 'asked' && Date.parse(q.expires_at) <= Date.now())) {
+    return { kind: 'closed', how: 'Expired: nobody answered in time' };
+  }
+  return { kind: 'closed', how: 'Withdrawn: the server stopped asking, or the call was cut off' };
 }

@@ -12,6 +12,7 @@ import type { PendingGate } from '../contracts/runs';
 import type { ConnectSlackBody, SlackConnection, SlackLink } from '../contracts/slack';
 import { parseStopId, studioThreadUrl } from '../contracts/stops';
 import type { GateDecisionsRepository } from '../db/gate-decisions.repository';
+import type { ShownQuestion, ToolQuestionsRepository } from '../db/tool-questions.repository';
 import type { SlackConnectionRow, SlackRepository } from '../db/slack.repository';
 import type { ClaimedStopDelivery, StopDeliveriesRepository, StopRunRow } from '../db/stop-deliveries.repository';
 import { getLogger } from '../log';
@@ -20,14 +21,18 @@ import { slackSignatureProblem } from '../slack/slack-signature';
 import { SlackRefusedError, SlackUnavailableError, type SlackWebApi } from '../slack/slack-web-api';
 import {
   ACTIONS,
+  QUESTION_DECLINE,
+  questionMessage,
   stopMessage,
   stopModal,
+  type SlackMessage,
   type ButtonValue,
   type ModalMetadata,
   type StopAction,
   type StopMessageState,
 } from '../slack/stop-message';
 import type { ApprovalsService, Decision } from './approvals.service';
+import { questionFields, questionStatus } from './open-questions';
 
 const log = getLogger('svc.slack');
 
@@ -39,7 +44,9 @@ export interface SlackServiceDeps {
   slack: SlackRepository;
   deliveries: StopDeliveriesRepository;
   gates: Pick<GateDecisionsRepository, 'listAtStop' | 'approvalsOf' | 'roundOf' | 'approvalsViaSlack'>;
-  approvals: Pick<ApprovalsService, 'decide' | 'mayDecide'>;
+  approvals: Pick<ApprovalsService, 'decide' | 'mayDecide' | 'answerQuestion'>;
+  /** The questions tool servers ask mid-call, which are stops too (docs/approvals.md#questions-from-tool-servers). */
+  questions: Pick<ToolQuestionsRepository, 'shown'>;
   box: SecretBox;
   api: SlackWebApi;
   /** PUBLIC_URL: links in messages, and the request URL to give Slack. */
@@ -278,11 +285,35 @@ export function slackService(deps: SlackServiceDeps) {
     }
   }
 
+  /** Decline on a question's message: answered as the linked person, with her role checked as at the HTTP API. */
+  async function onQuestionDecline(
+    connection: SlackConnectionRow,
+    token: string,
+    payload: InteractionPayload,
+  ): Promise<InteractionAnswer> {
+    const value = buttonValue(payload.actions?.[0]?.value);
+    const slackUser = payload.user?.id;
+    const channel = payload.container?.channel_id ?? payload.channel?.id;
+    if (!value || !slackUser) return {};
+    const person = await personOf(connection, token, slackUser);
+    if (!person) {
+      await tell(token, channel, slackUser, notLinked(connection, slackUser));
+      return {};
+    }
+    try {
+      await deps.approvals.answerQuestion(person.principal, value.stop, { action: 'decline' });
+    } catch (error) {
+      await tell(token, channel, slackUser, `Nothing was answered: ${errorMessage(error)}`);
+    }
+    return {};
+  }
+
   async function onButton(
     connection: SlackConnectionRow,
     token: string,
     payload: InteractionPayload,
   ): Promise<InteractionAnswer> {
+    if (payload.actions?.[0]?.action_id === QUESTION_DECLINE) return onQuestionDecline(connection, token, payload);
     const action = ACTION_OF[payload.actions?.[0]?.action_id ?? ''];
     const value = buttonValue(payload.actions?.[0]?.value);
     const slackUser = payload.user?.id;
@@ -383,6 +414,68 @@ export function slackService(deps: SlackServiceDeps) {
       throw error;
     }
     return { response_action: 'clear' };
+  }
+
+  /** Posts a stop's message the first time, updates it after. */
+  async function postOrUpdate(
+    token: string,
+    runId: string,
+    waitSeq: number,
+    message: { channel: string; ts: string | null },
+    rendered: SlackMessage,
+  ): Promise<void> {
+    if (!message.ts) {
+      // Also when the stop has ended meanwhile (Slack was away): the channel learns of it, and how it ended.
+      const posted = await api.call<{ channel: string; ts: string }>(token, 'chat.postMessage', {
+        channel: message.channel,
+        text: rendered.text,
+        blocks: rendered.blocks,
+        unfurl_links: false,
+        unfurl_media: false,
+      });
+      await slack.posted(runId, waitSeq, posted.channel, posted.ts);
+    } else {
+      await api.call(token, 'chat.update', {
+        channel: message.channel,
+        ts: message.ts,
+        text: rendered.text,
+        blocks: rendered.blocks,
+      });
+    }
+  }
+
+  /**
+   * A tool server's question as a message: posted while it waits, in the project's channel, then updated with how
+   * it ended. Its row keeps what it asked, so the message needs no facts of its own.
+   */
+  async function syncQuestion(
+    token: string,
+    connection: SlackConnectionRow,
+    run: StopRunRow,
+    waitSeq: number,
+    question: ShownQuestion,
+  ): Promise<void> {
+    if (question.waiting) {
+      const channel = (await slack.channelOfProject(run.project_id)) ?? connection.channel;
+      await slack.keepFacts(run.id, waitSeq, channel, { question: true });
+    }
+    const message = await slack.message(run.id, waitSeq);
+    if (!message) return;
+    const rendered = questionMessage({
+      stopId: `${run.id}:${waitSeq}`,
+      agent: question.agent,
+      project: question.project_name,
+      tool: question.tool,
+      server: question.server,
+      message: question.message,
+      mode: question.mode,
+      fields: questionFields(question.requested_schema),
+      urlHost: question.url === null ? null : new URL(question.url).host,
+      expiresAt: question.expires_at,
+      status: questionStatus(question),
+      studioUrl: deps.publicUrl ? studioThreadUrl(deps.publicUrl.replace(/\/+$/, ''), run.thread_id) : null,
+    });
+    await postOrUpdate(token, run.id, waitSeq, message, rendered);
   }
 
   return {
@@ -516,6 +609,8 @@ export function slackService(deps: SlackServiceDeps) {
       const connection = await slack.connection(delivery.org_id);
       if (!run || !connection) return;
       const token = box.open(connection.bot_token_sealed);
+      const question = await deps.questions.shown(delivery.run_id, delivery.wait_seq);
+      if (question) return syncQuestion(token, connection, run, delivery.wait_seq, question);
       const waiting =
         run.status === 'waiting_approval' && run.event_seq === delivery.wait_seq && run.pending_gate !== null;
       if (waiting) {
@@ -527,25 +622,7 @@ export function slackService(deps: SlackServiceDeps) {
       if (!message) return;
       const state = await stopState(run, delivery.wait_seq, message.facts as StopFacts | null);
       if (!state) return;
-      const rendered = stopMessage(state);
-      if (!message.ts) {
-        // Also when the stop has ended meanwhile (Slack was away): the channel learns of it, and how it ended.
-        const posted = await api.call<{ channel: string; ts: string }>(token, 'chat.postMessage', {
-          channel: message.channel,
-          text: rendered.text,
-          blocks: rendered.blocks,
-          unfurl_links: false,
-          unfurl_media: false,
-        });
-        await slack.posted(run.id, delivery.wait_seq, posted.channel, posted.ts);
-      } else {
-        await api.call(token, 'chat.update', {
-          channel: message.channel,
-          ts: message.ts,
-          text: rendered.text,
-          blocks: rendered.blocks,
-        });
-      }
+      await postOrUpdate(token, run.id, delivery.wait_seq, message, stopMessage(state));
     },
 
     /** Seals the connections' secrets again with the current key (after a rotation). */

@@ -1,7 +1,8 @@
 /**
- * A stop as a Slack message, and the modals of its buttons (Block Kit). Gated text, arguments, questions and names
- * are model output or user input: escaped as Slack asks (`&`, `<`, `>`), in verbatim text (no links, mentions or
- * channel names are made of it), and cut to Slack's limits with a pointer to the studio.
+ * A stop as a Slack message (a gate, a tool call, or a tool server's question), and the modals of its buttons (Block
+ * Kit). Gated text, arguments, questions and names are model output or user input: escaped as Slack asks (`&`, `<`,
+ * `>`), in verbatim text (no links, mentions or channel names are made of it), and cut to Slack's limits with a
+ * pointer to the studio.
  */
 
 /** A stop as the message shows it, read when the message is posted or updated. */
@@ -210,4 +211,80 @@ export function stopModal(
     close: plain('Cancel'),
     blocks: [section(`*${escapeSlack(state.question)}*`), ...blocks],
   };
+}
+
+/** The button that declines a tool server's question from its message (its other answers need its form). */
+export const QUESTION_DECLINE = 'question.decline';
+
+/** A tool server's question as its message shows it: what it asks, and where it stands. */
+export interface QuestionMessageState {
+  stopId: string;
+  agent: string;
+  project: string;
+  tool: string;
+  server: string;
+  message: string;
+  mode: 'form' | 'url';
+  /** The form's fields, as people read them ("Name (required)"); empty in url mode. */
+  fields: string[];
+  /** In url mode, the page's host: shown, never linked (the service never opens such a page). */
+  urlHost: string | null;
+  expiresAt: string;
+  status:
+    { kind: 'waiting' } | { kind: 'answered'; action: string; by: string | null } | { kind: 'closed'; how: string };
+  studioUrl: string | null;
+}
+
+const ANSWERS: Record<string, string> = { accept: 'Answered', decline: 'Declined', cancel: 'Dismissed' };
+
+/**
+ * A question a tool server asks in the middle of a call: the server's message as text, its fields (answered in the
+ * studio, where the form is), Decline; after, how it ended. The page of a url-mode question is shown by its host only.
+ */
+export function questionMessage(state: QuestionMessageState): SlackMessage {
+  const blocks: object[] = [
+    section(
+      `${escapeSlack(state.agent)} in project ${escapeSlack(state.project)}: *${escapeSlack(state.tool)}* ` +
+        `(server ${escapeSlack(state.server)}) asks`,
+    ),
+    section(literal(state.message, SECTION_CHARS)),
+  ];
+  const facts = [
+    state.mode === 'url'
+      ? `A page at ${escapeSlack(state.urlHost ?? 'an unknown host')}: open it from the studio`
+      : state.fields.length
+        ? `Fields: ${state.fields.map(escapeSlack).join(', ')}`
+        : null,
+    `Expires: <!date^${Math.floor(Date.parse(state.expiresAt) / 1000)}^{date_short_pretty} {time}|${state.expiresAt}>`,
+  ].filter(Boolean);
+  blocks.push({ type: 'context', elements: [mrkdwn(facts.join('  ·  '))] });
+  let outcome: string;
+  const status = state.status;
+  if (status.kind === 'waiting') {
+    const value = JSON.stringify({ stop: state.stopId, round: 1 } satisfies ButtonValue);
+    const buttons: object[] = [];
+    if (state.studioUrl) {
+      buttons.push({
+        type: 'button',
+        action_id: 'question.open',
+        text: plain('Answer in the studio'),
+        url: state.studioUrl,
+        style: 'primary',
+      });
+    }
+    buttons.push({ type: 'button', action_id: QUESTION_DECLINE, text: plain('Decline'), value });
+    blocks.push({ type: 'actions', block_id: 'question', elements: buttons });
+    outcome = 'waits for an answer';
+  } else if (status.kind === 'answered') {
+    outcome = `${ANSWERS[status.action] ?? status.action}${status.by ? ` by ${escapeSlack(status.by)}` : ''}`;
+    blocks.push(section(`*${outcome}*`));
+  } else {
+    outcome = status.how;
+    blocks.push(section(`*${outcome}*`));
+  }
+  if (state.studioUrl && status.kind !== 'waiting') {
+    blocks.push({ type: 'context', elements: [mrkdwn(`<${state.studioUrl}|Open in the studio>`)] });
+  }
+  const text = `${state.tool} asks: ${state.message.slice(0, 200)} (${outcome})`;
+  return { text: escapeSlack(text).slice(0, 3000), blocks };
 }

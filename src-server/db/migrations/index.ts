@@ -9,6 +9,7 @@ import { email } from './0008-email';
 import { mcpTasks } from './0009-mcp-tasks';
 import { toolQuestions } from './0010-tool-questions';
 import { mcpOauth } from './0011-mcp-oauth';
+import { questionDoors } from './0012-question-doors';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -26,6 +27,7 @@ export const MIGRATIONS: readonly Migration[] = [
   mcpTasks,
   toolQuestions,
   mcpOauth,
+  questionDoors,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */
