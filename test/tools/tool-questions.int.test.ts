@@ -290,6 +290,11 @@ describe('a question an MCP server asks in the middle of a call', () => {
         content: 'Which name should the release carry?',
         tool_question: { server: 'asker', tool: 'asker.ask_release', mode: 'form', requested_schema: RELEASE_FIELDS },
       });
+      // get_run shows what the running run waits on, and where to answer it.
+      const read = (await mcp.call('get_run', { run_id: runId })).structuredContent as { questions: object[] };
+      expect(read.questions).toEqual([
+        expect.objectContaining({ stop_id: stopId, tool: 'asker.ask_release', requested_schema: RELEASE_FIELDS }),
+      ]);
       const answered = await mcp.call('answer_question', {
         stop_id: stopId,
         action: 'accept',

@@ -79,6 +79,20 @@ export const RunResult = z.object({
       at: z.string(),
     }),
   ),
+  questions: z
+    .array(
+      z.object({
+        stop_id: z.string(),
+        tool: z.string(),
+        server: z.string(),
+        mode: z.string(),
+        message: z.string(),
+        requested_schema: z.record(z.string(), z.unknown()).nullable(),
+        url_host: z.string().nullable(),
+        expires_at: z.string(),
+      }),
+    )
+    .describe("the questions the run's tool servers wait on a person for; answer one with answer_question"),
   studio_url: z.string(),
 });
 export type RunResult = z.infer<typeof RunResult>;

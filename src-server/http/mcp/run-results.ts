@@ -45,6 +45,16 @@ export function runResult(run: RunDetail, baseUrl: string, whyNotAsked?: string)
       tool_call_id: d.tool_call_id,
       at: d.decided_at,
     })),
+    questions: run.questions.map((q) => ({
+      stop_id: q.stop_id,
+      tool: q.tool,
+      server: q.server,
+      mode: q.mode,
+      message: q.message,
+      requested_schema: q.requested_schema,
+      url_host: q.url_host,
+      expires_at: q.expires_at,
+    })),
     studio_url: studioUrl(baseUrl, run.thread_id),
   };
 }
