@@ -100,3 +100,18 @@ export interface ToolQuestionAnswer {
  * when the server stops asking (it cancelled its request): the question is withdrawn.
  */
 export type QuestionAsker = (question: ToolQuestionRequest, withdrawn?: AbortSignal) => Promise<ToolQuestionAnswer>;
+
+/** A tool server's question as Slack's message and a mail show it: what it asks, in words for people. */
+export interface QuestionNotice {
+  agent: string;
+  project: string;
+  tool: string;
+  server: string;
+  message: string;
+  mode: 'form' | 'url';
+  /** The form's fields as people read them ("Release name (required)"); empty in url mode. */
+  fields: string[];
+  /** In url mode, the page's host only: never linked, and the service never opens such a page. */
+  urlHost: string | null;
+  expiresAt: string;
+}

@@ -1,19 +1,9 @@
+import type { QuestionNotice } from '../contracts/tool-questions';
 import type { Mail } from './smtp';
 import { escapeHtml } from './stop-mail';
 
 /** A tool server's question as its mail shows it: what it asks, and where it is answered. */
-export interface QuestionMailState {
-  agent: string;
-  project: string;
-  tool: string;
-  server: string;
-  message: string;
-  mode: 'form' | 'url';
-  /** The form's fields as people read them; empty in url mode. */
-  fields: string[];
-  /** In url mode, the page's host only: a mail never carries the server's link. */
-  urlHost: string | null;
-  expiresAt: string;
+export interface QuestionMailState extends QuestionNotice {
   studioUrl: string;
 }
 

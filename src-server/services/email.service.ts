@@ -12,13 +12,13 @@ import type { ClaimedStopDelivery, StopDeliveriesRepository, StopRunRow } from '
 import type { ShownQuestion, ToolQuestionsRepository } from '../db/tool-questions.repository';
 import type { UsersRepository } from '../db/users.repository';
 import { getLogger } from '../log';
-import { mailServerAddress, sendMail, type SmtpServer } from '../mail/smtp';
+import { mailServerAddress, sendMail, type Mail, type SmtpServer } from '../mail/smtp';
 import { questionMail } from '../mail/question-mail';
 import { stopMail } from '../mail/stop-mail';
 import { InternalAddressError } from '../net/guarded-lookup';
 import type { SecretBox } from '../secrets/secret-box';
 import { QUESTION_ROLE, type ApprovalsService } from './approvals.service';
-import { questionFields } from './open-questions';
+import { questionNotice } from './open-questions';
 
 const log = getLogger('svc.mail');
 
@@ -155,6 +155,17 @@ export function emailService(deps: EmailServiceDeps) {
     return targets;
   }
 
+  /** Sends a mail whose link row is kept: marked sent once it went, dropped if it could not go. */
+  async function sendKept(linkSha256: string, mail: Mail): Promise<void> {
+    try {
+      await sendMail(await server(), mail, deps.allowPrivate);
+    } catch (error) {
+      await email.dropLink(linkSha256);
+      throw error;
+    }
+    await email.linkSent(linkSha256);
+  }
+
   /**
    * A tool server's question, mailed once while it waits to the people who may answer it (a member or above), or to
    * the addresses chosen. Its mail has no decision link (an answer needs the question's fields): the studio answers
@@ -178,24 +189,10 @@ export function emailService(deps: EmailServiceDeps) {
         expires_at: new Date(question.expires_at),
       });
       const mail = questionMail(target.to, {
-        agent: question.agent,
-        project: question.project_name,
-        tool: question.tool,
-        server: question.server,
-        message: question.message,
-        mode: question.mode,
-        fields: questionFields(question.requested_schema),
-        urlHost: question.url === null ? null : new URL(question.url).host,
-        expiresAt: question.expires_at,
+        ...questionNotice(question),
         studioUrl: studioThreadUrl(base()!, run.thread_id),
       });
-      try {
-        await sendMail(await server(), mail, deps.allowPrivate);
-      } catch (error) {
-        await email.dropLink(hash);
-        throw error;
-      }
-      await email.linkSent(hash);
+      await sendKept(hash, mail);
       mailed.add(target.to);
     }
     log.info(`question ${stopId(run.id, waitSeq)} mailed to ${mailed.size} address(es)`);
@@ -364,13 +361,7 @@ export function emailService(deps: EmailServiceDeps) {
           expiresAt: run.gate_expires_at?.toISOString() ?? null,
           decisionUrl: target.userId ? `${base()}/stop-links/${token}` : null,
         });
-        try {
-          await sendMail(await server(), mail, deps.allowPrivate);
-        } catch (error) {
-          await email.dropLink(hash);
-          throw error;
-        }
-        await email.linkSent(hash);
+        await sendKept(hash, mail);
         mailed.add(target.to);
       }
       log.info(`stop ${stopId(run.id, delivery.wait_seq)} mailed to ${mailed.size} address(es)`);

@@ -1,5 +1,5 @@
 import { stopId } from '../contracts/stops';
-import type { OpenToolQuestion, ToolQuestion } from '../contracts/tool-questions';
+import type { OpenToolQuestion, QuestionNotice, ToolQuestion } from '../contracts/tool-questions';
 import type { ShownQuestion, WaitingQuestion } from '../db/tool-questions.repository';
 
 /** A waiting question as the inbox and the run's detail show it: the server's request, its page by host. */
@@ -27,8 +27,23 @@ export function openQuestionOf(q: WaitingQuestion): OpenToolQuestion {
   };
 }
 
+/** A question as Slack's message and a mail show it. */
+export function questionNotice(q: ShownQuestion): QuestionNotice {
+  return {
+    agent: q.agent,
+    project: q.project_name,
+    tool: q.tool,
+    server: q.server,
+    message: q.message,
+    mode: q.mode,
+    fields: questionFields(q.requested_schema),
+    urlHost: q.url === null ? null : new URL(q.url).host,
+    expiresAt: q.expires_at,
+  };
+}
+
 /** A question's form fields as people read them, in its schema's order: "Release name (required)". */
-export function questionFields(schema: Record<string, unknown> | null): string[] {
+function questionFields(schema: Record<string, unknown> | null): string[] {
   const properties = (schema?.properties ?? {}) as Record<string, { title?: unknown }>;
   const required = new Set(Array.isArray(schema?.required) ? (schema.required as unknown[]) : []);
   return Object.entries(properties).map(([name, field]) => {

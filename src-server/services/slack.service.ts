@@ -32,7 +32,7 @@ import {
   type StopMessageState,
 } from '../slack/stop-message';
 import type { ApprovalsService, Decision } from './approvals.service';
-import { questionFields, questionStatus } from './open-questions';
+import { questionNotice, questionStatus } from './open-questions';
 
 const log = getLogger('svc.slack');
 
@@ -462,16 +462,8 @@ export function slackService(deps: SlackServiceDeps) {
     const message = await slack.message(run.id, waitSeq);
     if (!message) return;
     const rendered = questionMessage({
+      ...questionNotice(question),
       stopId: `${run.id}:${waitSeq}`,
-      agent: question.agent,
-      project: question.project_name,
-      tool: question.tool,
-      server: question.server,
-      message: question.message,
-      mode: question.mode,
-      fields: questionFields(question.requested_schema),
-      urlHost: question.url === null ? null : new URL(question.url).host,
-      expiresAt: question.expires_at,
       status: questionStatus(question),
       studioUrl: deps.publicUrl ? studioThreadUrl(deps.publicUrl.replace(/\/+$/, ''), run.thread_id) : null,
     });

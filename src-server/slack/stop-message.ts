@@ -5,6 +5,8 @@
  * pointer to the studio.
  */
 
+import type { QuestionNotice } from '../contracts/tool-questions';
+
 /** A stop as the message shows it, read when the message is posted or updated. */
 export interface StopMessageState {
   stopId: string;
@@ -217,19 +219,8 @@ export function stopModal(
 export const QUESTION_DECLINE = 'question.decline';
 
 /** A tool server's question as its message shows it: what it asks, and where it stands. */
-export interface QuestionMessageState {
+export interface QuestionMessageState extends QuestionNotice {
   stopId: string;
-  agent: string;
-  project: string;
-  tool: string;
-  server: string;
-  message: string;
-  mode: 'form' | 'url';
-  /** The form's fields, as people read them ("Name (required)"); empty in url mode. */
-  fields: string[];
-  /** In url mode, the page's host: shown, never linked (the service never opens such a page). */
-  urlHost: string | null;
-  expiresAt: string;
   status:
     { kind: 'waiting' } | { kind: 'answered'; action: string; by: string | null } | { kind: 'closed'; how: string };
   studioUrl: string | null;

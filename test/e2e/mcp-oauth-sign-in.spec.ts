@@ -1,5 +1,6 @@
 import AxeBuilder from '@axe-core/playwright';
 import { createHash, randomBytes } from 'node:crypto';
+import { mcpInitialize } from '../helpers/mcp-initialize';
 import { useOidcServer } from './oidc-server';
 import { expect, fromHeader, screenshotPath, test } from './studio.fixtures';
 
@@ -11,21 +12,7 @@ import { expect, fromHeader, screenshotPath, test } from './studio.fixtures';
 const server = useOidcServer({ SESSION_SECRET: 'session-secret-for-the-e2e-mcp-oauth-0123' });
 const REDIRECT = 'http://127.0.0.1:47124/callback';
 
-const initialize = (accessToken: string) =>
-  fetch(`${server.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${accessToken}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } },
-    }),
-  });
+const initialize = (accessToken: string) => mcpInitialize(`${server.url}/mcp`, accessToken);
 
 test('an MCP client signs in on the consent page, and its person signs it out in Settings', async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 900 });

@@ -13,6 +13,7 @@ import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, type Member } from '../../src-serve
 import type { OidcProvider } from '../fixtures/oidc-provider';
 import type { McpGrant } from '../../src-server/contracts/oauth';
 import { BrowserAgent, signInAtProvider } from '../helpers/browser-agent';
+import { mcpInitialize } from '../helpers/mcp-initialize';
 import { useIntegrationServer } from '../helpers/integration';
 import { startOidcServer } from '../helpers/oidc-server';
 import type { TestServer } from '../helpers/server';
@@ -225,21 +226,7 @@ async function exchange(clientId: string, code: string, verifier: string): Promi
   return (await res.json()) as OAuthTokens;
 }
 
-const mcpPing = (accessToken: string) =>
-  fetch(mcpUrl(), {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${accessToken}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ping', version: '1' } },
-    }),
-  });
+const mcpPing = (accessToken: string) => mcpInitialize(mcpUrl().href, accessToken);
 
 describe('the authorization server refuses what it must', () => {
   it('checks PKCE, uses a code once, and gives the code only with the state and issuer', async () => {

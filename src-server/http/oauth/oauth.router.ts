@@ -105,8 +105,8 @@ export function oauthRoutes(api: Api, { mcpOauth, users }: AppDeps): void {
       const view = await server().service.consentOf(query.request, readCookie(req, CONSENT_COOKIE));
       if (!view) return page(req, res, 409, consentGonePage());
       const user = await users.get(view.userId);
-      res.set(consentPageHeaders(view.request.redirect_uri));
-      page(req, res, 200, consentPage(view, user?.name ?? user?.email ?? 'you'));
+      const html = consentPage(view, user?.name ?? user?.email ?? 'you');
+      page(req, res, 200, html, consentPageHeaders(view.request.redirect_uri));
     },
   });
 
@@ -146,10 +146,9 @@ export function oauthRoutes(api: Api, { mcpOauth, users }: AppDeps): void {
   });
 }
 
-/** A consent answer: the page to a browser, the error envelope to any other client. */
-function page(req: Request, res: Response, status: number, html: string): void {
-  if (!res.getHeader('content-security-policy') || status !== 200) res.set(consentPageHeaders());
-  res.status(status);
+/** A consent answer: the page to a browser, under its own headers; the error envelope to any other client. */
+function page(req: Request, res: Response, status: number, html: string, headers = consentPageHeaders()): void {
+  res.set(headers).status(status);
   if (status < 300 || req.accepts(['json', 'html']) === 'html') res.type('html').send(html);
   else res.json(errorBody('conflict', 'this sign-in request expired, was answered, or is another browser’s'));
 }
