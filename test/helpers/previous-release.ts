@@ -15,7 +15,7 @@ import type { Launch } from './process';
  * on a machine pays for npm ci and the build. It needs the commit in the clone (CI clones are full) and the npm
  * registry, nothing else of the network.
  */
-export const PREVIOUS_RELEASE = 'c9372c5';
+export const PREVIOUS_RELEASE = '4405bc1';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const MARKER = '.previous-release-complete';
