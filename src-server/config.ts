@@ -195,8 +195,9 @@ const schema = z.object({
    */
   OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: boolean.default(false),
   /**
-   * The service's public address (`https://agents.example.com`), for the links in Slack messages and mail and the
-   * request URL Slack is given. Never taken from a request's Host header, which a caller chooses.
+   * The service's public address (`https://agents.example.com`), for the links in Slack messages and mail, the
+   * request URL Slack is given, and with OIDC the issuer and resource MCP clients sign in for (docs/mcp.md). Never
+   * taken from a request's Host header, which a caller chooses.
    */
   PUBLIC_URL: url.optional(),
   /** Slack's Web API (a stand-in's address in tests). */
