@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * Every door decides a stop through the approvals service's one decide() (docs/approvals.md): the HTTP routes, the
- * LangGraph door, the MCP tools and its questions, Slack's buttons and modals. The engine's decision is taken in one
+ * LangGraph door, the MCP tools (both protocol lines) and their questions, Slack's buttons and modals. The engine's decision is taken in one
  * place, that method, so a door that decided another way (with other checks, or none) would show here; and http/
  * imports nothing of the engine (.dependency-cruiser.cjs, doors-decide-through-the-approvals-service).
  */
@@ -34,8 +34,9 @@ describe('one decision for every door', () => {
     for (const door of [
       'src-server/http/approvals.router.ts',
       'src-server/http/langgraph/lg-door.ts',
-      'src-server/http/mcp/mcp-tools.ts',
+      'src-server/http/mcp/shared-tools.ts',
       'src-server/http/mcp/elicitation-answers.ts',
+      'src-server/http/mcp/modern/modern-run-agent.ts',
       'src-server/services/slack.service.ts',
     ]) {
       expect(read(door), door).toMatch(/\bapprovals\.decide\(/);
