@@ -4,9 +4,10 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * Every door decides a stop through the approvals service's one decide() (docs/approvals.md): the HTTP routes, the
- * LangGraph door, the MCP tools (both protocol lines) and their questions, Slack's buttons and modals. The engine's decision is taken in one
- * place, that method, so a door that decided another way (with other checks, or none) would show here; and http/
- * imports nothing of the engine (.dependency-cruiser.cjs, doors-decide-through-the-approvals-service).
+ * LangGraph door, the MCP tools (both protocol lines) and their questions, Slack's buttons and modals. The engine's
+ * decision is taken in one place, that method, so a door that decided another way (with other checks, or none) would
+ * show here; and http/ imports nothing of the engine (.dependency-cruiser.cjs,
+ * doors-decide-through-the-approvals-service).
  */
 const root = path.resolve(import.meta.dirname, '..', '..');
 
