@@ -35,7 +35,7 @@ describe('one decision for every door', () => {
     for (const door of [
       'src-server/http/approvals.router.ts',
       'src-server/http/langgraph/lg-door.ts',
-      'src-server/http/mcp/shared-tools.ts',
+      'src-server/http/mcp/common-tools.ts',
       'src-server/http/mcp/elicitation-answers.ts',
       'src-server/http/mcp/modern/modern-run-agent.ts',
       'src-server/services/slack.service.ts',

@@ -6,7 +6,7 @@ import { registerApprovalCard } from './approval-card';
 import type { McpRequestContext, McpServices } from './mcp-call';
 import { type DecideInput, RunAgentInput, RunResult } from './mcp-schemas';
 import { RunFollower } from './run-follower';
-import { DECIDE_APPROVAL, decideApproval, decided, RUN_AGENT_TITLE, sharedTools, startRun } from './shared-tools';
+import { DECIDE_APPROVAL, decideApproval, decided, RUN_AGENT_TITLE, sharedTools, startRun } from './common-tools';
 import { toolAnswer } from './tool-answer';
 import type { RequestTaskStore, TaskContext } from './task-store';
 

@@ -16,7 +16,7 @@ import {
   RUN_AGENT_TITLE,
   sharedTools,
   type ToolCaller,
-} from '../shared-tools';
+} from '../common-tools';
 import { toolAnswer } from '../tool-answer';
 import { modernRunAgent, type AskedAt } from './modern-run-agent';
 import { loadModernSdk, MODERN_REVISION, PROTOCOL_VERSION_KEY, type ModernSdk } from './modern-sdk';
@@ -44,7 +44,7 @@ const INSTRUCTIONS =
 /**
  * `/mcp` for protocol 2026-07-28 (docs/mcp.md#protocol-versions), on the MCP SDK's v2 server: stateless, each request
  * carrying its own revision and capabilities, served by a fresh server on whichever process it reaches. The tools are
- * the 2025 session's (shared-tools.ts), with the caller the router authenticated; run_agent asks in its result
+ * the 2025 session's (common-tools.ts), with the caller the router authenticated; run_agent asks in its result
  * (modern-run-agent.ts) rather than inside the call, with its state signed by a key every process derives alike.
  */
 export function modernMcp(deps: AppDeps, services: McpServices) {
@@ -57,7 +57,7 @@ export function modernMcp(deps: AppDeps, services: McpServices) {
       ttlSeconds: services.elicitationTimeoutS,
       // A question's state is good as long as a 2025 session's question waits, and only for the person it was minted
       // for: another's token cannot send it back.
-      bind: (ctx: ServerContext) => String(ctx.http?.authInfo?.extra?.principalId ?? ''),
+      bind: (ctx: ServerContext) => (ctx.http?.authInfo?.extra?.caller as ToolCaller | undefined)?.principal.id ?? '',
     });
     const mcp = sdk.createMcpHandler(
       ({ authInfo }) => {
@@ -86,7 +86,7 @@ export function modernMcp(deps: AppDeps, services: McpServices) {
       const request = webRequest(req, baseUrl, aborted.signal);
       if (await sdk.isLegacyRequest(request.clone(), req.body)) return false;
       const caller: ToolCaller = { principal, baseUrl };
-      const authInfo: AuthInfo = { token: '', clientId: '', scopes: [], extra: { caller, principalId: principal.id } };
+      const authInfo: AuthInfo = { token: '', clientId: '', scopes: [], extra: { caller } };
       await sendWeb(res, await mcp.fetch(request, { authInfo, parsedBody: req.body }));
       return true;
     },

@@ -6,7 +6,7 @@ import { decisionOf, questionFor, readAnswer } from '../elicitation-form';
 import type { McpServices } from '../mcp-call';
 import type { RunAgentInput } from '../mcp-schemas';
 import { runResult } from '../run-results';
-import { startRun, type ToolCaller } from '../shared-tools';
+import { startRun, type ToolCaller } from '../common-tools';
 import { toolAnswer } from '../tool-answer';
 import type { ModernSdk } from './modern-sdk';
 import { CLIENT_CAPABILITIES_KEY, MODERN_REVISION } from './modern-sdk';
