@@ -11,7 +11,16 @@ const CORNER = 8;
 
 export type Bend = 'over' | 'under';
 
-type Point = { x: number; y: number };
+export type Point = { x: number; y: number };
+
+/** What an arc edge carries: how it bends, its lane, how far the cards it goes around reach, and its two ends. */
+export interface ArcData {
+  bend: Bend;
+  lane: number;
+  clearance: number;
+  start: Point;
+  end: Point;
+}
 
 /** A polyline through `points` with its corners rounded, as an SVG path. */
 function roundedPath(points: Point[]): string {

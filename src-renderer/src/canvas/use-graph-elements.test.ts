@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { GraphDefinition } from '@contracts/runs';
 import { ref } from 'vue';
 import { applyEvent, emptyView } from '../stores/run-view';
-import { gateMark, phaseTools, useGraphElements } from './use-graph-elements';
+import { boxesOf } from './graph-layout';
+import { gateMark, phaseTools, useGraphElements, type GraphShape } from './use-graph-elements';
 import { pendingWrite } from '../stores/pending-tool-call.fixture';
 
 describe("a gate's mark on the canvas", () => {
@@ -125,6 +126,34 @@ describe('routing rules and the path taken on the canvas', () => {
       type: 'arc',
       data: { bend: 'under' },
     });
+  });
+
+  it("an arc runs between its cards' sides the flow crosses, as laid out, in either direction", () => {
+    const graph = ref(definition({ overrides: { routing_overrides: [rule] } }));
+    const shape = ref<GraphShape>({ direction: 'right', sizes: new Map() });
+    const { nodes, edges } = useGraphElements(graph, ref(emptyView()), shape);
+    // A card's box as laid out: where its node is placed, and its size.
+    const box = (id: string) => {
+      const laid = boxesOf(graph.value, shape.value.direction, shape.value.sizes).get(id)!;
+      expect(nodes.value.find((n) => n.id === id)!.position).toEqual({ x: laid.x, y: laid.y });
+      return laid;
+    };
+    const arc = () => edges.value.find((e) => e.id === 'rule:analysis->output')!;
+    let [from, to] = [box('analysis'), box('output')];
+    expect(arc().data).toMatchObject({
+      start: { x: from.x + from.width, y: from.y + from.height / 2 },
+      end: { x: to.x, y: to.y + to.height / 2 },
+    });
+    expect(nodes.value[0]).toMatchObject({ sourcePosition: 'right', targetPosition: 'left' });
+
+    shape.value = { direction: 'down', sizes: new Map() };
+    [from, to] = [box('analysis'), box('output')];
+    expect(arc().data).toMatchObject({
+      start: { x: from.x + from.width / 2, y: from.y + from.height },
+      end: { x: to.x + to.width / 2, y: to.y },
+    });
+    // The cards' handles move with the flow: Vue Flow measures them again when a node's positions change.
+    expect(nodes.value[0]).toMatchObject({ sourcePosition: 'bottom', targetPosition: 'top' });
   });
 
   it("an asset's rule to the next phase is a plain edge; the taken path and a rejection's end are coloured", () => {

@@ -1,11 +1,11 @@
 import type { Phase } from '@contracts/assets';
 import type { GraphDefinition } from '@contracts/runs';
-import { MarkerType, type Edge, type Node } from '@vue-flow/core';
+import { MarkerType, Position, type Edge, type Node } from '@vue-flow/core';
 import { computed, ref, type Ref } from 'vue';
 import { approvalsText } from '../stores/gate-decision';
 import { ruleName, type RunView } from '../stores/run-view';
 import { gatesSkipped } from '@contracts/gate-skips';
-import type { Bend } from './edge-paths';
+import type { ArcData } from './edge-paths';
 import { boxesOf, ranksOf, type Box, type Direction, type Size } from './graph-layout';
 
 /** How the canvas lays the graph out: its direction, and its cards' sizes once they are measured. */
@@ -105,10 +105,14 @@ export function useGraphElements(
   const nodes = computed<Node[]>(() => {
     if (!graph.value) return [];
     const ended = rejectionEnd(graph.value, view.value);
+    const down = shape.value.direction === 'down';
     return graph.value.phases.map((phase) => ({
       id: phase.id,
       type: 'phase',
       position: { x: boxes.value.get(phase.id)!.x, y: boxes.value.get(phase.id)!.y },
+      // Vue Flow measures a card's handles again when these change (its handles sit on these sides).
+      sourcePosition: down ? Position.Bottom : Position.Right,
+      targetPosition: down ? Position.Top : Position.Left,
       data: {
         direction: shape.value.direction,
         label: phase.name,
@@ -138,12 +142,12 @@ export function useGraphElements(
     const run = view.value;
     const taken = takenSteps(definition, run);
     const matched = new Set(run.routes.map((r) => `${r.from}->${r.to}`));
-    const lanes: Record<Bend, number> = { over: 0, under: 0 };
+    const lanes: Record<ArcData['bend'], number> = { over: 0, under: 0 };
     /**
      * How far the cards an arc goes around reach from its source's middle, on the side it bends to: the ranks between
      * a forward jump's ends, or every rank from a step back's target to its source.
      */
-    const clearance = (from: string, to: string, bend: Bend): number => {
+    const clearance = (from: string, to: string, bend: ArcData['bend']): number => {
       const [a, b] = [rank.value.get(from)!, rank.value.get(to)!];
       const around = definition.phases.filter(({ id }) => {
         const r = rank.value.get(id)!;
@@ -158,12 +162,29 @@ export function useGraphElements(
       });
       return Math.max(0, ...reach);
     };
+    /**
+     * Where an arc leaves its source's card and enters its target's: the middles of their sides the flow crosses, from
+     * the layout itself. (Not from the handles Vue Flow measured: those lag a turn of the layout by a frame or more,
+     * and an arc drawn from where they were runs through the cards it should go around.)
+     */
+    const ends = (from: string, to: string): Pick<ArcData, 'start' | 'end'> => {
+      const [a, b] = [boxes.value.get(from)!, boxes.value.get(to)!];
+      return direction === 'right'
+        ? { start: { x: a.x + a.width, y: a.y + a.height / 2 }, end: { x: b.x, y: b.y + b.height / 2 } }
+        : { start: { x: a.x + a.width / 2, y: a.y + a.height }, end: { x: b.x + b.width / 2, y: b.y } };
+    };
+    const arcData = (from: string, to: string, bend: ArcData['bend']): ArcData => ({
+      bend,
+      lane: lanes[bend]++,
+      clearance: clearance(from, to, bend),
+      ...ends(from, to),
+    });
     /** Over the cards between a forward jump's ends, under them going back; next door: a plain curve. */
     const arc = (from: string, to: string): Pick<Edge, 'type' | 'data'> => {
       const a = rank.value.get(from)!;
       const b = rank.value.get(to)!;
-      const bend: Bend | null = b <= a ? 'under' : b - a > 1 ? 'over' : null;
-      return bend ? { type: 'arc', data: { bend, lane: lanes[bend]++, clearance: clearance(from, to, bend) } } : {};
+      const bend = b <= a ? 'under' : b - a > 1 ? 'over' : null;
+      return bend ? { type: 'arc', data: arcData(from, to, bend) } : {};
     };
     const classes = (...names: (string | false)[]) => names.filter(Boolean).join(' ');
     const takenClass = (key: string) => taken.get(key) ?? false;
@@ -237,7 +258,7 @@ export function useGraphElements(
         source,
         target,
         type: 'arc',
-        data: { bend: 'under', lane: lanes.under++, clearance: clearance(source, target, 'under') },
+        data: arcData(source, target, 'under'),
         label: 'sent back',
         class: classes('return-edge', takenClass(key)),
         markerEnd: MarkerType.ArrowClosed,
