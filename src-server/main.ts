@@ -31,6 +31,7 @@ import { nodeConfigsRepository } from './db/node-configs.repository';
 import { createApp } from './http/app';
 import { buildProjectContext, withProjectFolder } from './context/project-context';
 import { toolCallsRepository } from './db/tool-calls.repository';
+import { comparedRunsRepository } from './db/compared-runs.repository';
 import { toolQuestionsRepository } from './db/tool-questions.repository';
 import { toolGrantsRepository } from './db/tool-grants.repository';
 import { orgFoldersRepository } from './db/org-folders.repository';
@@ -81,6 +82,7 @@ import { healthService } from './services/health.service';
 import { idempotencyService } from './services/idempotency.service';
 import { usersService } from './services/users.service';
 import { runsService } from './services/runs.service';
+import { comparisonsService } from './services/comparisons.service';
 import { usageService } from './services/usage.service';
 import { approvalsService } from './services/approvals.service';
 import { threadsService } from './services/threads.service';
@@ -303,6 +305,7 @@ export async function startServer({
     const models = createModelProviders(config, queue);
     const modelCalls = modelCallsRepository(pool);
     const usage = usageService({ access, calls: modelCalls });
+    const comparedRuns = comparedRunsRepository(pool);
     const toolQuestions = toolQuestionsRepository(pool);
     const engine = new Engine({
       owner,
@@ -319,6 +322,7 @@ export async function startServer({
       },
       toolbox,
       toolCalls: toolCallsRepository(pool),
+      comparedRuns,
       questions: toolQuestions,
       questionExpiryS: config.TOOL_QUESTION_EXPIRY_S,
       records: runWritesRepository(pool),
@@ -582,6 +586,7 @@ export async function startServer({
       }),
       retention: retentionService({ access, retention: retentionRows }),
       usage,
+      comparisons: comparisonsService({ access, runs, compared: comparedRuns, usage, agents }),
       idempotencyKeys: idempotencyService({ keys: idempotencyKeys }),
       mcpSessions: mcpSessionsService({ sessions: mcpSessionsRepository(pool), tasks: mcpTasksRepository(pool) }),
       lgThreads: lgThreadsService({ access, threads, rows: lgRows }),

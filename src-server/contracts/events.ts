@@ -2,7 +2,17 @@ import { z } from 'zod';
 import { ToolQuestionModeSchema } from './tool-questions';
 import { RoutingRuleSchema, RuleSourceSchema } from './assets';
 import { GateDecisionKindSchema, NodeStatusSchema, PendingGateSchema } from './runs';
-import { PolicySourceSchema } from './tools';
+import { PolicySourceSchema, ToolReplaySchema } from './tools';
+
+/** On a gate's decision in a comparison (docs/compare.md): it is the decision the run compared took there. */
+const IN_ORIGINAL = z
+  .object({ run_id: z.uuid(), edited: z.boolean() })
+  .optional()
+  .meta({
+    description:
+      'a comparison took the decision the run it compares took at this gate (`run_id`); `edited`: that run approved ' +
+      "with an edit there, which the comparison does not apply (its own text goes on); absent for a person's decision",
+  });
 
 /**
  * Every event a run stream carries: the server emits exactly these and the studio consumes them.
@@ -121,6 +131,7 @@ const RUN_EVENTS = [
     node: z.string(),
     reason: z.string().nullable(),
     deciders: DECIDERS,
+    in_original: IN_ORIGINAL,
     by: z.array(z.string()).optional().meta(DEPRECATED_BY),
   }),
   /** Approved with the gated content changed: `edits` replaced those phases' outputs, and the run goes on. */
@@ -140,6 +151,7 @@ const RUN_EVENTS = [
     response: z.string(),
     reason: z.string().nullable(),
     deciders: DECIDERS,
+    in_original: IN_ORIGINAL,
     by: z.string().optional().meta(DEPRECATED_BY),
   }),
   z.object({
@@ -147,6 +159,7 @@ const RUN_EVENTS = [
     node: z.string(),
     reason: z.string().nullable(),
     deciders: DECIDERS,
+    in_original: IN_ORIGINAL,
     by: z.string().optional().meta(DEPRECATED_BY),
   }),
   /** Nobody decided in time: the gate's expiry approved, rejected, or continued at phase `to`. */
@@ -155,6 +168,7 @@ const RUN_EVENTS = [
     node: z.string(),
     outcome: z.enum(['approve', 'reject', 'route']),
     to: z.string().nullable(),
+    in_original: IN_ORIGINAL,
   }),
   /**
    * A phase's model called a tool. `policy`: `allow` (it runs), `ask` (a person decides first), `granted` (allowed for
@@ -183,6 +197,7 @@ const RUN_EVENTS = [
           "a publish step's call: it writes the text of phase `from` as a gate approved it, in argument `content`; " +
           'absent for a call the model made',
       }),
+    replay: ToolReplaySchema.optional(),
   }),
   /** The run waits for a person to decide a tool call (`tool_call`); the stream then ends, as at a gate. */
   z.object({ type: z.literal('tool_waiting'), ...PendingGateSchema.shape }),

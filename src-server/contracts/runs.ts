@@ -93,6 +93,10 @@ export const ThreadSchema = z
           'behind it does not hide it), else its latest run; null before its first',
       }),
     draft: z.boolean().meta({ description: 'a thread an unsaved agent was tried in (studio Try)' }),
+    comparison_of: z
+      .uuid()
+      .nullable()
+      .meta({ description: 'a comparison\'s thread (POST /runs/{id}/compare): the run it compares; null otherwise' }),
   })
   .meta({ id: 'Thread' });
 export type Thread = z.infer<typeof ThreadSchema>;
@@ -164,6 +168,9 @@ export const RunNodeSchema = z
     output: z.string(),
     entered_at: z.number().meta({ description: 'epoch seconds' }),
     exited_at: z.number().nullable().meta({ description: 'epoch seconds; null while the node is open' }),
+    first_token_at: z.number().nullable().meta({
+      description: "epoch seconds: when the phase's first answer token arrived; null before one did, and for a gate",
+    }),
     queue_wait_ms: z
       .number()
       .nullable()
@@ -392,6 +399,10 @@ export const RunDetailSchema = RunSchema.extend({
     .object({ run_id: z.uuid().nullable(), checkpoint_id: z.string() })
     .nullable()
     .meta({ description: 'a run on a branch: the checkpoint it was forked from, and the run that wrote it' }),
+  comparison_of: z.uuid().nullable().meta({
+    description:
+      'a comparison (POST /runs/{id}/compare): the run it compares, read beside it at GET /runs/{id}/comparison',
+  }),
 }).meta({ id: 'RunDetail' });
 export type RunDetail = z.infer<typeof RunDetailSchema>;
 

@@ -96,6 +96,16 @@ export type ToolPolicy = z.infer<typeof ToolPolicySchema>;
  * it stricter than the agent's), or the default for a tool no pattern of the agent names.
  */
 export const PolicySourceSchema = z.enum(['agent', 'organisation', 'default']).meta({ id: 'PolicySource' });
+
+/**
+ * What a comparison did with a tool call (docs/compare.md): gave the answer the run it compares recorded for the same
+ * call (same tool, same canonical arguments), ran it (a read-only tool the original never called so), or did not run
+ * it (a tool that asks a person or may act on the world, which the original never called so).
+ */
+export const ToolReplaySchema = z
+  .enum(['recorded', 'ran', 'not_run'])
+  .meta({ id: 'ToolReplay', description: "a comparison's tool call: the original's recorded answer, run, or not run" });
+export type ToolReplay = z.infer<typeof ToolReplaySchema>;
 export type PolicySource = z.infer<typeof PolicySourceSchema>;
 
 /**

@@ -182,6 +182,15 @@ export function agentsRepository(pool: Pool) {
       return rows.map(toVersion);
     },
 
+    /** The manifest a stored agent's version runs, by its hash; undefined when it has no such version. */
+    async versionHash(agentId: string, version: number): Promise<string | undefined> {
+      const { rows } = await pool.query<{ manifest_hash: string }>(
+        `SELECT manifest_hash FROM svc_agent_versions WHERE agent_id = $1 AND version = $2`,
+        [agentId, version],
+      );
+      return rows[0]?.manifest_hash;
+    },
+
     async version(agentId: string, version: number): Promise<AgentVersionDetail | undefined> {
       const { rows } = await pool.query<VersionRow>(
         `SELECT v.version, v.note, COALESCE(u.name, u.email) AS created_by, v.created_at,

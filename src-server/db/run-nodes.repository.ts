@@ -17,23 +17,26 @@ export function upsertNodeRowsQuery(rows: readonly NodeWrite[], params: unknown[
   const $ = (values: unknown[]) => `$${params.push(values)}`;
   return `nodes AS (
     INSERT INTO svc_run_nodes (run_id, key, node_id, status, output, entered_at, exited_at, queue_wait_ms,
-                               prompt_tokens, output_tokens, warnings, thinking)
+                               prompt_tokens, output_tokens, warnings, thinking, first_token_at)
     SELECT w.run_id, w.key, w.node, w.status, w.output,
            extract(epoch FROM clock_timestamp()) - w.entered_ago,
            extract(epoch FROM clock_timestamp()) - w.exited_ago,
-           w.queue_wait_ms, w.prompt_tokens, w.output_tokens, w.warnings, w.thinking
+           w.queue_wait_ms, w.prompt_tokens, w.output_tokens, w.warnings, w.thinking,
+           extract(epoch FROM clock_timestamp()) - w.first_token_ago
       FROM unnest(${$(rows.map((r) => r.runId))}::uuid[], ${$(rows.map((r) => r.key))}::text[],
                   ${$(rows.map((r) => r.node))}::text[], ${$(rows.map((r) => r.status))}::text[],
                   ${$(rows.map((r) => storable(r.output)))}::text[], ${$(rows.map((r) => agoS(r.enteredAt)))}::float8[],
                   ${$(rows.map((r) => agoS(r.exitedAt)))}::float8[], ${$(rows.map((r) => r.queueWaitMs))}::float8[],
                   ${$(rows.map((r) => r.promptTokens))}::integer[], ${$(rows.map((r) => r.outputTokens))}::integer[],
-                  ${$(rows.map((r) => storableJson(r.warnings)))}::jsonb[], ${$(rows.map((r) => storable(r.thinking)))}::text[])
+                  ${$(rows.map((r) => storableJson(r.warnings)))}::jsonb[], ${$(rows.map((r) => storable(r.thinking)))}::text[],
+                  ${$(rows.map((r) => agoS(r.firstTokenAt)))}::float8[])
            AS w(run_id, key, node, status, output, entered_ago, exited_ago, queue_wait_ms, prompt_tokens,
-                output_tokens, warnings, thinking)
+                output_tokens, warnings, thinking, first_token_ago)
     ON CONFLICT (run_id, key) DO UPDATE
        SET status = excluded.status, output = excluded.output, exited_at = excluded.exited_at,
            queue_wait_ms = excluded.queue_wait_ms, prompt_tokens = excluded.prompt_tokens,
-           output_tokens = excluded.output_tokens, warnings = excluded.warnings, thinking = excluded.thinking
+           output_tokens = excluded.output_tokens, warnings = excluded.warnings, thinking = excluded.thinking,
+           first_token_at = COALESCE(svc_run_nodes.first_token_at, excluded.first_token_at)
   )`;
 }
 

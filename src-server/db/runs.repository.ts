@@ -67,6 +67,8 @@ export interface StoredRun extends Run {
   forked_from: { run_id: string | null; checkpoint_id: string } | null;
   /** The manifest the run is pinned to (null for runs from before versions). */
   manifest_hash: string | null;
+  /** The run this one compares (docs/compare.md); null: not a comparison. */
+  comparison_of: string | null;
 }
 
 interface RunRow {
@@ -96,12 +98,13 @@ interface RunRow {
   trace_context: string | null;
   agent_version: string | null;
   manifest_hash: string | null;
+  comparison_of: string | null;
 }
 
 const COLUMNS = `r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
   r.end_reason, r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id, r.attempts,
   r.handovers, r.seq_reserved, r.forked_from, r.resume_decision, r.gate_checkpoint_id, r.trace_context, r.agent_version,
-  r.manifest_hash, t.name AS thread_name`;
+  r.manifest_hash, t.name AS thread_name, r.comparison_of`;
 
 const SELECT_RUN = `SELECT ${COLUMNS} FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id`;
 
@@ -126,6 +129,7 @@ function toStored(row: RunRow): StoredRun {
     forked_from: row.forked_from && { run_id: row.forked_from.run_id, checkpoint_id: row.forked_from.checkpoint_id },
     agent_version: row.agent_version,
     manifest_hash: row.manifest_hash,
+    comparison_of: row.comparison_of,
   };
 }
 
@@ -150,6 +154,7 @@ function toRecord(row: RunRow): RunRecord {
     agentVersion: row.agent_version,
     manifestHash: row.manifest_hash,
     threadName: row.thread_name,
+    comparisonOf: row.comparison_of,
   };
 }
 
@@ -396,6 +401,21 @@ export function runsRepository(pool: Pool) {
           return startRow(client, { ...run, strategy: 'reject' }, lease, seqReserved);
         });
       }
+      if (run.comparisonOf) {
+        // A comparison is one from its first row: no execution, here or after a takeover, ever runs it as a plain run.
+        return withTransaction(pool, async (client) => {
+          const outcome = await startRow(client, run, lease, seqReserved);
+          if (outcome.outcome !== 'started' && outcome.outcome !== 'queued') return outcome;
+          await client.query(`UPDATE svc_runs SET comparison_of = $2 WHERE id = $1`, [run.id, run.comparisonOf]);
+          if (run.newThread) {
+            await client.query(`UPDATE svc_threads SET comparison_of = $2 WHERE id = $1`, [
+              run.threadId,
+              run.comparisonOf,
+            ]);
+          }
+          return outcome;
+        });
+      }
       return startRow(pool, run, lease, seqReserved);
     },
 
@@ -634,7 +654,7 @@ export function runsRepository(pool: Pool) {
     async nodes(runId: string): Promise<RunNode[]> {
       const { rows } = await pool.query<RunNode>(
         `SELECT node_id, status, output, entered_at, exited_at, queue_wait_ms, prompt_tokens, output_tokens, warnings,
-                thinking
+                thinking, first_token_at
            FROM svc_run_nodes WHERE run_id = $1 ORDER BY id`,
         [runId],
       );

@@ -13,6 +13,7 @@ interface ToolCallRow {
   arguments: string;
   arguments_sha256: string;
   policy: ToolCallRecord['policy'];
+  replay: ToolCallRecord['replay'];
   rerunnable: boolean;
   decision: GateDecision | null;
   attempts: number;
@@ -28,6 +29,7 @@ const toRecord = (row: ToolCallRow): ToolCallRecord => ({
   arguments: row.arguments,
   argumentsSha256: row.arguments_sha256,
   policy: row.policy,
+  replay: row.replay ?? null,
   rerunnable: row.rerunnable,
   decision: row.decision,
   attempts: row.attempts,
@@ -59,8 +61,8 @@ export function toolCallsRepository(pool: Pool): ToolCallStore {
     async propose(call: NewToolCall): Promise<{ record: ToolCallRecord; created: boolean }> {
       const { rows } = await pool.query<ToolCallRow & { created: boolean }>(
         `WITH added AS (
-           INSERT INTO svc_tool_calls (id, run_id, node, tool, arguments, arguments_sha256, policy, rerunnable)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           INSERT INTO svc_tool_calls (id, run_id, node, tool, arguments, arguments_sha256, policy, rerunnable, replay)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            ON CONFLICT (id) DO NOTHING
            RETURNING *)
          SELECT *, true AS created FROM added
@@ -75,6 +77,7 @@ export function toolCallsRepository(pool: Pool): ToolCallStore {
           call.argumentsSha256,
           call.policy,
           call.rerunnable,
+          call.replay,
         ],
       );
       return { record: toRecord(rows[0]!), created: rows[0]!.created };

@@ -30,6 +30,7 @@ import type {
   StopTx,
   RunWriteStore,
   ToolCallStore,
+  ComparedRecordStore,
   ToolQuestionStore,
 } from '../storage/types';
 import type { Toolbox } from '../tools/toolbox';
@@ -52,6 +53,8 @@ export interface EngineDeps {
   /** The tools of runs' phases, and the record of their calls (docs/tools.md). */
   toolbox: Toolbox;
   toolCalls: ToolCallStore;
+  /** The record of the run a comparison compares (docs/compare.md). */
+  comparedRuns: ComparedRecordStore;
   /** Questions tool servers ask mid-call, and how long one waits for a person (an hour unless said otherwise). */
   questions: ToolQuestionStore;
   questionExpiryS?: number;
@@ -202,6 +205,7 @@ export class Engine {
           traceContext: run.traceContext,
           // Read with the run's row when a leg is claimed; a run started here is named after its message if need be.
           threadName: null,
+          comparisonOf: run.comparisonOf,
         });
       }
       return outcome;
@@ -374,6 +378,7 @@ export class Engine {
       slots: this.deps.slots ?? NO_SLOTS,
       toolbox: this.deps.toolbox,
       toolCalls: this.deps.toolCalls,
+      comparedRuns: this.deps.comparedRuns,
       questions: this.deps.questions,
       questionExpiryS: this.deps.questionExpiryS ?? DEFAULT_QUESTION_EXPIRY_S,
       agentOf: this.deps.agentOf,

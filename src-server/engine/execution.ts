@@ -5,11 +5,12 @@ import type { RoutingRule, RuleSource } from '../contracts/assets';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunEvent, RunEventOf } from '../contracts/events';
 import { errorDetail } from '../contracts/errors';
-import type { GateDecision, NodeConfig, NodeStatus, NodeWarning, PendingGate } from '../contracts/runs';
+import type { NodeConfig, NodeStatus, NodeWarning, PendingGate } from '../contracts/runs';
 import type { Logger } from '../log';
 import type { CallUsage, LoadingInfo, ModelClient, QueueInfo, TrimReport } from '../models/model-client';
 import type { Admission } from './admission';
 import { decidedNodeStatus, decisionEvent } from './decision-events';
+import { ComparedRun } from './comparison';
 import { RunAbandonedError, TimeoutError } from './errors';
 import { SEQ_BLOCK, type EventLog, type LegPublisher } from './events/event-log';
 import { writeBranchPoint } from './graph/checkpoints';
@@ -26,6 +27,7 @@ import { planLeg, type CheckpointSummary, type LegPlan } from './plan';
 import type { LegOutcome, RunObserver } from './run-observer';
 import { retryTransient, type IsTransient } from '../storage/retry';
 import type {
+  ComparedRecordStore,
   EventStore,
   LegHolder,
   NodeStore,
@@ -66,6 +68,8 @@ export interface ExecutionDeps {
   slots: RunSlots;
   toolbox: Toolbox;
   toolCalls: ToolCallStore;
+  /** The record a comparison answers from (docs/compare.md). */
+  comparedRuns: ComparedRecordStore;
   questions: ToolQuestionStore;
   /** How long a tool server's question waits for a person (docs/approvals.md#questions-from-tool-servers). */
   questionExpiryS: number;
@@ -201,6 +205,18 @@ export class RunExecution {
     }
   }
 
+  /** A comparison's view of the run it compares, read as its leg begins (docs/compare.md); null for any other run. */
+  private compared(): Promise<ComparedRun> | null {
+    const of = this.run.comparisonOf;
+    if (!of) return null;
+    const compared = this.write('reading the run compared', () => this.deps.comparedRuns.recordOf(of)).then(
+      (record) => new ComparedRun(of, record),
+    );
+    // Read beside the leg's first steps; the node that needs it sees a failure.
+    compared.catch(() => undefined);
+    return compared;
+  }
+
   /** Waits for a place among the legs this process executes at once, telling the stream where it stands. */
   private admit(): Promise<() => void> {
     let told = 0;
@@ -278,6 +294,7 @@ export class RunExecution {
         store: deps.toolCalls,
         scope: { projectId: run.projectId, projectPath: run.projectPath },
       },
+      comparison: this.compared(),
     };
     let input: Partial<RunStateValue> | Command | null = null;
     let checkpointId: string | undefined;
@@ -511,8 +528,8 @@ export class RunExecution {
       return true;
     },
 
-    gateDecided: async (gate: string, visit: number, decision: GateDecision) => {
-      this.emit(decisionEvent(gate, decision));
+    gateDecided: async (gate, visit, decision, inOriginal) => {
+      this.emit(decisionEvent(gate, decision, inOriginal));
       this.nodes.gateDecided(gate, visit, decidedNodeStatus(decision));
     },
 

@@ -122,6 +122,7 @@ export class RunNodes {
       output: '',
       enteredAt: performance.now(),
       exitedAt: null,
+      firstTokenAt: null,
       queueWaitMs: null,
       promptTokens: null,
       outputTokens: null,
@@ -135,6 +136,8 @@ export class RunNodes {
   token(node: string, text: string): void {
     const open = this.open.get(node);
     if (!open) return;
+    // Written with the row's next write (its output's, its figures', its end's): no statement of its own.
+    open.row.firstTokenAt ??= performance.now();
     open.row.output += text;
     this.outputs.grew(open.row);
   }
@@ -201,6 +204,7 @@ export class RunNodes {
       output: '',
       enteredAt: now,
       exitedAt: now,
+      firstTokenAt: null,
       queueWaitMs: null,
       promptTokens: null,
       outputTokens: null,

@@ -22,6 +22,7 @@ const run = (extra: Partial<RunRecord> = {}): RunRecord => ({
   agentVersion: null,
   manifestHash: null,
   threadName: null,
+  comparisonOf: null,
   ...extra,
 });
 

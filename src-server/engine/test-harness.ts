@@ -156,6 +156,7 @@ export class Harness {
       models: this.model,
       toolbox: this.toolbox,
       toolCalls: this.stores.toolCalls,
+      comparedRuns: this.stores.comparedRuns,
       questions: this.stores.questions,
       records: this.stores.writeStore,
       prices: this.prices,

@@ -16,7 +16,7 @@ import { wantsJson } from './run-stream';
  * schemas, error codes), not with each release. Sent as the `API-Version` header of every API answer and written
  * in the document's info.version. docs/http-api.md#versioning says what each part means.
  */
-export const API_VERSION = '1.16.0';
+export const API_VERSION = '1.17.0';
 
 /**
  * Sends API_VERSION on every answer of the server, not only the routes': a guard that answers before any route (a
@@ -208,6 +208,11 @@ const TAGS = [
   {
     name: 'webhooks',
     description: "URLs told of a project's or an organisation's gates and finished runs, and how each delivery went",
+  },
+  {
+    name: 'comparisons',
+    description:
+      "A run's input run again on another model or version of its agent, acting on nothing, and read beside it",
   },
   {
     name: 'usage',

@@ -20,6 +20,7 @@ import { approvalRoutes } from './approvals.router';
 import { slackRoutes } from './slack.router';
 import { emailRoutes } from './email.router';
 import { runRoutes } from './runs.router';
+import { comparisonRoutes } from './comparisons.router';
 import { threadRoutes } from './threads.router';
 import { tokenRoutes } from './tokens.router';
 import { webhookRoutes } from './webhooks.router';
@@ -52,6 +53,7 @@ export function buildApi(deps: AppDeps): Api {
   mcpServersRoutes(api, deps.mcpRegistry);
   retentionRoutes(api, deps);
   runRoutes(api, deps);
+  comparisonRoutes(api, deps);
   approvalRoutes(api, deps);
   slackRoutes(api, deps.slack);
   emailRoutes(api, deps.email);

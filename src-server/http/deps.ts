@@ -25,6 +25,7 @@ import type { RunsService } from '../services/runs.service';
 import type { ThreadsService } from '../services/threads.service';
 import type { LocalModelsService } from '../services/local-models.service';
 import type { UsageService } from '../services/usage.service';
+import type { ComparisonsService } from '../services/comparisons.service';
 import type { WebhooksService } from '../webhooks/webhooks.service';
 import type { SchedulesService } from '../services/schedules.service';
 import type { LgThreadsService } from '../services/lg-threads.service';
@@ -76,6 +77,8 @@ export interface AppDeps {
   retention: RetentionService;
   schedules: SchedulesService;
   usage: UsageService;
+  /** Comparisons read beside the runs they compare (docs/compare.md). */
+  comparisons: ComparisonsService;
   idempotencyKeys: IdempotencyService;
   mcpSessions: McpSessionsService;
   /** The LangGraph API's threads (drafts and metadata), and what it reads of runs to answer (http/langgraph/). */

@@ -187,6 +187,23 @@ export class AgentDirectory {
   }
 
   /**
+   * A version of the agent `name` means in the project, as runs show versions (a stored agent's number, a built-in's
+   * hash prefix): its current one, or an earlier version of a stored agent; undefined when it has no such version.
+   */
+  async versionOf(
+    projectId: string,
+    name: string,
+    version: string,
+  ): Promise<{ version: string; hash: string } | undefined> {
+    const current = await this.forProject(projectId, name);
+    if (!current) return undefined;
+    if (current.version === version) return { version, hash: current.hash };
+    if (!current.stored || !/^[1-9][0-9]{0,8}$/.test(version)) return undefined;
+    const hash = await this.agents.versionHash(current.stored.id, Number(version));
+    return hash ? { version, hash } : undefined;
+  }
+
+  /**
    * The manifest a run is pinned to, whatever has been published since: the built-in as loaded when its hash is the
    * same, else the one recorded under the hash (a stored version, a draft, a shipped file of another release).
    */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { runAccepted, type ForkRequest, type RunAccepted, type RunDetail, type RunRequest } from '../contracts/runs';
+import type { CompareRequest } from '../contracts/comparisons';
 import { stopOf } from '../contracts/stops';
 import type { ToolQuestionsRepository } from '../db/tool-questions.repository';
 import { openQuestionOf } from './open-questions';
@@ -40,7 +41,7 @@ function notRollbackable(active: { id: string }, why: 'decision' | 'tool_call') 
 }
 
 export interface RunsServiceDeps {
-  agents: Pick<AgentDirectory, 'forProject' | 'pinnedEntry'>;
+  agents: Pick<AgentDirectory, 'forProject' | 'pinnedEntry' | 'versionOf'>;
   access: Access;
   threads: ThreadsService;
   runs: RunsRepository;
@@ -222,6 +223,7 @@ export function runsService(deps: RunsServiceDeps) {
           message: request.message,
           projectPath,
           strategy,
+          comparisonOf: null,
         };
       } else {
         projectId = await access.resolveProject(principal, request.project_id, 'member');
@@ -241,6 +243,7 @@ export function runsService(deps: RunsServiceDeps) {
           message: request.message,
           projectPath: request.project_path ?? null,
           strategy,
+          comparisonOf: null,
         };
       }
       // The start line first: the run may log its first steps as soon as it is admitted.
@@ -278,6 +281,7 @@ export function runsService(deps: RunsServiceDeps) {
         message: request.message,
         projectPath: request.project_path ?? null,
         strategy: 'reject' as const,
+        comparisonOf: null,
       };
       log.info(
         `graph run start agent=${run.agent} model=${run.model} thread=${run.threadId} run=${run.id} ` +
@@ -360,10 +364,68 @@ export function runsService(deps: RunsServiceDeps) {
           message,
           projectPath,
           strategy: 'reject',
+          comparisonOf: null,
         },
         traceparent,
       );
       return followable(runId, thread.id, 0);
+    },
+
+    /**
+     * A comparison (docs/compare.md): the run's input again, on another model and/or version of its agent, in a new
+     * thread of the run's project that names the run. The caller needs what starting that run needs: the member role,
+     * the run's folder under her own rights, the model's provider. It acts on nothing (engine/comparison.ts).
+     */
+    async compareRun(
+      principal: Principal,
+      runId: string,
+      request: CompareRequest,
+      traceparent?: string,
+    ): Promise<FollowableRun> {
+      const original = await visibleRun(principal, runId, 'member');
+      if (original.status === 'running' || original.status === 'queued') {
+        throw conflict(`run ${runId} is ${original.status}: compare it once it has ended or stops for a person`);
+      }
+      await checkStoredPath(
+        principal,
+        { id: original.thread_id, project_id: original.project_id, project_path: original.project_path },
+        original.project_path,
+      );
+      let pin: { agentVersion: string; manifestHash: string; draft: boolean };
+      if (request.agent_version !== undefined && request.agent_version !== original.agent_version) {
+        const version = await agents.versionOf(original.project_id, original.agent, request.agent_version);
+        if (!version) {
+          throw badRequest(
+            `invalid request body: agent_version: "${original.agent}" has no version "${request.agent_version}"`,
+            { fields: [{ field: 'agent_version', message: 'no such version' }] },
+          );
+        }
+        pin = { agentVersion: version.version, manifestHash: version.hash, draft: false };
+      } else if (original.agent_version && original.manifest_hash) {
+        pin = { agentVersion: original.agent_version, manifestHash: original.manifest_hash, draft: false };
+      } else {
+        pin = pinnedTo(await agentFor(original.project_id, original.agent));
+      }
+      const run = {
+        id: randomUUID(),
+        threadId: randomUUID(),
+        projectId: original.project_id,
+        newThread: { projectId: original.project_id },
+        forkedFrom: null,
+        agent: original.agent,
+        ...pin,
+        model: request.model ?? original.model ?? deps.defaultModel(),
+        message: original.message ?? '',
+        projectPath: original.project_path,
+        strategy: 'reject' as const,
+        comparisonOf: original.id,
+      };
+      log.info(
+        `graph run compare agent=${run.agent} model=${run.model} thread=${run.threadId} run=${run.id} ` +
+          `of=${original.id} user=${principal.name} version=${run.agentVersion}`,
+      );
+      await admit(principal, run, traceparent);
+      return followable(run.id, run.threadId, 0);
     },
 
     async cancelRun(principal: Principal, runId: string, reason: string | null): Promise<RunAccepted> {

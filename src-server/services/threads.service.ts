@@ -67,8 +67,16 @@ export function threadsService(deps: ThreadsServiceDeps) {
     async runs(principal: Principal, threadId: string) {
       const thread = await visibleThread(principal, threadId);
       return (await runs.listByThread(thread.id)).map(
-        ({ routes: _r, pending_gate: _g, event_seq: _s, project_id: _p, forked_from: _f, manifest_hash: _h, ...run }) =>
-          run,
+        ({
+          routes: _r,
+          pending_gate: _g,
+          event_seq: _s,
+          project_id: _p,
+          forked_from: _f,
+          manifest_hash: _h,
+          comparison_of: _c,
+          ...run
+        }) => run,
       );
     },
 

@@ -23,5 +23,6 @@ export const newRun = (extra: Partial<NewRun> = {}): NewRun => ({
   agentVersion: '1',
   manifestHash: 'review-manifest',
   draft: false,
+  comparisonOf: null,
   ...extra,
 });

@@ -488,6 +488,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
         arguments: '{"content":"a"}',
         argumentsSha256: 'sha-a',
         policy: 'ask',
+        replay: null,
         rerunnable: false,
       });
       expect(proposed).toMatchObject({ created: true, record: { decision: null, attempts: 0 } });
@@ -559,6 +560,7 @@ function nodeWrite(runId: string, key: string, node: string, status: NodeWrite['
     output: '',
     enteredAt: performance.now(),
     exitedAt: null,
+    firstTokenAt: null,
     queueWaitMs: null,
     promptTokens: null,
     outputTokens: null,

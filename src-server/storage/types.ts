@@ -1,3 +1,4 @@
+import type { RunEventOf } from '../contracts/events';
 import type { RouteMatch } from '../contracts/runs';
 import type {
   GateDecision,
@@ -9,7 +10,7 @@ import type {
   RunStatus,
 } from '../contracts/runs';
 import type { Role } from '../contracts/tenancy';
-import type { PendingToolCall } from '../contracts/tools';
+import type { PendingToolCall, ToolReplay } from '../contracts/tools';
 import type { QuestionAction } from '../contracts/tool-questions';
 
 /**
@@ -77,6 +78,8 @@ export interface RunRecord {
   manifestHash: string | null;
   /** What its thread is called when the leg starts (its first message unless renamed): a publish step names by it. */
   threadName: string | null;
+  /** The run this one compares: its tool calls and gates are answered from that run's record (docs/compare.md). */
+  comparisonOf: string | null;
 }
 
 export interface NewRun {
@@ -103,6 +106,8 @@ export interface NewRun {
   manifestHash: string;
   /** A try of an unsaved source in the studio: its new thread is left out of the default thread list. */
   draft: boolean;
+  /** The run this one compares (docs/compare.md): it runs that run's input again and acts on nothing. */
+  comparisonOf: string | null;
 }
 
 export type StartOutcome =
@@ -277,6 +282,8 @@ export interface NodeWrite {
    */
   enteredAt: number;
   exitedAt: number | null;
+  /** When the phase's first answer token arrived (as `enteredAt`); null until one did, and for a gate. */
+  firstTokenAt: number | null;
   queueWaitMs: number | null;
   promptTokens: number | null;
   outputTokens: number | null;
@@ -309,6 +316,8 @@ export interface ToolCallRecord {
   arguments: string;
   argumentsSha256: string;
   policy: 'allow' | 'ask' | 'granted' | 'covered' | 'deny';
+  /** In a comparison: what it did with the call (contracts/tools.ts ToolReplay); null in any other run. */
+  replay: ToolReplay | null;
   /** Read-only or idempotent: a run that stopped mid-call may run it again without asking. */
   rerunnable: boolean;
   /** The decision it runs (or does not run) with, once a person or an expiry took it. */
@@ -319,6 +328,25 @@ export interface ToolCallRecord {
 }
 
 export type NewToolCall = Omit<ToolCallRecord, 'decision' | 'attempts' | 'result'>;
+
+/** What a comparison answers from (docs/compare.md): the record of the run it compares. */
+export interface ComparedRecord {
+  /** The run's tool calls that have a result, in the order they were made. */
+  calls: { tool: string; argumentsSha256: string; result: { text: string; isError: boolean } }[];
+  /** Its gates' decisions, as its events carry them, oldest first. */
+  decisions: (
+    | RunEventOf<'gate_approved'>
+    | RunEventOf<'gate_edited'>
+    | RunEventOf<'gate_responded'>
+    | RunEventOf<'gate_rejected'>
+    | RunEventOf<'gate_expired'>
+  )[];
+}
+
+/** Reads the record of a run a comparison compares. */
+export interface ComparedRecordStore {
+  recordOf(runId: string): Promise<ComparedRecord>;
+}
 
 export interface ToolCallStore {
   turn(id: string): Promise<ModelTurnRecord | undefined>;

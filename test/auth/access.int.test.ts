@@ -525,6 +525,9 @@ const MATRIX: Row[] = [
     (w) => `/threads/${w.finished.thread_id}/decisions`,
     role('project', 'viewer', 200),
   ),
+  row('POST', 'compare a run', (w) => `/runs/${w.finished.run_id}/compare`, role('project', 'member', 202), {
+    body: () => ({}),
+  }),
   row('POST', 'cancel a run', (_w, f) => `/runs/${f.gated!.run_id}/cancel`, role('project', 'member', 200), {
     body: () => ({}),
     fresh: gatedRun,
@@ -807,6 +810,8 @@ const CHECKED_ELSEWHERE: { paths: RegExp; file: string }[] = [
   { paths: /^\/stops\/\{stop_id\}\/answer$/, file: 'test/tools/tool-questions.int.test.ts' },
   // An MCP client's sign-ins are the caller's own; the consent page takes the cookie of the browser that signed in.
   { paths: /^\/(me\/mcp-grants|oauth\/consent)(\/|$)/, file: 'test/mcp/mcp-oauth.int.test.ts' },
+  // A comparison to read is made by a comparison there: a viewer reads it, another organisation's member gets 404.
+  { paths: /^\/runs\/\{id\}\/comparison$/, file: 'test/runs/compare-run.int.test.ts' },
 ];
 
 /** `METHOD /template` of each row: its path, with stand-in ids and without its query, matched to the templates. */

@@ -67,6 +67,7 @@ export const benchExecution = (runId: string, models: ModelClient, hooks: NodeHo
   models,
   nodeConfigs: Promise.resolve(new Map()),
   hooks,
+  comparison: null,
   threadId: '',
   threadName: '',
   tools: noTools,

@@ -50,6 +50,7 @@ const thread = {
   updated_at: '2026-01-01T00:00:00.000Z',
   last_run: null,
   draft: false,
+  comparison_of: null,
 };
 
 describe('the contract check of the integration tests', () => {

@@ -15,6 +15,7 @@ const row = (node_id: string, status: RunNode['status'], enteredS: number, extra
   output: '',
   entered_at: enteredS,
   exited_at: enteredS + 1,
+  first_token_at: null,
   queue_wait_ms: 20,
   prompt_tokens: 100,
   output_tokens: 10,
@@ -54,6 +55,7 @@ const record = (
 const detail = (extra: Partial<RunDetail>): RunDetail => ({
   id: RUN,
   forked_from: null,
+  comparison_of: null,
   stop: null,
   sent_to: [],
   questions: [],

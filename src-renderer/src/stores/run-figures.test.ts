@@ -23,6 +23,7 @@ function node(id: string, enteredS: number, exitedS: number | null, figures: Par
     output: `${id} output`,
     entered_at: enteredS,
     exited_at: exitedS,
+    first_token_at: null,
     queue_wait_ms: null,
     prompt_tokens: null,
     output_tokens: null,
@@ -36,6 +37,7 @@ function stored(nodes: RunNode[]): RunDetail {
   return {
     id: RUN,
     forked_from: null,
+    comparison_of: null,
     stop: null,
     sent_to: [],
     questions: [],

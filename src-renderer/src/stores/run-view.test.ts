@@ -54,6 +54,7 @@ const record = (
 const detail = (nodes: RunNode[], decisions: GateDecisionRecord[], extra: Partial<RunDetail> = {}): RunDetail => ({
   id: RUN,
   forked_from: null,
+  comparison_of: null,
   stop: null,
   sent_to: [],
   questions: [],

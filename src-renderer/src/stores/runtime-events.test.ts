@@ -68,6 +68,7 @@ describe('the local runtime in the run view', () => {
       output: 'partial answer',
       entered_at: 1,
       exited_at: 2,
+      first_token_at: 1.5,
       queue_wait_ms: 0,
       prompt_tokens: 10,
       output_tokens: 5,
@@ -77,6 +78,7 @@ describe('the local runtime in the run view', () => {
     const detail = {
       id: '00000000-0000-4000-8000-000000000001',
       forked_from: null,
+      comparison_of: null,
       stop: null,
       sent_to: [],
       questions: [],

@@ -10,6 +10,7 @@ import { mcpTasks } from './0009-mcp-tasks';
 import { toolQuestions } from './0010-tool-questions';
 import { mcpOauth } from './0011-mcp-oauth';
 import { questionDoors } from './0012-question-doors';
+import { comparisons } from './0013-comparisons';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -28,6 +29,7 @@ export const MIGRATIONS: readonly Migration[] = [
   toolQuestions,
   mcpOauth,
   questionDoors,
+  comparisons,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */

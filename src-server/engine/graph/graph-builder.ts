@@ -29,6 +29,7 @@ import type { Toolbox, ToolScope } from '../../tools/toolbox';
 import { firstMatchingRule } from './routing';
 import { fillPublishArgument } from './publish-placeholders';
 import { runPublishStep, runToolLoop, type ToolHooks, type ToolLoop } from './tool-loop';
+import type { ComparedRun, ComparedDecision } from '../comparison';
 
 /** A node entered more often than this in one run means routing rules loop. */
 export const MAX_NODE_VISITS = 8;
@@ -109,7 +110,13 @@ export interface NodeHooks extends ToolHooks {
   routeMatched(from: string, to: string, rule: RoutingRule, source: RuleSource): Promise<void>;
   /** True exactly once, when this execution resumes the given gate after a decision. */
   takeResume(gate: string): boolean;
-  gateDecided(gate: string, visit: number, decision: GateDecision): Promise<void>;
+  /** `inOriginal`: a comparison took the decision of the run it compares (docs/compare.md). */
+  gateDecided(
+    gate: string,
+    visit: number,
+    decision: GateDecision,
+    inOriginal?: ComparedDecision['inOriginal'],
+  ): Promise<void>;
 }
 
 /**
@@ -134,6 +141,11 @@ export interface Execution {
   threadName: string;
   /** The tools of the run's phases, their record, and where they act. */
   tools: { toolbox: Toolbox; store: ToolCallStore; scope: ToolScope };
+  /**
+   * A comparison's view of the run it compares (docs/compare.md), read while the leg begins: its gates take that
+   * run's decisions and its tool calls that run's answers. Null for any other run.
+   */
+  comparison: Promise<ComparedRun> | null;
 }
 
 const EXECUTION = 'svc_execution';
@@ -296,6 +308,7 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
         ];
         const toolLoop = async (): Promise<ToolLoop> => ({
           runId: options.runId,
+          comparison: options.comparison && (await options.comparison),
           threadId: options.threadId,
           node: node.id,
           visit,
@@ -373,14 +386,17 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
       );
     } else if (node.kind === 'gate') {
       graph.addNode(node.id, async (state: RunStateValue, runConfig: LangGraphRunnableConfig) => {
-        const { hooks } = executionOf(runConfig);
+        const { hooks, comparison } = executionOf(runConfig);
         // The first pass ends in interrupt(), which throws: its count of the visit is not kept, so the pass that
         // resumes counts the same visit again, and both name the same node row.
         const visits = countVisit(state, node.id);
         if (!hooks.takeResume(node.id)) await hooks.enter(node.id, visits[node.id]!);
+        // A comparison takes the decision the run it compares took at this visit of the gate, without stopping; a
+        // gate that run never got past stops it for a person, as any run.
+        const taken = comparison ? (await comparison).decisionAt(node.id, visits[node.id]!) : undefined;
         // Throws on the first pass (the run pauses, the checkpoint keeps it); returns the decision on resume.
-        const decision = interrupt<PendingGate, GateDecision>(gateContext(phase, state));
-        await hooks.gateDecided(node.id, visits[node.id]!, decision);
+        const decision = taken?.decision ?? interrupt<PendingGate, GateDecision>(gateContext(phase, state));
+        await hooks.gateDecided(node.id, visits[node.id]!, decision, taken?.inOriginal);
         const decided = { decision_reason: decision.reason, visits, edited: [] };
         const path = decisionPath(decision);
         if (path === 'route') {

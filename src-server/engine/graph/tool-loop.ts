@@ -8,6 +8,7 @@ import type { ModelTurnRecord, ToolCallRecord, ToolCallStore } from '../../stora
 import { canonicalArguments, sha256Hex } from '../../tools/canonical-arguments';
 import type { PhaseToolset } from '../../tools/toolbox';
 import type { ToolQuestionAnswer, ToolQuestionRequest } from '../../contracts/tool-questions';
+import { NOT_PUBLISHED_IN_COMPARISON, NOT_RUN_IN_COMPARISON, type ComparedRun } from '../comparison';
 
 /** A phase whose model keeps calling tools after its limit was reached, and was told so, fails. */
 export class ToolLimitError extends Error {
@@ -45,6 +46,8 @@ export interface ToolHooks {
 
 export interface ToolLoop {
   runId: string;
+  /** The run a comparison compares (docs/compare.md): its calls are answered from that run's record; else null. */
+  comparison: ComparedRun | null;
   threadId: string;
   node: string;
   visit: number;
@@ -130,6 +133,7 @@ async function refuse(loop: ToolLoop, call: ModelToolCall, tool: string, why: st
       arguments: args.canonical,
       argumentsSha256: args.sha256,
       policy: 'deny',
+      replay: null,
       rerunnable: true,
     }),
   );
@@ -162,6 +166,8 @@ export async function runPublishStep(
   approvedSha256: string | undefined,
   fill: (value: string) => string,
 ): Promise<{ published: boolean; answer: string }> {
+  // A comparison acts on nothing: the approved text stays its output, and nothing is written.
+  if (loop.comparison) return { published: false, answer: NOT_PUBLISHED_IN_COMPARISON };
   const tool = loop.toolset.named(step.tool);
   if (!tool)
     return { published: false, answer: `${step.tool} cannot be reached from this run (it has no project path)` };
@@ -193,8 +199,19 @@ async function runCall(
   const { hooks, store } = loop;
   const policy = loop.toolset.policy(tool);
   const proposed = canonicalArguments(args);
+  // A comparison acts on nothing: the original's answer to the same call, else a read-only call that needs nobody's
+  // word runs, and any other is not run (a denied one is refused as anywhere).
+  const replay =
+    loop.comparison && policy.kind !== 'deny'
+      ? loop.comparison.replayOf(
+          { name: tool.name, readOnly: tool.annotations.read_only },
+          proposed.sha256,
+          policy.kind,
+        )
+      : undefined;
   // A person allowed this tool for the rest of the thread: asked once, not again (read when the call is first seen).
   const granted =
+    !replay &&
     override === undefined &&
     policy.kind === 'ask' &&
     (await hooks.record("reading the thread's grants", () =>
@@ -209,6 +226,7 @@ async function runCall(
       arguments: proposed.canonical,
       argumentsSha256: proposed.sha256,
       policy: override ?? (granted ? 'granted' : policy.kind),
+      replay: replay?.replay ?? null,
       // Cut off mid-way, a call runs again unasked only when repeating it cannot undo what happened since: a tool
       // that only reads, or one that repeats to the same result and destroys nothing (write_file replaces a file).
       rerunnable: tool.annotations.read_only || (tool.annotations.idempotent && !tool.annotations.destructive),
@@ -226,9 +244,15 @@ async function runCall(
       policy: record.policy,
       policy_source: policy.source,
       ...(publish && { publish }),
+      ...(record.replay && { replay: record.replay }),
     });
   }
   if (record.result) return { text: record.result.text, is_error: record.result.isError };
+  if (record.replay === 'recorded') {
+    const answer = loop.comparison?.answerTo(record.tool, record.argumentsSha256);
+    return finish(loop, record, answer ?? { text: NOT_RUN_IN_COMPARISON, is_error: true });
+  }
+  if (record.replay === 'not_run') return finish(loop, record, { text: NOT_RUN_IN_COMPARISON, is_error: true });
   if (record.policy === 'deny') return finish(loop, record, { text: 'Not run: this tool is denied.', is_error: true });
 
   // What runs is what a person approved last: the model's arguments, or an edit's, bound by their hash.

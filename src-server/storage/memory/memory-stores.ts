@@ -18,6 +18,8 @@ import type {
   ModelCallWrite,
   ToolCallRecord,
   ToolCallStore,
+  ComparedRecord,
+  ComparedRecordStore,
   ToolQuestionStore,
   NodeStore,
   NodeWrite,
@@ -190,6 +192,7 @@ export class MemoryStores {
       manifestHash: run.manifestHash,
       // The memory stores keep no threads: a publish step names its file after the run's message, as a new thread's is.
       threadName: null,
+      comparisonOf: run.comparisonOf,
       createdBy: run.createdBy,
       localRuntime: run.localRuntime,
       ownerId: queued ? null : lease.owner,
@@ -249,6 +252,7 @@ export class MemoryStores {
       agentVersion: row.agentVersion,
       manifestHash: row.manifestHash,
       threadName: row.threadName,
+      comparisonOf: row.comparisonOf,
     };
   }
 
@@ -688,6 +692,21 @@ export class MemoryStores {
       const held = this.grants.get(`${threadId}/${tool}`);
       // ROLES runs from the highest role down.
       return held !== undefined && ROLES.indexOf(held) <= ROLES.indexOf(role);
+    },
+  };
+
+  readonly comparedRuns: ComparedRecordStore = {
+    recordOf: async (runId: string) => {
+      this.statement('read');
+      const decisionTypes = ['gate_approved', 'gate_edited', 'gate_responded', 'gate_rejected', 'gate_expired'];
+      return {
+        calls: [...this.calls.values()]
+          .filter((c) => c.runId === runId && c.result !== null && c.replay !== 'not_run')
+          .map((c) => ({ tool: c.tool, argumentsSha256: c.argumentsSha256, result: { ...c.result! } })),
+        decisions: (this.events.get(runId) ?? [])
+          .filter((e) => decisionTypes.includes(e.type))
+          .map((e) => JSON.parse(e.data) as ComparedRecord['decisions'][number]),
+      };
     },
   };
 
