@@ -142,6 +142,8 @@ export interface RunView {
   usage: RunUsage | null;
   /** A run on a branch of its thread: the checkpoint it was forked from, and the run that wrote it. */
   forkedFrom: { runId: string | null; checkpointId: string } | null;
+  /** A comparison (docs/compare.md): the run it compares; null for any other run. */
+  comparisonOf: string | null;
   /**
    * When the last question of a tool server was answered or expired, as this studio saw it (epoch ms): the run, which
    * went on running while a person answered, is measured for being stuck from then.
@@ -184,6 +186,7 @@ export function emptyView(): RunView {
     resumable: false,
     usage: null,
     forkedFrom: null,
+    comparisonOf: null,
     lastAnswerAt: null,
     lastEventId: 0,
   };
@@ -472,6 +475,7 @@ export function runView(detail: RunDetail): RunView {
     forkedFrom: detail.forked_from
       ? { runId: detail.forked_from.run_id, checkpointId: detail.forked_from.checkpoint_id }
       : null,
+    comparisonOf: detail.comparison_of,
   };
 }
 
