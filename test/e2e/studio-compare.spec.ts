@@ -34,7 +34,8 @@ test('a finished run compared on another model: the dialog, then the two side by
 
     // Compare…: a labelled dialog that starts on the model picker.
     await page.getByTestId('run-compare').click();
-    const dialog = page.getByTestId('compare-dialog');
+    // The open one: the run's status line and the History tab each have theirs.
+    const dialog = page.locator('[data-testid="compare-dialog"][open]');
     await expect(dialog).toBeVisible();
     await expect(page.getByTestId('compare-model')).toBeFocused();
     await expect(dialog.getByRole('heading')).toHaveText('Compare this run');
@@ -82,6 +83,17 @@ test('a finished run compared on another model: the dialog, then the two side by
     await page.getByTestId('run-comparison-open').click();
     await expect(page.getByTestId('comparison-state')).toHaveText('The comparison completed.');
     await page.screenshot({ path: screenshotPath('compare-1024') });
+
+    // The History tab offers the same for the run that wrote a checkpoint.
+    await page.getByTestId('comparison-close').click();
+    await page.getByTestId('thread-item').filter({ hasNot: page.getByTestId('thread-comparison') }).click();
+    await page.getByTestId('tab-history').click();
+    await page.getByTestId('history-checkpoint').filter({ hasText: 'after intake' }).click();
+    await page.getByTestId('history-compare').click();
+    await expect(dialog).toBeVisible();
+    await page.keyboard.press('Escape');
+    await expect(dialog).toBeHidden();
+    await expect(page.getByTestId('history-compare')).toBeFocused();
   } finally {
     await fs.rm(folder, { recursive: true, force: true });
   }
