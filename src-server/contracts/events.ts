@@ -282,6 +282,16 @@ export type RunEventType = RunEvent['type'];
 export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
 
 /** Events after which a stream ends: the run finished, or it stopped at a gate. */
+/** The events that carry a gate's decision, one per kind of decision (engine/decision-events.ts). */
+export const GATE_DECISION_EVENTS = [
+  'gate_approved',
+  'gate_edited',
+  'gate_responded',
+  'gate_rejected',
+  'gate_expired',
+] as const satisfies readonly RunEventType[];
+export type GateDecisionEvent = RunEventOf<(typeof GATE_DECISION_EVENTS)[number]>;
+
 export const TERMINAL_EVENTS: readonly RunEventType[] = [
   'run_done',
   'run_error',

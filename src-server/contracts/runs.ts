@@ -96,7 +96,7 @@ export const ThreadSchema = z
     comparison_of: z
       .uuid()
       .nullable()
-      .meta({ description: 'a comparison\'s thread (POST /runs/{id}/compare): the run it compares; null otherwise' }),
+      .meta({ description: "a comparison's thread (POST /runs/{id}/compare): the run it compares; null otherwise" }),
   })
   .meta({ id: 'Thread' });
 export type Thread = z.infer<typeof ThreadSchema>;

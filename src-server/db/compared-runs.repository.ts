@@ -1,9 +1,7 @@
 import type { ComparedDecision, ComparedRun } from '../contracts/comparisons';
+import { GATE_DECISION_EVENTS, type GateDecisionEvent } from '../contracts/events';
 import type { ComparedRecord } from '../storage/types';
 import type { Pool } from './pool';
-
-/** The events that carry a gate's decision: what a comparison takes at the same gate (engine/comparison.ts). */
-const DECISION_EVENTS = ['gate_approved', 'gate_edited', 'gate_responded', 'gate_rejected', 'gate_expired'];
 
 /**
  * The record of a run that a comparison compares (docs/compare.md), and the sides of a comparison as the API shows
@@ -13,9 +11,9 @@ export function comparedRunsRepository(pool: Pool) {
   const decisionEvents = async (runId: string) => {
     const { rows } = await pool.query<{ data: string }>(
       `SELECT data FROM svc_run_events WHERE run_id = $1 AND type = ANY ($2) ORDER BY seq`,
-      [runId, DECISION_EVENTS],
+      [runId, GATE_DECISION_EVENTS],
     );
-    return rows.map((e) => JSON.parse(e.data) as ComparedRecord['decisions'][number]);
+    return rows.map((e) => JSON.parse(e.data) as GateDecisionEvent);
   };
   return {
     /**

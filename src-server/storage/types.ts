@@ -1,4 +1,4 @@
-import type { RunEventOf } from '../contracts/events';
+import type { GateDecisionEvent } from '../contracts/events';
 import type { RouteMatch } from '../contracts/runs';
 import type {
   GateDecision,
@@ -334,13 +334,7 @@ export interface ComparedRecord {
   /** The run's tool calls that have a result, in the order they were made. */
   calls: { tool: string; argumentsSha256: string; result: { text: string; isError: boolean } }[];
   /** Its gates' decisions, as its events carry them, oldest first. */
-  decisions: (
-    | RunEventOf<'gate_approved'>
-    | RunEventOf<'gate_edited'>
-    | RunEventOf<'gate_responded'>
-    | RunEventOf<'gate_rejected'>
-    | RunEventOf<'gate_expired'>
-  )[];
+  decisions: GateDecisionEvent[];
 }
 
 /** Reads the record of a run a comparison compares. */

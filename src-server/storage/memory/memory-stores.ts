@@ -1,3 +1,4 @@
+import { GATE_DECISION_EVENTS, type GateDecisionEvent } from '../../contracts/events';
 import { RUN_TRANSITIONS, type RunTransitionName } from '../../contracts/run-transitions';
 import type { GateDecision, NodeStatus, PendingGate, RouteMatch, RunStatus } from '../../contracts/runs';
 import { ROLES, type Role } from '../../contracts/tenancy';
@@ -18,7 +19,6 @@ import type {
   ModelCallWrite,
   ToolCallRecord,
   ToolCallStore,
-  ComparedRecord,
   ComparedRecordStore,
   ToolQuestionStore,
   NodeStore,
@@ -698,14 +698,13 @@ export class MemoryStores {
   readonly comparedRuns: ComparedRecordStore = {
     recordOf: async (runId: string) => {
       this.statement('read');
-      const decisionTypes = ['gate_approved', 'gate_edited', 'gate_responded', 'gate_rejected', 'gate_expired'];
       return {
         calls: [...this.calls.values()]
           .filter((c) => c.runId === runId && c.result !== null && c.replay !== 'not_run')
           .map((c) => ({ tool: c.tool, argumentsSha256: c.argumentsSha256, result: { ...c.result! } })),
         decisions: (this.events.get(runId) ?? [])
-          .filter((e) => decisionTypes.includes(e.type))
-          .map((e) => JSON.parse(e.data) as ComparedRecord['decisions'][number]),
+          .filter((e) => (GATE_DECISION_EVENTS as readonly string[]).includes(e.type))
+          .map((e) => JSON.parse(e.data) as GateDecisionEvent),
       };
     },
   };
