@@ -46,7 +46,10 @@ test('a finished run compared on another model: the dialog, then the two side by
     await page.getByTestId('compare-start').click();
     await expect(page.getByTestId('compare-error')).toHaveText('Version: no such version');
     await page.getByTestId('compare-version').fill('');
-    const llama = await page.getByTestId('compare-model').locator('option', { hasText: 'llama3.2' }).getAttribute('value');
+    const llama = await page
+      .getByTestId('compare-model')
+      .locator('option', { hasText: 'llama3.2' })
+      .getAttribute('value');
     await page.getByTestId('compare-model').selectOption(llama!);
     await script(words('request-changes Please add a test for the backoff ceiling.'));
     await page.getByTestId('compare-start').click();
@@ -86,7 +89,10 @@ test('a finished run compared on another model: the dialog, then the two side by
 
     // The History tab offers the same for the run that wrote a checkpoint.
     await page.getByTestId('comparison-close').click();
-    await page.getByTestId('thread-item').filter({ hasNot: page.getByTestId('thread-comparison') }).click();
+    await page
+      .getByTestId('thread-item')
+      .filter({ hasNot: page.getByTestId('thread-comparison') })
+      .click();
     await page.getByTestId('tab-history').click();
     await page.getByTestId('history-checkpoint').filter({ hasText: 'after intake' }).click();
     await page.getByTestId('history-compare').click();
