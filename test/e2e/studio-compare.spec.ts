@@ -1,4 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,7 +27,9 @@ test('a finished run compared on another model: the dialog, then the two side by
     await openStudio(page);
     await page.getByTestId('run-project-path').fill(folder);
     await script(words('approve The retry keeps its backoff; one nit about the log line.'));
-    await startRun(page, 'Review the retry of failed webhooks');
+    // The suite's runs share one database: this test's threads are told apart by their message.
+    const message = `Review the retry of failed webhooks ${randomUUID().slice(0, 8)}`;
+    await startRun(page, message);
     await expect(page.getByTestId('approval-card')).toBeVisible();
     await page.getByTestId('gate-approve').click();
     await expect(page.getByTestId('run-status')).toContainText('✓ Run complete');
@@ -79,7 +82,8 @@ test('a finished run compared on another model: the dialog, then the two side by
     await expect(view).toBeHidden();
     await page.setViewportSize({ width: 1024, height: 768 });
     // The thread list marks the comparison's thread.
-    const compared = page.getByTestId('thread-item').filter({ has: page.getByTestId('thread-comparison') });
+    const ours = page.getByTestId('thread-item').filter({ hasText: message });
+    const compared = ours.filter({ has: page.getByTestId('thread-comparison') });
     await expect(compared).toHaveCount(1);
     await compared.click();
     await expect(page.getByTestId('run-comparison-of')).toContainText('A comparison of run');
