@@ -93,10 +93,7 @@ test('a finished run compared on another model: the dialog, then the two side by
 
     // The History tab offers the same for the run that wrote a checkpoint.
     await page.getByTestId('comparison-close').click();
-    await page
-      .getByTestId('thread-item')
-      .filter({ hasNot: page.getByTestId('thread-comparison') })
-      .click();
+    await ours.filter({ hasNot: page.getByTestId('thread-comparison') }).click();
     await page.getByTestId('tab-history').click();
     await page.getByTestId('history-checkpoint').filter({ hasText: 'after intake' }).click();
     await page.getByTestId('history-compare').click();
