@@ -32,6 +32,8 @@ import { createApp } from './http/app';
 import { buildProjectContext, withProjectFolder } from './context/project-context';
 import { toolCallsRepository } from './db/tool-calls.repository';
 import { comparedRunsRepository } from './db/compared-runs.repository';
+import { datasetsRepository } from './db/datasets.repository';
+import { experimentsRepository } from './db/experiments.repository';
 import { toolQuestionsRepository } from './db/tool-questions.repository';
 import { toolGrantsRepository } from './db/tool-grants.repository';
 import { orgFoldersRepository } from './db/org-folders.repository';
@@ -89,6 +91,9 @@ import { threadsService } from './services/threads.service';
 import { lgThreadsService } from './services/lg-threads.service';
 import { schedulesService } from './services/schedules.service';
 import { Scheduler } from './services/scheduler';
+import { datasetsService } from './services/datasets.service';
+import { experimentDriver, ExperimentRunner } from './services/experiment-runner';
+import { experimentsService } from './services/experiments.service';
 import { slackService } from './services/slack.service';
 import { emailService } from './services/email.service';
 import { emailRepository } from './db/email.repository';
@@ -104,6 +109,8 @@ import { errorMessage } from './contracts/errors';
 import { PERSONAL_TOKENS_MAX } from './contracts/auth';
 
 const log = getLogger('svc.api');
+/** How often each process drives the running experiments a step: an item's run starts within a second of its turn. */
+const EXPERIMENTS_POLL_S = 1;
 
 export class StartupError extends Error {
   override name = 'StartupError';
@@ -303,6 +310,9 @@ export async function startServer({
         )
       : undefined;
     const models = createModelProviders(config, queue);
+    const observedModels = metrics ? observeModelCalls(models, metrics) : models;
+    const runWrites = runWritesRepository(pool);
+    const prices = PriceTable.fromConfig(config);
     const modelCalls = modelCallsRepository(pool);
     const usage = usageService({ access, calls: modelCalls });
     const comparedRuns = comparedRunsRepository(pool);
@@ -313,7 +323,7 @@ export async function startServer({
       events: runEvents,
       nodes: runNodesRepository(pool),
       checkpointer,
-      models: metrics ? observeModelCalls(models, metrics) : models,
+      models: observedModels,
       slots: {
         reserve: (run) => {
           if (parseModel(run.model).provider === 'local') queue.reserve(run.id, run.projectId);
@@ -325,8 +335,8 @@ export async function startServer({
       comparedRuns,
       questions: toolQuestions,
       questionExpiryS: config.TOOL_QUESTION_EXPIRY_S,
-      records: runWritesRepository(pool),
-      prices: PriceTable.fromConfig(config),
+      records: runWrites,
+      prices,
       // Runs started before versions name their built-in only.
       agentOf: (run) =>
         run.manifestHash ? agents.pinnedEntry(run.manifestHash) : Promise.resolve(catalog.get(run.agent)),
@@ -409,10 +419,12 @@ export async function startServer({
     }, 3600_000);
     pruneEvents.unref();
     let scheduler: Scheduler | undefined;
+    let experimentRunner: ExperimentRunner | undefined;
     stopRuns = async () => {
       clearInterval(pruneEvents);
       // The scheduler first: no fire starts a run on an engine that is shutting down.
       await scheduler?.close();
+      await experimentRunner?.close();
       await janitor.stop();
       defaultModel.stop();
       localModels.stop();
@@ -482,6 +494,33 @@ export async function startServer({
       minIntervalS: { member: config.SCHEDULES_MEMBER_MIN_INTERVAL_S, owner: config.SCHEDULES_OWNER_MIN_INTERVAL_S },
     });
     scheduler = new Scheduler(schedules, config.SCHEDULES_POLL_S);
+    const comparisons = comparisonsService({ access, runs, compared: comparedRuns, usage, agents });
+    const datasetRows = datasetsRepository(pool);
+    const datasets = datasetsService({ access, datasets: datasetRows, runs, compared: comparedRuns });
+    const experimentRows = experimentsRepository(pool);
+    const experiments = experimentsService({
+      access,
+      datasets,
+      datasetRows,
+      experiments: experimentRows,
+      runsService: service,
+      checkModel: (model) => assertModelConfigured(config, model),
+    });
+    experimentRunner = new ExperimentRunner(
+      experimentDriver({
+        experiments: experimentRows,
+        runs,
+        runsService: service,
+        comparisons,
+        calls: modelCalls,
+        access,
+        users,
+        models: observedModels,
+        records: runWrites,
+        prices,
+      }),
+      EXPERIMENTS_POLL_S,
+    );
     const oidc =
       config.AUTH_ENABLED && config.OIDC_ISSUER_URL
         ? createOidc({
@@ -586,7 +625,9 @@ export async function startServer({
       }),
       retention: retentionService({ access, retention: retentionRows }),
       usage,
-      comparisons: comparisonsService({ access, runs, compared: comparedRuns, usage, agents }),
+      comparisons,
+      datasets,
+      experiments,
       idempotencyKeys: idempotencyService({ keys: idempotencyKeys }),
       mcpSessions: mcpSessionsService({ sessions: mcpSessionsRepository(pool), tasks: mcpTasksRepository(pool) }),
       lgThreads: lgThreadsService({ access, threads, rows: lgRows }),
@@ -597,6 +638,7 @@ export async function startServer({
     const server = await listen(app, config);
     // Once the server answers: a run a schedule starts can be followed at once.
     scheduler.start();
+    experimentRunner.start();
     stopMessages.start();
     const port = (server.address() as AddressInfo).port;
     const url = baseUrl(config, port);

@@ -40,6 +40,16 @@ export function comparedRunsRepository(pool: Pool) {
       };
     },
 
+    /** A dataset item's copy of the record of the run it was made from, for an experiment's run of it. */
+    async itemRecordOf(itemId: string): Promise<ComparedRecord> {
+      const { rows } = await pool.query<{ record: ComparedRecord }>(
+        `SELECT record FROM svc_dataset_items WHERE id = $1`,
+        [itemId],
+      );
+      // An item deleted while an experiment ran it answers as one typed by hand does: from nothing recorded.
+      return rows[0]?.record ?? { calls: [], decisions: [] };
+    },
+
     /** A run's tool calls as a side of a comparison shows them, in the order they were made. */
     async toolCallsOf(runId: string): Promise<ComparedRun['tool_calls']> {
       const { rows } = await pool.query<ComparedRun['tool_calls'][number]>(

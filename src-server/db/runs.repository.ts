@@ -99,12 +99,14 @@ interface RunRow {
   agent_version: string | null;
   manifest_hash: string | null;
   comparison_of: string | null;
+  experiment_item: string | null;
 }
 
 const COLUMNS = `r.id, r.thread_id, r.agent, r.model, r.status, r.message, r.project_path, r.output, r.error_detail,
   r.end_reason, r.started_at, r.finished_at, r.routes, r.event_seq, r.pending_gate, t.project_id, r.attempts,
   r.handovers, r.seq_reserved, r.forked_from, r.resume_decision, r.gate_checkpoint_id, r.trace_context, r.agent_version,
-  r.manifest_hash, t.name AS thread_name, r.comparison_of`;
+  r.manifest_hash, t.name AS thread_name, r.comparison_of,
+  r.experiment_item`;
 
 const SELECT_RUN = `SELECT ${COLUMNS} FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id`;
 
@@ -155,6 +157,7 @@ function toRecord(row: RunRow): RunRecord {
     manifestHash: row.manifest_hash,
     threadName: row.thread_name,
     comparisonOf: row.comparison_of,
+    experimentItem: row.experiment_item,
   };
 }
 
@@ -401,16 +404,21 @@ export function runsRepository(pool: Pool) {
           return startRow(client, { ...run, strategy: 'reject' }, lease, seqReserved);
         });
       }
-      if (run.comparisonOf) {
+      if (run.comparisonOf || run.experimentItem) {
         // A comparison is one from its first row: no execution, here or after a takeover, ever runs it as a plain run.
         return withTransaction(pool, async (client) => {
           const outcome = await startRow(client, run, lease, seqReserved);
           if (outcome.outcome !== 'started' && outcome.outcome !== 'queued') return outcome;
-          await client.query(`UPDATE svc_runs SET comparison_of = $2 WHERE id = $1`, [run.id, run.comparisonOf]);
+          await client.query(`UPDATE svc_runs SET comparison_of = $2, experiment_item = $3 WHERE id = $1`, [
+            run.id,
+            run.comparisonOf,
+            run.experimentItem?.itemId ?? null,
+          ]);
           if (run.newThread) {
-            await client.query(`UPDATE svc_threads SET comparison_of = $2 WHERE id = $1`, [
+            await client.query(`UPDATE svc_threads SET comparison_of = $2, experiment_id = $3 WHERE id = $1`, [
               run.threadId,
               run.comparisonOf,
+              run.experimentItem?.experimentId ?? null,
             ]);
           }
           return outcome;

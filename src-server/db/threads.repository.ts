@@ -118,7 +118,7 @@ export function threadsRepository(pool: Pool) {
           WHERE ($1::uuid[] IS NULL OR t.project_id = ANY($1))
             AND ($2::timestamptz IS NULL OR t.updated_at <= $2)
             AND ($3::timestamptz IS NULL OR (t.updated_at, t.id) < ($3, $4::uuid))
-            AND ($6 OR NOT t.draft)
+            AND ($6 OR NOT t.draft) AND t.experiment_id IS NULL
           ORDER BY t.updated_at DESC, t.id DESC
           LIMIT $5`,
         [projectIds, until, after?.at ?? null, after?.id ?? null, limit, drafts],
@@ -139,7 +139,7 @@ export function threadsRepository(pool: Pool) {
           WHERE ($1::uuid[] IS NULL OR t.project_id = ANY($1))
             AND t.updated_at > $2::timestamptz
             AND ($3::timestamptz IS NULL OR (t.updated_at, t.id) > ($3, $4::uuid))
-            AND ($6 OR NOT t.draft)
+            AND ($6 OR NOT t.draft) AND t.experiment_id IS NULL
           ORDER BY t.updated_at, t.id
           LIMIT $5`,
         [projectIds, from, after?.at ?? null, after?.id ?? null, limit, drafts],

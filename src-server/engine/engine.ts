@@ -206,6 +206,7 @@ export class Engine {
           // Read with the run's row when a leg is claimed; a run started here is named after its message if need be.
           threadName: null,
           comparisonOf: run.comparisonOf,
+          experimentItem: run.experimentItem?.itemId ?? null,
         });
       }
       return outcome;

@@ -205,12 +205,18 @@ export class RunExecution {
     }
   }
 
-  /** A comparison's view of the run it compares, read as its leg begins (docs/compare.md); null for any other run. */
+  /**
+   * A comparison's view of the run it compares, or of an experiment's dataset item, read as its leg begins
+   * (docs/compare.md); null for any other run. An item keeps its own copy of its run's record, which outlives the run.
+   */
   private compared(): Promise<ComparedRun> | null {
-    const of = this.run.comparisonOf;
-    if (!of) return null;
-    const compared = this.write('reading the run compared', () => this.deps.comparedRuns.recordOf(of)).then(
-      (record) => new ComparedRun(of, record),
+    const { comparisonOf: of, experimentItem: item } = this.run;
+    if (!of && !item) return null;
+    const store = this.deps.comparedRuns;
+    const read = item ? () => store.itemRecordOf(item) : () => store.recordOf(of!);
+    // The decisions an item took again name the run it was made from (a typed item has none to take).
+    const compared = this.write('reading the run compared', read).then(
+      (record) => new ComparedRun(of ?? item!, record),
     );
     // Read beside the leg's first steps; the node that needs it sees a failure.
     compared.catch(() => undefined);

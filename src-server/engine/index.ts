@@ -9,5 +9,7 @@ export { roundOf, type PersonDecision } from './gates';
 export type { LoggedEvent } from './events/logged-event';
 export type { LegOutcome, RunObserver } from './run-observer';
 export { phaseBeforeGate } from './graph/graph-builder';
+// An experiment's judges' calls are counted as its runs' are (services/experiment-runner.ts).
+export { pricedCall } from './model-call-log';
 // The graph as LangGraph runs it, for the benchmark's in-process baseline (test/bench/run.ts).
 export { compileGraph, executionConfig, initialState, type Execution, type NodeHooks } from './graph/graph-builder';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CallUsage } from '../models/model-client';
 import type { PriceTable } from '../models/model-prices';
 import { parseModel } from '../models/model-ref';
+import type { ModelCallWrite } from '../storage/types';
 import type { RunWriter } from './run-writer';
 
 /**
@@ -18,25 +19,27 @@ export class ModelCallLog {
   ) {}
 
   record(runId: string, node: string, usage: CallUsage): void {
-    const { price, costUsd } = this.prices.price(usage.model, usage.prompt_tokens, usage.output_tokens);
-    this.writer.push({
-      kind: 'call',
-      call: {
-        id: randomUUID(),
-        runId,
-        node,
-        provider: parseModel(usage.model).provider,
-        model: usage.model,
-        inputTokens: usage.prompt_tokens,
-        outputTokens: usage.output_tokens,
-        durationMs: usage.duration_ms,
-        loadMs: usage.load_ms,
-        generationMs: usage.generation_ms,
-        queueWaitMs: usage.queue_wait_ms,
-        inputPerMtok: price?.input_per_mtok ?? null,
-        outputPerMtok: price?.output_per_mtok ?? null,
-        costUsd,
-      },
-    });
+    this.writer.push({ kind: 'call', call: pricedCall(this.prices, runId, node, usage) });
   }
+}
+
+/** A call's record as the accounting keeps it, priced at the price of the moment (kept with it). */
+export function pricedCall(prices: PriceTable, runId: string, node: string, usage: CallUsage): ModelCallWrite {
+  const { price, costUsd } = prices.price(usage.model, usage.prompt_tokens, usage.output_tokens);
+  return {
+    id: randomUUID(),
+    runId,
+    node,
+    provider: parseModel(usage.model).provider,
+    model: usage.model,
+    inputTokens: usage.prompt_tokens,
+    outputTokens: usage.output_tokens,
+    durationMs: usage.duration_ms,
+    loadMs: usage.load_ms,
+    generationMs: usage.generation_ms,
+    queueWaitMs: usage.queue_wait_ms,
+    inputPerMtok: price?.input_per_mtok ?? null,
+    outputPerMtok: price?.output_per_mtok ?? null,
+    costUsd,
+  };
 }

@@ -23,6 +23,7 @@ const run = (extra: Partial<RunRecord> = {}): RunRecord => ({
   manifestHash: null,
   threadName: null,
   comparisonOf: null,
+  experimentItem: null,
   ...extra,
 });
 

@@ -16,7 +16,7 @@ import { wantsJson } from './run-stream';
  * schemas, error codes), not with each release. Sent as the `API-Version` header of every API answer and written
  * in the document's info.version. docs/http-api.md#versioning says what each part means.
  */
-export const API_VERSION = '1.17.0';
+export const API_VERSION = '1.18.0';
 
 /**
  * Sends API_VERSION on every answer of the server, not only the routes': a guard that answers before any route (a
@@ -213,6 +213,12 @@ const TAGS = [
     name: 'comparisons',
     description:
       "A run's input run again on another model or version of its agent, acting on nothing, and read beside it",
+  },
+  {
+    name: 'datasets',
+    description:
+      "A project's datasets: items (an input, an expected output, checks) copied from runs or typed, and experiments " +
+      'that run them on an agent version and a model, scored by checks',
   },
   {
     name: 'usage',

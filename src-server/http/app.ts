@@ -21,6 +21,7 @@ import { slackRoutes } from './slack.router';
 import { emailRoutes } from './email.router';
 import { runRoutes } from './runs.router';
 import { comparisonRoutes } from './comparisons.router';
+import { datasetRoutes } from './datasets.router';
 import { threadRoutes } from './threads.router';
 import { tokenRoutes } from './tokens.router';
 import { webhookRoutes } from './webhooks.router';
@@ -54,6 +55,7 @@ export function buildApi(deps: AppDeps): Api {
   retentionRoutes(api, deps);
   runRoutes(api, deps);
   comparisonRoutes(api, deps);
+  datasetRoutes(api, deps);
   approvalRoutes(api, deps);
   slackRoutes(api, deps.slack);
   emailRoutes(api, deps.email);

@@ -26,6 +26,8 @@ import type { ThreadsService } from '../services/threads.service';
 import type { LocalModelsService } from '../services/local-models.service';
 import type { UsageService } from '../services/usage.service';
 import type { ComparisonsService } from '../services/comparisons.service';
+import type { DatasetsService } from '../services/datasets.service';
+import type { ExperimentsService } from '../services/experiments.service';
 import type { WebhooksService } from '../webhooks/webhooks.service';
 import type { SchedulesService } from '../services/schedules.service';
 import type { LgThreadsService } from '../services/lg-threads.service';
@@ -79,6 +81,9 @@ export interface AppDeps {
   usage: UsageService;
   /** Comparisons read beside the runs they compare (docs/compare.md). */
   comparisons: ComparisonsService;
+  /** Datasets and the experiments that run them (docs/compare.md#datasets-and-experiments). */
+  datasets: DatasetsService;
+  experiments: ExperimentsService;
   idempotencyKeys: IdempotencyService;
   mcpSessions: McpSessionsService;
   /** The LangGraph API's threads (drafts and metadata), and what it reads of runs to answer (http/langgraph/). */

@@ -23,18 +23,33 @@ const ms = (seconds: number) => Math.round(seconds * 1000);
 export function comparisonsService(deps: ComparisonsServiceDeps) {
   const { access, runs } = deps;
 
-  async function side(principal: Principal, run: StoredRun): Promise<ComparedRun> {
-    const [nodes, toolCalls, decisions, usage, entry] = await Promise.all([
+  /**
+   * A run's phases (its gates left out: time waiting there is a person's, not the run's), with its run time and time
+   * to first token: what a comparison and an experiment show of it.
+   */
+  async function figures(run: StoredRun): Promise<{ phases: RunNode[]; runMs: number; firstTokenMs: number | null }> {
+    const [nodes, entry] = await Promise.all([
       runs.nodes(run.id),
-      deps.compared.toolCallsOf(run.id),
-      deps.compared.decisionsOf(run.id),
-      deps.usage.forRun(principal, run),
       run.manifest_hash ? deps.agents.pinnedEntry(run.manifest_hash) : undefined,
     ]);
     const gates = new Set(entry?.layout.nodes.filter((n) => n.kind === 'gate').map((n) => n.id));
     const phases = nodes.filter((n) => !gates.has(n.node_id));
     const firstToken = Math.min(...phases.map((n) => n.first_token_at ?? Infinity));
     const began = Math.min(...phases.map((n) => n.entered_at));
+    return {
+      phases,
+      runMs: phases.reduce((sum, n) => sum + (n.exited_at === null ? 0 : ms(n.exited_at - n.entered_at)), 0),
+      firstTokenMs: Number.isFinite(firstToken) ? ms(firstToken - began) : null,
+    };
+  }
+
+  async function side(principal: Principal, run: StoredRun): Promise<ComparedRun> {
+    const [{ phases, runMs, firstTokenMs }, toolCalls, decisions, usage] = await Promise.all([
+      figures(run),
+      deps.compared.toolCallsOf(run.id),
+      deps.compared.decisionsOf(run.id),
+      deps.usage.forRun(principal, run),
+    ]);
     return {
       run_id: run.id,
       thread_id: run.thread_id,
@@ -43,8 +58,8 @@ export function comparisonsService(deps: ComparisonsServiceDeps) {
       model: run.model,
       status: run.status,
       output: run.output,
-      run_ms: phases.reduce((sum, n) => sum + (n.exited_at === null ? 0 : ms(n.exited_at - n.entered_at)), 0),
-      first_token_ms: Number.isFinite(firstToken) ? ms(firstToken - began) : null,
+      run_ms: runMs,
+      first_token_ms: firstTokenMs,
       usage,
       phases: phases.map((n: RunNode) => ({
         node: n.node_id,
@@ -60,6 +75,8 @@ export function comparisonsService(deps: ComparisonsServiceDeps) {
   }
 
   return {
+    figures,
+
     /** A comparison and the run it compares, side by side; 404 for a run that is not a comparison. */
     async comparison(principal: Principal, runId: string): Promise<Comparison> {
       const run = await runs.detail(runId);

@@ -224,6 +224,7 @@ export function runsService(deps: RunsServiceDeps) {
           projectPath,
           strategy,
           comparisonOf: null,
+          experimentItem: null,
         };
       } else {
         projectId = await access.resolveProject(principal, request.project_id, 'member');
@@ -244,6 +245,7 @@ export function runsService(deps: RunsServiceDeps) {
           projectPath: request.project_path ?? null,
           strategy,
           comparisonOf: null,
+          experimentItem: null,
         };
       }
       // The start line first: the run may log its first steps as soon as it is admitted.
@@ -282,6 +284,7 @@ export function runsService(deps: RunsServiceDeps) {
         projectPath: request.project_path ?? null,
         strategy: 'reject' as const,
         comparisonOf: null,
+        experimentItem: null,
       };
       log.info(
         `graph run start agent=${run.agent} model=${run.model} thread=${run.threadId} run=${run.id} ` +
@@ -365,6 +368,7 @@ export function runsService(deps: RunsServiceDeps) {
           projectPath,
           strategy: 'reject',
           comparisonOf: null,
+          experimentItem: null,
         },
         traceparent,
       );
@@ -419,6 +423,7 @@ export function runsService(deps: RunsServiceDeps) {
         projectPath: original.project_path,
         strategy: 'reject' as const,
         comparisonOf: original.id,
+        experimentItem: null,
       };
       log.info(
         `graph run compare agent=${run.agent} model=${run.model} thread=${run.threadId} run=${run.id} ` +
@@ -426,6 +431,74 @@ export function runsService(deps: RunsServiceDeps) {
       );
       await admit(principal, run, traceparent);
       return followable(run.id, run.threadId, 0);
+    },
+
+    /**
+     * The version of a project's agent an experiment runs (docs/compare.md): the one named, or the current; a version
+     * the agent does not have is a 400 on `agent_version`.
+     */
+    async experimentPin(
+      projectId: string,
+      agent: string,
+      agentVersion: string | undefined,
+    ): Promise<{ agent: string; agentVersion: string; manifestHash: string }> {
+      const current = await agentFor(projectId, agent);
+      const name = current.entry.manifest.name;
+      if (agentVersion === undefined || agentVersion === current.version) {
+        return { agent: name, agentVersion: current.version, manifestHash: current.hash };
+      }
+      const version = await agents.versionOf(projectId, name, agentVersion);
+      if (!version) {
+        throw badRequest(`invalid request body: agent_version: "${name}" has no version "${agentVersion}"`, {
+          fields: [{ field: 'agent_version', message: 'no such version' }],
+        });
+      }
+      return { agent: name, agentVersion: version.version, manifestHash: version.hash };
+    },
+
+    /** Checks a folder an experiment's item names, with the rights of who runs the experiment (400/403 if refused). */
+    async checkItemFolder(principal: Principal, projectId: string, projectPath: string | null): Promise<void> {
+      if (projectPath) await deps.checkProjectPath(principal, projectPath, projectId);
+    },
+
+    /**
+     * An experiment's run of one dataset item (docs/compare.md): the item's input on the experiment's agent version
+     * and model, in a thread of its own, acting on nothing and answered from the item's copy of its record. Started
+     * as `principal`, who runs the experiment: her rights over the item's folder are checked again at each start.
+     */
+    async startExperimentRun(
+      principal: Principal,
+      start: {
+        runId: string;
+        projectId: string;
+        experimentId: string;
+        pin: { agent: string; agentVersion: string; manifestHash: string };
+        model: string;
+        item: { id: string; message: string; projectPath: string | null; sourceRunId: string | null };
+      },
+    ): Promise<'running' | 'queued'> {
+      if (start.item.projectPath) await deps.checkProjectPath(principal, start.item.projectPath, start.projectId);
+      const run = {
+        id: start.runId,
+        threadId: randomUUID(),
+        projectId: start.projectId,
+        newThread: { projectId: start.projectId },
+        forkedFrom: null,
+        ...start.pin,
+        draft: false,
+        model: start.model,
+        message: start.item.message,
+        projectPath: start.item.projectPath,
+        strategy: 'reject' as const,
+        // An item made from a run is read beside it as any comparison is (GET /runs/{id}/comparison).
+        comparisonOf: start.item.sourceRunId,
+        experimentItem: { itemId: start.item.id, experimentId: start.experimentId },
+      };
+      log.info(
+        `graph run experiment agent=${run.agent} model=${run.model} thread=${run.threadId} run=${run.id} ` +
+          `experiment=${start.experimentId} item=${start.item.id} user=${principal.name} version=${run.agentVersion}`,
+      );
+      return admit(principal, run, undefined);
     },
 
     async cancelRun(principal: Principal, runId: string, reason: string | null): Promise<RunAccepted> {

@@ -24,5 +24,6 @@ export const newRun = (extra: Partial<NewRun> = {}): NewRun => ({
   manifestHash: 'review-manifest',
   draft: false,
   comparisonOf: null,
+  experimentItem: null,
   ...extra,
 });

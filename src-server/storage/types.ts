@@ -80,6 +80,8 @@ export interface RunRecord {
   threadName: string | null;
   /** The run this one compares: its tool calls and gates are answered from that run's record (docs/compare.md). */
   comparisonOf: string | null;
+  /** The dataset item an experiment runs (docs/compare.md): answered from the item's copy of its record instead. */
+  experimentItem: string | null;
 }
 
 export interface NewRun {
@@ -108,6 +110,11 @@ export interface NewRun {
   draft: boolean;
   /** The run this one compares (docs/compare.md): it runs that run's input again and acts on nothing. */
   comparisonOf: string | null;
+  /**
+   * The dataset item this run answers in an experiment (docs/compare.md): it acts on nothing, answered from the item's
+   * copy of its run's record; its new thread is marked with `experimentId`.
+   */
+  experimentItem: { itemId: string; experimentId: string } | null;
 }
 
 export type StartOutcome =
@@ -337,9 +344,10 @@ export interface ComparedRecord {
   decisions: GateDecisionEvent[];
 }
 
-/** Reads the record of a run a comparison compares. */
+/** Reads the record of a run a comparison compares, or a dataset item's copy of one. */
 export interface ComparedRecordStore {
   recordOf(runId: string): Promise<ComparedRecord>;
+  itemRecordOf(itemId: string): Promise<ComparedRecord>;
 }
 
 export interface ToolCallStore {

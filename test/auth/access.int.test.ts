@@ -96,6 +96,8 @@ interface World {
   project: string;
   /** A finished run in the world's project, for the rows that only read. */
   finished: { run_id: string; thread_id: string };
+  /** A dataset of the world's project with one item, and two experiments of it, for the rows that only read. */
+  dataset: { id: string; experiment: string; other: string };
 }
 
 /** Objects a row acts on that its call may use up: made again for every caller. */
@@ -127,6 +129,8 @@ interface Fresh {
   folder?: string;
   /** A stored agent of the world's project, made by the instance admin; or a name for one to make. */
   agent?: string;
+  /** A dataset of the world's project with one item typed by hand, made by the instance admin. */
+  dataset?: { id: string; item: string };
 }
 
 /** Who calls: a role held at one level of one world, a user with no role, another world's admin, no token. */
@@ -273,6 +277,25 @@ const freshWebhook = async (server: TestServer, w: World): Promise<Fresh> => {
 };
 /** A schedule that fires once a year: the matrix reads and changes it, and nothing runs on its own meanwhile. */
 const SCHEDULE = { agent: 'summary', cron: '0 0 1 1 *', timezone: 'UTC', message: 'matrix schedule' };
+/** A dataset of the world's project, made by the instance admin, and the item typed into it. */
+const freshDataset = async (server: TestServer, w: World): Promise<Fresh> => {
+  const res = await server.request(`/projects/${w.project}/datasets`, { method: 'POST', json: { name: 'matrix' } });
+  const id = ((await res.json()) as { id: string }).id;
+  const added = await server.request(`/datasets/${id}/items`, { method: 'POST', json: { message: 'matrix item' } });
+  return { dataset: { id, item: ((await added.json()) as { id: string }).id } };
+};
+/** The world's dataset, and two experiments of it by the instance admin (which go on in the background). */
+async function datasetOf(server: TestServer, project: string): Promise<World['dataset']> {
+  const { dataset } = await freshDataset(server, { project } as World);
+  const experiment = async () => {
+    const res = await server.request(`/datasets/${dataset!.id}/experiments`, {
+      method: 'POST',
+      json: { agent: 'summary', model: 'fake-model' },
+    });
+    return ((await res.json()) as { id: string }).id;
+  };
+  return { id: dataset!.id, experiment: await experiment(), other: await experiment() };
+}
 const freshSchedule = async (server: TestServer, w: World): Promise<Fresh> => {
   const res = await server.request(`/projects/${w.project}/schedules`, { method: 'POST', json: SCHEDULE });
   return { schedule: ((await res.json()) as { id: string }).id };
@@ -528,6 +551,43 @@ const MATRIX: Row[] = [
   row('POST', 'compare a run', (w) => `/runs/${w.finished.run_id}/compare`, role('project', 'member', 202), {
     body: () => ({}),
   }),
+  row('GET', "a project's datasets", (w) => `/projects/${w.project}/datasets`, role('project', 'viewer', 200)),
+  row('POST', 'make a dataset', (w) => `/projects/${w.project}/datasets`, role('project', 'member', 201), {
+    body: () => ({ name: 'made by the matrix' }),
+  }),
+  row('GET', 'read a dataset', (w) => `/datasets/${w.dataset.id}`, role('project', 'viewer', 200)),
+  row('DELETE', 'delete a dataset', (_w, f) => `/datasets/${f.dataset!.id}`, role('project', 'member', 204), {
+    fresh: freshDataset,
+  }),
+  row('POST', 'add a dataset item', (_w, f) => `/datasets/${f.dataset!.id}/items`, role('project', 'member', 201), {
+    body: () => ({ message: 'typed by the matrix' }),
+    fresh: freshDataset,
+  }),
+  row(
+    'PATCH',
+    'change a dataset item',
+    (_w, f) => `/datasets/${f.dataset!.id}/items/${f.dataset!.item}`,
+    role('project', 'member', 200),
+    { body: () => ({ expected: 'a summary' }), fresh: freshDataset },
+  ),
+  row(
+    'DELETE',
+    'delete a dataset item',
+    (_w, f) => `/datasets/${f.dataset!.id}/items/${f.dataset!.item}`,
+    role('project', 'member', 204),
+    { fresh: freshDataset },
+  ),
+  row('POST', 'run an experiment', (w) => `/datasets/${w.dataset.id}/experiments`, role('project', 'member', 202), {
+    body: () => ({ agent: 'summary', model: 'fake-model' }),
+  }),
+  row('GET', "a dataset's experiments", (w) => `/datasets/${w.dataset.id}/experiments`, role('project', 'viewer', 200)),
+  row('GET', 'read an experiment', (w) => `/experiments/${w.dataset.experiment}`, role('project', 'viewer', 200)),
+  row(
+    'GET',
+    'compare two experiments',
+    (w) => `/experiments/${w.dataset.experiment}/comparison/${w.dataset.other}`,
+    role('project', 'viewer', 200),
+  ),
   row('POST', 'cancel a run', (_w, f) => `/runs/${f.gated!.run_id}/cancel`, role('project', 'member', 200), {
     body: () => ({}),
     fresh: gatedRun,
@@ -817,7 +877,14 @@ const CHECKED_ELSEWHERE: { paths: RegExp; file: string }[] = [
 /** `METHOD /template` of each row: its path, with stand-in ids and without its query, matched to the templates. */
 function operationsOfMatrix(templates: string[]): Set<string> {
   const id = 'x';
-  const w: World = { name: 'default', org: id, team: id, project: id, finished: { run_id: id, thread_id: id } };
+  const w: World = {
+    name: 'default',
+    org: id,
+    team: id,
+    project: id,
+    finished: { run_id: id, thread_id: id },
+    dataset: { id, experiment: id, other: id },
+  };
   const f: Fresh = {
     gated: { run_id: id, thread_id: id },
     checkpoint: id,
@@ -835,6 +902,7 @@ function operationsOfMatrix(templates: string[]): Set<string> {
     folderPath: id,
     folder: id,
     agent: id,
+    dataset: { id, item: id },
   };
   const matches = (template: string, concrete: string) =>
     new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(concrete);
@@ -887,7 +955,12 @@ describe('the role matrix with AUTH_ENABLED=true, roles held at each level, in t
       ['default', { org: DEFAULT_ORG_ID, team: DEFAULT_TEAM_ID, project: DEFAULT_PROJECT_ID }],
       ['second', second],
     ] as const) {
-      worlds[name] = { name, ...ids, finished: (await fixtures(server, ids.project)).finished };
+      worlds[name] = {
+        name,
+        ...ids,
+        finished: (await fixtures(server, ids.project)).finished,
+        dataset: await datasetOf(server, ids.project),
+      };
     }
     const people: Caller[] = [];
     for (const name of ['default', 'second'] as const) {
@@ -958,7 +1031,12 @@ describe('the same matrix with AUTH_ENABLED=false: everyone is the anonymous adm
     const id = await newUser(server, 'anonymous');
     admin = { label: 'anonymous', id, token: 'unused', world: 'default', level: 'org', role: 'admin' };
     const ids = { org: DEFAULT_ORG_ID, team: DEFAULT_TEAM_ID, project: DEFAULT_PROJECT_ID };
-    w = { name: 'default', ...ids, finished: (await fixtures(server)).finished };
+    w = {
+      name: 'default',
+      ...ids,
+      finished: (await fixtures(server)).finished,
+      dataset: await datasetOf(server, ids.project),
+    };
   });
   afterAll(() => server?.close());
 

@@ -11,6 +11,7 @@ import { toolQuestions } from './0010-tool-questions';
 import { mcpOauth } from './0011-mcp-oauth';
 import { questionDoors } from './0012-question-doors';
 import { comparisons } from './0013-comparisons';
+import { datasets } from './0014-datasets';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -30,6 +31,7 @@ export const MIGRATIONS: readonly Migration[] = [
   mcpOauth,
   questionDoors,
   comparisons,
+  datasets,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */

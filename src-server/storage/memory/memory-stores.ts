@@ -193,6 +193,7 @@ export class MemoryStores {
       // The memory stores keep no threads: a publish step names its file after the run's message, as a new thread's is.
       threadName: null,
       comparisonOf: run.comparisonOf,
+      experimentItem: run.experimentItem?.itemId ?? null,
       createdBy: run.createdBy,
       localRuntime: run.localRuntime,
       ownerId: queued ? null : lease.owner,
@@ -253,6 +254,7 @@ export class MemoryStores {
       manifestHash: row.manifestHash,
       threadName: row.threadName,
       comparisonOf: row.comparisonOf,
+      experimentItem: row.experimentItem,
     };
   }
 
@@ -706,6 +708,11 @@ export class MemoryStores {
           .filter((e) => (GATE_DECISION_EVENTS as readonly string[]).includes(e.type))
           .map((e) => JSON.parse(e.data) as GateDecisionEvent),
       };
+    },
+    // The memory stores keep no datasets: an item answers from an empty record, as one typed by hand does.
+    itemRecordOf: async () => {
+      this.statement('read');
+      return { calls: [], decisions: [] };
     },
   };
 
