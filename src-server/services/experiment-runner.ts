@@ -12,6 +12,7 @@ import type { PriceTable } from '../models/model-prices';
 import type { RunWriteStore } from '../storage/types';
 import type { ComparisonsService } from './comparisons.service';
 import { scoreChecks, type AskJudge } from './experiment-checks';
+import { PollLoop } from './poll-loop';
 import type { RunsService } from './runs.service';
 
 const log = getLogger('svc.experiments');
@@ -201,40 +202,11 @@ export function experimentDriver(deps: ExperimentRunnerDeps) {
 export type ExperimentDriver = ReturnType<typeof experimentDriver>;
 
 /** Each process's clock for experiments: every `pollS` seconds it drives them a step (experimentDriver). */
-export class ExperimentRunner {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private ticking: Promise<void> | undefined;
-  private stopped = false;
-
-  constructor(
-    private readonly driver: ExperimentDriver,
-    private readonly pollS: number,
-  ) {}
-
-  start(): void {
-    this.stopped = false;
-    this.schedule(0);
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.ticking = this.driver
-        .drive(() => !this.stopped)
-        .catch((error) => log.warn(`driving experiments failed: ${errorMessage(error)}`))
-        .finally(() => {
-          this.ticking = undefined;
-          this.schedule(this.pollS * 1000);
-        });
-    }, delayMs);
-    // A process with nothing else to do may exit: the next tick is not a reason to stay.
-    this.timer.unref();
-  }
-
-  /** Stops ticking, after the step under way. */
-  async close(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.ticking;
+export class ExperimentRunner extends PollLoop {
+  constructor(driver: ExperimentDriver, pollS: number) {
+    super(
+      (goOn) => driver.drive(goOn).catch((error) => log.warn(`driving experiments failed: ${errorMessage(error)}`)),
+      pollS,
+    );
   }
 }
