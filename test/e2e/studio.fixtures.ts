@@ -23,6 +23,14 @@ export async function script(tokens: string[], delayMs = 0): Promise<void> {
   await fetch(`${env('E2E_MODEL_URL')}/__script`, { method: 'POST', body: JSON.stringify({ tokens, delayMs }) });
 }
 
+/**
+ * Tells the fake model runtime what some models answer instead of the scripted tokens, by the model's name without
+ * its provider (`{ 'llama3.2': words('…') }`); `{}` ends it, and every model answers the script again.
+ */
+export async function scriptByModel(repliesByModel: Record<string, string[]>): Promise<void> {
+  await fetch(`${env('E2E_MODEL_URL')}/__script`, { method: 'POST', body: JSON.stringify({ repliesByModel }) });
+}
+
 /** A tool call as the fake runtime's model makes it: the name it was offered (`<server>__<tool>`), its arguments. */
 export interface ScriptedToolCall {
   name: string;
