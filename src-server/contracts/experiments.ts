@@ -16,7 +16,7 @@ export type ExperimentRequest = z.infer<typeof ExperimentRequestSchema>;
 
 export const ExperimentStatusSchema = z
   .enum(['running', 'completed', 'cancelled'])
-  .meta({ description: '`running` until every item has its scores, then `completed`' });
+  .meta({ description: '`running` until every item has its scores, then `completed`; `cancelled` by a person' });
 export type ExperimentStatus = z.infer<typeof ExperimentStatusSchema>;
 
 export const ExperimentItemStatusSchema = z.enum(['pending', 'running', 'scoring', 'done', 'failed']).meta({

@@ -198,13 +198,14 @@ export function experimentsRepository(pool: Pool) {
       });
     },
 
-    /** A claimed start whose run was written: it runs now. */
-    async started(experimentId: string, itemId: string): Promise<void> {
-      await pool.query(
+    /** A claimed start whose run was written: it runs now. False when the item no longer waited for it (cancelled). */
+    async started(experimentId: string, itemId: string): Promise<boolean> {
+      const { rowCount } = await pool.query(
         `UPDATE svc_experiment_items SET status = 'running', claimed_until = NULL
           WHERE experiment_id = $1 AND item_id = $2 AND status = 'starting'`,
         [experimentId, itemId],
       );
+      return (rowCount ?? 0) > 0;
     },
 
     /** A claimed start that must wait (the runtime's limit, a database away): back in line, its run id kept. */
@@ -261,6 +262,31 @@ export function experimentsRepository(pool: Pool) {
           scored.error,
         ],
       );
+    },
+
+    /**
+     * Cancels a running experiment: its items not yet scored fail as cancelled, and it stops. Answers the runs that
+     * may still be going, to cancel them; undefined when the experiment was not running.
+     */
+    async cancel(experimentId: string): Promise<string[] | undefined> {
+      return withTransaction(pool, async (client) => {
+        const { rowCount } = await client.query(
+          `UPDATE svc_experiments SET status = 'cancelled', finished_at = now() WHERE id = $1 AND status = 'running'`,
+          [experimentId],
+        );
+        if (!rowCount) return undefined;
+        const { rows } = await client.query<{ run_id: string | null; status: string }>(
+          `UPDATE svc_experiment_items o SET status = 'failed', error = 'the experiment was cancelled',
+                  claimed_until = NULL
+             FROM svc_experiment_items i
+            WHERE o.experiment_id = $1 AND i.experiment_id = o.experiment_id AND i.item_id = o.item_id
+              AND o.status NOT IN ('done', 'failed')
+            RETURNING i.run_id, i.status`,
+          [experimentId],
+        );
+        // A pending item's run id is only reserved: no run was written under it.
+        return rows.filter((r) => r.run_id && r.status !== 'pending').map((r) => r.run_id!);
+      });
     },
 
     /** Marks the experiment completed once every item is done or failed; true when this call did. */

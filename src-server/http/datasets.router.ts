@@ -176,6 +176,19 @@ export function datasetRoutes(api: Api, { datasets, experiments }: AppDeps): voi
   });
 
   api.route({
+    method: 'post',
+    path: '/experiments/{id}/cancel',
+    operationId: 'cancelExperiment',
+    tag,
+    summary:
+      'Cancel a running experiment: its items not yet scored fail as cancelled and their runs stop; the scored stay',
+    params: IdParams,
+    errors: { 403: MEMBER, 409: 'the experiment has completed or was cancelled (conflict)' },
+    responses: { 200: { description: 'the experiment, cancelled', schema: ExperimentSchema } },
+    handler: ({ params, ctx }) => experiments.cancel(ctx.principal, params.id),
+  });
+
+  api.route({
     method: 'get',
     path: '/experiments/{id}/comparison/{other_id}',
     operationId: 'compareExperiments',

@@ -87,7 +87,10 @@ export function experimentDriver(deps: ExperimentRunnerDeps) {
   async function start(experiment: ExperimentRow, item: ExperimentItemRow): Promise<void> {
     const runId = item.run_id!;
     // A start that happened before its process stopped is found by its run id, never made twice.
-    if (await experiments.runExists(runId)) return experiments.started(experiment.id, item.item_id);
+    if (await experiments.runExists(runId)) {
+      await experiments.started(experiment.id, item.item_id);
+      return;
+    }
     const who = await principalOf(experiment);
     if (typeof who === 'string') return experiments.finish(experiment.id, item.item_id, failed(who));
     try {
@@ -108,7 +111,10 @@ export function experimentDriver(deps: ExperimentRunnerDeps) {
           sourceRunId: item.source_run_id,
         },
       });
-      await experiments.started(experiment.id, item.item_id);
+      if (!(await experiments.started(experiment.id, item.item_id))) {
+        // Cancelled while its run was starting: the run stops too.
+        await deps.runsService.cancelRun(who, runId, 'its experiment was cancelled').catch(() => undefined);
+      }
     } catch (error) {
       // The runtime's per-user limit, a provider or database away: this item's turn comes again.
       if (!(error instanceof ServiceError) || error.status === 429 || error.status >= 500) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { atLeast, type Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import type { Score } from '../contracts/datasets';
-import { badRequest, notFound } from '../contracts/errors';
+import { badRequest, conflict, notFound } from '../contracts/errors';
 import type {
   Experiment,
   ExperimentComparison,
@@ -21,7 +21,7 @@ export interface ExperimentsServiceDeps {
   datasets: Pick<DatasetsService, 'visibleDataset'>;
   datasetRows: Pick<DatasetsRepository, 'itemsToRun'>;
   experiments: ExperimentsRepository;
-  runsService: Pick<RunsService, 'experimentPin' | 'checkItemFolder'>;
+  runsService: Pick<RunsService, 'experimentPin' | 'checkItemFolder' | 'cancelRun'>;
   /** Throws when a model's provider is not configured on this server (models/cloud-providers.ts). */
   checkModel(model: string): void;
 }
@@ -182,6 +182,23 @@ export function experimentsService(deps: ExperimentsServiceDeps) {
 
     async get(principal: Principal, id: string): Promise<Experiment> {
       return read(principal, await visibleExperiment(principal, id));
+    },
+
+    /**
+     * Cancels a running experiment (a member of its project): items not yet scored fail as cancelled, and their runs
+     * still going are cancelled; what was scored stays. 409 once it has ended.
+     */
+    async cancel(principal: Principal, id: string): Promise<Experiment> {
+      const experiment = await visibleExperiment(principal, id);
+      await access.requireProjectRole(principal, experiment.project_id, 'member', `experiment ${id}`);
+      const going = await experiments.cancel(id);
+      if (!going)
+        throw conflict(`experiment ${id} is ${experiment.status}: only a running experiment can be cancelled`);
+      for (const runId of going) {
+        // A run that ended meanwhile has nothing to cancel.
+        await deps.runsService.cancelRun(principal, runId, 'its experiment was cancelled').catch(() => undefined);
+      }
+      return read(principal, (await experiments.get(id))!);
     },
 
     /** Two experiments on one dataset, item by item: each check's verdict in both, and what flipped. */

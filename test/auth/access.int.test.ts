@@ -865,6 +865,8 @@ const CHECKED_ELSEWHERE: { paths: RegExp; file: string }[] = [
   },
   // A mail's decision link takes its own single-use token, as the person it was sent to.
   { paths: /^\/stop-links\//, file: 'test/email/email.int.test.ts' },
+  // Cancelling needs an experiment still running when the call comes: there its items' runs are slowed to be so.
+  { paths: /^\/experiments\/\{id\}\/cancel$/, file: 'test/runs/experiments.int.test.ts' },
   // A question needs an MCP server that asks mid-call (the asking server there): a member answers, a viewer gets 403,
   // another organisation's member 404.
   { paths: /^\/stops\/\{stop_id\}\/answer$/, file: 'test/tools/tool-questions.int.test.ts' },

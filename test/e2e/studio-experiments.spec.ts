@@ -223,6 +223,21 @@ test('runs added to a dataset, its items edited, two experiments run, compared a
     expect(await violations(page), 'violations at 1024').toEqual([]);
     await page.screenshot({ path: screenshotPath('experiment-1024') });
 
+    // A third, slow to answer, cancelled while it runs: it says so, and the items not yet scored failed.
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await script(words(`approve slowly ${marker}`), 400);
+    await page.getByTestId('experiment-new').click();
+    await page
+      .getByTestId('experiment-model-choice')
+      .selectOption(await optionValue(page, 'experiment-model-choice', 'fake-model'));
+    await page.getByTestId('experiment-start').click();
+    const newest = page.getByTestId('experiment-row').first();
+    await expect(newest).toHaveAttribute('data-status', 'running');
+    await newest.getByTestId('experiment-cancel').click();
+    await expect(newest).toHaveAttribute('data-status', 'cancelled');
+    await expect(newest.getByTestId('experiment-cancel')).toHaveCount(0);
+    await script(approve);
+
     // Back to the studio with Escape; the header's entry opens the view again where it was.
     await page.keyboard.press('Escape');
     await expect(view).toBeHidden();

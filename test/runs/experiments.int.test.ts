@@ -7,7 +7,7 @@ import type { Dataset, DatasetDetail, DatasetItem } from '../../src-server/contr
 import type { Experiment, ExperimentComparison, ExperimentSummary } from '../../src-server/contracts/experiments';
 import type { RunAccepted, RunDetail, Thread } from '../../src-server/contracts/runs';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
-import { toolAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
+import { summaryCommand, toolAgent, writeFixtureCatalog } from '../helpers/fixture-assets';
 import { useIntegrationServer } from '../helpers/integration';
 import type { TestServer } from '../helpers/server';
 import { threePeople } from '../helpers/sessions';
@@ -40,7 +40,7 @@ const changeReview = JSON.parse(
 ) as Manifest;
 
 beforeAll(async () => {
-  catalog = await writeFixtureCatalog([changeReview, toolAgent]);
+  catalog = await writeFixtureCatalog([changeReview, toolAgent, summaryCommand]);
   server = await ctx.start({
     AUTH_ENABLED: 'true',
     SESSION_SECRET: SECRET,
@@ -369,5 +369,47 @@ describe('who may use datasets and experiments', () => {
     expect((await server.request(`/experiments/${started.id}`, as(mallory))).status).toBe(404);
     const mine = await completed(started.id, ann);
     expect(mine.totals.input_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe('cancelling an experiment', () => {
+  it('fails the items not yet scored, stops their runs, keeps what was scored; only a member may', async () => {
+    const { vera, mallory } = await threePeople(server.pool, SECRET, DEFAULT_PROJECT_ID);
+    const dataset = await json<Dataset>(await post(`/projects/${DEFAULT_PROJECT_ID}/datasets`, { name: 'long' }), 201);
+    for (const n of [1, 2, 3, 4, 5])
+      await json(await post(`/datasets/${dataset.id}/items`, { message: `item ${n}` }), 201);
+    // Slow answers: the experiment is still running when it is cancelled.
+    ctx.model.reply(
+      Array.from({ length: 200 }, (_, i) => `word${i} `),
+      20,
+    );
+    const started = await json<ExperimentSummary>(
+      await post(`/datasets/${dataset.id}/experiments`, { agent: 'summary', model: 'fake-model' }),
+      202,
+    );
+    const going = await until(async () => {
+      const e = await json<Experiment>(await server.request(`/experiments/${started.id}`), 200);
+      return e.items.filter((i) => i.status === 'running').length === 3 ? e : undefined;
+    });
+    // Three at a time: the other two wait their turn.
+    expect(going.items.filter((i) => i.status === 'pending')).toHaveLength(2);
+
+    expect((await post(`/experiments/${started.id}/cancel`, {}, vera)).status).toBe(403);
+    expect((await post(`/experiments/${started.id}/cancel`, {}, mallory)).status).toBe(404);
+    const cancelled = await json<Experiment>(await post(`/experiments/${started.id}/cancel`, {}), 200);
+    expect(cancelled.status).toBe('cancelled');
+    expect(cancelled.finished_at).not.toBeNull();
+    for (const item of cancelled.items) {
+      expect(item).toMatchObject({ status: 'failed', error: 'the experiment was cancelled' });
+    }
+    // Its runs stop, and no other starts.
+    const runIds = going.items.filter((i) => i.run_id).map((i) => i.run_id!);
+    for (const runId of runIds) expect((await settled(runId)).status).toBe('cancelled');
+    await new Promise((r) => setTimeout(r, 1500));
+    const after = await json<Experiment>(await server.request(`/experiments/${started.id}`), 200);
+    expect(after.items.filter((i) => i.run_id).map((i) => i.run_id)).toEqual(runIds);
+    expect(await json(await post(`/experiments/${started.id}/cancel`, {}), 409)).toMatchObject({
+      error: { message: `experiment ${started.id} is cancelled: only a running experiment can be cancelled` },
+    });
   });
 });

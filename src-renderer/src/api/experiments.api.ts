@@ -22,6 +22,8 @@ export const experimentsApi = {
   list: (datasetId: string) =>
     api(`/datasets/${encodeURIComponent(datasetId)}/experiments`, { schema: ExperimentListSchema }),
   get: (id: string) => api(one(id), { schema: ExperimentSchema }),
+  /** Cancels a running one: the items not yet scored fail, their runs stop. */
+  cancel: (id: string) => api(`${one(id)}/cancel`, { method: 'POST', schema: ExperimentSchema }),
   /** Two experiments of one dataset item by item: what went from pass to fail and back. */
   compare: (baseId: string, otherId: string) =>
     api(`${one(baseId)}/comparison/${encodeURIComponent(otherId)}`, { schema: ExperimentComparisonSchema }),

@@ -219,6 +219,15 @@ export const useDatasetsStore = defineStore('datasets', () => {
     await showExperiment(started.id);
   }
 
+  /** Cancels a running experiment, then shows it as it stands. */
+  async function cancelExperiment(id: string): Promise<void> {
+    const ok = await act(() => experimentsApi.cancel(id), 'Experiment cancelled; what was scored stays.');
+    if (ok) {
+      await loadDataset();
+      if (experimentId.value === id) await readExperiment();
+    }
+  }
+
   async function showExperiment(id: string | null): Promise<void> {
     experimentId.value = id;
     if (experiment.value?.id !== id) experiment.value = null;
@@ -305,6 +314,7 @@ export const useDatasetsStore = defineStore('datasets', () => {
     updateItem,
     removeItem,
     startExperiment,
+    cancelExperiment,
     showExperiment,
     compare,
     addRun,
