@@ -226,15 +226,15 @@ export function experimentsRepository(pool: Pool) {
      * Claims the experiment's items whose runs ended or stopped for a person (or were removed), and scorings another
      * process left lapsed: this process scores them now.
      */
-    async claimScorings(experimentId: string, leaseS: number): Promise<(ExperimentItemRow & { at: string | null })[]> {
-      const { rows } = await pool.query<ExperimentItemRow & { at: string | null }>(
+    async claimScorings(experimentId: string, leaseS: number): Promise<ExperimentItemRow[]> {
+      const { rows } = await pool.query<ExperimentItemRow>(
         `UPDATE svc_experiment_items i
             SET status = 'scoring', claimed_until = now() + make_interval(secs => $2)
            FROM svc_experiment_items o LEFT JOIN svc_runs r ON r.id = o.run_id
           WHERE i.experiment_id = $1 AND o.experiment_id = i.experiment_id AND o.item_id = i.item_id
             AND (i.status = 'running' AND (r.id IS NULL OR r.status IN ${SCORABLE})
                  OR i.status = 'scoring' AND i.claimed_until < now())
-          RETURNING ${UPDATED_ITEM_COLUMNS}, r.status AS at`,
+          RETURNING ${UPDATED_ITEM_COLUMNS}`,
         [experimentId, leaseS],
       );
       return rows;

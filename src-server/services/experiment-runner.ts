@@ -125,7 +125,7 @@ export function experimentDriver(deps: ExperimentRunnerDeps) {
     }
   }
 
-  async function score(experiment: ExperimentRow, item: ExperimentItemRow & { at: string | null }): Promise<void> {
+  async function score(experiment: ExperimentRow, item: ExperimentItemRow): Promise<void> {
     const run = item.run_id ? await deps.runs.detail(item.run_id) : undefined;
     if (!run)
       return experiments.finish(experiment.id, item.item_id, failed('its run was removed before it was scored'));
