@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { UuidSchema } from './common';
 
 /** A check's optional name: what tables and comparisons call it (else a name made from what it checks). */
-const checkName = z.string().trim().min(1).max(100).optional().meta({
+const CheckNameSchema = z.string().trim().min(1).max(100).optional().meta({
   description: 'what the results call it; by default a name made from what it checks, e.g. `contains "LGTM"`',
 });
 
@@ -14,19 +14,19 @@ export const CheckSchema = z
   .discriminatedUnion('kind', [
     z.object({
       kind: z.literal('contains'),
-      name: checkName,
+      name: CheckNameSchema,
       text: z.string().min(1).max(2000),
       ignore_case: z.boolean().optional().meta({ description: 'compare without regard to case (default false)' }),
     }),
     z.object({
       kind: z.literal('not_contains'),
-      name: checkName,
+      name: CheckNameSchema,
       text: z.string().min(1).max(2000),
       ignore_case: z.boolean().optional(),
     }),
     z.object({
       kind: z.literal('regex'),
-      name: checkName,
+      name: CheckNameSchema,
       pattern: z
         .string()
         .min(1)
@@ -50,14 +50,14 @@ export const CheckSchema = z
     }),
     z.object({
       kind: z.literal('json_schema'),
-      name: checkName,
+      name: CheckNameSchema,
       schema: z
         .record(z.string(), z.unknown())
         .meta({ description: 'a JSON Schema (draft 2020-12) the output, read as JSON, must be valid against' }),
     }),
     z.object({
       kind: z.literal('label'),
-      name: checkName,
+      name: CheckNameSchema,
       label: z.string().trim().min(1).max(200),
       phase: z.string().trim().min(1).max(100).optional().meta({
         description: "the phase whose classification is read (its output's first line); the run's output when absent",
@@ -65,7 +65,7 @@ export const CheckSchema = z
     }),
     z.object({
       kind: z.literal('judge'),
-      name: checkName,
+      name: CheckNameSchema,
       model: z.string().trim().min(1).max(200).meta({ description: 'the judging model (`provider:model`)' }),
       rubric: z.string().trim().min(1).max(8000).meta({ description: 'what a passing output does, for the judge' }),
     }),
@@ -74,6 +74,38 @@ export const CheckSchema = z
 export type Check = z.infer<typeof CheckSchema>;
 
 export const ChecksSchema = z.array(CheckSchema).max(20);
+
+/** At most `max` characters, cut between code points: a lone surrogate would make a score unstorable as JSON. */
+export function cutText(text: string, max: number): string {
+  const chars = [...text.slice(0, 2 * max + 2)];
+  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : chars.join('');
+}
+
+/** A text in quotes on one line, at most 60 characters of it. */
+export const quoteText = (text: string): string => `"${cutText(text.replace(/\s+/g, ' '), 60)}"`;
+
+/**
+ * A check's name: the one it was given, else what it checks. Scores, totals and comparisons go by it, and the studio
+ * shows checks by it, so a check reads the same everywhere.
+ */
+export function checkName(check: Check): string {
+  if (check.name) return check.name;
+  const anyCase = 'ignore_case' in check && check.ignore_case ? ' (any case)' : '';
+  switch (check.kind) {
+    case 'contains':
+      return `contains ${quoteText(check.text)}${anyCase}`;
+    case 'not_contains':
+      return `does not contain ${quoteText(check.text)}${anyCase}`;
+    case 'regex':
+      return `matches /${cutText(check.pattern, 60)}/${check.flags ?? ''}`;
+    case 'json_schema':
+      return 'valid JSON against the schema';
+    case 'label':
+      return `label is ${quoteText(check.label)}${check.phase ? ` in ${check.phase}` : ''}`;
+    case 'judge':
+      return `judge (${check.model})`;
+  }
+}
 
 export const CheckKindSchema = z.enum(['contains', 'not_contains', 'regex', 'json_schema', 'label', 'judge']);
 

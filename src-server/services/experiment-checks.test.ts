@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Check } from '../contracts/datasets';
-import {
-  type AskJudge,
-  type ScoredOutput,
-  checkName,
-  judgePrompt,
-  parseVerdict,
-  scoreChecks,
-} from './experiment-checks';
+import { checkName, type Check } from '../contracts/datasets';
+import { type AskJudge, type ScoredOutput, judgePrompt, parseVerdict, scoreChecks } from './experiment-checks';
 
 const subject = (output: string | null, more: Partial<ScoredOutput> = {}): ScoredOutput => ({
   message: 'Review this pull request',

@@ -1,4 +1,4 @@
-import type { Check, Score } from '../contracts/datasets';
+import { checkName, cutText, quoteText, type Check, type Score } from '../contracts/datasets';
 import { errorMessage } from '../contracts/errors';
 import { argumentProblems } from '../contracts/tool-arguments';
 
@@ -18,25 +18,6 @@ type Verdict = { pass: boolean; reason: string };
 
 /** Users' regular expressions may backtrack badly: bounding the text bounds the time a match can take. */
 const REGEX_SUBJECT_LIMIT = 200_000;
-
-/** A check's name in tables and comparisons: the one it was given, else what it checks. */
-export function checkName(check: Check): string {
-  if (check.name) return check.name;
-  switch (check.kind) {
-    case 'contains':
-      return `contains ${quote(check.text)}`;
-    case 'not_contains':
-      return `does not contain ${quote(check.text)}`;
-    case 'regex':
-      return `matches /${cut(check.pattern, 60)}/${check.flags ?? ''}`;
-    case 'json_schema':
-      return 'valid JSON against the schema';
-    case 'label':
-      return `label is ${quote(check.label)}${check.phase ? ` in ${check.phase}` : ''}`;
-    case 'judge':
-      return `judge (${check.model})`;
-  }
-}
 
 /** Scores the output with each check, in order. A judge's failure to answer fails its check, not the others. */
 export async function scoreChecks(
@@ -59,11 +40,17 @@ async function verdictOf(check: Check, subject: ScoredOutput, askJudge: AskJudge
   switch (check.kind) {
     case 'contains': {
       const found = includes(output, check.text, check.ignore_case);
-      return { pass: found, reason: found ? `contains ${quote(check.text)}` : `${quote(check.text)} not found` };
+      return {
+        pass: found,
+        reason: found ? `contains ${quoteText(check.text)}` : `${quoteText(check.text)} not found`,
+      };
     }
     case 'not_contains': {
       const found = includes(output, check.text, check.ignore_case);
-      return { pass: !found, reason: found ? `contains ${quote(check.text)}` : `${quote(check.text)} not found` };
+      return {
+        pass: !found,
+        reason: found ? `contains ${quoteText(check.text)}` : `${quoteText(check.text)} not found`,
+      };
     }
     case 'regex':
       return regexVerdict(check, output);
@@ -93,9 +80,9 @@ function regexVerdict(check: Extract<Check, { kind: 'regex' }>, output: string):
     return { pass: false, reason: `the pattern cannot be used: ${errorMessage(error)}` };
   }
   const match = regex.exec(output.slice(0, REGEX_SUBJECT_LIMIT));
-  if (!match) return { pass: false, reason: `no match for /${cut(check.pattern, 60)}/${check.flags ?? ''}` };
+  if (!match) return { pass: false, reason: `no match for /${cutText(check.pattern, 60)}/${check.flags ?? ''}` };
   // An empty match (/^/, /x*/) says nothing by itself: show the text where it matched instead.
-  return { pass: true, reason: `matches at ${quote(match[0] || output.slice(match.index, match.index + 60))}` };
+  return { pass: true, reason: `matches at ${quoteText(match[0] || output.slice(match.index, match.index + 60))}` };
 }
 
 /** The output read as JSON, against the schema, by the same validator that checks tools' arguments. */
@@ -131,9 +118,10 @@ function labelVerdict(
     return { pass: false, reason: `the run never produced phase "${check.phase}"` };
   }
   const label = classification(check.phase ? (phases[check.phase] ?? '') : output);
-  if (!label) return { pass: false, reason: `no label in the output, expected ${quote(check.label)}` };
-  if (label.toLowerCase() === check.label.toLowerCase()) return { pass: true, reason: `the label is ${quote(label)}` };
-  return { pass: false, reason: `the label is ${quote(label)}, not ${quote(check.label)}` };
+  if (!label) return { pass: false, reason: `no label in the output, expected ${quoteText(check.label)}` };
+  if (label.toLowerCase() === check.label.toLowerCase())
+    return { pass: true, reason: `the label is ${quoteText(label)}` };
+  return { pass: false, reason: `the label is ${quoteText(label)}, not ${quoteText(check.label)}` };
 }
 
 /** A classifying phase's answer is its first non-empty line, which models like to dress up: `**Approve**.` */
@@ -174,17 +162,8 @@ export function parseVerdict(text: string): Verdict {
   // Reasoning models may think aloud first; the verdict comes after.
   const answer = text.replace(/^\s*<think>[\s\S]*?<\/think>/i, '').trim();
   const verdict = /^[\s*_#`>"']*(?:verdict[\s*_`]*:[\s*_`]*)?(pass|fail)\b[\s*_`"'.:,;!—–-]*([\s\S]*)$/i.exec(answer);
-  if (!verdict) return { pass: false, reason: `the judge answered neither PASS nor FAIL: ${cut(answer, 200)}` };
+  if (!verdict) return { pass: false, reason: `the judge answered neither PASS nor FAIL: ${cutText(answer, 200)}` };
   return { pass: verdict[1]!.toLowerCase() === 'pass', reason: verdict[2]!.trim() || 'the judge gave no reason' };
 }
 
 /** Text quoted on one line, at most 60 characters, for names and reasons. */
-function quote(text: string): string {
-  return `"${cut(text.replace(/\s+/g, ' '), 60)}"`;
-}
-
-/** At most `max` characters, cut between code points: a lone surrogate would make the score unstorable as JSON. */
-function cut(text: string, max: number): string {
-  const chars = [...text.slice(0, 2 * max + 2)];
-  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : chars.join('');
-}

@@ -11,8 +11,10 @@ describe('the check editor’s drafts', () => {
       'starts ok: matches /^ok/i',
     );
     expect(checkLabel({ kind: 'judge', model: 'ollama:llama3.2', rubric: 'Polite.' })).toBe(
-      'judged by ollama:llama3.2: Polite.',
+      'judge (ollama:llama3.2): Polite.',
     );
+    // As results name it: the same words in the items' chips and in an experiment's scores.
+    expect(checkLabel({ kind: 'label', label: 'approve', phase: 'analysis' })).toBe('label is "approve" in analysis');
   });
 
   it('turns a draft into the check the server takes, and back', () => {

@@ -1,4 +1,4 @@
-import { CheckSchema, type Check } from '@contracts/datasets';
+import { checkName, CheckSchema, cutText, type Check } from '@contracts/datasets';
 
 /** The kinds of check, as the check editor offers them. */
 export const CHECK_KINDS: Record<Check['kind'], string> = {
@@ -10,24 +10,14 @@ export const CHECK_KINDS: Record<Check['kind'], string> = {
   judge: 'Judged by a model',
 };
 
-const cut = (text: string, length: number) => (text.length > length ? `${text.slice(0, length - 1)}…` : text);
-
-/** What a check checks, in words: `contains "LGTM"`, `matches /^ok/i`, `judged by ollama:llama3.2: …`. */
+/**
+ * What a check checks, in the words results use for it (contracts/datasets.ts checkName, its given name aside); a
+ * judge's chip also shows the start of its rubric.
+ */
 export function checkWords(check: Check): string {
-  switch (check.kind) {
-    case 'contains':
-      return `contains "${cut(check.text, 60)}"${check.ignore_case ? ' (any case)' : ''}`;
-    case 'not_contains':
-      return `does not contain "${cut(check.text, 60)}"${check.ignore_case ? ' (any case)' : ''}`;
-    case 'regex':
-      return `matches /${cut(check.pattern, 60)}/${check.flags ?? ''}`;
-    case 'json_schema':
-      return 'is JSON valid against a schema';
-    case 'label':
-      return `is classified "${check.label}"${check.phase ? ` by ${check.phase}` : ''}`;
-    case 'judge':
-      return `judged by ${check.model}: ${cut(check.rubric, 60)}`;
-  }
+  const { name: _given, ...unnamed } = check;
+  const words = checkName(unnamed as Check);
+  return check.kind === 'judge' ? `${words}: ${cutText(check.rubric, 60)}` : words;
 }
 
 /** A check as its chip reads: its own name with what it checks, or what it checks alone. */
