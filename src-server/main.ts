@@ -500,6 +500,7 @@ export async function startServer({
     const experimentRows = experimentsRepository(pool);
     const experiments = experimentsService({
       access,
+      usage,
       datasets,
       datasetRows,
       experiments: experimentRows,

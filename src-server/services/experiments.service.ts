@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { atLeast, type Access } from '../auth/access';
+import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import type { Score } from '../contracts/datasets';
 import { badRequest, conflict, notFound } from '../contracts/errors';
@@ -15,9 +15,11 @@ import type { DatasetsRepository } from '../db/datasets.repository';
 import type { ExperimentItemRow, ExperimentRow, ExperimentsRepository } from '../db/experiments.repository';
 import type { DatasetsService } from './datasets.service';
 import type { RunsService } from './runs.service';
+import type { UsageService } from './usage.service';
 
 export interface ExperimentsServiceDeps {
-  access: Pick<Access, 'requireProjectRole' | 'scopeRole'>;
+  access: Pick<Access, 'requireProjectRole'>;
+  usage: Pick<UsageService, 'seesSpend'>;
   datasets: Pick<DatasetsService, 'visibleDataset'>;
   datasetRows: Pick<DatasetsRepository, 'itemsToRun'>;
   experiments: ExperimentsRepository;
@@ -88,11 +90,9 @@ function itemOf(row: ExperimentItemRow, showSpend: boolean): ExperimentItem {
 export function experimentsService(deps: ExperimentsServiceDeps) {
   const { access, experiments } = deps;
 
-  /** Spend is shown as a run's is: to instance admins, the project's owners and admins, and who started it. */
-  async function showsSpend(principal: Principal, experiment: ExperimentRow): Promise<boolean> {
-    if (principal.instanceAdmin || principal.id === experiment.created_by) return true;
-    return atLeast(await access.scopeRole(principal, 'project', experiment.project_id), 'owner');
-  }
+  /** Spend is shown as a run's is (usage.service.ts seesSpend). */
+  const showsSpend = (principal: Principal, experiment: ExperimentRow) =>
+    deps.usage.seesSpend(principal, experiment.project_id, experiment.created_by);
 
   function summaryOf(row: ExperimentRow, items: readonly ExperimentItemRow[], showSpend: boolean): ExperimentSummary {
     return {

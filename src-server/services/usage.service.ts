@@ -15,6 +15,15 @@ const DEFAULT_RANGE_MS = 30 * 24 * 3600_000;
 export function usageService(deps: { access: Access; calls: ModelCallsRepository }) {
   const { access, calls } = deps;
 
+  /**
+   * Whether `principal` sees the spend of what `createdBy` started in the project (a run, an experiment): instance
+   * admins, the project's owners and admins, and the person who started it.
+   */
+  async function seesSpend(principal: Principal, projectId: string, createdBy: string | null): Promise<boolean> {
+    if (principal.instanceAdmin || principal.id === createdBy) return true;
+    return atLeast(await access.scopeRole(principal, 'project', projectId), 'owner');
+  }
+
   async function visibility(principal: Principal): Promise<UsageVisibility> {
     const roles = await access.projectRoles(principal);
     if (roles === null) return { all: true };
@@ -50,13 +59,11 @@ export function usageService(deps: { access: Access; calls: ModelCallsRepository
      */
     async forRun(principal: Principal, run: { id: string; project_id: string }): Promise<RunUsage | null> {
       const found = await calls.runTotals(run.id);
-      if (!found) return null;
-      if (!principal.instanceAdmin && principal.id !== found.createdBy) {
-        const role = await access.scopeRole(principal, 'project', run.project_id);
-        if (!atLeast(role, 'owner')) return null;
-      }
+      if (!found || !(await seesSpend(principal, run.project_id, found.createdBy))) return null;
       return { ...found.total, phases: found.phases };
     },
+
+    seesSpend,
   };
 }
 
