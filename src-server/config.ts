@@ -98,6 +98,13 @@ const schema = z.object({
   CLOUD_A_BASE_URL: url.optional(),
   CLOUD_B_BASE_URL: url.optional(),
   CLOUD_C_BASE_URL: url.optional(),
+  /**
+   * A model call that fails for a passing reason before it streamed anything (a 429 or 5xx, a connection reset or
+   * refused) is tried again up to this many times (docs/run-lifecycle.md#retries-of-model-calls), waiting at most
+   * MODEL_RETRY_MAX_WAIT_S before each try: longer than that, a provider's Retry-After is not waited for.
+   */
+  MODEL_RETRIES: int(0, 10).default(3),
+  MODEL_RETRY_MAX_WAIT_S: int(1, 600).default(30),
 
   /**
    * Prices of models for the usage accounting (docs/observability.md#accounting), as JSON: a model string or a

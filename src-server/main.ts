@@ -85,6 +85,12 @@ import { idempotencyService } from './services/idempotency.service';
 import { usersService } from './services/users.service';
 import { runsService } from './services/runs.service';
 import { comparisonsService } from './services/comparisons.service';
+import { auditService } from './services/audit.service';
+import { budgetsService } from './services/budgets.service';
+import { secretsService } from './services/secrets.service';
+import { auditRepository } from './db/audit.repository';
+import { budgetsRepository } from './db/budgets.repository';
+import { secretsRepository } from './db/secrets.repository';
 import { usageService } from './services/usage.service';
 import { approvalsService } from './services/approvals.service';
 import { threadsService } from './services/threads.service';
@@ -235,16 +241,31 @@ export async function startServer({
       (
         config.PUBLIC_URL ?? (config.OIDC_REDIRECT_URI ? new URL(config.OIDC_REDIRECT_URI).origin : listeningUrl)
       ).replace(/\/+$/, '');
-    const oauthRows = oauthRepository(pool);
-    const mcpGrants = mcpOauthService({ rows: oauthRows, resource: () => `${publicBase()}${MCP_PATH}` });
-    const auth = createAuthenticator(config, users, personalTokenRows, mcpGrants);
     const access = createAccess(tenancyRows);
+    const auditLog = auditService({ audit: auditRepository(pool), access });
+    const oauthRows = oauthRepository(pool);
+    const mcpGrants = mcpOauthService({
+      rows: oauthRows,
+      resource: () => `${publicBase()}${MCP_PATH}`,
+      audit: auditLog,
+    });
+    const auth = createAuthenticator(config, users, personalTokenRows, mcpGrants);
+    // The key of the secrets the service keeps (Slack's tokens, project secrets): SECRETS_KEY, or one generated in
+    // DATA_DIR.
+    const secretBox = await openSecretBox(config);
+    const secrets = secretsService({ access, secrets: secretsRepository(pool), box: secretBox, audit: auditLog });
+    const budgets = budgetsService({ access, budgets: budgetsRepository(pool), audit: auditLog });
     const runs = runsRepository(pool);
     const gates = gateDecisionsRepository(pool);
     const agentRows = agentsRepository(pool);
     const agents = new AgentDirectory(catalog, agentRows, access);
     await agents.load();
-    const phaseConfig = phaseConfigService({ agents, access, configs: nodeConfigsRepository(pool) });
+    const phaseConfig = phaseConfigService({
+      agents,
+      access,
+      configs: nodeConfigsRepository(pool),
+      audit: auditLog,
+    });
     // This process, as the owner of the runs it executes and of its local-runtime queue tickets.
     const owner = `${process.pid}-${randomUUID()}`;
     const queue = new LocalQueue(llmQueueRepository(pool, config.DATABASE_WAIT_S), {
@@ -278,6 +299,8 @@ export async function startServer({
     const toolbox = createToolbox({
       mcp: new McpServers({
         env: process.env,
+        // A declared variable: the project's secret, else its organisation's, else the service's environment.
+        variables: (projectId, names) => secrets.variables(projectId, names, process.env),
         idleMs: config.MCP_IDLE_S * 1000,
         callTimeoutMs: config.TOOL_CALL_TIMEOUT_S * 1000,
         allowedPrivateHosts: config.MCP_ALLOWED_HOSTS,
@@ -337,6 +360,7 @@ export async function startServer({
       questionExpiryS: config.TOOL_QUESTION_EXPIRY_S,
       records: runWrites,
       prices,
+      budgets: budgets.guard,
       // Runs started before versions name their built-in only.
       agentOf: (run) =>
         run.manifestHash ? agents.pinnedEntry(run.manifestHash) : Promise.resolve(catalog.get(run.agent)),
@@ -359,8 +383,6 @@ export async function startServer({
       observer: metrics,
       traceContent: config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
     });
-    // The key of the secrets the service keeps (Slack's tokens): SECRETS_KEY, or one generated in DATA_DIR.
-    const secretBox = await openSecretBox(config);
     const slackRows = slackRepository(pool);
     const stopDeliveries = stopDeliveriesRepository(pool);
     // The sender of the webhook outbox, which the database's triggers fill (docs/webhooks.md).
@@ -468,6 +490,7 @@ export async function startServer({
       defaultModel: () => defaultModel.current(),
       checkModel: (model) => assertModelConfigured(config, model),
       maxLocalRunsPerUser: config.LOCAL_LLM_MAX_RUNS_PER_USER,
+      budgets,
       localRetryAfterS: async () => {
         const status = await queue.status();
         return ((status.average_call_s ?? 20) * Math.max(1, status.waiting)) / status.slots;
@@ -492,11 +515,18 @@ export async function startServer({
       fireLeaseS: Math.max(10, 3 * config.SCHEDULES_POLL_S),
       limits: { perUser: config.SCHEDULES_MAX_PER_USER, perProject: config.SCHEDULES_MAX_PER_PROJECT },
       minIntervalS: { member: config.SCHEDULES_MEMBER_MIN_INTERVAL_S, owner: config.SCHEDULES_OWNER_MIN_INTERVAL_S },
+      audit: auditLog,
     });
     scheduler = new Scheduler(schedules, config.SCHEDULES_POLL_S);
     const comparisons = comparisonsService({ access, runs, compared: comparedRuns, usage, agents });
     const datasetRows = datasetsRepository(pool);
-    const datasets = datasetsService({ access, datasets: datasetRows, runs, compared: comparedRuns });
+    const datasets = datasetsService({
+      access,
+      datasets: datasetRows,
+      runs,
+      compared: comparedRuns,
+      audit: auditLog,
+    });
     const experimentRows = experimentsRepository(pool);
     const experiments = experimentsService({
       access,
@@ -531,7 +561,7 @@ export async function startServer({
             redirectUri: () => config.OIDC_REDIRECT_URI ?? `${listeningUrl}/auth/callback`,
           })
         : undefined;
-    const tenancy = tenancyService({ access, tenancy: tenancyRows, users });
+    const tenancy = tenancyService({ access, tenancy: tenancyRows, users, audit: auditLog });
     const approvals = approvalsService({
       agents,
       access,
@@ -542,6 +572,7 @@ export async function startServer({
       notices: stopDeliveries,
       questions: toolQuestions,
       engine,
+      audit: auditLog,
     });
     const slack = slackService({
       access,
@@ -553,6 +584,7 @@ export async function startServer({
       api: slackWebApi(config.SLACK_API_URL),
       questions: toolQuestions,
       publicUrl: config.PUBLIC_URL ?? null,
+      audit: auditLog,
     });
     const email = emailService({
       access,
@@ -566,6 +598,7 @@ export async function startServer({
       box: secretBox,
       publicUrl: config.PUBLIC_URL ?? null,
       allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_URLS,
+      audit: auditLog,
     });
     // The stops' outbox: Slack's messages follow a stop; a mail goes once, when it starts waiting.
     stopMessages = new StopDeliveryWorker(
@@ -592,6 +625,7 @@ export async function startServer({
         registry: () => registeredServers.all(),
         layouts: catalog.layouts,
         runs: service,
+        audit: auditLog,
       }),
       auth,
       runsService: service,
@@ -605,7 +639,7 @@ export async function startServer({
       localModels,
       tenancy,
       projectFolders,
-      orgToolPolicies: orgToolPoliciesService({ access, floors: toolPolicyFloors }),
+      orgToolPolicies: orgToolPoliciesService({ access, floors: toolPolicyFloors, audit: auditLog }),
       mcpRegistry: mcpRegistryService({ servers: registeredServers }),
       users: usersService({ users }),
       mcpGrants,
@@ -616,6 +650,7 @@ export async function startServer({
         tokens: personalTokenRows,
         authEnabled: config.AUTH_ENABLED,
         max: PERSONAL_TOKENS_MAX,
+        audit: auditLog,
       }),
       schedules,
       webhooks: webhooksService({
@@ -623,9 +658,13 @@ export async function startServer({
         webhooks: webhookRows,
         allowPrivateUrls: config.WEBHOOK_ALLOW_PRIVATE_URLS,
         maxPerScope: config.WEBHOOK_MAX_PER_SCOPE,
+        audit: auditLog,
       }),
-      retention: retentionService({ access, retention: retentionRows }),
+      retention: retentionService({ access, retention: retentionRows, audit: auditLog }),
       usage,
+      budgets,
+      secrets,
+      audit: auditLog,
       comparisons,
       datasets,
       experiments,

@@ -148,6 +148,7 @@ export function createAuthenticator(
       principal = {
         id: found.user_id,
         kind: 'session',
+        via: 'personal_token',
         name: found.name ?? found.email ?? found.user_id,
         email: found.email ?? undefined,
         instanceAdmin: false,

@@ -13,8 +13,9 @@ import { notFound } from '../contracts/errors';
 import type { OauthClientRow, OauthRepository, OauthRequestRow } from '../db/oauth.repository';
 import { getLogger } from '../log';
 import { OauthRefusal } from './oauth-refusal';
+import type { AuditLog } from './audit-log';
 import { checkRedirectUri, fetchClientMetadataDocument, isMetadataDocumentId } from './client-metadata-document';
-import type { Principal } from './principal';
+import { PUBLIC_VISITOR, type Principal } from './principal';
 
 const log = getLogger('svc.auth');
 
@@ -80,8 +81,9 @@ export function mcpOauthService(deps: {
   resource: () => string;
   /** Fetches a client's metadata document (client-metadata-document.ts; a test's stand-in). */
   fetchDocument?: typeof fetchClientMetadataDocument;
+  audit: AuditLog;
 }) {
-  const { rows } = deps;
+  const { rows, audit } = deps;
   const fetchDocument = deps.fetchDocument ?? fetchClientMetadataDocument;
   let lastSweep = 0;
 
@@ -140,6 +142,19 @@ export function mcpOauthService(deps: {
       client.redirect_uris.forEach(checkRedirectUri);
       const { client_secret: secret, verified: _verified, ...metadata } = client;
       await rows.registerClient({ client_id: client.client_id, metadata, client_secret: secret ?? null });
+      // Registration asks for no sign-in (RFC 7591): whoever registers is a visitor, recorded as one.
+      await audit.record(PUBLIC_VISITOR, {
+        action: 'oauth_client.registered',
+        target: `OAuth client ${client.client_id}`,
+        before: null,
+        after: {
+          client_id: client.client_id,
+          client_name: metadata.client_name ?? null,
+          client_uri: metadata.client_uri ?? null,
+          redirect_uris: client.redirect_uris,
+          token_endpoint_auth_method: metadata.token_endpoint_auth_method ?? null,
+        },
+      });
     },
 
     /**
@@ -282,6 +297,7 @@ export function mcpOauthService(deps: {
         principal: {
           id: found.user_id,
           kind: 'session',
+          via: 'oauth',
           name: found.name ?? found.email ?? found.user_id,
           email: found.email ?? undefined,
           instanceAdmin: false,
@@ -299,10 +315,17 @@ export function mcpOauthService(deps: {
 
     /** Ends one of her grants: its tokens answer 401 from now on. */
     async revokeGrant(principal: Principal, id: string): Promise<void> {
-      if (!signsIn(principal) || !(await rows.revokeGrant(principal.id, id))) {
+      const grant = signsIn(principal) ? (await rows.grantsOf(principal.id)).find((g) => g.id === id) : undefined;
+      if (!grant || !(await rows.revokeGrant(principal.id, id))) {
         throw notFound(`MCP client sign-in ${id} not found`);
       }
       log.info(`MCP client sign-in ${id} revoked by user=${principal.id}`);
+      await audit.record(principal, {
+        action: 'oauth_grant.revoked',
+        target: `MCP client sign-in ${id}`,
+        before: { id, client_id: grant.client_id, client_name: grant.client_name, scopes: grant.scopes },
+        after: null,
+      });
     },
   };
 }

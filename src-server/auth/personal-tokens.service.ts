@@ -8,6 +8,7 @@ import {
 import { conflict, forbidden, notFound, unauthorized } from '../contracts/errors';
 import type { PersonalTokensRepository } from '../db/personal-tokens.repository';
 import { getLogger } from '../log';
+import type { AuditLog } from './audit-log';
 import type { Principal } from './principal';
 
 const log = getLogger('svc.auth');
@@ -27,8 +28,15 @@ export const AUTH_OFF_MESSAGE =
  * MCP clients, acting with her own roles. Each caller sees and revokes only her own: another person's token is
  * answered as one that does not exist. With authentication off there is nobody to be, and nothing to create.
  */
-export function personalTokensService(deps: { tokens: PersonalTokensRepository; authEnabled: boolean; max: number }) {
-  const { tokens, authEnabled, max } = deps;
+export function personalTokensService(deps: {
+  tokens: PersonalTokensRepository;
+  authEnabled: boolean;
+  max: number;
+  audit: AuditLog;
+}) {
+  const { tokens, authEnabled, max, audit } = deps;
+  /** What the audit log keeps of a token: which one and what it is for, never the token (they do not expire). */
+  const kept = (t: PersonalToken) => ({ id: t.id, name: t.name, created_at: t.created_at, expires_at: null });
 
   /** The user whose tokens the caller manages: herself (a signed-in user, or the API token's administrator). */
   function ownerOf(principal: Principal): string {
@@ -72,13 +80,29 @@ export function personalTokensService(deps: { tokens: PersonalTokensRepository; 
         );
       }
       log.info(`personal access token ${made.id} created for user=${userId}`);
+      await audit.record(principal, {
+        action: 'token.created',
+        target: `personal access token ${made.id}`,
+        before: null,
+        after: kept(made),
+      });
       return { ...made, token };
     },
 
     async revoke(principal: Principal, id: string): Promise<void> {
       const userId = ownerOf(principal);
+      const live = (await tokens.listLive(userId)).find((t) => t.id === id);
       if (!(await tokens.revoke(userId, id))) throw notFound(`personal access token ${id} not found`);
       log.info(`personal access token ${id} revoked by user=${userId}`);
+      // Revoking one revoked before changes nothing: nothing to record.
+      if (live) {
+        await audit.record(principal, {
+          action: 'token.revoked',
+          target: `personal access token ${id}`,
+          before: kept(live),
+          after: null,
+        });
+      }
     },
   };
 }

@@ -6,6 +6,8 @@ export interface Principal {
    */
   id: string;
   kind: 'anonymous' | 'api_token' | 'session' | 'visitor';
+  /** A session's user who called with a token she made (a personal access token) or an MCP client holds for her. */
+  via?: 'personal_token' | 'oauth';
   name: string;
   email?: string;
   /** Anonymous (auth disabled) and API-token callers administer the whole instance. */

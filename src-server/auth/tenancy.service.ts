@@ -5,6 +5,7 @@ import { badRequest, conflict, forbidden, notFound } from '../contracts/errors';
 import { getLogger } from '../log';
 import { DEFAULT_ORG_ID, DEFAULT_PROJECT_ID, DEFAULT_TEAM_ID, type Role, type ScopeType } from '../contracts/tenancy';
 import { atLeast, type Access } from './access';
+import type { AuditLog } from './audit-log';
 import type { Principal } from './principal';
 
 const log = getLogger('svc.auth');
@@ -16,9 +17,38 @@ const NAME: Record<ScopeType, string> = { org: 'organisation', team: 'team', pro
  * The hierarchy's rules (docs/http-api.md#access-control): org admins manage teams, team admins manage projects,
  * project owners manage members (and admins of a scope manage its members too); a scope the caller cannot see is 404.
  */
-export function tenancyService(deps: { access: Access; tenancy: TenancyRepository; users: UsersRepository }) {
-  const { access, tenancy, users } = deps;
+export function tenancyService(deps: {
+  access: Access;
+  tenancy: TenancyRepository;
+  users: UsersRepository;
+  audit: AuditLog;
+}) {
+  const { access, tenancy, users, audit } = deps;
   const manageMembersRole: Record<ScopeType, Role> = { org: 'admin', team: 'admin', project: 'owner' };
+
+  /** A role's change in the audit log, in the scope's project or organisation (a team's is its organisation's). */
+  async function recordRole(
+    principal: Principal,
+    type: ScopeType,
+    id: string,
+    userId: string,
+    before: string | null,
+    after: string | null,
+  ): Promise<void> {
+    const scope =
+      type === 'project'
+        ? { projectId: id }
+        : { orgId: type === 'org' ? id : ((await tenancy.get('team', id))?.parent_id ?? null) };
+    await audit.record(principal, {
+      action: after ? 'role.set' : 'role.removed',
+      ...scope,
+      target: `user ${userId} on ${NAME[type]} ${id}`,
+      before: before && { user_id: userId, scope: type, scope_id: id, role: before },
+      after: after && { user_id: userId, scope: type, scope_id: id, role: after },
+    });
+  }
+  const roleOf = async (type: ScopeType, id: string, userId: string) =>
+    (await tenancy.members(type, id)).find((m) => m.user_id === userId)?.role ?? null;
 
   async function toScope(
     principal: Principal,
@@ -55,7 +85,10 @@ export function tenancyService(deps: { access: Access; tenancy: TenancyRepositor
         throw forbidden('only instance administrators create organisations');
       }
       const row = await tenancy.create(type, name, parentId ?? null);
-      if (principal.kind === 'session' && !parentType) await tenancy.setRole(type, row.id, principal.id, 'admin');
+      if (principal.kind === 'session' && !parentType) {
+        await tenancy.setRole(type, row.id, principal.id, 'admin');
+        await recordRole(principal, type, row.id, principal.id, null, 'admin');
+      }
       log.info(`${NAME[type]} ${row.id} created by ${principal.name}`);
       return toScope(principal, type, row);
     },
@@ -84,15 +117,19 @@ export function tenancyService(deps: { access: Access; tenancy: TenancyRepositor
       const own = await access.scopeRole(principal, type, id);
       if (!atLeast(own, role)) throw forbidden(`your role here is ${own}; you cannot grant ${role}, which is above it`);
       if (!(await users.get(userId))) throw notFound(`user ${userId} not found`);
+      const before = await roleOf(type, id, userId);
       await tenancy.setRole(type, id, userId, role);
+      await recordRole(principal, type, id, userId, before, role);
       log.info(`${NAME[type]} ${id}: user ${userId} is now ${role} (by ${principal.name})`);
       return tenancy.members(type, id);
     },
 
     async removeMember(principal: Principal, type: ScopeType, id: string, userId: string): Promise<void> {
       await access.requireScopeRole(principal, type, id, manageMembersRole[type], `${NAME[type]} ${id}`);
+      const before = await roleOf(type, id, userId);
       if (!(await tenancy.removeMember(type, id, userId)))
         throw notFound(`user ${userId} is not a member of ${NAME[type]} ${id}`);
+      await recordRole(principal, type, id, userId, before, null);
     },
   };
 }

@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   'unavailable',
   'database_unavailable',
   'idempotency_key_reused',
+  'budget_exceeded',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

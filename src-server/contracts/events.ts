@@ -85,6 +85,19 @@ const RUN_EVENTS = [
     model: z.string(),
     expected_s: z.number().nullable(),
   }),
+  /**
+   * The phase's model call failed for a passing reason (a 429 or 5xx from the provider, a connection reset or refused)
+   * before it streamed anything, and is tried again after `wait_s`: the `retry`-th of at most `retries`
+   * (docs/run-lifecycle.md#retries-of-model-calls). A failure after tokens streamed is never tried again.
+   */
+  z.object({
+    type: z.literal('model_retry'),
+    node: z.string(),
+    retry: z.number().int().min(1),
+    retries: z.number().int().min(1),
+    wait_s: z.number(),
+    reason: z.string(),
+  }),
   /** Stored with the node row as well: `prompt_cut` (the runtime cut the prompt), `answer_cut` (stopped at length). */
   z.object({ type: z.literal('node_warning'), node: z.string(), code: z.string(), message: z.string() }),
   z.object({
@@ -106,6 +119,11 @@ const RUN_EVENTS = [
     /** Runs this process executes now. */
     running: z.number().int(),
   }),
+  /**
+   * A budget the run counts against reached its warning level (docs/operations.md#budgets): said once per budget and
+   * period, on the stream of the run whose model call first saw it. `message` names the budget and its spend.
+   */
+  z.object({ type: z.literal('budget_warning'), budget_id: z.uuid(), message: z.string() }),
   z.object({
     type: z.literal('context_trimmed'),
     node: z.string(),

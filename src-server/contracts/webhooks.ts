@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BudgetSchema } from './budgets';
 import { StopSchema } from './stops';
 import { UuidSchema } from './common';
 
@@ -14,6 +15,8 @@ export const WEBHOOK_EVENTS = [
   'question.answered',
   'run.completed',
   'run.failed',
+  'budget.warning',
+  'budget.exceeded',
 ] as const;
 export const WebhookEventTypeSchema = z.enum(WEBHOOK_EVENTS).meta({ id: 'WebhookEventType' });
 export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
@@ -196,6 +199,21 @@ const PAYLOADS = [
     timestamp: z.string(),
     data: z.object({ ...runData, error_detail: z.string().nullable(), finished_at: z.string().nullable() }),
   }),
+  ...(['budget.warning', 'budget.exceeded'] as const).map((type) =>
+    z.object({
+      type: z.literal(type),
+      timestamp: z.string(),
+      data: BudgetSchema.extend({
+        scope_name: z.string(),
+        project_id: z.uuid().meta({ description: 'the project whose run reached the level' }),
+      }).meta({
+        description:
+          type === 'budget.warning'
+            ? 'a budget reached its warning level (`warn_at`): sent once per budget and period'
+            : 'a budget was spent: new runs are refused and running ones stop until `period_end`',
+      }),
+    }),
+  ),
 ] as const;
 
 /** `gate.waiting` → `GateWaitingWebhook`: each payload's name as a component of the OpenAPI document. */

@@ -1,5 +1,45 @@
 import type { RunStatus, Thread } from '../contracts/runs';
+import { RUN_SEARCH_DOCUMENT, THREAD_SEARCH_DOCUMENT } from './migrations/0016-thread-search';
 import type { Pool } from './pool';
+
+/** What a search of the thread list narrows it to (GET /threads?q=…); every part is optional. */
+export interface ThreadFilter {
+  /** Words of a run's message or final output, or of the thread's name (websearch syntax: "a phrase", or, -not). */
+  q?: string;
+  agent?: string;
+  /** The status of the run the thread stands at. */
+  status?: RunStatus;
+  /** Who made the thread. */
+  startedBy?: string;
+  /** Last active at or after / before. */
+  from?: Date;
+  to?: Date;
+}
+
+/**
+ * The filter as SQL conditions on `t` (the thread) and `r` (the run it stands at), numbered after the query's own
+ * parameters. The text search reads the two full-text indexes (0016_thread_search) and keeps the threads they name.
+ */
+function filterSql(filter: ThreadFilter, params: unknown[]): string {
+  const parts: string[] = [];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  if (filter.q) {
+    const query = `websearch_to_tsquery('simple', ${param(filter.q)})`;
+    parts.push(
+      `t.id IN (SELECT thread_id FROM svc_runs WHERE ${RUN_SEARCH_DOCUMENT} @@ ${query}
+                UNION SELECT id FROM svc_threads WHERE ${THREAD_SEARCH_DOCUMENT} @@ ${query})`,
+    );
+  }
+  if (filter.agent) parts.push(`t.agent = ${param(filter.agent)}`);
+  if (filter.status) parts.push(`r.status = ${param(filter.status)}`);
+  if (filter.startedBy) parts.push(`t.created_by = ${param(filter.startedBy)}`);
+  if (filter.from) parts.push(`t.updated_at >= ${param(filter.from)}`);
+  if (filter.to) parts.push(`t.updated_at < ${param(filter.to)}`);
+  return parts.map((part) => `AND ${part}`).join(' ');
+}
 
 interface ThreadRow {
   id: string;
@@ -112,16 +152,19 @@ export function threadsRepository(pool: Pool) {
       until: string | null,
       after: ThreadKey | null,
       drafts = false,
+      filter: ThreadFilter = {},
     ): Promise<ListedThread[]> {
+      const params: unknown[] = [projectIds, until, after?.at ?? null, after?.id ?? null, limit, drafts];
       const { rows } = await pool.query<ThreadRow & { key_at: string; listed_at: string }>(
         `${KEYED}
           WHERE ($1::uuid[] IS NULL OR t.project_id = ANY($1))
             AND ($2::timestamptz IS NULL OR t.updated_at <= $2)
             AND ($3::timestamptz IS NULL OR (t.updated_at, t.id) < ($3, $4::uuid))
             AND ($6 OR NOT t.draft) AND t.experiment_id IS NULL
+            ${filterSql(filter, params)}
           ORDER BY t.updated_at DESC, t.id DESC
           LIMIT $5`,
-        [projectIds, until, after?.at ?? null, after?.id ?? null, limit, drafts],
+        params,
       );
       return rows.map(listed);
     },
@@ -133,16 +176,19 @@ export function threadsRepository(pool: Pool) {
       from: string,
       after: ThreadKey | null,
       drafts = false,
+      filter: ThreadFilter = {},
     ): Promise<ListedThread[]> {
+      const params: unknown[] = [projectIds, from, after?.at ?? null, after?.id ?? null, limit, drafts];
       const { rows } = await pool.query<ThreadRow & { key_at: string; listed_at: string }>(
         `${KEYED}
           WHERE ($1::uuid[] IS NULL OR t.project_id = ANY($1))
             AND t.updated_at > $2::timestamptz
             AND ($3::timestamptz IS NULL OR (t.updated_at, t.id) > ($3, $4::uuid))
             AND ($6 OR NOT t.draft) AND t.experiment_id IS NULL
+            ${filterSql(filter, params)}
           ORDER BY t.updated_at, t.id
           LIMIT $5`,
-        [projectIds, from, after?.at ?? null, after?.id ?? null, limit, drafts],
+        params,
       );
       return rows.map(listed);
     },

@@ -15,6 +15,7 @@ import { NO_SLOTS, RunExecution, type ExecutionDeps, type RunSlots } from './exe
 import { expire, roundOf, settle, type PersonDecision } from './gates';
 import { compileGraph, type CompiledRunGraph } from './graph/graph-builder';
 import { ModelCallLog } from './model-call-log';
+import type { BudgetGuard } from './budget-guard';
 import { NodeLog } from './node-log';
 import { RunWriter } from './run-writer';
 import type { IsTransient } from '../storage/retry';
@@ -50,6 +51,8 @@ export interface EngineDeps {
   records: RunWriteStore;
   /** The usage accounting prices every model call by this table as it ends (docs/observability.md). */
   prices: PriceTable;
+  /** The budgets each model call of a run is checked against first; none: runs are never limited. */
+  budgets?: BudgetGuard;
   /** The tools of runs' phases, and the record of their calls (docs/tools.md). */
   toolbox: Toolbox;
   toolCalls: ToolCallStore;
@@ -376,6 +379,7 @@ export class Engine {
       nodes: this.nodes,
       checkpointer: this.deps.checkpointer,
       models: this.deps.models,
+      budgets: this.deps.budgets,
       slots: this.deps.slots ?? NO_SLOTS,
       toolbox: this.deps.toolbox,
       toolCalls: this.deps.toolCalls,

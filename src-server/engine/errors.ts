@@ -15,3 +15,11 @@ export class LegStoppedError extends Error {
 export class RunAbandonedError extends Error {
   override name = 'RunAbandonedError';
 }
+
+/**
+ * A budget of the run's project or organisation was spent (docs/operations.md#budgets): the run ends after the call it
+ * was making, with `BudgetExceeded: <the budget> …`.
+ */
+export class BudgetExceeded extends Error {
+  override name = 'BudgetExceeded';
+}

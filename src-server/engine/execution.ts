@@ -7,11 +7,12 @@ import type { RunEvent, RunEventOf } from '../contracts/events';
 import { errorDetail } from '../contracts/errors';
 import type { NodeConfig, NodeStatus, NodeWarning, PendingGate } from '../contracts/runs';
 import type { Logger } from '../log';
-import type { CallUsage, LoadingInfo, ModelClient, QueueInfo, TrimReport } from '../models/model-client';
+import type { CallUsage, LoadingInfo, ModelClient, QueueInfo, RetryInfo, TrimReport } from '../models/model-client';
 import type { Admission } from './admission';
+import type { BudgetGuard } from './budget-guard';
 import { decidedNodeStatus, decisionEvent } from './decision-events';
 import { ComparedRun } from './comparison';
-import { RunAbandonedError, TimeoutError } from './errors';
+import { BudgetExceeded, RunAbandonedError, TimeoutError } from './errors';
 import { SEQ_BLOCK, type EventLog, type LegPublisher } from './events/event-log';
 import { writeBranchPoint } from './graph/checkpoints';
 import {
@@ -65,6 +66,8 @@ export interface ExecutionDeps {
   nodes: NodeLog;
   checkpointer: BaseCheckpointSaver;
   models: ModelClient;
+  /** Asked before each model call (docs/operations.md#budgets); none: never limited. */
+  budgets?: BudgetGuard;
   slots: RunSlots;
   toolbox: Toolbox;
   toolCalls: ToolCallStore;
@@ -289,7 +292,7 @@ export class RunExecution {
       runId: run.id,
       tenant: run.projectId,
       model: run.model,
-      models: this.trace.models(deps.models),
+      models: this.withinBudget(this.trace.models(deps.models)),
       nodeConfigs: this.configs!,
       hooks: this.hooks,
       threadId: run.threadId,
@@ -467,6 +470,24 @@ export class RunExecution {
     return this.deps.slots.letGo(this.run.id).catch(() => undefined);
   }
 
+  /**
+   * Each model call first asks the run's budgets (docs/operations.md#budgets): a warning reached goes on the stream,
+   * and a budget spent ends the run here, after the call before this one, as `BudgetExceeded: …`.
+   */
+  private withinBudget(client: ModelClient): ModelClient {
+    const guard = this.deps.budgets;
+    if (!guard) return client;
+    const run = { id: this.run.id, projectId: this.run.projectId };
+    return {
+      stream: async (call) => {
+        const verdict = await guard.beforeCall(run);
+        for (const warning of verdict.warnings) this.emit({ type: 'budget_warning', ...warning });
+        if (verdict.refusal !== null) throw new BudgetExceeded(verdict.refusal);
+        return client.stream(call);
+      },
+    };
+  }
+
   private emit(event: RunEvent): void {
     this.publisher!.emit(event);
   }
@@ -514,6 +535,7 @@ export class RunExecution {
     },
 
     loading: (node: string, info: LoadingInfo) => this.emit({ type: 'model_loading', node, ...info }),
+    retrying: (node: string, info: RetryInfo) => this.emit({ type: 'model_retry', node, ...info }),
 
     warning: (node: string, warning: NodeWarning) => {
       this.nodes.warning(node, warning);

@@ -11,5 +11,6 @@ export type { LegOutcome, RunObserver } from './run-observer';
 export { phaseBeforeGate } from './graph/graph-builder';
 // An experiment's judges' calls are counted as its runs' are (services/experiment-runner.ts).
 export { pricedCall } from './model-call-log';
+export type { BudgetGuard, BudgetVerdict } from './budget-guard';
 // The graph as LangGraph runs it, for the benchmark's in-process baseline (test/bench/run.ts).
 export { compileGraph, executionConfig, initialState, type Execution, type NodeHooks } from './graph/graph-builder';

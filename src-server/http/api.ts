@@ -3,6 +3,7 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import { type z } from 'zod';
 import type { Authenticator } from '../auth/authenticator';
 import { PUBLIC_VISITOR, type RequestContext } from '../auth/principal';
+import { withRequestOrigin } from '../auth/request-origin';
 import { ErrorBodySchema } from '../contracts/common';
 import { badRequest, unsupportedMediaType } from '../contracts/errors';
 import type { IdempotencyService } from '../services/idempotency.service';
@@ -16,7 +17,7 @@ import { wantsJson } from './run-stream';
  * schemas, error codes), not with each release. Sent as the `API-Version` header of every API answer and written
  * in the document's info.version. docs/http-api.md#versioning says what each part means.
  */
-export const API_VERSION = '1.18.0';
+export const API_VERSION = '1.19.0';
 
 /**
  * Sends API_VERSION on every answer of the server, not only the routes': a guard that answers before any route (a
@@ -225,6 +226,21 @@ const TAGS = [
     description:
       "Model calls' tokens, cost and latency: the usage accounting, by run, phase, agent, model, project, user and day",
   },
+  {
+    name: 'budgets',
+    description:
+      "Daily or monthly limits on what an organisation's or a project's runs spend, in money and tokens, with their " +
+      'current spend: a warning at their level, runs refused once spent',
+  },
+  {
+    name: 'secrets',
+    description:
+      "Values a project's or organisation's MCP servers read by name (TRACKER_TOKEN): set by owners, never read back",
+  },
+  {
+    name: 'audit',
+    description: 'Who changed what and when: roles, tokens, configuration, credentials, budgets, agents; append-only',
+  },
   { name: 'auth', description: 'Sign-in with the identity provider, and who the caller is' },
   {
     name: 'langgraph',
@@ -394,7 +410,9 @@ export class Api {
       const body = parse(spec.body, noBody ? undefined : given, 'request body');
       const ctx = { principal };
       const act = async () => {
-        const result = await spec.handler({ params, query, body, ctx, req, res, rawBody });
+        const result = await withRequestOrigin({ ip: req.ip ?? null }, () =>
+          spec.handler({ params, query, body, ctx, req, res, rawBody }),
+        );
         // A handler that sets another status (GET /health's 503) answers with it.
         const status = result === undefined ? 204 : res.statusCode !== 200 ? res.statusCode : successStatus;
         return { status, body: result as unknown };

@@ -24,6 +24,9 @@ import type { ApprovalsService } from '../services/approvals.service';
 import type { RunsService } from '../services/runs.service';
 import type { ThreadsService } from '../services/threads.service';
 import type { LocalModelsService } from '../services/local-models.service';
+import type { AuditService } from '../services/audit.service';
+import type { BudgetsService } from '../services/budgets.service';
+import type { SecretsService } from '../services/secrets.service';
 import type { UsageService } from '../services/usage.service';
 import type { ComparisonsService } from '../services/comparisons.service';
 import type { DatasetsService } from '../services/datasets.service';
@@ -79,6 +82,9 @@ export interface AppDeps {
   retention: RetentionService;
   schedules: SchedulesService;
   usage: UsageService;
+  budgets: BudgetsService;
+  secrets: SecretsService;
+  audit: AuditService;
   /** Comparisons read beside the runs they compare (docs/compare.md). */
   comparisons: ComparisonsService;
   /** Datasets and the experiments that run them (docs/compare.md#datasets-and-experiments). */

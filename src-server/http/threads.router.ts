@@ -4,6 +4,7 @@ import {
   CheckpointSchema,
   CreateThreadSchema,
   RenameThreadSchema,
+  RunStatusSchema,
   ThreadPageSchema,
   ThreadSchema,
 } from '../contracts/runs';
@@ -31,11 +32,38 @@ export function threadRoutes(api: Api, { threadsService }: AppDeps): void {
         .enum(['true', 'false'])
         .default('false')
         .meta({ description: 'true: with the threads unsaved agents were tried in (left out by default)' }),
+      q: z
+        .string()
+        .trim()
+        .min(1)
+        .max(200)
+        .optional()
+        .meta({
+          description:
+            "words of a run's message or final output, or of the thread's name, as a search engine takes them: " +
+            '`"a phrase"`, `or`, `-word` (full-text, words as written, any case)',
+          examples: ['timeout retry', '"connection refused" -staging'],
+        }),
+      agent: z.string().trim().min(1).max(200).optional().meta({ description: "the thread's agent or command" }),
+      status: RunStatusSchema.optional().meta({ description: 'the status of the run the thread stands at' }),
+      started_by: UuidSchema.optional().meta({ description: 'the user who made the thread' }),
+      from: z.iso
+        .datetime({ offset: true })
+        .optional()
+        .meta({ description: 'ISO 8601: threads last active at or after this moment' }),
+      to: z.iso.datetime({ offset: true }).optional().meta({ description: 'ISO 8601: threads last active before it' }),
     }),
     errors: { 404: 'the project named by project_id is not visible to the caller (not_found)' },
     responses: { 200: { description: 'a page of threads', schema: ThreadPageSchema } },
     handler: ({ query, ctx }) =>
-      threadsService.list(ctx.principal, query.limit, query.cursor, query.project_id, query.drafts === 'true'),
+      threadsService.list(ctx.principal, query.limit, query.cursor, query.project_id, query.drafts === 'true', {
+        q: query.q,
+        agent: query.agent,
+        status: query.status,
+        startedBy: query.started_by,
+        from: query.from ? new Date(query.from) : undefined,
+        to: query.to ? new Date(query.to) : undefined,
+      }),
   });
 
   api.route({

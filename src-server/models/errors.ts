@@ -24,7 +24,7 @@ export class ProviderNotConfiguredError extends Error {
   override name = 'ProviderNotConfiguredError';
 }
 
-function causeCode(error: unknown): string | undefined {
+export function causeCode(error: unknown): string | undefined {
   for (let current = error; current; current = (current as { cause?: unknown }).cause) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string') return code;

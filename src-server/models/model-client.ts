@@ -48,6 +48,7 @@ export interface ModelTurn {
 export type QueueInfo = Omit<RunEventOf<'queue'>, 'type' | 'node'>;
 export type TrimReport = Omit<RunEventOf<'context_trimmed'>, 'type' | 'node'>;
 export type LoadingInfo = Omit<RunEventOf<'model_loading'>, 'type' | 'node'>;
+export type RetryInfo = Omit<RunEventOf<'model_retry'>, 'type' | 'node'>;
 
 /** One call's figures, as the runtime or provider reported them (null where it did not). */
 export interface CallUsage {
@@ -90,6 +91,8 @@ export interface ModelCall {
   onThinking?(text: string): void;
   /** The local runtime loads the model before answering (a cold start). */
   onLoading?(info: LoadingInfo): void;
+  /** The call failed for a passing reason before it streamed anything, and is tried again after a wait. */
+  onRetry?(info: RetryInfo): void;
   /** The runtime cut the prompt, or stopped the answer at its length limit. */
   onWarning?(warning: NodeWarning): void;
   /** The call's figures, once it has ended (also when it ended in an error after the stream began). */

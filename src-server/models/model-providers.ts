@@ -10,6 +10,28 @@ import type { LocalQueue } from './local-queue';
 import { parseModel } from './model-ref';
 import { ASSUMED_LOAD_S, callEnded, lastLoadS, modelWindow, needsLoad } from './local-runtime';
 import { ResponseError, streamOllamaChat, type OllamaChatRequest, type OllamaMessage } from './ollama-chat';
+import { withRetries, type RetryPolicy } from './retries';
+
+/** The first wait before a try again without the provider's Retry-After; doubled at each (models/retries.ts). */
+const RETRY_BASE_MS = 500;
+
+/** The call's token callbacks, noting whether any piece reached them: a failure after one is never tried again. */
+function streamedTracker(call: ModelCall) {
+  let streamed = false;
+  return {
+    streamed: () => streamed,
+    onToken: (text: string) => {
+      streamed = true;
+      call.onToken(text);
+    },
+    onThinking: call.onThinking
+      ? (text: string) => {
+          streamed = true;
+          call.onThinking!(text);
+        }
+      : undefined,
+  };
+}
 
 /** Ollama's durations are nanoseconds; the service's figures are milliseconds. */
 const nsToMs = (ns: number | null) => (ns === null ? null : Math.round(ns / 1e4) / 100);
@@ -115,6 +137,11 @@ function cloudToolCalls(whole: AIMessageChunk | undefined, provider: string): Mo
  * Cloud calls go straight to their provider through LangChain's clients.
  */
 export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'acquire'>): ModelClient {
+  const retryPolicy: RetryPolicy = {
+    retries: config.MODEL_RETRIES,
+    maxWaitS: config.MODEL_RETRY_MAX_WAIT_S,
+    baseMs: RETRY_BASE_MS,
+  };
   async function streamLocal(call: ModelCall, model: string): Promise<ModelTurn> {
     const base = config.LOCAL_LLM_BASE;
     // Read once per model: the window is constant per model, since a new num_ctx makes the runtime reload it.
@@ -148,18 +175,26 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
         call.onLoading?.({ model, expected_s: lastLoadS(base, model) });
       }
       const think = config.LOCAL_LLM_THINK;
-      const result = await streamOllamaChat(
-        base,
-        {
-          model,
-          messages: messages.map(ollamaMessage),
-          ...(tools ? { tools: ollamaTools(tools) } : {}),
-          options: { num_ctx: window.num_ctx, num_predict: window.answer },
-          ...(window.thinking && think !== 'runtime' ? { think: think === 'auto' } : {}),
-        },
-        call.signal,
-        call.onToken,
-        call.onThinking,
+      const streaming = streamedTracker(call);
+      // Within the call's slot: a runtime that restarts (connection refused or reset, 503) is asked again.
+      const result = await withRetries(
+        retryPolicy,
+        call,
+        () =>
+          streamOllamaChat(
+            base,
+            {
+              model,
+              messages: messages.map(ollamaMessage),
+              ...(tools ? { tools: ollamaTools(tools) } : {}),
+              options: { num_ctx: window.num_ctx, num_predict: window.answer },
+              ...(window.thinking && think !== 'runtime' ? { think: think === 'auto' } : {}),
+            },
+            call.signal,
+            streaming.onToken,
+            streaming.onThinking,
+          ),
+        streaming.streamed,
       );
       callEnded(base, model, result.load_duration);
       call.onUsage?.({
@@ -225,7 +260,12 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
     let promptTokens: number | null = null;
     let outputTokens: number | null = null;
     let ending: { model: string | null; reason: string | null } = { model: null, reason: null };
-    try {
+    const streaming = streamedTracker(call);
+    const attempt = async () => {
+      // A try that failed before it streamed anything leaves nothing behind: each starts from nothing.
+      text = '';
+      whole = undefined;
+      promptTokens = outputTokens = null;
       for await (const chunk of await runnable.stream(call.messages.map(langChainMessage), { signal: call.signal })) {
         if (tools) whole = whole ? whole.concat(chunk) : chunk;
         // Usage comes in pieces that add up (Gemini's deltas; Anthropic's prompt at the start), except Anthropic's
@@ -242,8 +282,11 @@ export function createModelProviders(config: Config, queue: Pick<LocalQueue, 'ac
         const piece = chunk.text;
         if (!piece) continue;
         text += piece;
-        call.onToken(piece);
+        streaming.onToken(piece);
       }
+    };
+    try {
+      await withRetries(retryPolicy, call, attempt, streaming.streamed);
     } catch (error) {
       call.signal.throwIfAborted();
       throw describeConnectionError(error, `${provider}`, 'its API address');

@@ -18,6 +18,7 @@ import type { McpServer } from '../contracts/tools';
 import { isNameTaken, type AgentsRepository, type PinnedManifest } from '../db/agents.repository';
 import { getLogger } from '../log';
 import { pinOf, type AgentDirectory, type ResolvedAgent } from './agent-directory';
+import type { AuditLog } from '../auth/audit-log';
 import type { FollowableRun, RunsService } from './runs.service';
 
 const log = getLogger('svc.api');
@@ -31,7 +32,11 @@ export interface AgentsServiceDeps {
   /** The shipped custom layouts by category: a stored agent runs on these or the defaults. */
   layouts: ReadonlyMap<string, GraphLayout>;
   runs: Pick<RunsService, 'startDraft'>;
+  audit: AuditLog;
 }
+
+/** What the audit log keeps of a stored agent: which, at which version, shared or not; never its whole source. */
+const kept = (a: AgentDetail) => ({ name: a.name, kind: a.kind, version: a.version, shared: a.shared });
 
 /** The 400 of a source with problems: each at its line and field in `details.problems`, the first in the message. */
 function invalidSource(problems: SourceProblem[]) {
@@ -47,7 +52,19 @@ function invalidSource(problems: SourceProblem[]) {
  * its members run them; its viewers read them; an organisation's administrators share one with every project in it.
  */
 export function agentsService(deps: AgentsServiceDeps) {
-  const { agents, rows, access } = deps;
+  const { agents, rows, access, audit } = deps;
+
+  /** A stored agent made, changed or deleted, in the audit log of its project. */
+  async function record(principal: Principal, before: AgentDetail | null, after: AgentDetail | null): Promise<void> {
+    const agent = (after ?? before)!;
+    await audit.record(principal, {
+      action: !before ? 'agent.created' : !after ? 'agent.deleted' : 'agent.changed',
+      projectId: agent.project_id,
+      target: `${agent.kind} ${agent.name}`,
+      before: before && kept(before),
+      after: after && kept(after),
+    });
+  }
 
   async function compile(source: string): Promise<{ pinned?: PinnedManifest; problems: SourceProblem[] }> {
     const result = compileAgentSource(source, { layouts: deps.layouts, registry: await deps.registry(), stored: true });
@@ -134,7 +151,9 @@ export function agentsService(deps: AgentsServiceDeps) {
         throw error;
       }
       log.info(`agent ${name} created in project ${projectId} by ${principal.name}`);
-      return detailOf(await stored(id, name));
+      const created = detailOf(await stored(id, name));
+      await record(principal, null, created);
+      return created;
     },
 
     async update(principal: Principal, name: string, body: SaveAgentRequest, projectId?: string) {
@@ -157,7 +176,9 @@ export function agentsService(deps: AgentsServiceDeps) {
       });
       if (version === undefined) throw notFound(`no agent or command named "${name}"`);
       log.info(`agent ${name} version ${version} saved by ${principal.name}`);
-      return detailOf(await stored(agent.stored!.id, name));
+      const changed = detailOf(await stored(agent.stored!.id, name));
+      await record(principal, detailOf(agent), changed);
+      return changed;
     },
 
     async share(principal: Principal, name: string, shared: boolean, projectId?: string): Promise<AgentDetail> {
@@ -168,7 +189,9 @@ export function agentsService(deps: AgentsServiceDeps) {
       log.info(
         `agent ${name} ${shared ? 'shared with' : 'no longer shared with'} its organisation by ${principal.name}`,
       );
-      return detailOf(await stored(agent.stored.id, name));
+      const changed = detailOf(await stored(agent.stored.id, name));
+      await record(principal, detailOf(agent), changed);
+      return changed;
     },
 
     async remove(principal: Principal, name: string, projectId?: string): Promise<void> {
@@ -180,6 +203,7 @@ export function agentsService(deps: AgentsServiceDeps) {
       );
       await agents.changed(agent.stored!.id);
       log.info(`agent ${name} deleted by ${principal.name}${paused ? `; ${paused} schedule(s) paused` : ''}`);
+      await record(principal, detailOf(agent), null);
     },
 
     async versions(principal: Principal, name: string, projectId?: string): Promise<AgentVersion[]> {
@@ -210,7 +234,9 @@ export function agentsService(deps: AgentsServiceDeps) {
       });
       if (version === undefined) throw notFound(`no agent or command named "${name}"`);
       log.info(`agent ${name} version ${n} restored as version ${version} by ${principal.name}`);
-      return detailOf(await stored(agent.stored!.id, name));
+      const changed = detailOf(await stored(agent.stored!.id, name));
+      await record(principal, detailOf(agent), changed);
+      return changed;
     },
 
     /** Runs an unsaved source on a message in a new thread of the project, flagged as a draft. */

@@ -26,6 +26,7 @@ import { argumentProblems } from '../contracts/tool-arguments';
 import { canonicalArguments } from '../tools/canonical-arguments';
 import { getLogger } from '../log';
 import type { AgentDirectory } from './agent-directory';
+import type { AuditLog } from '../auth/audit-log';
 import type { ThreadsService } from './threads.service';
 
 const log = getLogger('svc.api');
@@ -47,7 +48,18 @@ export interface ApprovalsServiceDeps {
   /** Tool servers' questions (docs/approvals.md#questions-from-tool-servers). */
   questions: Pick<ToolQuestionsRepository, 'waiting' | 'find' | 'take'>;
   engine: Engine;
+  audit: AuditLog;
 }
+
+/** What the audit log keeps of a tool grant. */
+const keptGrant = (g: ToolGrant) => ({
+  id: g.id,
+  thread_id: g.thread_id,
+  tool: g.tool,
+  call_id: g.call_id,
+  granted_by: g.granted_by,
+  granted_at: g.granted_at,
+});
 
 /** `: approved by Ann at 2026-…`: who came first, so that a script can tell whether its own decision landed. */
 function decidedEarlier(last: LastDecision | undefined): string {
@@ -302,8 +314,22 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
             `it needs ${policy.approvals} different people to approve it`,
         );
       }
-      if (grant)
-        await deps.grants.grant(thread.id, call!.tool, call!.call_id, { id: principal.id, name: principal.name });
+      if (grant) {
+        const made = await deps.grants.grant(thread.id, call!.tool, call!.call_id, {
+          id: principal.id,
+          name: principal.name,
+        });
+        // One held already for the thread's tool is answered as it was: only a new one is a change.
+        if (made.call_id === call!.call_id && made.granted_by.id === principal.id) {
+          await deps.audit.record(principal, {
+            action: 'tool_grant.created',
+            projectId: thread.project_id,
+            target: `tool grant ${made.id}: ${made.tool} on thread ${thread.id}`,
+            before: null,
+            after: keptGrant(made),
+          });
+        }
+      }
       const progress =
         result.outcome === 'waiting' ? ` (${result.approvals.given} of ${result.approvals.needed} approvals)` : '';
       log.info(
@@ -346,6 +372,13 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
       const revoked = await deps.grants.revoke(thread.id, grantId, principal.name);
       if (!revoked) throw notFound(`no grant ${grantId} holds on thread ${thread.id}`);
       log.info(`tool grant ${revoked.tool} revoked thread=${thread.id} user=${principal.name}`);
+      await deps.audit.record(principal, {
+        action: 'tool_grant.revoked',
+        projectId: thread.project_id,
+        target: `tool grant ${revoked.id}: ${revoked.tool} on thread ${thread.id}`,
+        before: keptGrant(revoked),
+        after: null,
+      });
       return revoked;
     },
 

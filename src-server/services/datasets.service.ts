@@ -2,24 +2,40 @@ import { randomUUID } from 'node:crypto';
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { badRequest, conflict, notFound } from '../contracts/errors';
-import type {
-  Dataset,
-  DatasetDetail,
-  DatasetItem,
-  DatasetItemPatch,
-  NewDataset,
-  NewDatasetItem,
+import {
+  checkName,
+  type Dataset,
+  type DatasetDetail,
+  type DatasetItem,
+  type DatasetItemPatch,
+  type NewDataset,
+  type NewDatasetItem,
 } from '../contracts/datasets';
 import type { ComparedRunsRepository } from '../db/compared-runs.repository';
 import type { DatasetsRepository } from '../db/datasets.repository';
 import type { RunsRepository } from '../db/runs.repository';
+import type { AuditLog } from '../auth/audit-log';
 
 export interface DatasetsServiceDeps {
   access: Pick<Access, 'requireProjectRole'>;
   datasets: DatasetsRepository;
   runs: Pick<RunsRepository, 'detail'>;
   compared: Pick<ComparedRunsRepository, 'recordOf'>;
+  audit: AuditLog;
 }
+
+/** How much of an item's input and expected output the audit log keeps. */
+const EXCERPT = 200;
+const excerpt = (text: string | null) => (text !== null && text.length > EXCERPT ? `${text.slice(0, EXCERPT)}…` : text);
+const keptDataset = (d: Dataset) => ({ name: d.name, description: d.description });
+/** What the audit log keeps of an item: its place, the start of its input and expected output, its checks' names. */
+const keptItem = (i: DatasetItem) => ({
+  position: i.position,
+  message: excerpt(i.message),
+  expected: excerpt(i.expected),
+  checks: i.checks.map(checkName),
+  source_run_id: i.source_run_id,
+});
 
 /**
  * A project's datasets (docs/compare.md#datasets-and-experiments): a viewer reads them, a member changes them, and
@@ -27,7 +43,8 @@ export interface DatasetsServiceDeps {
  * comparison answers from), so the item outlives the run.
  */
 export function datasetsService(deps: DatasetsServiceDeps) {
-  const { access, datasets } = deps;
+  const { access, datasets, audit } = deps;
+  const itemTarget = (d: Dataset, itemId: string) => `item ${itemId} of dataset ${d.id} (${d.name})`;
 
   /** A dataset the caller holds `role` on in its project; 404 when it does not exist or she cannot see it. */
   async function visibleDataset(principal: Principal, id: string, role: 'viewer' | 'member'): Promise<Dataset> {
@@ -42,7 +59,7 @@ export function datasetsService(deps: DatasetsServiceDeps) {
 
     async create(principal: Principal, projectId: string, body: NewDataset): Promise<Dataset> {
       await access.requireProjectRole(principal, projectId, 'member');
-      return datasets.create({
+      const dataset = await datasets.create({
         id: randomUUID(),
         projectId,
         name: body.name,
@@ -50,6 +67,14 @@ export function datasetsService(deps: DatasetsServiceDeps) {
         createdBy: principal.id,
         createdByName: principal.name,
       });
+      await audit.record(principal, {
+        action: 'dataset.created',
+        projectId,
+        target: `dataset ${dataset.id} (${dataset.name})`,
+        before: null,
+        after: keptDataset(dataset),
+      });
+      return dataset;
     },
 
     async list(principal: Principal, projectId: string): Promise<{ datasets: Dataset[] }> {
@@ -63,8 +88,15 @@ export function datasetsService(deps: DatasetsServiceDeps) {
     },
 
     async remove(principal: Principal, id: string): Promise<void> {
-      await visibleDataset(principal, id, 'member');
+      const dataset = await visibleDataset(principal, id, 'member');
       await datasets.remove(id);
+      await audit.record(principal, {
+        action: 'dataset.deleted',
+        projectId: dataset.project_id,
+        target: `dataset ${id} (${dataset.name})`,
+        before: { ...keptDataset(dataset), item_count: dataset.item_count },
+        after: null,
+      });
     },
 
     async addItem(principal: Principal, datasetId: string, body: NewDatasetItem): Promise<DatasetItem> {
@@ -111,6 +143,13 @@ export function datasetsService(deps: DatasetsServiceDeps) {
       }
       const added = await datasets.addItem(datasetId, randomUUID(), item);
       if (!added) throw notFound(`dataset ${datasetId} not found`);
+      await audit.record(principal, {
+        action: 'dataset_item.added',
+        projectId: dataset.project_id,
+        target: itemTarget(dataset, added.id),
+        before: null,
+        after: keptItem(added),
+      });
       return added;
     },
 
@@ -120,17 +159,33 @@ export function datasetsService(deps: DatasetsServiceDeps) {
       itemId: string,
       change: DatasetItemPatch,
     ): Promise<DatasetItem> {
-      await visibleDataset(principal, datasetId, 'member');
+      const dataset = await visibleDataset(principal, datasetId, 'member');
+      const before = await datasets.item(datasetId, itemId);
       const updated = await datasets.updateItem(datasetId, itemId, change);
       if (!updated) throw notFound(`item ${itemId} not found in dataset ${datasetId}`);
+      await audit.record(principal, {
+        action: 'dataset_item.changed',
+        projectId: dataset.project_id,
+        target: itemTarget(dataset, itemId),
+        before: before ? keptItem(before) : null,
+        after: keptItem(updated),
+      });
       return updated;
     },
 
     async removeItem(principal: Principal, datasetId: string, itemId: string): Promise<void> {
-      await visibleDataset(principal, datasetId, 'member');
+      const dataset = await visibleDataset(principal, datasetId, 'member');
+      const before = await datasets.item(datasetId, itemId);
       if (!(await datasets.removeItem(datasetId, itemId))) {
         throw notFound(`item ${itemId} not found in dataset ${datasetId}`);
       }
+      await audit.record(principal, {
+        action: 'dataset_item.deleted',
+        projectId: dataset.project_id,
+        target: itemTarget(dataset, itemId),
+        before: before ? keptItem(before) : null,
+        after: null,
+      });
     },
   };
 }

@@ -19,6 +19,7 @@ import { InternalAddressError } from '../net/guarded-lookup';
 import type { SecretBox } from '../secrets/secret-box';
 import { QUESTION_ROLE, type ApprovalsService } from './approvals.service';
 import { questionNotice } from './open-questions';
+import type { AuditLog } from '../auth/audit-log';
 
 const log = getLogger('svc.mail');
 
@@ -52,7 +53,21 @@ export interface EmailServiceDeps {
   publicUrl: string | null;
   /** WEBHOOK_ALLOW_PRIVATE_URLS: the mail server may be on the server's own network. */
   allowPrivate: boolean;
+  audit: AuditLog;
 }
+
+/** What the audit log keeps of the mail server: where and as whom, and whether a password is kept (never which). */
+const keptServer = (s: KeptSettings | undefined) =>
+  s
+    ? {
+        host: s.host,
+        port: s.port,
+        secure: s.secure,
+        from: s.from,
+        user: s.user,
+        has_password: s.password_sealed !== null,
+      }
+    : null;
 
 /** What a decision link opens: the stop, or why it decides nothing any more. */
 export type LinkView =
@@ -282,6 +297,12 @@ export function emailService(deps: EmailServiceDeps) {
       };
       await deps.settings.set(SETTINGS_KEY, JSON.stringify(next), principal.name);
       log.info(`mail server set to ${body.host}:${body.port} by ${principal.name}`);
+      await deps.audit.record(principal, {
+        action: 'email.set',
+        target: 'mail server',
+        before: keptServer(before),
+        after: keptServer(next),
+      });
       return view(next);
     },
 
@@ -322,7 +343,15 @@ export function emailService(deps: EmailServiceDeps) {
     ): Promise<EmailRecipients> {
       if (scopeType === 'org') await access.requireOrgConfigRole(principal, scopeId, 'admin');
       else await access.requireProjectRole(principal, scopeId, 'owner', `project ${scopeId}`);
+      const before = (await email.recipients(scopeType, scopeId))?.recipients ?? null;
       await email.setRecipients(scopeType, scopeId, recipients, principal.name);
+      await deps.audit.record(principal, {
+        action: recipients === null ? 'email.removed' : 'email.set',
+        ...(scopeType === 'org' ? { orgId: scopeId } : { projectId: scopeId }),
+        target: `mail recipients of ${scopeType === 'org' ? 'organisation' : 'project'} ${scopeId}`,
+        before: before && { recipients: before },
+        after: recipients && { recipients },
+      });
       return this.recipients(principal, scopeType, scopeId);
     },
 

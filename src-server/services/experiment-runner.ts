@@ -117,7 +117,9 @@ export function experimentDriver(deps: ExperimentRunnerDeps) {
       }
     } catch (error) {
       // The runtime's per-user limit, a provider or database away: this item's turn comes again.
-      if (!(error instanceof ServiceError) || error.status === 429 || error.status >= 500) {
+      // A spent budget is no wait of seconds: the item fails saying so.
+      const waits = error instanceof ServiceError && error.status === 429 && error.code !== 'budget_exceeded';
+      if (!(error instanceof ServiceError) || waits || error.status >= 500) {
         log.warn(`experiment ${experiment.id} item ${item.position}: its run waits to start: ${errorMessage(error)}`);
         return experiments.later(experiment.id, item.item_id, RETRY_START_S);
       }

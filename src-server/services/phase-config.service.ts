@@ -12,6 +12,7 @@ import { getLogger } from '../log';
 import { compilePattern } from '../assets/route-pattern';
 import { errorMessage } from '../contracts/errors';
 import type { AgentDirectory } from './agent-directory';
+import type { AuditLog } from '../auth/audit-log';
 
 const log = getLogger('svc.api');
 
@@ -25,6 +26,7 @@ export interface PhaseConfigDeps {
   agents: Pick<AgentDirectory, 'resolve'>;
   access: Access;
   configs: NodeConfigsRepository;
+  audit: AuditLog;
 }
 
 /** Checks what zod cannot: targets in this graph, patterns that compile, one rule per priority. */
@@ -101,7 +103,54 @@ function gateSkips(entry: CatalogEntry, node: string, config: NodeConfig): RuleW
  * Defaults come from the agent's generated manifest; overrides are shown apart from them.
  */
 export function phaseConfigService(deps: PhaseConfigDeps) {
-  const { agents, access, configs } = deps;
+  const { agents, access, configs, audit } = deps;
+
+  /**
+   * A save or a removal in the audit log: the phase's own fields as `phase_config.set`, its routing rules (which may
+   * skip a gate) as `routing_rules.set`, each when it changed; a save that changes nothing is one `phase_config.set`.
+   */
+  async function recordChange(
+    principal: Principal,
+    scope: ConfigScope,
+    target: string,
+    before: NodeConfig | undefined,
+    after: NodeConfig | undefined,
+  ): Promise<void> {
+    const where = scope.type === 'org' ? { orgId: scope.id } : { projectId: scope.id };
+    const fields = (c: NodeConfig | undefined) =>
+      c
+        ? {
+            instructions_override: c.instructions_override,
+            classification_labels: c.classification_labels,
+            notes: c.notes,
+          }
+        : null;
+    // In one key order, so a rule read back from the database compares equal to the same rule given.
+    const rules = (c: NodeConfig | undefined) =>
+      c && c.routing_overrides.length
+        ? c.routing_overrides.map(({ condition, match, target, priority }) => ({ condition, match, target, priority }))
+        : null;
+    const routingChanged = JSON.stringify(rules(before)) !== JSON.stringify(rules(after));
+    const fieldsChanged = JSON.stringify(fields(before)) !== JSON.stringify(fields(after));
+    if (fieldsChanged || !routingChanged) {
+      await audit.record(principal, {
+        action: 'phase_config.set',
+        ...where,
+        target,
+        before: fields(before),
+        after: fields(after),
+      });
+    }
+    if (routingChanged) {
+      await audit.record(principal, {
+        action: 'routing_rules.set',
+        ...where,
+        target,
+        before: rules(before) && { routing_overrides: rules(before) },
+        after: rules(after) && { routing_overrides: rules(after) },
+      });
+    }
+  }
 
   /** The agent or command among what the caller sees (the project's offer, when one is named). */
   async function entryFor(principal: Principal, agent: string, query: ConfigScopeQuery): Promise<CatalogEntry> {
@@ -207,7 +256,9 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
           );
         }
       }
+      const before = (await configs.forAgent(scope, entry.manifest.name)).get(node);
       await configs.save(scope, entry.manifest.name, node, config);
+      await recordChange(principal, scope, `${entry.manifest.name} ${node}`, before, config);
       log.info(
         `node config saved agent=${entry.manifest.name} node=${node} ${scope.type}=${scope.id} user=${principal.name}` +
           (warnings.length ? ` skipping gates=${[...new Set(warnings.map((w) => w.gate))].join(',')}` : ''),
@@ -223,6 +274,7 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
       const entry = await entryFor(principal, agent, query);
       phaseOf(entry, node);
       const scope = await scopeFor(principal, query, 'owner');
+      const before = (await configs.forAgent(scope, entry.manifest.name)).get(node);
       if (!(await configs.remove(scope, entry.manifest.name, node))) {
         throw notFound(
           `no configuration of ${entry.manifest.name}'s "${node}" is saved for this ${scope.type === 'org' ? 'organisation' : 'project'}`,
@@ -231,6 +283,7 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
       log.info(
         `node config removed agent=${entry.manifest.name} node=${node} ${scope.type}=${scope.id} user=${principal.name}`,
       );
+      await recordChange(principal, scope, `${entry.manifest.name} ${node}`, before, undefined);
     },
 
     /** What a run applies, node by node: its project's own overrides, else its organisation's. */

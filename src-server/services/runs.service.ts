@@ -16,6 +16,7 @@ import { parseModel } from '../models/model-ref';
 import { startRunTrace } from '../tracing/run-trace';
 import type { AgentDirectory, ResolvedAgent } from './agent-directory';
 import type { ThreadsService } from './threads.service';
+import type { BudgetsService } from './budgets.service';
 import type { UsageService } from './usage.service';
 
 const log = getLogger('svc.api');
@@ -59,6 +60,8 @@ export interface RunsServiceDeps {
   checkModel(model: string): void;
   /** Local-runtime runs one user may have going at once (see LOCAL_LLM_MAX_RUNS_PER_USER). */
   maxLocalRunsPerUser: number;
+  /** Refuses a run while a budget it would count against is spent (docs/operations.md#budgets). */
+  budgets: Pick<BudgetsService, 'admit'>;
   /** Seconds until the local runtime is likely to have room again: the Retry-After of a refused run. */
   localRetryAfterS(): Promise<number>;
   /** Throws (400) when the caller may not give a run of this project this path, before anything is stored. */
@@ -116,6 +119,7 @@ export function runsService(deps: RunsServiceDeps) {
     traceparent: string | undefined,
   ): Promise<'running' | 'queued'> {
     deps.checkModel(run.model);
+    await deps.budgets.admit(run.projectId, principal.id);
     const localRuntime = parseModel(run.model).provider === 'local';
     const started = await engine.start({
       ...run,

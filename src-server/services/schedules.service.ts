@@ -30,6 +30,7 @@ import {
 } from './schedule-times';
 import type { ThreadsService } from './threads.service';
 import type { AgentDirectory } from './agent-directory';
+import type { AuditLog } from '../auth/audit-log';
 
 const log = getLogger('svc.schedules');
 
@@ -66,7 +67,22 @@ export interface SchedulesServiceDeps {
    * SCHEDULES_MEMBER_MIN_INTERVAL_S, and SCHEDULES_OWNER_MIN_INTERVAL_S for owners and admins.
    */
   minIntervalS: { member: number; owner: number };
+  audit: AuditLog;
 }
+
+/** What the audit log keeps of a schedule: what it runs, when, as whom, and whether it is paused. */
+const kept = (row: ScheduleRow) => ({
+  agent: row.agent,
+  cron: row.cron,
+  timezone: row.timezone,
+  message: row.message,
+  model: row.model,
+  project_path: row.project_path,
+  thread_id: row.thread_id,
+  catch_up: row.catch_up,
+  runs_as: { id: row.created_by, name: row.created_by_name },
+  paused: row.paused_at !== null,
+});
 
 /**
  * Due schedules claimed between two looks at what is due, at the most, and the time after a look when the next is
@@ -84,7 +100,16 @@ const MANAGE_ROLE: Role = 'owner';
  * project, with the rights of the person who made it (or last changed it), checked again at every fire.
  */
 export function schedulesService(deps: SchedulesServiceDeps) {
-  const { access, schedules } = deps;
+  const { access, schedules, audit } = deps;
+
+  const record = (principal: Principal, before: ScheduleRow | null, after: ScheduleRow | null) =>
+    audit.record(principal, {
+      action: !before ? 'schedule.created' : !after ? 'schedule.deleted' : 'schedule.changed',
+      projectId: (after ?? before)!.project_id,
+      target: `schedule ${(after ?? before)!.id}`,
+      before: before && kept(before),
+      after: after && kept(after),
+    });
 
   async function visible(principal: Principal, id: string): Promise<ScheduleRow> {
     const row = await schedules.get(id);
@@ -414,6 +439,7 @@ export function schedulesService(deps: SchedulesServiceDeps) {
       );
       if ('limit' in row) throw await overLimit(row, projectId, false);
       log.info(`schedule ${row.id} (${row.agent}, "${row.cron}" ${row.timezone}) created by ${principal.name}`);
+      await record(principal, null, row);
       return toSchedule(row, null);
     },
 
@@ -450,21 +476,24 @@ export function schedulesService(deps: SchedulesServiceDeps) {
       if (!updated) throw notFound(`schedule ${id} not found`);
       if ('limit' in updated) throw await overLimit(updated, row.project_id, true);
       log.info(`schedule ${id} changed by ${principal.name}`);
+      await record(principal, row, updated);
       return toSchedule(updated);
     },
 
     async remove(principal: Principal, id: string): Promise<void> {
-      await manageable(principal, id);
+      const row = await manageable(principal, id);
       if (!(await schedules.remove(id))) throw notFound(`schedule ${id} not found`);
       log.info(`schedule ${id} deleted by ${principal.name}`);
+      await record(principal, row, null);
     },
 
     /** Occurrences while paused never run: resuming starts again at the next one after now. */
     async pause(principal: Principal, id: string): Promise<Schedule> {
-      await manageable(principal, id);
+      const before = await manageable(principal, id);
       const row = await schedules.pause(id, `Paused by ${principal.name}.`);
       if (!row) throw notFound(`schedule ${id} not found`);
       log.info(`schedule ${id} paused by ${principal.name}`);
+      await record(principal, before, row);
       return toSchedule(row);
     },
 
@@ -479,6 +508,7 @@ export function schedulesService(deps: SchedulesServiceDeps) {
       const resumed = await schedules.resume(id, upcoming(row));
       if (!resumed) throw notFound(`schedule ${id} not found`);
       log.info(`schedule ${id} resumed by ${principal.name}`);
+      await record(principal, row, resumed);
       return toSchedule(resumed);
     },
 

@@ -32,6 +32,7 @@ import {
   type StopMessageState,
 } from '../slack/stop-message';
 import type { ApprovalsService, Decision } from './approvals.service';
+import type { AuditLog } from '../auth/audit-log';
 import { questionNotice, questionStatus } from './open-questions';
 
 const log = getLogger('svc.slack');
@@ -49,6 +50,7 @@ export interface SlackServiceDeps {
   questions: Pick<ToolQuestionsRepository, 'shown'>;
   box: SecretBox;
   api: SlackWebApi;
+  audit: AuditLog;
   /** PUBLIC_URL: links in messages, and the request URL to give Slack. */
   publicUrl: string | null;
 }
@@ -108,7 +110,10 @@ const refusedBySlack = (error: unknown): never => {
  * wherever it is decided.
  */
 export function slackService(deps: SlackServiceDeps) {
-  const { access, slack, box, api } = deps;
+  const { access, slack, box, api, audit } = deps;
+  /** What the audit log keeps of a connection: the workspace and channel, never the bot token or signing secret. */
+  const keptConnection = (row: SlackConnectionRow | undefined) =>
+    row ? { team_id: row.team_id, team_name: row.team_name, app_id: row.app_id, channel: row.channel } : null;
 
   const requestUrl = () =>
     deps.publicUrl ? `${deps.publicUrl.replace(/\/+$/, '')}/integrations/slack/interactions` : null;
@@ -473,6 +478,7 @@ export function slackService(deps: SlackServiceDeps) {
   return {
     async connect(principal: Principal, orgId: string, body: ConnectSlackBody): Promise<SlackConnection> {
       await access.requireOrgConfigRole(principal, orgId, 'admin');
+      const before = await slack.connection(orgId);
       const who = await api
         .call<{ team_id: string; team?: string; user_id?: string; bot_id?: string }>(body.bot_token, 'auth.test')
         .catch(refusedBySlack);
@@ -495,7 +501,15 @@ export function slackService(deps: SlackServiceDeps) {
       log.info(
         `organisation ${orgId} connected Slack workspace ${who.team_id} (channel ${body.channel}) by ${principal.name}`,
       );
-      return view(await connectionOf(orgId));
+      const row = await connectionOf(orgId);
+      await audit.record(principal, {
+        action: 'slack.set',
+        orgId,
+        target: `Slack connection of organisation ${orgId}`,
+        before: keptConnection(before),
+        after: keptConnection(row),
+      });
+      return view(row);
     },
 
     async get(principal: Principal, orgId: string): Promise<SlackConnection> {
@@ -505,8 +519,16 @@ export function slackService(deps: SlackServiceDeps) {
 
     async disconnect(principal: Principal, orgId: string): Promise<void> {
       await access.requireOrgConfigRole(principal, orgId, 'admin');
+      const before = await slack.connection(orgId);
       if (!(await slack.disconnect(orgId))) throw notFound(`no Slack workspace is connected to organisation ${orgId}`);
       log.info(`organisation ${orgId} disconnected Slack by ${principal.name}`);
+      await audit.record(principal, {
+        action: 'slack.removed',
+        orgId,
+        target: `Slack connection of organisation ${orgId}`,
+        before: keptConnection(before),
+        after: null,
+      });
     },
 
     /** Posts a test message to the organisation's channel: the token, the channel and the bot's membership at once. */
@@ -528,7 +550,16 @@ export function slackService(deps: SlackServiceDeps) {
       await access.requireProjectRole(principal, projectId, 'viewer', `project ${projectId}`);
       await access.requireOrgConfigRole(principal, orgId, 'admin');
       const row = await connectionOf(orgId);
+      const before = (await slack.projectChannels(orgId))[projectId] ?? null;
       await slack.setProjectChannel(projectId, channel);
+      // The project's own channel; removed, its stops go to the organisation's again.
+      await audit.record(principal, {
+        action: channel === null ? 'slack.removed' : 'slack.set',
+        projectId,
+        target: `Slack channel of project ${projectId}`,
+        before: before && { channel: before },
+        after: channel && { channel },
+      });
       return view(row);
     },
 

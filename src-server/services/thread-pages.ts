@@ -1,5 +1,5 @@
 import type { ThreadPage } from '../contracts/runs';
-import type { ListedThread, ThreadKey, ThreadsRepository } from '../db/threads.repository';
+import type { ListedThread, ThreadFilter, ThreadKey, ThreadsRepository } from '../db/threads.repository';
 import { encodeCursor, type ThreadCursor } from './thread-cursor';
 
 /**
@@ -20,10 +20,11 @@ export async function listThreads(
   limit: number,
   cursor?: ThreadCursor,
   drafts = false,
+  filter: ThreadFilter = {},
 ): Promise<ThreadPage> {
   const newer = async (since: string, after: ThreadKey | null, room: number) => {
     const from = new Date(Date.parse(since) - SINCE_MARGIN_MS).toISOString();
-    return { since, rows: await threads.updatedAfter(projects, room + 1, from, after, drafts) };
+    return { since, rows: await threads.updatedAfter(projects, room + 1, from, after, drafts, filter) };
   };
   /** The first `room` rows, and a cursor after the last one shown when there are more. */
   const page = (rows: ListedThread[], room: number, next: (after: ThreadKey | null) => ThreadCursor) => ({
@@ -36,7 +37,7 @@ export async function listThreads(
     const { shown, next } = page(rows, limit, (after) => ({ phase: 'newer', since: cursor.since, after }));
     return { items: shown.map((row) => row.thread), next_cursor: next };
   }
-  const older = await threads.older(projects, limit + 1, cursor?.since ?? null, cursor?.after ?? null, drafts);
+  const older = await threads.older(projects, limit + 1, cursor?.since ?? null, cursor?.after ?? null, drafts, filter);
   const since = cursor?.since ?? older[0]?.listedAt;
   if (older.length > limit || !cursor || !since) {
     const { shown, next } = page(older, limit, (after) => ({ phase: 'older', since: since!, after }));

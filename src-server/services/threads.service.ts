@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal';
 import { notFound } from '../contracts/errors';
 import type { Checkpoint, CreateThread, RenameThread, Thread, ThreadPage } from '../contracts/runs';
 import type { RunsRepository } from '../db/runs.repository';
-import type { ThreadsRepository } from '../db/threads.repository';
+import type { ThreadFilter, ThreadsRepository } from '../db/threads.repository';
 import type { Engine } from '../engine';
 import { getLogger } from '../log';
 import { listThreads } from './thread-pages';
@@ -87,10 +87,11 @@ export function threadsService(deps: ThreadsServiceDeps) {
       cursor?: string,
       projectId?: string,
       drafts = false,
+      filter: ThreadFilter = {},
     ): Promise<ThreadPage> {
       if (projectId) await access.requireProjectRole(principal, projectId, 'viewer', `project ${projectId}`);
       const projects = projectId ? [projectId] : await access.visibleProjectIds(principal);
-      return listThreads(threads, projects, limit, cursor ? decodeCursor(cursor) : undefined, drafts);
+      return listThreads(threads, projects, limit, cursor ? decodeCursor(cursor) : undefined, drafts, filter);
     },
 
     async create(principal: Principal, body: CreateThread): Promise<Thread> {

@@ -34,11 +34,14 @@ const STOP_WAIT_MS = 10_000;
 const MAX_STDERR_LINE = 2000;
 
 export interface McpServersOptions {
-  /**
-   * The service's environment (process.env): a stdio server gets PATH, HOME, LANG and the variables its declaration
-   * names; an http server's headers read their values here.
-   */
+  /** The service's environment (process.env): a stdio server gets its PATH, HOME and LANG. */
   env: Readonly<Record<string, string | undefined>>;
+  /**
+   * The values of the variables a server's declaration names (a stdio server's `env`, an http server's `headers`), for
+   * a run of the project: its secret, else its organisation's, else the service's environment (secrets.service.ts); a
+   * name nothing sets is undefined. Asked at every use, so that a changed secret applies from the next call.
+   */
+  variables(projectId: string, names: readonly string[]): Promise<Record<string, string | undefined>>;
   /** Close a server nobody used for this long (ms). */
   idleMs: number;
   /** Time limit of one tool call, and of a server's start (connect and initialisation) and of a listing (ms). */
@@ -56,7 +59,10 @@ export interface McpServersOptions {
   resolve?: typeof lookup;
 }
 
-/** One server's connection, shared by the calls of one scope with one declaration. */
+/** The value of each variable a server's declaration names; undefined: nothing sets it. */
+type Variables = Record<string, string | undefined>;
+
+/** One server's connection, shared by the calls of one scope with one declaration and the same variables' values. */
 interface Connection {
   key: string;
   name: string;
@@ -86,8 +92,9 @@ type ElicitContent = Extract<ElicitResult, { content?: unknown }>['content'];
 
 /**
  * The MCP servers an asset declares, as the service's MCP client (the official SDK's Client): each started on its first
- * use and shared only by the calls of one scope (the run's project) with the same declaration and project folder,
- * closed when unused for `idleMs` (a stdio server's process exits), and started again at the next use when it died.
+ * use and shared only by the calls of one scope (the run's project) with the same declaration, project folder and
+ * values of its variables (project or organisation secrets, or the service's environment), closed when unused for
+ * `idleMs` (a stdio server's process exits), and started again at the next use when it died.
  */
 export class McpServers {
   private readonly connections = new Map<string, Connection>();
@@ -239,8 +246,10 @@ export class McpServers {
   ): Promise<T> {
     signal.throwIfAborted();
     if (this.shutDown) throw new McpServerError(`MCP server "${server.name}": the service is shutting down`);
-    const key = connectionKey(scope, server, projectPath);
-    const connection = this.connections.get(key) ?? this.start(key, server, projectPath);
+    const variables = await abortable(this.variablesOf(scope, server), signal);
+    if (this.shutDown) throw new McpServerError(`MCP server "${server.name}": the service is shutting down`);
+    const key = connectionKey(scope, server, projectPath, variables);
+    const connection = this.connections.get(key) ?? this.start(key, server, projectPath, variables);
     connection.users += 1;
     clearTimeout(connection.idle);
     const request = new AbortController();
@@ -263,7 +272,34 @@ export class McpServers {
     }
   }
 
-  private start(key: string, server: McpServer, projectPath: string | null): Connection {
+  /**
+   * The values of the variables the server's declaration names, for the scope (its project): none asked for when it
+   * names none. Each is registered with the log, which then never shows it.
+   */
+  private async variablesOf(scope: string, server: McpServer): Promise<Variables> {
+    // A name the service reads itself is never read for a server: transport() refuses the server.
+    const declared = server.transport === 'stdio' ? server.env : Object.values(server.headers);
+    const names = [...new Set(declared)].filter((name) => !isServiceVariable(name));
+    if (names.length === 0) return {};
+    let values: Record<string, string | undefined>;
+    try {
+      values = await this.options.variables(scope, names);
+    } catch (error) {
+      throw new McpServerError(
+        `MCP server "${server.name}" is not started: the values of its variables could not be read ` +
+          `(${errorMessage(error)})`,
+      );
+    }
+    const variables: Variables = {};
+    for (const name of names) {
+      const value = values[name];
+      registerSecret(value);
+      variables[name] = value;
+    }
+    return variables;
+  }
+
+  private start(key: string, server: McpServer, projectPath: string | null, variables: Variables): Connection {
     const connection: Connection = {
       key,
       name: server.name,
@@ -274,7 +310,7 @@ export class McpServers {
       closing: undefined,
       calls: new Set(),
     };
-    connection.ready = this.connect(server, projectPath, connection);
+    connection.ready = this.connect(server, projectPath, variables, connection);
     // A start that failed is not kept: the next use tries again.
     connection.ready.catch(() => void this.drop(connection));
     this.connections.set(key, connection);
@@ -282,7 +318,12 @@ export class McpServers {
   }
 
   /** Starts or reaches the server and initialises MCP, all within `callTimeoutMs`. */
-  private async connect(server: McpServer, projectPath: string | null, connection: Connection): Promise<Client> {
+  private async connect(
+    server: McpServer,
+    projectPath: string | null,
+    variables: Variables,
+    connection: Connection,
+  ): Promise<Client> {
     const sdk = await loadMcpSdk();
     // Questions (elicitation, both modes) go to a person; nothing else a server may ask is offered (sampling above
     // all: a tool server never reaches the service's models), and what is asked anyway is refused by name.
@@ -320,7 +361,7 @@ export class McpServers {
     const timer = setTimeout(() => deadline.abort(new Error('time-out')), this.options.callTimeoutMs);
     let transport: Transport | undefined;
     try {
-      transport = await this.transport(sdk, server, projectPath, deadline.signal);
+      transport = await this.transport(sdk, server, projectPath, variables, deadline.signal);
       await client.connect(transport, { timeout: this.options.callTimeoutMs, signal: deadline.signal });
       started = true;
       log.info(
@@ -344,6 +385,7 @@ export class McpServers {
     sdk: McpSdk,
     server: McpServer,
     projectPath: string | null,
+    variables: Variables,
     signal: AbortSignal,
   ): Promise<Transport> {
     // The asset compiler refuses these; an agent stored before it did is refused here.
@@ -360,11 +402,12 @@ export class McpServers {
         throw new McpServerError(`MCP server "${server.name}" is not started: ${stdio.reason}`);
       }
       const launch = await stdioLaunch(server, projectPath, {
-        ...this.options,
+        env: this.options.env,
+        variables,
+        binDirs: this.options.binDirs,
         inherited: sdk.DEFAULT_INHERITED_ENV_VARS,
         wrapper: stdio.mode === 'confined' ? stdio.wrapper : [],
       });
-      for (const name of server.env) registerSecret(launch.env[name]);
       const transport = new sdk.StdioClientTransport({ ...launch, stderr: 'pipe' });
       logLines(server.name, transport.stderr as Readable);
       return transport;
@@ -378,14 +421,13 @@ export class McpServers {
     );
     const headers: Record<string, string> = {};
     for (const [header, variable] of Object.entries(server.headers)) {
-      const value = this.options.env[variable];
+      const value = variables[variable];
       if (value === undefined) {
         throw new McpServerError(
           `MCP server "${server.name}" needs the environment variable ${variable} for its header ${header}, which ` +
-            "the service's environment does not set",
+            "nothing sets: set it as a project or organisation secret, or in the service's environment",
         );
       }
-      registerSecret(value);
       headers[header] = value;
     }
     // Every request of the connection goes to the addresses checked above, over connections of its own.
@@ -428,14 +470,18 @@ export class McpServers {
 }
 
 /**
- * Calls share a connection when they share the scope and the declaration, and for a stdio server the project
- * folder (its arguments and working folder): canonical JSON, so that the order of a declaration's keys does not
- * matter.
+ * Calls share a connection when they share the scope and the declaration, for a stdio server the project folder (its
+ * arguments and working folder), and the values of the declaration's variables: canonical JSON, so that the order of
+ * a declaration's keys does not matter. The values go in as their own hash: a changed secret makes another key (the
+ * next call starts the server again with it, the old connection left to its idle time), and no value is in a key.
  */
-function connectionKey(scope: string, server: McpServer, projectPath: string | null): string {
+function connectionKey(scope: string, server: McpServer, projectPath: string | null, variables: Variables): string {
   const folder = server.transport === 'stdio' ? projectPath : null;
+  const values = createHash('sha256')
+    .update(canonicalize(variables) ?? '')
+    .digest('hex');
   return createHash('sha256')
-    .update(canonicalize({ scope, server, folder }) ?? '')
+    .update(canonicalize({ scope, server, folder, values }) ?? '')
     .digest('hex');
 }
 

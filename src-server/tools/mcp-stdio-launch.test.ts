@@ -30,10 +30,17 @@ describe('stdioLaunch', () => {
 
   const launch = (
     declared: StdioMcpServer,
-    options: { binDirs?: string[]; projectPath?: string; wrapper?: string[]; env?: Record<string, string> } = {},
+    options: {
+      binDirs?: string[];
+      projectPath?: string;
+      wrapper?: string[];
+      env?: Record<string, string>;
+      variables?: Record<string, string | undefined>;
+    } = {},
   ) =>
     stdioLaunch(declared, options.projectPath ?? null, {
       env: options.env ?? env,
+      variables: options.variables ?? { TOKEN: 't' },
       binDirs: options.binDirs ?? [],
       inherited: DEFAULT_INHERITED_ENV_VARS,
       wrapper: options.wrapper ?? [],
@@ -84,11 +91,28 @@ describe('stdioLaunch', () => {
     expect(given).toEqual({ PATH: '/usr/bin', HOME: '/home/svc', TOKEN: 't' });
   });
 
+  it("takes the named variables' values as given (a secret), not from the service's environment", async () => {
+    const launched = await launch(server({ env: ['TOKEN'] }), {
+      binDirs: [bin],
+      variables: { TOKEN: 'from-a-project-secret' },
+    });
+    expect(launched.env.TOKEN).toBe('from-a-project-secret');
+    // A variable of the service's environment the declaration does not name stays out, even when given.
+    const unnamed = await launch(server(), { binDirs: [bin], variables: { TOKEN: 'from-a-project-secret' } });
+    expect(unnamed.env.TOKEN).toBeUndefined();
+  });
+
   it('refuses a declaration whose variables are unset, naming them and no value', async () => {
     const refused = launch(server({ env: ['TOKEN', 'API_KEY', 'OTHER'] }), { binDirs: [bin] });
     await expect(refused).rejects.toBeInstanceOf(McpServerError);
     await expect(refused).rejects.toThrow(
-      'MCP server "tool" needs the environment variables API_KEY, OTHER, which the service\'s environment does not set',
+      'MCP server "tool" needs the environment variables API_KEY, OTHER, which nothing sets: set each as a project ' +
+        "or organisation secret, or in the service's environment",
+    );
+    const one = launch(server({ env: ['API_KEY'] }), { binDirs: [bin] });
+    await expect(one).rejects.toThrow(
+      'MCP server "tool" needs the environment variable API_KEY, which nothing sets: set it as a project or ' +
+        "organisation secret, or in the service's environment",
     );
   });
 });

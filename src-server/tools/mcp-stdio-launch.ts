@@ -13,15 +13,19 @@ const BASE_VARIABLES = ['PATH', 'HOME', 'LANG'];
 
 /**
  * How a declared stdio server is started: its command found, `{project_path}` put into its arguments, and an
- * environment of PATH, HOME, LANG and the variables it names, nothing else (the service's own secrets stay out), behind
- * `wrapper` (the confinement of mcp-stdio-sandbox.ts; none where servers run unconfined). It runs in the project
- * folder, or in the temporary folder when the run has none.
+ * environment of PATH, HOME, LANG (from the service's) and the variables it names (their values resolved by the
+ * caller: a project or organisation secret, else the service's environment), nothing else (the service's own secrets
+ * stay out), behind `wrapper` (the confinement of mcp-stdio-sandbox.ts; none where servers run unconfined). It runs in
+ * the project folder, or in the temporary folder when the run has none.
  */
 export async function stdioLaunch(
   server: StdioMcpServer,
   projectPath: string | null,
   options: {
+    /** The service's environment: PATH, HOME and LANG are read here, and nothing else. */
     env: Readonly<Record<string, string | undefined>>;
+    /** The value of each variable the declaration names (`server.env`); undefined: nothing sets it. */
+    variables: Readonly<Record<string, string | undefined>>;
     binDirs: readonly string[];
     /** The variables the SDK's transport passes on by itself (its DEFAULT_INHERITED_ENV_VARS), to leave out. */
     inherited: readonly string[];
@@ -39,7 +43,7 @@ export async function stdioLaunch(
     }
     return arg.split(PROJECT_PATH_PLACEHOLDER).join(projectPath);
   });
-  const env = childEnvironment(server, options.env, options.inherited);
+  const env = childEnvironment(server, options.env, options.variables, options.inherited);
   const command = await findCommand(server, options.binDirs, env.PATH);
   const cwd = projectPath ?? tmpdir();
   const [wrapper, ...wrapperArgs] = options.wrapper;
@@ -50,23 +54,26 @@ export async function stdioLaunch(
 function childEnvironment(
   server: StdioMcpServer,
   env: Readonly<Record<string, string | undefined>>,
+  variables: Readonly<Record<string, string | undefined>>,
   inherited: readonly string[],
 ) {
-  const missing = server.env.filter((name) => env[name] === undefined);
+  const missing = server.env.filter((name) => variables[name] === undefined);
   if (missing.length) {
+    const many = missing.length > 1;
     throw new McpServerError(
-      `MCP server "${server.name}" needs the environment variable${missing.length > 1 ? 's' : ''} ` +
-        `${missing.join(', ')}, which the service's environment does not set`,
+      `MCP server "${server.name}" needs the environment variable${many ? 's' : ''} ${missing.join(', ')}, which ` +
+        `nothing sets: set ${many ? 'each' : 'it'} as a project or organisation secret, or in the service's environment`,
     );
   }
   const child: Record<string, string> = {};
   // The SDK adds its own list of the service's variables (USER, SHELL, ...) under the ones given: each is named here
   // without a value, which the spawn leaves out, so only the variables chosen here reach the server.
   for (const name of inherited) child[name] = undefined as unknown as string;
-  for (const name of [...BASE_VARIABLES, ...server.env]) {
+  for (const name of BASE_VARIABLES) {
     const value = env[name];
     if (value !== undefined) child[name] = value;
   }
+  for (const name of server.env) child[name] = variables[name]!;
   return child;
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Access } from '../auth/access';
+import type { AuditLog } from '../auth/audit-log';
 import type { Principal } from '../auth/principal';
 import { conflict, notFound } from '../contracts/errors';
 import {
@@ -16,6 +17,13 @@ import { checkWebhookUrl, webhookOrigin } from './webhook-url';
 const log = getLogger('svc.webhooks');
 const NAME = { project: 'project', org: 'organisation' } as const;
 
+/**
+ * What the audit log keeps of a webhook: where it sends (the URL's origin only, as the log lines say: a path may be
+ * a credential) and what; never its signing secret.
+ */
+const kept = (webhook: Webhook) => ({ id: webhook.id, url: webhookOrigin(webhook.url), events: webhook.events });
+const auditScope = (scope: WebhookScope) => (scope.type === 'project' ? { projectId: scope.id } : { orgId: scope.id });
+
 /** The scope a request names: exactly one of the two ids (the request schemas refuse anything else). */
 function scopeOf(ids: { project_id?: string | null; org_id?: string | null }): WebhookScope {
   return ids.project_id ? { type: 'project', id: ids.project_id } : { type: 'org', id: ids.org_id! };
@@ -31,8 +39,9 @@ export function webhooksService(deps: {
   allowPrivateUrls: boolean;
   /** Webhooks one project or organisation may have of its own (WEBHOOK_MAX_PER_SCOPE). */
   maxPerScope: number;
+  audit: AuditLog;
 }) {
-  const { access, webhooks, allowPrivateUrls, maxPerScope } = deps;
+  const { access, webhooks, allowPrivateUrls, maxPerScope, audit } = deps;
 
   /** The webhook, if the caller administers its scope: 404 for another tenant's, as for a missing one. */
   async function administered(principal: Principal, id: string): Promise<Webhook> {
@@ -67,6 +76,13 @@ export function webhooksService(deps: {
         `webhook ${webhook.id} registered on ${NAME[scope.type]} ${scope.id} by ${principal.name}: ` +
           `${events.join(', ')} to ${webhookOrigin(url)}`,
       );
+      await audit.record(principal, {
+        action: 'webhook.created',
+        ...auditScope(scope),
+        target: `webhook ${webhook.id}`,
+        before: null,
+        after: kept(webhook),
+      });
       return { ...webhook, secret };
     },
 
@@ -77,9 +93,16 @@ export function webhooksService(deps: {
     },
 
     async remove(principal: Principal, id: string): Promise<void> {
-      await administered(principal, id);
+      const webhook = await administered(principal, id);
       if (!(await webhooks.remove(id))) throw notFound(`webhook ${id} not found`);
       log.info(`webhook ${id} removed by ${principal.name}`);
+      await audit.record(principal, {
+        action: 'webhook.deleted',
+        ...auditScope(scopeOf(webhook)),
+        target: `webhook ${id}`,
+        before: kept(webhook),
+        after: null,
+      });
     },
 
     async deliveries(principal: Principal, id: string, limit: number): Promise<Delivery[]> {

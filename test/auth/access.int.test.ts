@@ -131,6 +131,8 @@ interface Fresh {
   agent?: string;
   /** A dataset of the world's project with one item typed by hand, made by the instance admin. */
   dataset?: { id: string; item: string };
+  /** A monthly budget of the world's project, set by the instance admin. */
+  budget?: string;
 }
 
 /** Who calls: a role held at one level of one world, a user with no role, another world's admin, no token. */
@@ -306,6 +308,24 @@ const freshFolder = async (server: TestServer, w: World): Promise<Fresh> => {
   expect(res.status).toBe(201);
   return { folder: ((await res.json()) as { id: string }).id };
 };
+/** A monthly budget of the world's project, set by the instance admin (far above anything the matrix spends). */
+const freshBudget = async (server: TestServer, w: World): Promise<Fresh> => {
+  const res = await server.request(`/projects/${w.project}/budget`, {
+    method: 'PUT',
+    json: { period: 'month', tokens: 1e12 },
+  });
+  expect(res.status).toBe(200);
+  return { budget: ((await res.json()) as { id: string }).id };
+};
+/** A secret of the world's project or organisation, set by the instance admin, for a row that deletes it. */
+const freshSecret =
+  (scope: 'projects' | 'orgs') =>
+  async (server: TestServer, w: World): Promise<Fresh> => {
+    const id = scope === 'projects' ? w.project : w.org;
+    const res = await server.request(`/${scope}/${id}/secrets/MATRIX_GONE`, { method: 'PUT', json: { value: 'x' } });
+    expect(res.status).toBe(200);
+    return {};
+  };
 /** A pull of a model from the runtime, started by the instance admin: a model of its own, not pulled already. */
 let pulls = 0;
 const freshPull = async (server: TestServer): Promise<Fresh> => {
@@ -605,6 +625,52 @@ const MATRIX: Row[] = [
   row('PUT', "set a project's retention", (w) => `/projects/${w.project}/retention`, role('project', 'owner', 200), {
     body: () => ({ keep_finished_threads_days: null, prune_checkpoints: false }),
   }),
+  row('PUT', "set a project's budget", (w) => `/projects/${w.project}/budget`, role('project', 'owner', 200), {
+    body: () => ({ period: 'day', tokens: 1e12 }),
+  }),
+  row('GET', "a project's budgets", (w) => `/projects/${w.project}/budgets`, role('project', 'owner', 200)),
+  row('PUT', "set an organisation's budget", (w) => `/orgs/${w.org}/budget`, role('org', 'owner', 200, true), {
+    body: () => ({ period: 'day', amount_usd: 1e6 }),
+  }),
+  row('GET', "an organisation's budgets", (w) => `/orgs/${w.org}/budgets`, role('org', 'owner', 200, true)),
+  row('DELETE', 'remove a budget', (_w, f) => `/budgets/${f.budget}`, role('project', 'owner', 204), {
+    fresh: freshBudget,
+  }),
+  row(
+    'PUT',
+    "set a project's secret",
+    (w) => `/projects/${w.project}/secrets/MATRIX_TOKEN`,
+    role('project', 'owner', 200),
+    { body: () => ({ value: 'matrix-secret-value' }) },
+  ),
+  row('GET', "a project's secrets", (w) => `/projects/${w.project}/secrets`, role('project', 'owner', 200)),
+  row(
+    'DELETE',
+    "delete a project's secret",
+    (w) => `/projects/${w.project}/secrets/MATRIX_GONE`,
+    role('project', 'owner', 204),
+    { fresh: freshSecret('projects') },
+  ),
+  row(
+    'PUT',
+    "set an organisation's secret",
+    (w) => `/orgs/${w.org}/secrets/MATRIX_TOKEN`,
+    role('org', 'owner', 200, true),
+    {
+      body: () => ({ value: 'matrix-secret-value' }),
+    },
+  ),
+  row('GET', "an organisation's secrets", (w) => `/orgs/${w.org}/secrets`, role('org', 'owner', 200, true)),
+  row(
+    'DELETE',
+    "delete an organisation's secret",
+    (w) => `/orgs/${w.org}/secrets/MATRIX_GONE`,
+    role('org', 'owner', 204, true),
+    { fresh: freshSecret('orgs') },
+  ),
+  row('GET', "a project's audit log", (w) => `/audit?project_id=${w.project}`, role('project', 'admin', 200)),
+  row('GET', "an organisation's audit log", (w) => `/audit?org_id=${w.org}`, role('org', 'admin', 200, true)),
+  row('GET', 'the whole audit log', () => '/audit', { kind: 'instance' }),
   row('POST', 'create a team', () => '/teams', role('org', 'admin', 201), {
     body: (w) => ({ name: 'New team', parent_id: w.org }),
   }),

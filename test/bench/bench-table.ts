@@ -36,6 +36,7 @@ export function quietHooks(token: (node: string, text: string) => void): NodeHoo
     trimmed: () => undefined,
     thinking: () => undefined,
     loading: () => undefined,
+    retrying: () => undefined,
     warning: () => undefined,
     usage: () => undefined,
     routeMatched: async () => undefined,

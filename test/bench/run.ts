@@ -30,6 +30,7 @@ import { langGraphServerRows } from './langgraph-server/peer';
 import { benchExecution, median, ms, noQueue, percentile, quietHooks, type BenchRow } from './bench-table';
 import { cpuMs } from './process-usage';
 import { stalledReadersRow } from './stalled-readers';
+import { threadSearchRows } from './thread-search';
 import {
   directCapacity,
   peakRssMiB,
@@ -369,6 +370,9 @@ async function main() {
   } finally {
     await server.stop();
   }
+
+  // Search on a year's history: 100,000 threads.
+  rows.push(...(await threadSearchRows(database.url, spawnCompiled, env)));
 
   // Concurrency: 500 runs at once against one local-runtime slot.
   {

@@ -3,6 +3,7 @@ import type { Page } from '@playwright/test';
 import {
   baseUrl,
   expect,
+  fromHeader,
   openStudio,
   screenshotPath,
   script,
@@ -66,6 +67,11 @@ test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inb
   await expect(page.getByTestId('usage-table')).toBeVisible();
   await check(page, 'usage');
   await page.getByTestId('usage-close').click();
+
+  await fromHeader(page, 'audit-open');
+  await expect(page.getByTestId('audit-table')).toBeVisible();
+  await check(page, 'audit');
+  await page.getByTestId('audit-close').click();
 
   // The Agents view with a built-in open in the editor: its source, its graph and the Try form.
   await page.getByTestId('agents-open').click();

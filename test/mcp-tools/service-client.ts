@@ -36,6 +36,8 @@ const CALLS: Record<string, { tool: string; args: Record<string, unknown>; ask?:
 const server: McpServer = { name: 'conformance', transport: 'http', url, headers: {} };
 const mcp = new McpServers({
   env: {},
+  // The suite's servers need no header: nothing to read.
+  variables: async (_project, names) => Object.fromEntries(names.map((name) => [name, undefined])),
   idleMs: 60_000,
   callTimeoutMs: 10_000,
   // The suite's servers listen on localhost: allowed as MCP_ALLOWED_HOSTS would allow it.

@@ -47,8 +47,11 @@ beforeAll(async () => {
 
 const open: McpServers[] = [];
 function servers(options: Partial<McpServersOptions> = {}): McpServers {
+  // The declared variables from the environment given, as the service reads them when no secret sets one.
+  const env: Readonly<Record<string, string | undefined>> = options.env ?? serviceEnv;
   const created = new McpServers({
     env: serviceEnv,
+    variables: async (_project, names) => Object.fromEntries(names.map((name) => [name, env[name]])),
     idleMs: 60_000,
     callTimeoutMs: 10_000,
     allowedPrivateHosts: [],
@@ -231,6 +234,40 @@ describe('a stdio MCP server', () => {
     const [a, b] = await Promise.all([instanceOf(mcp, 'project-1'), instanceOf(mcp, 'project-1')]);
     expect(a).toBe(b);
     expect(await instanceOf(mcp, 'project-2')).not.toBe(a);
+  });
+
+  it("reads its variables' values for the scope at each use: a changed value starts a process that has it", async () => {
+    const values: Record<string, string> = { 'project-1': 'token-of-project-1', 'project-2': 'token-of-project-2' };
+    const asked: [string, readonly string[]][] = [];
+    const mcp = servers({
+      variables: async (project, names) => {
+        asked.push([project, names]);
+        return Object.fromEntries(names.map((name) => [name, values[project]]));
+      },
+    });
+    const valueIn = async (scope: string) =>
+      (
+        JSON.parse((await mcp.call(scope, testServer, null, 'env', { name: 'MCP_TEST_TOKEN' }, never)).text) as {
+          value: string;
+        }
+      ).value;
+    expect([await valueIn('project-1'), await valueIn('project-2')]).toEqual([
+      'token-of-project-1',
+      'token-of-project-2',
+    ]);
+    expect(asked).toEqual([
+      ['project-1', ['MCP_TEST_TOKEN']],
+      ['project-2', ['MCP_TEST_TOKEN']],
+    ]);
+    const first = await instanceOf(mcp, 'project-1');
+    expect(await instanceOf(mcp, 'project-1')).toBe(first);
+    values['project-1'] = 'token-of-project-1-changed';
+    expect(await valueIn('project-1')).toBe('token-of-project-1-changed');
+    expect(await instanceOf(mcp, 'project-1')).not.toBe(first);
+    // A server that names no variable is asked nothing.
+    asked.length = 0;
+    await mcp.call('project-1', { ...testServer, env: [] }, null, 'echo', { text: 'x' }, never);
+    expect(asked).toEqual([]);
   });
 
   it('closes a server unused for idleMs (its process exits), and starts it again when used', async () => {

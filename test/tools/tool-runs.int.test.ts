@@ -350,7 +350,7 @@ describe('a tool call over MCP', () => {
       const { runId, events } = runs;
       const pending = await waitingCall(runId);
       const payloadOf = (type: string) =>
-        until(async () => bodies.find((b) => b.type === type && b.data.run_id === runId));
+        until(async () => bodies.find((b) => b.type === type && 'run_id' in b.data && b.data.run_id === runId));
       const waiting = (await payloadOf('gate.waiting')) as Extract<WebhookPayload, { type: 'gate.waiting' }>;
       expect(waiting.data.stop).toEqual({
         kind: 'tool_call',

@@ -4,7 +4,7 @@ import type { StopNotice } from '@contracts/slack';
 import { stopOf, type Stop } from '@contracts/stops';
 import type { RunUsage } from '@contracts/usage';
 import { noteFromEvent, noteFromRecord, sameStop, type DecisionNote } from './gate-decision';
-import { applyRuntimeEvent, type ModelLoading } from './runtime-events';
+import { applyRuntimeEvent, type ModelLoading, type ModelRetry } from './runtime-events';
 import { applyToolEvent, waitingQuestions, type ToolCallView } from './tool-events';
 import {
   FINISHED_RUN_STATUSES,
@@ -112,6 +112,8 @@ export interface RunView {
   serverQueue: { position: number; running: number } | null;
   /** The local runtime is loading the model of the phase about to answer. */
   loading: ModelLoading | null;
+  /** The phase's model call is being tried again after a passing failure (a 429, a reset connection). */
+  retrying: ModelRetry | null;
   warnings: string[];
   /** The routes the run took other than the graph's own edges: by a routing rule, or by a gate's expiry (no rule). */
   routes: RouteTaken[];
@@ -174,6 +176,7 @@ export function emptyView(): RunView {
     lineup: null,
     serverQueue: null,
     loading: null,
+    retrying: null,
     warnings: [],
     routes: [],
     flash: null,
@@ -351,6 +354,9 @@ export function applyEvent(view: RunView, event: RunEvent, id: number, now = Dat
       break;
     case 'server_queue':
       view.serverQueue = { position: event.position, running: event.running };
+      break;
+    case 'budget_warning':
+      view.warnings.push(`Budget warning: ${event.message}.`);
       break;
     case 'context_trimmed':
       view.warnings.push(

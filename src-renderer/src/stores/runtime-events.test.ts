@@ -32,6 +32,32 @@ describe('the local runtime in the run view', () => {
     }
   });
 
+  it("shows a model call's retries until the phase's first token", () => {
+    const view = emptyView();
+    applyEvent(view, { type: 'node_enter', node: 'analysis' }, 1);
+    const retry = (n: number) =>
+      ({
+        type: 'model_retry',
+        node: 'analysis',
+        retry: n,
+        retries: 4,
+        wait_s: 1,
+        reason: 'the provider answered 429',
+      }) as const;
+    applyEvent(view, retry(1), 2);
+    applyEvent(view, retry(2), 3);
+    expect(view.retrying).toEqual({
+      node: 'analysis',
+      retry: 2,
+      retries: 4,
+      waitS: 1,
+      reason: 'the provider answered 429',
+    });
+    applyEvent(view, { type: 'token', node: 'analysis', text: 'Fine.' }, 4);
+    expect(view.retrying).toBeNull();
+    expect(view.transcript).toEqual([{ node: 'analysis', text: 'Fine.' }]);
+  });
+
   it('keeps reasoning after a tool call with the answer after the call, not with the call', () => {
     const view = emptyView();
     applyEvent(view, { type: 'node_enter', node: 'intake' }, 1);

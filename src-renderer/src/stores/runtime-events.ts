@@ -9,11 +9,21 @@ export interface ModelLoading {
   expectedS: number | null;
 }
 
+/** A phase's model call failed before it streamed anything and is tried again (`retrying (2/4)`). */
+export interface ModelRetry {
+  node: string;
+  retry: number;
+  retries: number;
+  waitS: number;
+  reason: string;
+}
+
 /** The parts of the run view this module keeps. */
 interface RuntimeView {
   transcript: { node: string; text: string; thinking?: string; toolCall?: unknown }[];
   warnings: string[];
   loading: ModelLoading | null;
+  retrying: ModelRetry | null;
 }
 
 /** A node warning as the studio's warning banner words it. */
@@ -46,8 +56,18 @@ export function applyRuntimeEvent(view: RuntimeView, event: RunEvent): void {
     case 'model_loading':
       view.loading = { node: event.node, model: event.model, expectedS: event.expected_s };
       return;
+    case 'model_retry':
+      view.retrying = {
+        node: event.node,
+        retry: event.retry,
+        retries: event.retries,
+        waitS: event.wait_s,
+        reason: event.reason,
+      };
+      return;
     case 'thinking':
       view.loading = null;
+      view.retrying = null;
       appendThinking(view, event.node, event.text);
       return;
     case 'node_warning':
@@ -61,6 +81,7 @@ export function applyRuntimeEvent(view: RuntimeView, event: RunEvent): void {
     case 'run_rejected':
     case 'run_resumed':
       view.loading = null;
+      view.retrying = null;
       return;
     default:
       return;

@@ -12,6 +12,7 @@ import { mcpOauth } from './0011-mcp-oauth';
 import { questionDoors } from './0012-question-doors';
 import { comparisons } from './0013-comparisons';
 import { datasets } from './0014-datasets';
+import { budgetsSecretsAudit } from './0015-budgets-secrets-audit';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -32,6 +33,7 @@ export const MIGRATIONS: readonly Migration[] = [
   questionDoors,
   comparisons,
   datasets,
+  budgetsSecretsAudit,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */

@@ -21,6 +21,7 @@ import type {
   ModelCall,
   ModelClient,
   QueueInfo,
+  RetryInfo,
   TrimReport,
 } from '../../models/model-client';
 import type { ToolCallStore } from '../../storage/types';
@@ -105,6 +106,7 @@ export interface NodeHooks extends ToolHooks {
   trimmed(node: string, report: TrimReport): void;
   thinking(node: string, text: string): void;
   loading(node: string, info: LoadingInfo): void;
+  retrying(node: string, info: RetryInfo): void;
   warning(node: string, warning: NodeWarning): void;
   usage(node: string, usage: CallUsage): void;
   routeMatched(from: string, to: string, rule: RoutingRule, source: RuleSource): Promise<void>;
@@ -329,6 +331,7 @@ export function compileGraph(entry: CatalogEntry, checkpointer: BaseCheckpointSa
           // next phases see the answer alone.
           onThinking: (text) => hooks.thinking(node.id, text),
           onLoading: (info) => hooks.loading(node.id, info),
+          onRetry: (info) => hooks.retrying(node.id, info),
           onWarning: (warning) => hooks.warning(node.id, warning),
           onUsage: (usage) => hooks.usage(node.id, usage),
         };

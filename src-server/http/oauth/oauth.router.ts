@@ -1,6 +1,7 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { OauthRefusal } from '../../auth/oauth-refusal';
+import { withRequestOrigin } from '../../auth/request-origin';
 import { MCP_SCOPE } from '../../contracts/oauth';
 import { errorBody, notFound } from '../../contracts/errors';
 import type { Api } from '../api';
@@ -211,7 +212,8 @@ export function oauthProtocolRouter(deps: AppDeps): Router {
       return;
     }
     handlers ??= build(deps.mcpOauth);
-    handlers.then((routes) => routes(req, res, next), next);
+    // A client's registration is in the audit log, with the address it came from.
+    handlers.then((routes) => withRequestOrigin({ ip: req.ip ?? null }, () => routes(req, res, next)), next);
   });
   return router;
 }
