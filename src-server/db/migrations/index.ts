@@ -13,6 +13,7 @@ import { questionDoors } from './0012-question-doors';
 import { comparisons } from './0013-comparisons';
 import { datasets } from './0014-datasets';
 import { budgetsSecretsAudit } from './0015-budgets-secrets-audit';
+import { threadSearch } from './0016-thread-search';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -34,6 +35,7 @@ export const MIGRATIONS: readonly Migration[] = [
   comparisons,
   datasets,
   budgetsSecretsAudit,
+  threadSearch,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */
