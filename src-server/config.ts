@@ -129,6 +129,13 @@ const schema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CORS_ORIGINS: list.default([]),
   /**
+   * Requests a minute per token on the API, /lg and /mcp, and per client address on the doors without a token (sign-in,
+   * Slack's clicks, mail links), in each process's memory (docs/operations.md#rate-limits). Unset: 1,200 and 120 with
+   * authentication on, none with it off; 0: none.
+   */
+  RATE_LIMIT_PER_MINUTE: int(0).optional(),
+  RATE_LIMIT_ADDRESS_PER_MINUTE: int(0).optional(),
+  /**
    * The proxies whose X-Forwarded-* headers are believed (for the client's address and whether it came over TLS):
    * Express's names `loopback`, `linklocal` and `uniquelocal`, addresses, and subnets such as 10.0.0.0/8.
    */

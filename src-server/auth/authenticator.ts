@@ -59,7 +59,7 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 /** The token of a request's `Authorization: Bearer <token>` header, or undefined when it has none. */
-function bearerToken(req: Request): string | undefined {
+export function bearerToken(req: Request): string | undefined {
   return /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 }
 

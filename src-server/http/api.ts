@@ -130,6 +130,7 @@ const implied: Partial<Record<ErrorStatus, string>> = {
   413: 'the body is larger than BODY_LIMIT (payload_too_large)',
   415: 'the body is not application/json (unsupported_media_type), or its encoding or charset is not supported',
   422: 'the Idempotency-Key was used for another request, another path or body, in the last 24 hours (idempotency_key_reused)',
+  429: 'more requests a minute with this token, or to this door from this address, than the server allows (too_many_requests): try again after Retry-After',
   503: 'the database is unreachable (database_unavailable): try again after Retry-After',
 };
 
@@ -150,12 +151,15 @@ export function errorStatuses(spec: RouteSpec<AnyObject, AnyObject, z.ZodType>):
   add(413, spec.body);
   add(415, spec.body);
   add(422, spec.idempotent);
+  // Any request with a token is counted against it, and the doors without one per address (rate-limits.ts), when the
+  // server limits requests.
+  add(429, true);
   // A token of the route's own is not looked up in the database.
   add(503, !spec.public && !spec.ownToken);
   for (const [status, description] of Object.entries(spec.errors ?? {})) {
     const alsoImplied = statuses.get(Number(status));
-    // A route's own 403 and 409 are other situations than the implied ones; its 400 and 404 say all of theirs.
-    const both = alsoImplied && (Number(status) === 403 || Number(status) === 409);
+    // A route's own 403, 409 and 429 are other situations than the implied ones; its 400 and 404 say all of theirs.
+    const both = alsoImplied && [403, 409, 429].includes(Number(status));
     statuses.set(Number(status), both ? `${description}; or ${alsoImplied}` : description);
   }
   return new Map([...statuses].sort(([a], [b]) => a - b));

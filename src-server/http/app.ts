@@ -36,6 +36,7 @@ import { resourceMetadataRoutes } from './mcp/resource-metadata';
 import { oauthProtocolRouter, oauthRoutes } from './oauth/oauth.router';
 import { portalRouter } from './portal.router';
 import { studioRouter } from './studio.router';
+import { limitsOf, rateLimits } from './rate-limits';
 
 /**
  * Every route of the API, declared once: the router that serves them and the OpenAPI document both come from it.
@@ -116,6 +117,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(loopbackHostGuard(deps.config));
   app.use(cors(deps.config));
   app.use(pathEncodingGuard());
+  // Before every door: a caller over her rate is answered at once, at the cost of a counter (none when limits are off).
+  for (const limit of rateLimits(limitsOf(deps.config))) app.use(limit);
 
   const api = buildApi(deps);
   app.use(docsRouter(() => api.openApiDocument({ serviceVersion: deps.version })));

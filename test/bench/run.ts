@@ -31,6 +31,7 @@ import { benchExecution, median, ms, noQueue, percentile, quietHooks, type Bench
 import { cpuMs } from './process-usage';
 import { stalledReadersRow } from './stalled-readers';
 import { threadSearchRows } from './thread-search';
+import { rateLimitCostRow } from './rate-limit-cost';
 import {
   directCapacity,
   peakRssMiB,
@@ -373,6 +374,7 @@ async function main() {
 
   // Search on a year's history: 100,000 threads.
   rows.push(...(await threadSearchRows(database.url, spawnCompiled, env)));
+  rows.push(await rateLimitCostRow(database.url, spawnCompiled, env));
 
   // Concurrency: 500 runs at once against one local-runtime slot.
   {

@@ -18,7 +18,7 @@ interface Operation {
   operationId: string;
   parameters?: { name: string; in: string }[];
   requestBody?: unknown;
-  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
+  responses: Record<string, { description?: string; content?: Record<string, { schema: { $ref?: string } }> }>;
 }
 type Doc = {
   info: { version: string };
@@ -121,15 +121,20 @@ describe('the OpenAPI document', () => {
   it('declares on each operation exactly the errors it can answer, each with the error envelope', async () => {
     const doc = await loadDocument();
     const ops = Object.fromEntries(operations(doc).map((op) => [op.key, op]));
-    expect(statuses(ops['GET /health']!)).toEqual([200, 403, 503]);
+    // Every operation may answer 429 when the server limits requests (per token, or per address on a door without one).
+    expect(statuses(ops['GET /health']!)).toEqual([200, 403, 429, 503]);
     // project_id narrows the list to a project's offer: a malformed one is 400, another tenant's 404.
-    expect(statuses(ops['GET /agents']!)).toEqual([200, 400, 401, 403, 404, 503]);
-    expect(statuses(ops['GET /auth/login']!)).toEqual([302, 400, 403, 404]);
+    expect(statuses(ops['GET /agents']!)).toEqual([200, 400, 401, 403, 404, 429, 503]);
+    expect(statuses(ops['GET /auth/login']!)).toEqual([302, 400, 403, 404, 429]);
     expect(statuses(ops['POST /graphs/{agent}/run']!)).toEqual([200, 400, 401, 403, 404, 409, 413, 415, 422, 429, 503]);
     expect(statuses(ops['POST /threads/{id}/gates/{gate}/approve']!)).toEqual([
-      202, 400, 401, 403, 404, 409, 413, 415, 422, 503,
+      202, 400, 401, 403, 404, 409, 413, 415, 422, 429, 503,
     ]);
-    expect(statuses(ops['DELETE /orgs/{id}']!)).toEqual([204, 400, 401, 403, 404, 409, 503]);
+    expect(statuses(ops['DELETE /orgs/{id}']!)).toEqual([204, 400, 401, 403, 404, 409, 429, 503]);
+    // The local runtime's limit per person and the request limit are both said on a run's 429.
+    expect(ops['POST /graphs/{agent}/run']!.responses['429']!.description).toMatch(
+      /local runtime.*; or more requests a minute/,
+    );
     const envelope = { $ref: '#/components/schemas/Error' };
     for (const op of Object.values(ops)) {
       // Anything else (an unexpected 500) is the envelope too.

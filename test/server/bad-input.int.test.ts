@@ -298,6 +298,8 @@ describe('bodies no JSON field of the API can hold', () => {
     grant_id: '1',
     call_id: '00000000-0000-4000-8000-00000000abcd:intake:1:0:0',
     stop_id: '00000000-0000-4000-8000-00000000abcd:1',
+    // A secret is named as an environment variable is.
+    name: 'TRACKER_TOKEN',
   };
   const paramValue = (name: string) => PARAMS[name] ?? '00000000-0000-4000-8000-00000000abcd';
   const deepBody = `{"x":${'['.repeat(5000)}${']'.repeat(5000)}}`;
