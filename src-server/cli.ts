@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config';
 import { getLogger } from './log';
 import { startServer, type RunningServer } from './main';
 import { errorMessage } from './contracts/errors';
+import { isBackupCommand, runBackupCommand } from './backup-cli';
 
 /** Headless entry point: `npm start` and `npm run serve`. */
 const log = getLogger('svc.api');
@@ -23,6 +24,10 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+
+  // `npm run backup` and `npm run restore` (backup-cli.ts): a command on the configured database, not a server.
+  const [command, ...args] = process.argv.slice(2);
+  if (isBackupCommand(command)) process.exit(await runBackupCommand(command, args, config));
 
   // Signals are handled from the first moment: one may arrive while the server is still starting.
   let starting: Promise<RunningServer | undefined> | undefined;
