@@ -34,7 +34,7 @@ async function check(page: Page, screen: string): Promise<void> {
   await page.screenshot({ path: screenshotPath(`a11y-${screen}`) });
 }
 
-test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inbox, the models, the usage, the agents, the History tab, finished, a new project', async ({
+test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inbox, the models, the usage, the agents, the History tab, finished, a thread search, a new project', async ({
   page,
 }) => {
   // Eleven screens, each a whole-page axe pass of a few seconds: more than the default minute on a busy machine.
@@ -92,6 +92,14 @@ test('the studio meets WCAG 2.1 AA: the link question, empty, at a gate, the inb
   await page.getByTestId('tab-history').click();
   await expect(page.getByTestId('history-decision')).toBeVisible();
   await check(page, 'finished');
+
+  // The thread list with a search: its results, the filters open, how many match said.
+  const threadSearch = page.getByRole('searchbox', { name: 'Search threads' });
+  await threadSearch.fill('config loader');
+  await page.getByTestId('thread-filters-toggle').click();
+  await expect(page.getByTestId('thread-search-status')).toHaveText(/match/);
+  await check(page, 'thread-search');
+  await threadSearch.press('Escape');
 
   // The scope switcher's New project… form, with a missing name said beside its field.
   await page.getByTestId('project-new').click();

@@ -9,16 +9,15 @@ import {
 } from '@contracts/runs';
 import { z } from 'zod';
 import { api } from './http';
+import { threadListQuery, type ThreadListFilter } from './thread-query';
 
 export const threadsApi = {
-  /** A page of threads, of one project when `projectId` is given. */
-  list: (limit: number, cursor?: string, projectId?: string | null) =>
-    api(
-      `/threads?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}${projectId ? `&project_id=${projectId}` : ''}`,
-      {
-        schema: ThreadPageSchema,
-      },
-    ),
+  /**
+   * A page of threads, of one project when `projectId` is given, narrowed by `filter` (words, agent, status, who
+   * started it, when last active): the server searches, the studio only shows what it answers.
+   */
+  list: (limit: number, cursor?: string | null, projectId?: string | null, filter?: ThreadListFilter) =>
+    api(`/threads?${threadListQuery(limit, cursor, projectId, filter)}`, { schema: ThreadPageSchema }),
   create: (body: CreateThread) => api('/threads', { method: 'POST', body, schema: ThreadSchema }),
   /** A person's name for the thread; runs never change it. */
   rename: (threadId: string, name: string) =>

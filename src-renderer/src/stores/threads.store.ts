@@ -1,9 +1,11 @@
 import { FINISHED_RUN_STATUSES, type RunStatus, type Thread } from '@contracts/runs';
 import { defineStore } from 'pinia';
 import { errorMessage } from '@contracts/errors';
-import { ref } from 'vue';
+import { computed, ref } from 'vue';
+import type { ThreadListFilter } from '../api/thread-query';
 import { threadsApi } from '../api/threads.api';
 import { useSessionStore } from './session.store';
+import { appendNew, isSearching, noSearch, searchFilter, type ThreadSearch } from './thread-search';
 
 const PAGE = 50;
 /** How soon the list is read again after the studio saw a run change: several changes in a row make one read. */
@@ -31,6 +33,10 @@ const active = (t: Thread) => t.last_run?.status === 'running' || t.last_run?.st
  * Threads the caller may see, most recent first, a page at a time: the one list the studio shows threads and their
  * runs' status from. What the studio sees happen (a run's events, a decision, a cancel) changes a row at once, and the
  * list is read again just after; a poll picks up what happens elsewhere.
+ *
+ * A search (words, filters) lists its own threads beside it, from the server, a page at a time too: the list the
+ * other parts of the studio read (the inbox, the approval nudge) stays whole while a person searches. The results are
+ * read again whenever the list is, and change with what the studio sees as its rows do.
  */
 export const useThreadsStore = defineStore('threads', () => {
   const threads = ref<Thread[]>([]);
@@ -43,6 +49,19 @@ export const useThreadsStore = defineStore('threads', () => {
   const ended = new Map<string, RunStatus>();
   const listeners = new Set<(seen: RunSeen) => void>();
   let generation = 0;
+
+  /** The search as set above the list; the results answer `answered`, the one last read. */
+  const search = ref<ThreadSearch>(noSearch());
+  const searchActive = computed(() => isSearching(search.value));
+  const results = ref<Thread[]>([]);
+  const resultsCursor = ref<string | null>(null);
+  const answered = ref<ThreadSearch | null>(null);
+  /** A search is being read (the list is then busy). */
+  const searching = ref(false);
+  const searchError = ref<string | null>(null);
+  /** The filter the results were read with: their further pages are read with it (its "since" moment included). */
+  let resultsFilter: ThreadListFilter = {};
+  let searchGeneration = 0;
   let settleTimer: ReturnType<typeof setTimeout> | undefined;
   let pollTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -71,6 +90,8 @@ export const useThreadsStore = defineStore('threads', () => {
       threads.value = page.items.map(withSeen);
       nextCursor.value = page.next_cursor;
       error.value = null;
+      // What changed the list may change what a search finds (a run ended, a thread renamed, another project).
+      if (searchActive.value) void runSearch(results.value.length);
     } catch (e) {
       if (mine === generation) error.value = `Threads could not be loaded: ${errorMessage(e)}`;
     } finally {
@@ -78,9 +99,64 @@ export const useThreadsStore = defineStore('threads', () => {
     }
   }
 
+  /**
+   * Reads the search from the top (keeping as many results as were shown, when `keep` says how many), or forgets the
+   * results when nothing is searched. Only the latest read is kept; it never throws (a failure is kept in
+   * `searchError`).
+   */
+  async function runSearch(keep = 0): Promise<void> {
+    const mine = ++searchGeneration;
+    const wanted = { ...search.value };
+    if (!isSearching(wanted)) {
+      results.value = [];
+      resultsCursor.value = null;
+      answered.value = null;
+      searching.value = false;
+      searchError.value = null;
+      return;
+    }
+    const filter = searchFilter(wanted, session.me?.user.id ?? null, new Date());
+    searching.value = true;
+    try {
+      const page = await threadsApi.list(
+        Math.max(PAGE, Math.min(keep, 200)),
+        undefined,
+        session.scope.projectId,
+        filter,
+      );
+      if (mine !== searchGeneration) return;
+      results.value = page.items.map(withSeen);
+      resultsCursor.value = page.next_cursor;
+      resultsFilter = filter;
+      answered.value = wanted;
+      searchError.value = null;
+    } catch (e) {
+      if (mine === searchGeneration) searchError.value = `The search failed: ${errorMessage(e)}`;
+    } finally {
+      if (mine === searchGeneration) searching.value = false;
+    }
+  }
+
+  /** The search's words and filters, changed: the results are read again. */
+  function searchFor(next: ThreadSearch): Promise<void> {
+    search.value = { ...next };
+    return runSearch();
+  }
+
+  /** The next page of the results: a thread already shown is not shown twice. */
+  async function loadMoreResults(): Promise<void> {
+    if (!resultsCursor.value) return;
+    const mine = searchGeneration;
+    const page = await threadsApi.list(PAGE, resultsCursor.value, session.scope.projectId, resultsFilter);
+    if (mine !== searchGeneration) return;
+    results.value = appendNew(results.value, page.items.map(withSeen));
+    resultsCursor.value = page.next_cursor;
+  }
+
   function schedulePoll(): void {
     clearTimeout(pollTimer);
-    pollTimer = setTimeout(() => void load(), threads.value.some(active) ? ACTIVE_POLL_MS : IDLE_POLL_MS);
+    const busy = threads.value.some(active) || results.value.some(active);
+    pollTimer = setTimeout(() => void load(), busy ? ACTIVE_POLL_MS : IDLE_POLL_MS);
   }
 
   /**
@@ -89,24 +165,30 @@ export const useThreadsStore = defineStore('threads', () => {
    */
   function track(seen: RunSeen): void {
     if (FINISHED_RUN_STATUSES.includes(seen.status)) ended.set(seen.runId, seen.status);
-    const index = threads.value.findIndex((t) => t.id === seen.threadId);
-    const row = threads.value[index];
-    if (row) {
-      const newRun = row.last_run?.id !== seen.runId;
-      // As the server lists it: a run queued behind the one the thread stands at does not hide it (its gate).
-      const standsAt = row.last_run?.status === 'running' || row.last_run?.status === 'waiting_approval';
-      if (!(newRun && seen.status === 'queued' && standsAt)) row.last_run = { id: seen.runId, status: seen.status };
-      if (newRun) {
-        if (seen.message) row.last_message = seen.message;
-        row.updated_at = new Date().toISOString();
-        threads.value.splice(index, 1);
-        threads.value.unshift(row);
-      }
-    }
+    const row = showSeen(threads.value, seen);
+    showSeen(results.value, seen);
     for (const listener of listeners) listener(seen);
     clearTimeout(settleTimer);
     if (!row) void load();
     else settleTimer = setTimeout(() => void load(), SETTLE_MS);
+  }
+
+  /** A run change on its thread's row in `list`, when it has one (returned). */
+  function showSeen(list: Thread[], seen: RunSeen): Thread | undefined {
+    const index = list.findIndex((t) => t.id === seen.threadId);
+    const row = list[index];
+    if (!row) return undefined;
+    const newRun = row.last_run?.id !== seen.runId;
+    // As the server lists it: a run queued behind the one the thread stands at does not hide it (its gate).
+    const standsAt = row.last_run?.status === 'running' || row.last_run?.status === 'waiting_approval';
+    if (!(newRun && seen.status === 'queued' && standsAt)) row.last_run = { id: seen.runId, status: seen.status };
+    if (newRun) {
+      if (seen.message) row.last_message = seen.message;
+      row.updated_at = new Date().toISOString();
+      list.splice(index, 1);
+      list.unshift(row);
+    }
+    return row;
   }
 
   /** Listens for every run change the studio sees (the inbox drops what no longer waits). */
@@ -117,28 +199,33 @@ export const useThreadsStore = defineStore('threads', () => {
   async function loadMore(): Promise<void> {
     if (!nextCursor.value) return;
     const page = await threadsApi.list(PAGE, nextCursor.value, session.scope.projectId);
-    const seen = new Set(threads.value.map((t) => t.id));
-    threads.value.push(...page.items.filter((t) => !seen.has(t.id)).map(withSeen));
+    threads.value = appendNew(threads.value, page.items.map(withSeen));
     nextCursor.value = page.next_cursor;
   }
 
   async function remove(id: string): Promise<void> {
     await threadsApi.remove(id);
+    results.value = results.value.filter((t) => t.id !== id);
     await load();
   }
 
   /** A person's name for the thread; the row shows it at once, and keeps the old one if the server refuses. */
   async function rename(id: string, name: string): Promise<void> {
     const row = threads.value.find((t) => t.id === id);
-    const before = row?.name ?? null;
-    if (row) row.name = name;
+    const result = results.value.find((t) => t.id === id);
+    const before = row?.name ?? result?.name ?? null;
+    const show = (value: string | null) => {
+      if (row) row.name = value;
+      if (result) result.name = value;
+    };
+    show(name);
     try {
       const renamed = await threadsApi.rename(id, name);
-      if (row) row.name = renamed.name;
+      show(renamed.name);
       // A thread not listed yet (a rerun's, just started) comes with its name.
-      else await load();
+      if (!row) await load();
     } catch (e) {
-      if (row) row.name = before;
+      show(before);
       throw e;
     }
   }
@@ -148,5 +235,26 @@ export const useThreadsStore = defineStore('threads', () => {
     return (await threadsApi.runs(id))[0]?.agent ?? null;
   }
 
-  return { threads, nextCursor, error, load, loadMore, remove, rename, track, onRunSeen, agentOf };
+  return {
+    threads,
+    nextCursor,
+    error,
+    load,
+    loadMore,
+    remove,
+    rename,
+    track,
+    onRunSeen,
+    agentOf,
+    search,
+    searchActive,
+    results,
+    resultsCursor,
+    answered,
+    searching,
+    searchError,
+    searchFor,
+    runSearch,
+    loadMoreResults,
+  };
 });
