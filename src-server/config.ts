@@ -270,6 +270,12 @@ const schema = z.object({
     .trim()
     .regex(/^\d+(b|kb|mb)$/i, 'expected a size such as 1mb')
     .default('1mb'),
+  /** The largest document POST /projects/{id}/threads/import reads (an export holds a thread's whole history). */
+  THREAD_IMPORT_LIMIT: z
+    .string()
+    .trim()
+    .regex(/^\d+(b|kb|mb)$/i, 'expected a size such as 50mb')
+    .default('50mb'),
   LOG_LEVEL: z
     .string()
     .trim()

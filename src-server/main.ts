@@ -94,6 +94,8 @@ import { secretsRepository } from './db/secrets.repository';
 import { usageService } from './services/usage.service';
 import { approvalsService } from './services/approvals.service';
 import { threadsService } from './services/threads.service';
+import { threadTransferService } from './services/thread-transfer.service';
+import { threadTransferRepository } from './db/thread-transfer.repository';
 import { lgThreadsService } from './services/lg-threads.service';
 import { schedulesService } from './services/schedules.service';
 import { Scheduler } from './services/scheduler';
@@ -630,6 +632,7 @@ export async function startServer({
       auth,
       runsService: service,
       threadsService: threads,
+      threadTransfer: threadTransferService({ access, threads, rows: threadTransferRepository(pool), version }),
       approvals,
       slack,
       email,

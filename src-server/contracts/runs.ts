@@ -66,6 +66,16 @@ export const RunRequestSchema = z
   .meta({ id: 'RunRequest' });
 export type RunRequest = z.infer<typeof RunRequestSchema>;
 
+/** Where an imported thread came from (docs/http-api.md#export-and-import-of-a-thread). */
+export const ThreadImportedSchema = z
+  .object({
+    from_thread_id: z.uuid().meta({ description: "the thread's id on the installation that exported it" }),
+    exported_at: z.string().meta({ description: 'ISO 8601: when it was exported' }),
+    imported_at: z.string().meta({ description: 'ISO 8601: when it was imported here' }),
+  })
+  .meta({ id: 'ThreadImported' });
+export type ThreadImported = z.infer<typeof ThreadImportedSchema>;
+
 export const ThreadSchema = z
   .object({
     id: z.uuid(),
@@ -97,6 +107,11 @@ export const ThreadSchema = z
       .uuid()
       .nullable()
       .meta({ description: "a comparison's thread (POST /runs/{id}/compare): the run it compares; null otherwise" }),
+    imported: ThreadImportedSchema.nullable().meta({
+      description:
+        'a thread imported from another installation (POST /projects/{id}/threads/import): read-only history, where ' +
+        'no run starts, resumes, is decided or forked; null for every other thread',
+    }),
   })
   .meta({ id: 'Thread' });
 export type Thread = z.infer<typeof ThreadSchema>;
@@ -284,6 +299,9 @@ export const GateDecisionRecordSchema = z
         "mail's decision link)",
     }),
     decided_at: z.string(),
+    imported: z.boolean().meta({
+      description: "a decision of an imported thread's run, taken on the installation it was exported from",
+    }),
   })
   .meta({ id: 'GateDecisionRecord' });
 export type GateDecisionRecord = z.infer<typeof GateDecisionRecordSchema>;

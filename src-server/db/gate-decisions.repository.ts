@@ -24,6 +24,7 @@ interface DecisionRow {
   agent_version: string | null;
   via: 'slack' | 'email' | null;
   decided_at: Date;
+  imported: boolean;
 }
 
 const toRecord = (row: DecisionRow): GateDecisionRecord => ({
@@ -46,13 +47,15 @@ const toRecord = (row: DecisionRow): GateDecisionRecord => ({
   agent_version: row.agent_version,
   via: row.via ?? null,
   decided_at: row.decided_at.toISOString(),
+  imported: row.imported,
 });
 
 const SELECT_DECISION = `
   SELECT d.id, d.run_id, d.thread_id, d.gate, d.decision, d.decided_by, d.decided_by_name, d.role, d.reason, d.edits,
          d.response, d.outcome, d.route_to, d.tool_call_id, d.arguments, d.arguments_sha256, d.policy_source, d.via,
          d.decided_at,
-         (SELECT r.agent_version FROM svc_runs r WHERE r.id = d.run_id) AS agent_version
+         (SELECT r.agent_version FROM svc_runs r WHERE r.id = d.run_id) AS agent_version,
+         EXISTS (SELECT 1 FROM svc_runs r WHERE r.id = d.run_id AND r.imported_at IS NOT NULL) AS imported
     FROM svc_gate_decisions d`;
 
 /**
@@ -222,6 +225,8 @@ export function gateDecisionsRepository(pool: Pool) {
            JOIN svc_threads t ON t.id = r.thread_id
            JOIN svc_projects p ON p.id = t.project_id
           WHERE r.status = 'waiting_approval' AND r.pending_gate IS NOT NULL
+            -- An imported run's gate is history: nobody decides it here (0017_imported_threads).
+            AND r.imported_at IS NULL
             AND ($1::uuid[] IS NULL OR p.id = ANY($1::uuid[]))
           ORDER BY waiting_since, r.id
           LIMIT 500`,

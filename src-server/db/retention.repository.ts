@@ -20,9 +20,12 @@ const THREAD_IN_USE = [
 ];
 const NOT_IN_USE = THREAD_IN_USE.map((predicate) => `NOT ${predicate}`).join(' AND ');
 
-/** When the thread was last active: its last run's end (or start, for a run that recorded none), or its own update. */
-const LAST_ACTIVE = `GREATEST(t.updated_at, (SELECT max(COALESCE(r.finished_at, r.started_at)) FROM svc_runs r
-                                             WHERE r.thread_id = t.id))`;
+/**
+ * When the thread was last active: its last run's end (or start, for a run that recorded none), or its own update; an
+ * imported thread, at the latest when it was imported (GREATEST ignores a NULL).
+ */
+const LAST_ACTIVE = `GREATEST(t.updated_at, t.imported_at, (SELECT max(COALESCE(r.finished_at, r.started_at)) FROM svc_runs r
+                                                            WHERE r.thread_id = t.id))`;
 
 export interface DeletedThreads extends DeletedCheckpoints {
   threads: number;

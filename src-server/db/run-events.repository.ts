@@ -178,7 +178,8 @@ export function runEventsRepository(pool: Pool) {
       const { rows } = await pool.query<{ n: number }>(
         `WITH dropped AS (
            DELETE FROM svc_run_events e USING svc_runs r
-            WHERE e.run_id = r.id AND r.finished_at < now() - make_interval(days => $1)
+            -- An imported run's events are counted from its import (GREATEST ignores a NULL).
+            WHERE e.run_id = r.id AND GREATEST(r.finished_at, r.imported_at) < now() - make_interval(days => $1)
            RETURNING COALESCE(e.seq_last - e.seq + 1, 1) AS n)
          SELECT COALESCE(sum(n), 0)::integer AS n FROM dropped`,
         [days],

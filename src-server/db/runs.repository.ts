@@ -40,6 +40,9 @@ export async function sweepOrphanedRuns(pool: Pool, olderThanS = ORPHAN_AGE_S): 
               error_detail = COALESCE(error_detail, 'OrphanedRunError: the server stopped while this run was running'),
               finished_at = now(), event_seq = GREATEST(seq_reserved, event_seq) + 1
         WHERE ${statusGuard('sweep')} AND owner_id IS NULL AND started_at < now() - make_interval(secs => $1)
+          -- An imported run is history, kept as it was exported (0017_imported_threads): no sweep, lease, queue or
+          -- expiry of the engine ever picks it up.
+          AND imported_at IS NULL
         RETURNING id, event_seq, error_detail
      ), closed AS (
        UPDATE svc_run_nodes
@@ -430,7 +433,7 @@ export function runsRepository(pool: Pool) {
     async claimQueued(lease: Lease, seqReserved: number, threadId?: string): Promise<RunRecord | undefined> {
       const head = await pool.query<{ thread_id: string }>(
         `SELECT q.thread_id FROM svc_runs q
-          WHERE q.status = 'queued' AND ($1::uuid IS NULL OR q.thread_id = $1)
+          WHERE q.status = 'queued' AND ($1::uuid IS NULL OR q.thread_id = $1) AND q.imported_at IS NULL
             AND NOT EXISTS (SELECT 1 FROM svc_runs a
                              WHERE a.thread_id = q.thread_id AND a.status IN ('running', 'waiting_approval'))
           ORDER BY q.queued_at LIMIT 1`,
@@ -446,7 +449,7 @@ export function runsRepository(pool: Pool) {
              UPDATE svc_runs SET status = 'running', started_at = now(), owner_id = $2,
                     lease_until = now() + make_interval(secs => $3), attempts = 1, handovers = 0,
                     seq_reserved = GREATEST(seq_reserved, event_seq + $4)
-              WHERE id = (SELECT id FROM svc_runs WHERE thread_id = $1 AND status = 'queued'
+              WHERE id = (SELECT id FROM svc_runs WHERE thread_id = $1 AND status = 'queued' AND imported_at IS NULL
                            ORDER BY queued_at LIMIT 1)
                 AND ${statusGuard('dequeue')}
                 AND NOT EXISTS (SELECT 1 FROM svc_runs a
@@ -469,13 +472,19 @@ export function runsRepository(pool: Pool) {
     },
 
     async progress(runId: string): Promise<RunProgress | undefined> {
-      const { rows } = await pool.query<{ status: RunStatus; event_seq: number; executing: boolean }>(
-        `SELECT status, event_seq, owner_id IS NOT NULL AS executing FROM svc_runs WHERE id = $1`,
+      const { rows } = await pool.query<{
+        status: RunStatus;
+        event_seq: number;
+        executing: boolean;
+        imported: boolean;
+      }>(
+        `SELECT status, event_seq, owner_id IS NOT NULL AS executing, imported_at IS NOT NULL AS imported
+           FROM svc_runs WHERE id = $1`,
         [runId],
       );
       const row = rows[0];
-      // A queued run will be executed: a reader waits for it.
-      const executing = (row?.status === 'running' && row.executing) || row?.status === 'queued';
+      // A queued run will be executed: a reader waits for it. An imported one never is: its stored events are all.
+      const executing = !row?.imported && ((row?.status === 'running' && row.executing) || row?.status === 'queued');
       return row && { status: row.status, eventSeq: row.event_seq, executing };
     },
 
@@ -483,7 +492,7 @@ export function runsRepository(pool: Pool) {
       const { rows } = await pool.query<RunRow>(
         `WITH claimed AS (
            UPDATE svc_runs SET owner_id = $1, lease_until = now() + make_interval(secs => $2), attempts = attempts + 1
-            WHERE id = (SELECT id FROM svc_runs WHERE status = 'running' AND lease_until < now()
+            WHERE id = (SELECT id FROM svc_runs WHERE status = 'running' AND lease_until < now() AND imported_at IS NULL
                          ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED)
               AND status = 'running' AND lease_until < now()
             RETURNING *
@@ -617,6 +626,7 @@ export function runsRepository(pool: Pool) {
         const { rows } = await client.query<RunRow>(
           `SELECT ${COLUMNS} FROM svc_runs r JOIN svc_threads t ON t.id = r.thread_id
             WHERE r.status = 'waiting_approval' AND r.gate_expires_at <= now() AND r.pending_gate IS NOT NULL
+              AND r.imported_at IS NULL
             ORDER BY r.gate_expires_at LIMIT 1
             FOR UPDATE OF r SKIP LOCKED`,
         );

@@ -55,11 +55,15 @@ interface ThreadRow {
   last_run_status: RunStatus | null;
   draft: boolean;
   comparison_of: string | null;
+  imported_from: string | null;
+  imported_exported_at: Date | null;
+  imported_at: Date | null;
 }
 
 const SELECT_THREAD = `
   SELECT t.id, t.name, t.agent, t.model, t.last_message, t.project_path, t.project_id, t.created_at, t.updated_at,
-         t.draft, t.comparison_of, r.id AS last_run_id, r.status AS last_run_status
+         t.draft, t.comparison_of, t.imported_from, t.imported_exported_at, t.imported_at,
+         r.id AS last_run_id, r.status AS last_run_status
     FROM svc_threads t
     LEFT JOIN LATERAL (
       -- The run the thread stands at: one running or waiting for a decision (a run queued behind it must not hide
@@ -86,6 +90,14 @@ function toThread(row: ThreadRow): Thread {
     last_run: row.last_run_id ? { id: row.last_run_id, status: row.last_run_status! } : null,
     draft: row.draft,
     comparison_of: row.comparison_of,
+    imported:
+      row.imported_from && row.imported_exported_at && row.imported_at
+        ? {
+            from_thread_id: row.imported_from,
+            exported_at: row.imported_exported_at.toISOString(),
+            imported_at: row.imported_at.toISOString(),
+          }
+        : null,
   };
 }
 
@@ -131,7 +143,8 @@ export function threadsRepository(pool: Pool) {
       const { rows } = await pool.query<ThreadRow>(
         `INSERT INTO svc_threads (id, agent, model, project_path, project_id, created_by) VALUES ($1, $2, $3, $4, $5, $6)
          RETURNING id, name, agent, model, last_message, project_path, project_id, created_at, updated_at, draft,
-                   comparison_of, NULL::uuid AS last_run_id, NULL::text AS last_run_status`,
+                   comparison_of, imported_from, imported_exported_at, imported_at, NULL::uuid AS last_run_id,
+                   NULL::text AS last_run_status`,
         [t.id, t.agent, t.model, t.projectPath, t.projectId, t.createdBy],
       );
       return toThread(rows[0]!);

@@ -99,6 +99,8 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
    * the schema, and `rawBody` its bytes as they came (what a signature is computed over).
    */
   form?: boolean;
+  /** The largest body this route reads, where it is not BODY_LIMIT (an imported thread: THREAD_IMPORT_LIMIT). */
+  bodyLimit?: string;
   params?: P;
   query?: Q;
   body?: B;
@@ -383,7 +385,8 @@ export class Api {
 
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     // Only a route that takes a body reads one: another ignores whatever a client sends along.
-    const bodyParsers = spec.body ? [spec.form ? this.parseForm : this.parseBody] : [];
+    const jsonParser = spec.bodyLimit ? jsonBodyParser(spec.bodyLimit) : this.parseBody;
+    const bodyParsers = spec.body ? [spec.form ? this.parseForm : jsonParser] : [];
     const successStatus =
       Object.keys(spec.responses)
         .map(Number)

@@ -23,6 +23,7 @@ import { runRoutes } from './runs.router';
 import { comparisonRoutes } from './comparisons.router';
 import { datasetRoutes } from './datasets.router';
 import { threadRoutes } from './threads.router';
+import { threadTransferRoutes } from './thread-transfer.router';
 import { tokenRoutes } from './tokens.router';
 import { webhookRoutes } from './webhooks.router';
 import { scheduleRoutes } from './schedules.router';
@@ -64,6 +65,7 @@ export function buildApi(deps: AppDeps): Api {
   slackRoutes(api, deps.slack);
   emailRoutes(api, deps.email);
   threadRoutes(api, deps);
+  threadTransferRoutes(api, deps);
   webhookRoutes(api, deps);
   scheduleRoutes(api, deps);
   usageRoutes(api, deps);

@@ -23,6 +23,7 @@ import type { RetentionService } from '../services/retention.service';
 import type { ApprovalsService } from '../services/approvals.service';
 import type { RunsService } from '../services/runs.service';
 import type { ThreadsService } from '../services/threads.service';
+import type { ThreadTransferService } from '../services/thread-transfer.service';
 import type { LocalModelsService } from '../services/local-models.service';
 import type { AuditService } from '../services/audit.service';
 import type { BudgetsService } from '../services/budgets.service';
@@ -59,6 +60,8 @@ export interface AppDeps {
   auth: Authenticator;
   runsService: RunsService;
   threadsService: ThreadsService;
+  /** A thread exported as one document, and imported as read-only history. */
+  threadTransfer: ThreadTransferService;
   approvals: ApprovalsService;
   phaseConfig: PhaseConfigService;
   access: Access;

@@ -2,6 +2,7 @@ import { atLeast, type Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import { DEFAULT_GATE_POLICY, type GatePolicy } from '../contracts/gate-policy';
 import { badRequest, conflict, notFound, ServiceError } from '../contracts/errors';
+import { importedThreadConflict } from '../contracts/thread-transfer';
 import { parseStopId, stopId, stopOf } from '../contracts/stops';
 import type { DecisionVia } from '../contracts/slack';
 import type { CatalogEntry } from '../assets/catalog';
@@ -204,6 +205,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
     async decide(principal: Principal, ref: StopRef, request: Decision): Promise<RunAccepted> {
       const named = 'stop' in ref ? await stopNamed(principal, ref.stop) : ref;
       const thread = await deps.threads.visible(principal, named.thread, 'viewer');
+      if (thread.imported) throw importedThreadConflict(thread.id);
       const run = await runs.waitingInThread(thread.id);
       const at =
         'gate' in named ? await gateAt(thread, run, named.gate) : await toolCallAt(thread, run, named.toolCall);
@@ -351,6 +353,7 @@ export function approvalsService(deps: ApprovalsServiceDeps) {
      */
     async mayDecide(principal: Principal, threadId: string): Promise<boolean> {
       const thread = await deps.threads.visible(principal, threadId, 'viewer');
+      if (thread.imported) return false;
       const run = await runs.waitingInThread(thread.id);
       if (!run?.pending_gate) return false;
       const policy = policyOf(run.pending_gate);

@@ -10,6 +10,7 @@ import type { StopDeliveriesRepository } from '../db/stop-deliveries.repository'
 import type { GateDecisionsRepository } from '../db/gate-decisions.repository';
 import type { RunsRepository, StoredRun } from '../db/runs.repository';
 import { badRequest, conflict, notFound, ServiceError, tooManyRequests } from '../contracts/errors';
+import { importedThreadConflict } from '../contracts/thread-transfer';
 import type { Engine, LoggedEvent, RunStart } from '../engine';
 import { getLogger } from '../log';
 import { parseModel } from '../models/model-ref';
@@ -161,6 +162,12 @@ export function runsService(deps: RunsServiceDeps) {
     }
   }
 
+  /** A run of an imported thread is history (docs/http-api.md#export-and-import-of-a-thread): 409. */
+  async function refuseImported(principal: Principal, threadId: string): Promise<void> {
+    const thread = await deps.threads.visible(principal, threadId, 'viewer');
+    if (thread.imported) throw importedThreadConflict(thread.id);
+  }
+
   const followable = (
     runId: string,
     threadId: string,
@@ -194,6 +201,7 @@ export function runsService(deps: RunsServiceDeps) {
       let resolved: ResolvedAgent;
       if (request.thread_id) {
         const thread = await deps.threads.visible(principal, request.thread_id, 'member');
+        if (thread.imported) throw importedThreadConflict(thread.id);
         projectId = thread.project_id;
         resolved = await agentFor(projectId, agent);
         const entry = resolved.entry;
@@ -310,6 +318,7 @@ export function runsService(deps: RunsServiceDeps) {
       traceparent?: string,
     ): Promise<FollowableRun> {
       const thread = await deps.threads.visible(principal, threadId, 'member');
+      if (thread.imported) throw importedThreadConflict(thread.id);
       const current = await agentFor(thread.project_id, thread.agent);
       const checkpoint = await deps.threads.checkpointOf(thread, checkpointId);
       const outputs = request.outputs ?? {};
@@ -391,6 +400,7 @@ export function runsService(deps: RunsServiceDeps) {
       traceparent?: string,
     ): Promise<FollowableRun> {
       const original = await visibleRun(principal, runId, 'member');
+      await refuseImported(principal, original.thread_id);
       if (original.status === 'running' || original.status === 'queued') {
         throw conflict(`run ${runId} is ${original.status}: compare it once it has ended or stops for a person`);
       }
@@ -507,6 +517,7 @@ export function runsService(deps: RunsServiceDeps) {
 
     async cancelRun(principal: Principal, runId: string, reason: string | null): Promise<RunAccepted> {
       const run = await visibleRun(principal, runId, 'member');
+      await refuseImported(principal, run.thread_id);
       const seen = await engine.lastEventId(run.id);
       if (!(await engine.cancel(run.id, reason)))
         throw conflict(`run ${run.id} is ${run.status}: only a running or waiting run can be cancelled`);

@@ -133,6 +133,8 @@ interface Fresh {
   dataset?: { id: string; item: string };
   /** A monthly budget of the world's project, set by the instance admin. */
   budget?: string;
+  /** The world's finished thread as an export document, for a row that imports it. */
+  exported?: unknown;
 }
 
 /** Who calls: a role held at one level of one world, a user with no role, another world's admin, no token. */
@@ -233,6 +235,12 @@ const freshAgent = async (server: TestServer, w: World): Promise<Fresh> => {
   });
   if (res.status !== 201) throw new Error(`making the matrix's agent failed: ${res.status} ${await res.text()}`);
   return { agent };
+};
+/** The world's finished thread exported by the instance admin: a document to import. */
+const exportedThread = async (server: TestServer, w: World): Promise<Fresh> => {
+  const res = await server.request(`/threads/${w.finished.thread_id}/export`);
+  expect(res.status).toBe(200);
+  return { exported: await res.json() };
 };
 const freshThread = async (server: TestServer, w: World): Promise<Fresh> => {
   const res = await server.request('/threads', { method: 'POST', json: { agent: 'summary', project_id: w.project } });
@@ -426,6 +434,11 @@ const MATRIX: Row[] = [
   row('GET', 'follow a run', (w) => `/runs/${w.finished.run_id}/stream`, role('project', 'viewer', 200)),
   row('GET', 'wait for a run', (w) => `/runs/${w.finished.run_id}/wait?timeout_s=1`, role('project', 'viewer', 200)),
   row('GET', 'checkpoints', (w) => `/threads/${w.finished.thread_id}/checkpoints`, role('project', 'viewer', 200)),
+  row('GET', 'export a thread', (w) => `/threads/${w.finished.thread_id}/export`, role('project', 'viewer', 200)),
+  row('POST', 'import a thread', (w) => `/projects/${w.project}/threads/import`, role('project', 'member', 201), {
+    body: (_w, f) => f.exported,
+    fresh: exportedThread,
+  }),
   row('GET', "a project's usage", (w) => `/usage?project_id=${w.project}`, role('project', 'viewer', 200)),
   row('GET', "an organisation's usage", (w) => `/usage?org_id=${w.org}`, role('org', 'viewer', 200, true)),
   row(

@@ -51,7 +51,11 @@ export async function rateLimitCostRow(
       }
     }
     const rps = (side: 'on' | 'off') => median(results[side].map((r) => r.rps));
-    const p95 = (side: 'on' | 'off') => percentile(results[side].flatMap((r) => r.times), 95);
+    const p95 = (side: 'on' | 'off') =>
+      percentile(
+        results[side].flatMap((r) => r.times),
+        95,
+      );
     const ratio = rps('on') / rps('off');
     return {
       benchmark: `Request limits on, not reached: GET /threads with a token, ${CLIENTS} clients (req/s, p95)`,

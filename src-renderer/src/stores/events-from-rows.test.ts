@@ -49,6 +49,7 @@ const record = (
   policy_source: null,
   via: null,
   decided_at: new Date(atS * 1000).toISOString(),
+  imported: false,
   ...extra,
 });
 

@@ -74,6 +74,7 @@ describe('a decision in words', () => {
       policy_source: null,
       via: null,
       decided_at: '2026-01-01T12:30:00Z',
+      imported: false,
     };
     // The clock is named no one: the record's `expiry` is not a person.
     expect(noteFromRecord({ ...record, decision: 'expire' })).toMatchObject({ deciders: [], outcome: 'approve' });
@@ -108,6 +109,7 @@ describe('a decision in words', () => {
       policy_source: null,
       via: 'slack' as const,
       decided_at: '2026-01-01T12:30:00Z',
+      imported: false,
     };
     expect(noteFromRecord({ ...record, decision: 'approve' })).toMatchObject({ via: 'slack' });
     expect(decisionSummary(noteFromRecord({ ...record, decision: 'approve' }))).toBe('Approved by Ada via Slack');
@@ -222,6 +224,7 @@ describe('a decision in words', () => {
       policy_source: null,
       via: null,
       decided_at: '2026-01-01T12:30:00Z',
+      imported: false,
     };
     const edited = noteFromRecord({ ...record, decision: 'edit' });
     expect(edited).toMatchObject({ call_id: `${RUN}:intake:1:0:0`, arguments: record.arguments });

@@ -242,6 +242,7 @@ describe('tool calls in the run view', () => {
       policy_source: null,
       via: null,
       decided_at: '2026-01-01T12:00:01.000Z',
+      imported: false,
     };
     view.decisions = [record];
     expect(recordedTranscript(view)).toEqual(view.transcript);

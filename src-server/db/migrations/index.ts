@@ -14,6 +14,7 @@ import { comparisons } from './0013-comparisons';
 import { datasets } from './0014-datasets';
 import { budgetsSecretsAudit } from './0015-budgets-secrets-audit';
 import { threadSearch } from './0016-thread-search';
+import { importedThreads } from './0017-imported-threads';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -36,6 +37,7 @@ export const MIGRATIONS: readonly Migration[] = [
   datasets,
   budgetsSecretsAudit,
   threadSearch,
+  importedThreads,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */
