@@ -38,6 +38,7 @@ export const AUDIT_ACTIONS = [
   'dataset_item.added',
   'dataset_item.changed',
   'dataset_item.deleted',
+  'thread.imported',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Access } from '../auth/access';
+import type { AuditLog } from '../auth/audit-log';
 import type { Principal } from '../auth/principal';
 import { badRequest, conflict, forbidden, notFound } from '../contracts/errors';
 import type { Thread } from '../contracts/runs';
@@ -20,6 +21,7 @@ export interface ThreadTransferServiceDeps {
   access: Access;
   threads: Pick<ThreadsService, 'visible' | 'get'>;
   rows: ThreadTransferRepository;
+  audit: AuditLog;
   /** The service's version, written in each export. */
   version: string;
 }
@@ -164,6 +166,20 @@ export function threadTransferService(deps: ThreadTransferServiceDeps) {
       if (outcome.outcome === 'refused') {
         throw badRequest(`the document cannot be imported: ${outcome.detail}; nothing was imported`);
       }
+      await deps.audit.record(principal, {
+        action: 'thread.imported',
+        projectId,
+        target: `thread ${threadId}`,
+        after: {
+          thread_id: threadId,
+          from_thread_id: doc.thread.id,
+          exported_at: doc.exported_at,
+          service_version: doc.service_version,
+          runs: doc.runs.length,
+          decisions: doc.decisions.length,
+          kept_ids: options.keepIds,
+        },
+      });
       log.info(
         `thread ${threadId} imported from thread ${doc.thread.id} (exported ${doc.exported_at}) into project ` +
           `${projectId} by ${principal.name}: ${doc.runs.length} run(s), ${doc.decisions.length} decision(s)`,

@@ -202,6 +202,15 @@ describe('importing a thread into another installation', () => {
       imported: { from_thread_id: threadA, exported_at: doc.exported_at },
     });
     expect(Date.parse(imported.imported!.imported_at)).toBeGreaterThan(Date.parse(doc.exported_at));
+    // The import is in B's audit log: who brought which thread from where.
+    const audit = await json<{ events: { action: string; actor: { name: string }; after: unknown }[] }>(
+      b.request(`/audit?project_id=${DEFAULT_PROJECT_ID}&action=thread.imported`),
+    );
+    expect(audit.events[0]).toMatchObject({
+      action: 'thread.imported',
+      actor: { name: 'Ann' },
+      after: { thread_id: imported.id, from_thread_id: threadA, runs: doc.runs.length, kept_ids: false },
+    });
 
     const inA = await shown(ctx.server, threadA);
     const inB = await shown(b, imported.id);
