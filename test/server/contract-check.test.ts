@@ -51,6 +51,7 @@ const thread = {
   last_run: null,
   draft: false,
   comparison_of: null,
+  imported: null,
 };
 
 describe('the contract check of the integration tests', () => {
