@@ -14,6 +14,8 @@ export const DESKTOP_CHANNELS = [
   'notification:show',
   'mcp:get',
   'mcp:new-token',
+  'backup:create',
+  'backup:restore',
 ] as const;
 export type DesktopChannel = (typeof DESKTOP_CHANNELS)[number];
 
@@ -93,4 +95,17 @@ export interface DesktopApi {
    * the keychain, and revokes the one it replaces; clients configured with that one must be given the new one.
    */
   newMcpToken(): Promise<McpClient>;
+  /**
+   * Asks where to write a backup (a save dialog) and writes one there while the server runs: the database the server
+   * uses (the embedded one copied online). Answers the path written, or null when the dialog was cancelled; a failure
+   * is thrown with its reason.
+   */
+  backup(): Promise<{ path: string } | null>;
+  /**
+   * Asks which backup to restore (an archive or a folder), stops the server, restores it (the embedded database that
+   * was there is moved aside in the data folder, never deleted) and starts the server again, also after a failed
+   * restore, whose error is then thrown. Answers the app's state after the restart, or null when cancelled. The
+   * window is reloaded on the restarted server.
+   */
+  restore(): Promise<AppInfo | null>;
 }

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../src-server/config';
-import type { RunningServer } from '../src-server/main';
+import type { BackupOptions, RestoreDone, RestoreOptions, RunningServer } from '../src-server/main';
 import { createDesktop, errorPage } from './desktop';
 import type { Keychain } from './keychain';
 
@@ -204,5 +204,193 @@ describe('the desktop secrets', () => {
 
     await desktop.api.deleteSecret('CLOUD_B_API_KEY');
     expect(stored.size).toBe(0);
+  });
+});
+
+describe('backups from the desktop app', () => {
+  /** A desktop whose server, backup, restore and dialogs stand in for the real ones, and which records their calls. */
+  async function desktopWithBackups(options: {
+    target?: string | null;
+    source?: string | null;
+    restore?: (options: RestoreOptions) => Promise<RestoreDone>;
+    env?: Record<string, string | undefined>;
+  }) {
+    const userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-desktop-'));
+    const events: string[] = [];
+    const backups: BackupOptions[] = [];
+    const restores: RestoreOptions[] = [];
+    let starts = 0;
+    const desktop = createDesktop({
+      userDataDir,
+      version: '1.2.3',
+      env: options.env ?? {},
+      keychain: noKeychain,
+      startServer: async ({ config }) => {
+        starts += 1;
+        events.push(`start ${starts}`);
+        return {
+          url: `http://127.0.0.1:${config.PORT}`,
+          close: async () => void events.push(`stop ${starts}`),
+        } as unknown as RunningServer;
+      },
+      backup: async (given) => {
+        events.push('backup');
+        backups.push(given);
+        return { path: path.resolve(given.target), manifest: {} as never };
+      },
+      restore: async (given) => {
+        events.push('restore');
+        restores.push(given);
+        return options.restore ? options.restore(given) : { manifest: {} as never, setAside: '/x/before-restore' };
+      },
+      chooseBackupTarget: async () => {
+        events.push('choose target');
+        return options.target === undefined ? '/backups/agents.tar.gz' : options.target;
+      },
+      chooseBackupSource: async () => {
+        events.push('choose source');
+        return options.source === undefined ? '/backups/agents.tar.gz' : options.source;
+      },
+    });
+    return { desktop, userDataDir, events, backups, restores };
+  }
+
+  it("backs up the running server's database where the person chose, while it runs, and answers the path", async () => {
+    const { desktop, userDataDir, events, backups } = await desktopWithBackups({});
+    await desktop.start();
+    expect(await desktop.api.backup()).toEqual({ path: '/backups/agents.tar.gz' });
+    expect(backups).toEqual([
+      { dataDir: path.join(userDataDir, 'data'), databaseUrl: undefined, target: '/backups/agents.tar.gz' },
+    ]);
+    // Online: the server is neither stopped nor started again.
+    expect(events).toEqual(['start 1', 'choose target', 'backup']);
+    expect(desktop.info().apiUrl).not.toBeNull();
+  });
+
+  it('backs up the remote database the server uses, with the PostgreSQL tools of PG_BIN_DIR', async () => {
+    const { desktop, backups } = await desktopWithBackups({
+      env: { DATABASE_URL: 'postgresql://svc@db.example:5432/agents', PG_BIN_DIR: '/usr/lib/postgresql/16/bin' },
+    });
+    await desktop.start();
+    await desktop.api.backup();
+    expect(backups[0]).toMatchObject({
+      databaseUrl: 'postgresql://svc@db.example:5432/agents',
+      pgBinDir: '/usr/lib/postgresql/16/bin',
+    });
+  });
+
+  it('a cancelled dialog answers null and does nothing', async () => {
+    const { desktop, events } = await desktopWithBackups({ target: null, source: null });
+    await desktop.start();
+    expect(await desktop.api.backup()).toBeNull();
+    expect(await desktop.api.restore()).toBeNull();
+    expect(events).toEqual(['start 1', 'choose target', 'choose source']);
+  });
+
+  it('a failed backup reaches the caller with its reason, and the next one may run', async () => {
+    const failing = createDesktop({
+      userDataDir: await fs.mkdtemp(path.join(os.tmpdir(), 'svc-desktop-')),
+      version: '1.2.3',
+      env: {},
+      keychain: noKeychain,
+      startServer: async ({ config }) =>
+        ({ url: `http://127.0.0.1:${config.PORT}`, close: async () => undefined }) as unknown as RunningServer,
+      backup: async () => {
+        throw new Error('/backups/agents.tar.gz exists already');
+      },
+      chooseBackupTarget: async () => '/backups/agents.tar.gz',
+    });
+    await failing.start();
+    await expect(failing.api.backup()).rejects.toThrow('/backups/agents.tar.gz exists already');
+    await expect(failing.api.backup()).rejects.toThrow('/backups/agents.tar.gz exists already');
+  });
+
+  it('refuses without the functions and dialogs of backups', async () => {
+    const desktop = createDesktop({
+      userDataDir: await fs.mkdtemp(path.join(os.tmpdir(), 'svc-desktop-')),
+      version: '1.2.3',
+      env: {},
+      keychain: noKeychain,
+      startServer: async ({ config }) =>
+        ({ url: `http://127.0.0.1:${config.PORT}`, close: async () => undefined }) as unknown as RunningServer,
+    });
+    await desktop.start();
+    await expect(desktop.api.backup()).rejects.toThrow('this app was started without a way to back up');
+    await expect(desktop.api.restore()).rejects.toThrow('this app was started without a way to restore');
+    expect(desktop.info().apiUrl).not.toBeNull();
+  });
+
+  it('refuses a backup before the server was ever started: where its data is is not known', async () => {
+    const { desktop, events } = await desktopWithBackups({});
+    await expect(desktop.api.backup()).rejects.toThrow('the server has not been started');
+    expect(events).toEqual([]);
+  });
+
+  it('restores with the server stopped, with force (the current database is set aside), then starts it again', async () => {
+    const { desktop, userDataDir, events, restores } = await desktopWithBackups({ source: '/backups/old.tar.gz' });
+    await desktop.start();
+    const before = desktop.info().apiToken;
+    const info = await desktop.api.restore();
+    expect(events).toEqual(['start 1', 'choose source', 'stop 1', 'restore', 'start 2']);
+    expect(restores).toEqual([
+      {
+        dataDir: path.join(userDataDir, 'data'),
+        databaseUrl: undefined,
+        source: '/backups/old.tar.gz',
+        force: true,
+        secretsKeySet: false,
+      },
+    ]);
+    // The app's state after the restart: a server runs, with a token of its own.
+    expect(info).toMatchObject({ serverError: null, apiUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+    expect(info!.apiToken).not.toBe(before);
+  });
+
+  it('tells the restore that the server seals with SECRETS_KEY when it is set', async () => {
+    const { desktop, restores } = await desktopWithBackups({ env: { SECRETS_KEY: 'k'.repeat(44) } });
+    await desktop.start();
+    await desktop.api.restore();
+    expect(restores[0]).toMatchObject({ secretsKeySet: true, force: true });
+  });
+
+  it('restores into a remote database only when it is empty: never with force, which would drop a team database', async () => {
+    const { desktop, restores } = await desktopWithBackups({
+      env: { DATABASE_URL: 'postgresql://svc@db.example:5432/agents' },
+    });
+    await desktop.start();
+    await desktop.api.restore();
+    expect(restores[0]).toMatchObject({ databaseUrl: 'postgresql://svc@db.example:5432/agents', force: false });
+  });
+
+  it('a failed restore still starts the server again, and its error reaches the caller', async () => {
+    const refused = new Error('the backup is of PostgreSQL 16, and this installation runs 18');
+    const { desktop, events } = await desktopWithBackups({
+      restore: async () => {
+        throw refused;
+      },
+    });
+    await desktop.start();
+    await expect(desktop.api.restore()).rejects.toBe(refused);
+    expect(events).toEqual(['start 1', 'choose source', 'stop 1', 'restore', 'start 2']);
+    expect(desktop.info()).toMatchObject({ serverError: null, apiUrl: expect.any(String) });
+    expect(desktop.studioOrigin()).not.toBeNull();
+  });
+
+  it('one backup or restore at a time', async () => {
+    let release!: () => void;
+    const { desktop, events } = await desktopWithBackups({
+      restore: () =>
+        new Promise<RestoreDone>((resolve) => {
+          release = () => resolve({ manifest: {} as never });
+        }),
+    });
+    await desktop.start();
+    const restoring = desktop.api.restore();
+    await expect.poll(() => events.includes('restore')).toBe(true);
+    await expect(desktop.api.backup()).rejects.toThrow('a restore is under way');
+    await expect(desktop.api.restore()).rejects.toThrow('a restore is under way');
+    release();
+    await restoring;
+    expect(await desktop.api.backup()).toEqual({ path: '/backups/agents.tar.gz' });
   });
 });

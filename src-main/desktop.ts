@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
-import { loadConfig } from '../src-server/config';
-import type { RunningServer } from '../src-server/main';
+import { loadConfig, type Config } from '../src-server/config';
+import type { BackupDone, BackupOptions, RestoreDone, RestoreOptions, RunningServer } from '../src-server/main';
 import type {
   AppInfo,
   DesktopApi,
@@ -32,6 +32,16 @@ export interface DesktopDeps {
   generatedDir?: string;
   /** Shows a system notification (Electron's); without it, notifications are not shown and resolve 'closed'. */
   showNotification?(notification: DesktopNotification): Promise<NotificationOutcome>;
+  /**
+   * The server's backup() and restore() (src-server/main.ts), handed in so that tests give their own; with the
+   * dialogs below, what Settings → Backup needs (without them, it refuses).
+   */
+  backup?(options: BackupOptions): Promise<BackupDone>;
+  restore?(options: RestoreOptions): Promise<RestoreDone>;
+  /** Asks where to write a backup (a native save dialog); null when the person cancelled. */
+  chooseBackupTarget?(): Promise<string | null>;
+  /** Asks which backup to restore, an archive or a folder (a native open dialog); null when the person cancelled. */
+  chooseBackupSource?(): Promise<string | null>;
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
@@ -57,6 +67,10 @@ remove that file to start with the defaults (an embedded database). Logs are in 
 export function createDesktop(deps: DesktopDeps) {
   const settingsFile = path.join(deps.userDataDir, 'settings.json');
   let server: RunningServer | undefined;
+  /** The configuration the server was last started with: its DATA_DIR and DATABASE_URL are what a backup copies. */
+  let config: Config | undefined;
+  /** A backup or a restore under way: one at a time. */
+  let backupWork: 'backup' | 'restore' | null = null;
   let apiToken: string | null = null;
   let serverError: string | null = null;
   let settingsProblems: string[] = [];
@@ -74,7 +88,8 @@ export function createDesktop(deps: DesktopDeps) {
         port: await choosePort(8000),
         apiToken: token,
       });
-      server = await deps.startServer({ config: loadConfig(env), generatedDir: deps.generatedDir, desktop: true });
+      config = loadConfig(env);
+      server = await deps.startServer({ config, generatedDir: deps.generatedDir, desktop: true });
       apiToken = env.SVC_API_TOKEN ?? token;
       serverError = null;
       return { url: `${server.url}/ui#token=${encodeURIComponent(apiToken)}` };
@@ -99,6 +114,14 @@ export function createDesktop(deps: DesktopDeps) {
     settingsProblems,
     keychain: { available: deps.keychain.available, reason: deps.keychain.reason },
   });
+
+  /** The configuration a backup or a restore acts on, and the claim that no other one runs meanwhile. */
+  function beginBackupWork(work: 'backup' | 'restore'): Config {
+    if (backupWork) throw new Error(`a ${backupWork} is under way: wait until it is done`);
+    if (!config) throw new Error('the server has not been started: where its data is is not known yet');
+    backupWork = work;
+    return config;
+  }
 
   const api: DesktopApi = {
     getSettings: () => readSettings(settingsFile),
@@ -139,6 +162,59 @@ export function createDesktop(deps: DesktopDeps) {
     async showNotification(notification) {
       const checked = toNotification(notification);
       return deps.showNotification ? deps.showNotification(checked) : 'closed';
+    },
+    /** A backup of the running server's database: the embedded one is copied online, a remote one dumped. */
+    async backup() {
+      const { backup, chooseBackupTarget } = deps;
+      if (!backup || !chooseBackupTarget) throw new Error('this app was started without a way to back up');
+      const used = beginBackupWork('backup');
+      try {
+        const target = await chooseBackupTarget();
+        if (target === null) return null;
+        const done = await backup({
+          dataDir: used.DATA_DIR,
+          databaseUrl: used.DATABASE_URL,
+          pgBinDir: deps.env.PG_BIN_DIR || undefined,
+          target,
+        });
+        return { path: done.path };
+      } finally {
+        backupWork = null;
+      }
+    },
+    /**
+     * Restores a backup over this app's data with the server stopped (a restore never runs under it), then starts
+     * the server again, also when the restore failed: the app is never left without its server. The embedded
+     * database that was there is moved aside in DATA_DIR, never deleted (the restore's `force`); a remote database is
+     * restored into only when it is empty, never replaced from here (a team's database is not the app's to drop).
+     */
+    async restore() {
+      const { restore, chooseBackupSource } = deps;
+      if (!restore || !chooseBackupSource) throw new Error('this app was started without a way to restore');
+      const used = beginBackupWork('restore');
+      try {
+        const source = await chooseBackupSource();
+        if (source === null) return null;
+        let failure: { error: unknown } | undefined;
+        try {
+          await stop();
+          await restore({
+            dataDir: used.DATA_DIR,
+            databaseUrl: used.DATABASE_URL,
+            pgBinDir: deps.env.PG_BIN_DIR || undefined,
+            source,
+            force: !used.DATABASE_URL,
+            secretsKeySet: Boolean(used.SECRETS_KEY),
+          });
+        } catch (error) {
+          failure = { error };
+        }
+        await start();
+        if (failure) throw failure.error;
+        return info();
+      } finally {
+        backupWork = null;
+      }
     },
     mcpClient: () => mcpClient(server?.url ?? null, deps.keychain),
     async newMcpToken() {

@@ -27,6 +27,9 @@ describe('the IPC allow-list', () => {
   it('refuses any other channel', () => {
     expect(isAllowedChannel('shell:openExternal')).toBe(false);
     expect(isAllowedChannel('settings:get')).toBe(true);
+    // Settings → Backup: the app's own dialogs choose the paths, so the studio sends none.
+    expect(isAllowedChannel('backup:create')).toBe(true);
+    expect(isAllowedChannel('backup:restore')).toBe(true);
     expect(() =>
       registerIpc({ handle: () => undefined }, { ...handlers(), 'fs:read': () => 'nope' }, () => STUDIO),
     ).toThrow('IPC channel "fs:read" is not on the allow-list');

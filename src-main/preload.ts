@@ -17,6 +17,8 @@ const desktop: DesktopApi = {
   showNotification: (notification) => ipcRenderer.invoke('notification:show', notification),
   mcpClient: () => ipcRenderer.invoke('mcp:get'),
   newMcpToken: () => ipcRenderer.invoke('mcp:new-token'),
+  backup: () => ipcRenderer.invoke('backup:create'),
+  restore: () => ipcRenderer.invoke('backup:restore'),
 };
 
 contextBridge.exposeInMainWorld('desktop', desktop);

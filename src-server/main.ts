@@ -115,6 +115,15 @@ import { getLogger, printUnmasked, registerSecret, setLogLevel } from './log';
 import { otlpHeaderSecrets, startTracing } from './tracing/tracing-sdk';
 import { errorMessage } from './contracts/errors';
 import { PERSONAL_TOKENS_MAX } from './contracts/auth';
+// The desktop app reaches the server's code through this file only (dependency-cruiser: desktop-starts-the-server).
+export {
+  backup,
+  restore,
+  type BackupDone,
+  type BackupOptions,
+  type RestoreDone,
+  type RestoreOptions,
+} from './db/backup';
 
 const log = getLogger('svc.api');
 /** How often each process drives the running experiments a step: an item's run starts within a second of its turn. */
