@@ -10,6 +10,7 @@ import { errorMessage } from '../contracts/errors';
 import { getLogger, registerSecret } from '../log';
 import { archiveWriter, extractArchive, folderWriter, type BackupWriter } from './backup-archive';
 import { dataDirMode, ensureFolderMode } from './data-dir';
+import { postgresAccount } from './embedded';
 import { DataDirInUseError, lockDataDir, type InstanceLock, type LockHolder } from './instance-lock';
 
 const log = getLogger('svc.backup');
@@ -626,7 +627,15 @@ async function restoreEmbedded(options: RestoreOptions, source: string, isFolder
     }
 
     // The modes the embedded PostgreSQL expects, and as root its owner: the postgres user it runs as (embedded.ts).
-    const account = process.getuid?.() === 0 ? await postgresAccount() : undefined;
+    const account =
+      process.getuid?.() === 0
+        ? await postgresAccount().catch((error: Error) => {
+            throw new BackupError(
+              `the restored database must belong to the ${USER} user the embedded PostgreSQL runs as under root, and ` +
+                `that user could not be created: ${error.message}. Create it (useradd ${USER}) and restore again`,
+            );
+          })
+        : undefined;
     await settleTree(copied, account);
     await fs.rename(copied, databaseDir);
     const password = path.join(staging, PASSWORD_FILE);
@@ -690,31 +699,6 @@ async function settleTree(dir: string, account: { uid: number; gid: number } | u
       await fs.chmod(full, 0o600);
       if (account) await fs.chown(full, account.uid, account.gid);
     }
-  }
-}
-
-/** The `postgres` system user the embedded PostgreSQL runs as under root; created when missing, as embedded.ts does. */
-async function postgresAccount(): Promise<{ uid: number; gid: number }> {
-  const lookup = async () => ({
-    uid: Number((await run('id', ['-u', USER])).stdout.trim()),
-    gid: Number((await run('id', ['-g', USER])).stdout.trim()),
-  });
-  try {
-    return await lookup();
-  } catch {
-    log.info(`creating the ${USER} system user, as whom the embedded PostgreSQL runs (PostgreSQL refuses root)`);
-  }
-  try {
-    await run('groupadd', [USER]).catch((error: { code?: number }) => {
-      if (error.code !== 9) throw error; // 9: the group exists already
-    });
-    await run('useradd', ['-g', USER, USER]);
-    return await lookup();
-  } catch (error) {
-    throw new BackupError(
-      `the restored database must belong to the ${USER} user the embedded PostgreSQL runs as under root, and that ` +
-        `user could not be created: ${oneLine(errorMessage(error))}. Create it (useradd ${USER}) and restore again`,
-    );
   }
 }
 

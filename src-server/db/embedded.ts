@@ -62,7 +62,14 @@ export async function startEmbeddedDatabase(dataDir: string, port: number): Prom
   try {
     await ensureFolderMode(dataDir, dataDirMode());
     if (asRoot) await assertReachableByPostgres(dataDir);
-    const account = asRoot ? await postgresAccount() : undefined;
+    const account = asRoot
+      ? await postgresAccount().catch((error: Error) => {
+          throw new EmbeddedDatabaseError(
+            `PostgreSQL refuses to run as root, and the ${USER} user it would run as could not be created: ` +
+              `${error.message}. Create it (useradd ${USER}), run the server as another user, ${ADVICE}`,
+          );
+        })
+      : undefined;
     const binaries = await locateBinaries(dataDir, asRoot);
     const password = await readOrCreatePassword(path.join(dataDir, 'postgres.password'));
 
@@ -419,8 +426,16 @@ async function linkTree(from: string, to: string): Promise<void> {
   await fs.chmod(to, 0o755);
 }
 
-/** The `postgres` system user PostgreSQL runs as when the server runs as root; created when missing. */
-async function postgresAccount(): Promise<Account> {
+/** Why the `postgres` system user could not be created: each caller says what it needed it for. */
+export class PostgresAccountError extends Error {
+  override name = 'PostgresAccountError';
+}
+
+/**
+ * The `postgres` system user PostgreSQL runs as when the server runs as root (PostgreSQL refuses root), created when
+ * missing: the embedded database runs as it, and a restored data folder must belong to it (backup.ts).
+ */
+export async function postgresAccount(): Promise<Account> {
   const lookup = async () => ({
     uid: Number((await run('id', ['-u', USER])).stdout.trim()),
     gid: Number((await run('id', ['-g', USER])).stdout.trim()),
@@ -437,10 +452,7 @@ async function postgresAccount(): Promise<Account> {
     await run('useradd', ['-g', USER, USER]);
     return await lookup();
   } catch (error) {
-    throw new EmbeddedDatabaseError(
-      `PostgreSQL refuses to run as root, and the ${USER} user it would run as could not be created: ` +
-        `${oneLine(errorMessage(error))}. Create it (useradd ${USER}), run the server as another user, ${ADVICE}`,
-    );
+    throw new PostgresAccountError(oneLine(errorMessage(error)));
   }
 }
 
