@@ -8,6 +8,9 @@ export const RoleSchema = z.enum(ROLES);
 
 export type ScopeType = 'org' | 'team' | 'project';
 
+/** What an organisation or a project keeps for itself, set by its owners: budgets, secrets. */
+export type OwnedScope = { type: 'org' | 'project'; id: string };
+
 /** The default tenancy, the same in every installation so two processes never create two. */
 export const DEFAULT_ORG_ID = '00000000-0000-4000-8000-000000000001';
 export const DEFAULT_TEAM_ID = '00000000-0000-4000-8000-000000000002';

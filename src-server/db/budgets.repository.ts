@@ -1,10 +1,10 @@
 import type { Budget, BudgetPeriod } from '../contracts/budgets';
 import { withTransaction, type Pool } from './pool';
 
-export type BudgetScope = { type: 'org' | 'project'; id: string };
+import type { OwnedScope } from '../contracts/tenancy';
 
 export interface BudgetWrite {
-  scope: BudgetScope;
+  scope: OwnedScope;
   userId: string | null;
   period: BudgetPeriod;
   amountUsd: number | null;
@@ -132,7 +132,7 @@ export function budgetsRepository(pool: Pool) {
     },
 
     /** The scope's budgets; an organisation's include those of its projects when `withProjects`. */
-    async ofScope(scope: BudgetScope, withProjects = false): Promise<BudgetState[]> {
+    async ofScope(scope: OwnedScope, withProjects = false): Promise<BudgetState[]> {
       const { rows } = await pool.query<BudgetRow>(
         `WITH budgets AS (
            SELECT * FROM svc_budgets

@@ -1,6 +1,6 @@
 import type { Pool } from './pool';
 
-export type SecretScope = { type: 'org' | 'project'; id: string };
+import type { OwnedScope } from '../contracts/tenancy';
 
 export interface SecretRow {
   scope_type: 'org' | 'project';
@@ -16,7 +16,7 @@ export function secretsRepository(pool: Pool) {
   return {
     /** Sets a secret; answers whether it replaced one. */
     async put(
-      scope: SecretScope,
+      scope: OwnedScope,
       name: string,
       sealed: string,
       by: { id: string; name: string },
@@ -33,7 +33,7 @@ export function secretsRepository(pool: Pool) {
       return { replaced, row };
     },
 
-    async list(scope: SecretScope): Promise<SecretRow[]> {
+    async list(scope: OwnedScope): Promise<SecretRow[]> {
       const { rows } = await pool.query<SecretRow>(
         `SELECT scope_type, scope_id, name, sealed, set_by_name, set_at FROM svc_secrets
           WHERE scope_type = $1 AND scope_id = $2 ORDER BY name`,
@@ -42,7 +42,7 @@ export function secretsRepository(pool: Pool) {
       return rows;
     },
 
-    async remove(scope: SecretScope, name: string): Promise<boolean> {
+    async remove(scope: OwnedScope, name: string): Promise<boolean> {
       const { rowCount } = await pool.query(
         `DELETE FROM svc_secrets WHERE scope_type = $1 AND scope_id = $2 AND name = $3`,
         [scope.type, scope.id, name],

@@ -1,10 +1,12 @@
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
+import type { OwnedScope } from '../contracts/tenancy';
 import { budgetLabel, DEFAULT_WARN_AT, type Budget, type SetBudget } from '../contracts/budgets';
 import { badRequest, notFound, ServiceError } from '../contracts/errors';
-import type { BudgetScope, BudgetState, BudgetsRepository } from '../db/budgets.repository';
+import type { BudgetState, BudgetsRepository } from '../db/budgets.repository';
 import type { BudgetGuard, BudgetVerdict } from '../engine';
 import type { AuditLog } from '../auth/audit-log';
+import { auditScopeOf, requireScopeOwner } from './scope-owners';
 
 /** How long a process trusts that no budget exists before it looks again (one set here applies at once). */
 const NONE_KNOWN_MS = 5_000;
@@ -48,13 +50,6 @@ export function budgetsService(deps: {
 }) {
   const { access, budgets, audit } = deps;
   let noneSince = 0;
-
-  async function requireWriter(principal: Principal, scope: BudgetScope): Promise<void> {
-    if (scope.type === 'project') await access.requireProjectRole(principal, scope.id, 'owner', 'project');
-    else await access.requireOrgConfigRole(principal, scope.id, 'owner');
-  }
-  const auditScope = (scope: BudgetScope) =>
-    scope.type === 'project' ? { projectId: scope.id } : { orgId: scope.id, projectId: null };
 
   /** The budgets a run counts against, unless none exists anywhere (then no query at all, most of the time). */
   async function applying(projectId: string, who: { userId: string | null } | { runId: string }) {
@@ -108,8 +103,8 @@ export function budgetsService(deps: {
       throw error;
     },
 
-    async set(principal: Principal, scope: BudgetScope, body: SetBudget): Promise<Budget> {
-      await requireWriter(principal, scope);
+    async set(principal: Principal, scope: OwnedScope, body: SetBudget): Promise<Budget> {
+      await requireScopeOwner(access, principal, scope);
       const timeZone = body.time_zone ?? 'UTC';
       checkTimeZone(timeZone);
       const userId = body.user_id ?? null;
@@ -127,7 +122,7 @@ export function budgetsService(deps: {
       noneSince = 0;
       await audit.record(principal, {
         action: 'budget.set',
-        ...auditScope(scope),
+        ...auditScopeOf(scope),
         target: `${body.period} budget${userId ? ` of user ${userId}` : ''}`,
         before: before ? limits(before) : null,
         after: limits(budget),
@@ -136,8 +131,8 @@ export function budgetsService(deps: {
     },
 
     /** The scope's budgets with their spend (an organisation's with its projects'), for who may set them. */
-    async list(principal: Principal, scope: BudgetScope): Promise<{ budgets: Budget[] }> {
-      await requireWriter(principal, scope);
+    async list(principal: Principal, scope: OwnedScope): Promise<{ budgets: Budget[] }> {
+      await requireScopeOwner(access, principal, scope);
       return { budgets: (await budgets.ofScope(scope, scope.type === 'org')).map(shown) };
     },
 
@@ -145,7 +140,7 @@ export function budgetsService(deps: {
       const budget = await budgets.get(id);
       if (!budget) throw notFound(`budget ${id} not found`);
       try {
-        await requireWriter(principal, budget.scope);
+        await requireScopeOwner(access, principal, budget.scope);
       } catch (error) {
         // Someone who cannot see the scope learns nothing of the budget either.
         if (error instanceof ServiceError && error.status === 404) throw notFound(`budget ${id} not found`);
@@ -154,7 +149,7 @@ export function budgetsService(deps: {
       await budgets.remove(id);
       await audit.record(principal, {
         action: 'budget.deleted',
-        ...auditScope(budget.scope),
+        ...auditScopeOf(budget.scope),
         target: `${budget.period} budget${budget.user_id ? ` of user ${budget.user_id}` : ''}`,
         before: limits(budget),
       });

@@ -1,11 +1,13 @@
 import type { Access } from '../auth/access';
 import type { Principal } from '../auth/principal';
+import type { OwnedScope } from '../contracts/tenancy';
 import { isServiceVariable } from '../config';
 import { badRequest, notFound } from '../contracts/errors';
 import type { Secret } from '../contracts/secrets';
-import type { SecretRow, SecretScope, SecretsRepository } from '../db/secrets.repository';
+import type { SecretRow, SecretsRepository } from '../db/secrets.repository';
 import type { SecretBox } from '../secrets/secret-box';
 import type { AuditLog } from '../auth/audit-log';
+import { auditScopeOf, requireScopeOwner } from './scope-owners';
 
 const shown = (row: SecretRow): Secret => ({
   name: row.name,
@@ -27,23 +29,16 @@ export function secretsService(deps: {
 }) {
   const { access, secrets, box, audit } = deps;
 
-  async function requireWriter(principal: Principal, scope: SecretScope): Promise<void> {
-    if (scope.type === 'project') await access.requireProjectRole(principal, scope.id, 'owner', 'project');
-    else await access.requireOrgConfigRole(principal, scope.id, 'owner');
-  }
-  const auditScope = (scope: SecretScope) =>
-    scope.type === 'project' ? { projectId: scope.id } : { orgId: scope.id, projectId: null };
-
   return {
-    async set(principal: Principal, scope: SecretScope, name: string, value: string): Promise<Secret> {
-      await requireWriter(principal, scope);
+    async set(principal: Principal, scope: OwnedScope, name: string, value: string): Promise<Secret> {
+      await requireScopeOwner(access, principal, scope);
       if (isServiceVariable(name)) {
         throw badRequest(`${name} is a variable the service reads itself: a tool's server never gets it`);
       }
       const { replaced, row } = await secrets.put(scope, name, box.seal(value), principal);
       await audit.record(principal, {
         action: 'secret.set',
-        ...auditScope(scope),
+        ...auditScopeOf(scope),
         target: name,
         before: replaced ? { name } : null,
         after: { name, set_at: row.set_at.toISOString() },
@@ -52,15 +47,20 @@ export function secretsService(deps: {
     },
 
     /** The names of the scope's secrets and when each was set: readable by whoever may write them. */
-    async list(principal: Principal, scope: SecretScope): Promise<{ secrets: Secret[] }> {
-      await requireWriter(principal, scope);
+    async list(principal: Principal, scope: OwnedScope): Promise<{ secrets: Secret[] }> {
+      await requireScopeOwner(access, principal, scope);
       return { secrets: (await secrets.list(scope)).map(shown) };
     },
 
-    async remove(principal: Principal, scope: SecretScope, name: string): Promise<void> {
-      await requireWriter(principal, scope);
+    async remove(principal: Principal, scope: OwnedScope, name: string): Promise<void> {
+      await requireScopeOwner(access, principal, scope);
       if (!(await secrets.remove(scope, name))) throw notFound(`secret ${name} not found`);
-      await audit.record(principal, { action: 'secret.deleted', ...auditScope(scope), target: name, before: { name } });
+      await audit.record(principal, {
+        action: 'secret.deleted',
+        ...auditScopeOf(scope),
+        target: name,
+        before: { name },
+      });
     },
 
     /**

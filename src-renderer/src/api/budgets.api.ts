@@ -1,8 +1,9 @@
 import { BudgetListSchema, BudgetSchema, type SetBudget } from '@contracts/budgets';
+import type { OwnedScope } from '@contracts/tenancy';
 import { api } from './http';
 
 /** Where a budget is set: a project's or an organisation's (docs/operations.md#budgets). */
-export type BudgetScopeType = 'project' | 'org';
+export type BudgetScopeType = OwnedScope['type'];
 
 const base = (scope: BudgetScopeType, id: string) =>
   `/${scope === 'project' ? 'projects' : 'orgs'}/${encodeURIComponent(id)}`;

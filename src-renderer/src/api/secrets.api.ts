@@ -1,8 +1,9 @@
 import { SecretListSchema, SecretSchema } from '@contracts/secrets';
+import type { OwnedScope } from '@contracts/tenancy';
 import { api } from './http';
 
 /** Where a secret is kept: a project's or an organisation's. */
-export type SecretScopeType = 'project' | 'org';
+export type SecretScopeType = OwnedScope['type'];
 
 const base = (scope: SecretScopeType, id: string) =>
   `/${scope === 'project' ? 'projects' : 'orgs'}/${encodeURIComponent(id)}/secrets`;
