@@ -480,7 +480,8 @@ export class RunExecution {
     const run = { id: this.run.id, projectId: this.run.projectId };
     return {
       stream: async (call) => {
-        const verdict = await guard.beforeCall(run);
+        // A read like any other of the run's: while the database is away the call waits for it instead of failing.
+        const verdict = await this.write('checking the budgets', () => guard.beforeCall(run));
         for (const warning of verdict.warnings) this.emit({ type: 'budget_warning', ...warning });
         if (verdict.refusal !== null) throw new BudgetExceeded(verdict.refusal);
         return client.stream(call);
