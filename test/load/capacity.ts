@@ -102,6 +102,8 @@ export interface RunOutcome extends Timing {
   data: string[];
   /** Whether this run's reader was cut mid-stream and re-attached. */
   cut: boolean;
+  /** Seconds from the request to the answer's headers and to the first event of each type (`npm run profile:paced`). */
+  steps: Record<string, number>;
 }
 
 export interface ServiceLoad {
@@ -155,6 +157,7 @@ export async function serviceCapacity(load: ServiceLoad): Promise<RunOutcome[]> 
         ids: [],
         data: [],
         cut,
+        steps: {},
         firstToken: NaN,
         total: NaN,
       };
@@ -162,6 +165,7 @@ export async function serviceCapacity(load: ServiceLoad): Promise<RunOutcome[]> 
       let reattached = false;
       const onFrame = (frame: Frame): boolean => {
         outcome.ids.push(frame.id);
+        outcome.steps[frame.event] ??= (performance.now() - started) / 1000;
         outcome.data.push(frame.data);
         if (frame.event === 'run_start' && !outcome.runId) {
           outcome.runId = (JSON.parse(frame.data) as { run_id: string }).run_id;
@@ -184,6 +188,7 @@ export async function serviceCapacity(load: ServiceLoad): Promise<RunOutcome[]> 
         headers,
         body: JSON.stringify({ message: `capacity ${i}` }),
       });
+      outcome.steps.headers = (performance.now() - started) / 1000;
       if (!res.ok) {
         return { ...outcome, end: `http ${res.status}`, errorDetail: await res.text(), total: NaN };
       }
