@@ -28,6 +28,7 @@ import { runsRepository } from './db/runs.repository';
 import { runNodesRepository } from './db/run-nodes.repository';
 import { gateDecisionsRepository } from './db/gate-decisions.repository';
 import { nodeConfigsRepository } from './db/node-configs.repository';
+import { addAcceptors } from './http/acceptors';
 import { createApp } from './http/app';
 import { buildProjectContext, withProjectFolder } from './context/project-context';
 import { toolCallsRepository } from './db/tool-calls.repository';
@@ -694,6 +695,8 @@ export async function startServer({
     });
 
     const server = await listen(app, config);
+    // More handles accept on the socket, in the background: a burst of connections is not let in one per loop turn.
+    const acceptors = addAcceptors(server);
     // Once the server answers: a run a schedule starts can be followed at once.
     scheduler.start();
     experimentRunner.start();
@@ -719,6 +722,7 @@ export async function startServer({
         // Live runs first, so their streams end and the server can close promptly.
         await stopRuns?.();
         stopRuns = undefined;
+        (await acceptors).close();
         await closeServer(server);
         await cleanup();
         log.info('stopped');
