@@ -28,7 +28,7 @@ import { runsRepository } from './db/runs.repository';
 import { runNodesRepository } from './db/run-nodes.repository';
 import { gateDecisionsRepository } from './db/gate-decisions.repository';
 import { nodeConfigsRepository } from './db/node-configs.repository';
-import { addAcceptors } from './http/acceptors';
+import { addAcceptors, type Acceptors } from './http/acceptors';
 import { createApp } from './http/app';
 import { buildProjectContext, withProjectFolder } from './context/project-context';
 import { toolCallsRepository } from './db/tool-calls.repository';
@@ -722,8 +722,7 @@ export async function startServer({
         // Live runs first, so their streams end and the server can close promptly.
         await stopRuns?.();
         stopRuns = undefined;
-        (await acceptors).close();
-        await closeServer(server);
+        await closeServer(server, await acceptors);
         await cleanup();
         log.info('stopped');
       },
@@ -760,16 +759,16 @@ function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Serv
   });
 }
 
-/** Stops accepting, lets in-flight requests end for up to 10 s, then cuts what is left (e.g. SSE streams). */
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    const force = setTimeout(() => server.closeAllConnections(), 10_000);
-    server.close(() => {
-      clearTimeout(force);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
+/**
+ * Stops accepting (on the server's own handle and its copies), lets in-flight requests end for up to 10 s, then cuts
+ * what is left (e.g. SSE streams).
+ */
+async function closeServer(server: Server, acceptors: Acceptors): Promise<void> {
+  const force = setTimeout(() => server.closeAllConnections(), 10_000);
+  const closed = Promise.all([new Promise((resolve) => server.close(resolve)), acceptors.close()]);
+  server.closeIdleConnections();
+  await closed;
+  clearTimeout(force);
 }
 
 function safePassword(url: string): string | undefined {

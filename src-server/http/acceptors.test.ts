@@ -16,9 +16,8 @@ describe('extra accepting handles', () => {
   let server: http.Server;
   let acceptors: Acceptors | undefined;
   afterEach(async () => {
-    acceptors?.close();
     server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await Promise.all([acceptors?.close(), new Promise((resolve) => server.close(resolve))]);
   });
 
   const listen = async () => {
@@ -73,8 +72,7 @@ describe('extra accepting handles', () => {
     );
     expect(new Set(answers)).toEqual(new Set(['served']));
 
-    acceptors.close();
-    await new Promise((resolve) => server.close(resolve));
+    await Promise.all([acceptors.close(), new Promise((resolve) => server.close(resolve))]);
     await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
     server.listen(0, '127.0.0.1'); // for afterEach's close
   });

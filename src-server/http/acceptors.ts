@@ -20,8 +20,12 @@ const ECHO = `process.on('message', (m, h) => (m === 'copy' ? process.send('copy
 export interface Acceptors {
   /** How many handles accept on the socket now, the server's own included. */
   readonly count: number;
-  /** Closes the copies (the server's own handle is closed by `server.close()`). */
-  close(): void;
+  /**
+   * Stops the copies accepting; resolves once the connections they accepted have ended, as `server.close()` does for
+   * its own (which closes the server's own handle). The HTTP server tracks every connection, so its
+   * `closeAllConnections()` ends these too.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -39,8 +43,8 @@ export function addAcceptors(server: net.Server, wanted = ACCEPTORS): Promise<Ac
     get count() {
       return 1 + copies.length;
     },
-    close: () => {
-      for (const copy of copies.splice(0)) copy.close();
+    close: async () => {
+      await Promise.all(copies.splice(0).map((copy) => new Promise((resolve) => copy.close(resolve))));
     },
   };
   const handle = (server as unknown as { _handle?: unknown })._handle;
