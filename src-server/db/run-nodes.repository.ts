@@ -10,8 +10,10 @@ const agoS = (at: number | null) => (at === null ? null : Math.max(0, performanc
  * The part of a run-writes statement (run-writes.repository.ts) that writes node rows (svc_run_nodes): each row whole
  * under its run and key (`<node>#<visit>`), so a batch tried again, or a row written again by another process, ends as
  * the last write says. Times are the database's clock less how long ago they happened in the process that wrote them,
- * so rows written by different processes, and by the database itself (a cancel), are on one clock. Its parameters are
- * appended to `params`.
+ * so rows written by different processes, and by the database itself (a cancel), are on one clock. A row written again
+ * keeps its entry time and takes its exit and first token as offsets from it, measured in the process: two statements
+ * do not run the same time after they were built (a busy pool, a busy machine), and a short phase's exit could
+ * otherwise land before its entry. Its parameters are appended to `params`.
  */
 export function upsertNodeRowsQuery(rows: readonly NodeWrite[], params: unknown[]): string {
   const $ = (values: unknown[]) => `$${params.push(values)}`;
@@ -33,10 +35,12 @@ export function upsertNodeRowsQuery(rows: readonly NodeWrite[], params: unknown[
            AS w(run_id, key, node, status, output, entered_ago, exited_ago, queue_wait_ms, prompt_tokens,
                 output_tokens, warnings, thinking, first_token_ago)
     ON CONFLICT (run_id, key) DO UPDATE
-       SET status = excluded.status, output = excluded.output, exited_at = excluded.exited_at,
+       SET status = excluded.status, output = excluded.output,
+           exited_at = svc_run_nodes.entered_at + (excluded.exited_at - excluded.entered_at),
            queue_wait_ms = excluded.queue_wait_ms, prompt_tokens = excluded.prompt_tokens,
            output_tokens = excluded.output_tokens, warnings = excluded.warnings, thinking = excluded.thinking,
-           first_token_at = COALESCE(svc_run_nodes.first_token_at, excluded.first_token_at)
+           first_token_at = COALESCE(svc_run_nodes.first_token_at,
+                                     svc_run_nodes.entered_at + (excluded.first_token_at - excluded.entered_at))
   )`;
 }
 
