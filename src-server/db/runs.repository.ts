@@ -4,6 +4,7 @@ import type { GateDecisionKind, PendingGate, RouteMatch, Run, RunNode, RunStatus
 import type { PendingToolCall } from '../contracts/tools';
 import type {
   Lease,
+  LegHolder,
   NewEvent,
   NewRun,
   NewStopDecision,
@@ -528,32 +529,34 @@ export function runsRepository(pool: Pool) {
       );
     },
 
-    async reserveSeq(runId: string, owner: string, upTo: number): Promise<void> {
+    async reserveSeq(runId: string, holder: LegHolder, upTo: number): Promise<void> {
       await pool.query(
-        `UPDATE svc_runs SET seq_reserved = GREATEST(seq_reserved, $3) WHERE id = $1 AND owner_id = $2`,
-        [runId, owner, upTo],
+        `UPDATE svc_runs SET seq_reserved = GREATEST(seq_reserved, $3)
+          WHERE id = $1 AND owner_id = $2 AND attempts = $4`,
+        [runId, holder.owner, upTo, holder.attempt],
       );
     },
 
-    async pause(runId: string, owner: string, pause: PauseAtGate, events: NewEvent[]): Promise<boolean> {
+    async pause(runId: string, holder: LegHolder, pause: PauseAtGate, events: NewEvent[]): Promise<boolean> {
       const last = events.at(-1)!;
       const [sql, params] = withEvents(
         `WITH changed AS (
            UPDATE svc_runs SET status = 'waiting_approval', pending_gate = $3, event_seq = $4,
                   owner_id = NULL, lease_until = NULL, resume_decision = NULL,
                   gate_waiting_since = $5, gate_expires_at = $6, gate_checkpoint_id = $7
-            WHERE id = $1 AND owner_id = $2 AND ${statusGuard('pause')}
+            WHERE id = $1 AND owner_id = $2 AND attempts = $8 AND ${statusGuard('pause')}
             RETURNING id
          ), ${STORE_FINAL_EVENTS}
          ${ENDED}`,
         [
           runId,
-          owner,
+          holder.owner,
           storableJson(pause.gate),
           last.seq,
           pause.gate.waiting_since ? new Date(pause.gate.waiting_since) : new Date(),
           pause.expiresAt,
           pause.checkpointId,
+          holder.attempt,
         ],
         events,
       );
@@ -561,14 +564,14 @@ export function runsRepository(pool: Pool) {
       return rows[0]!.n > 0;
     },
 
-    async finish(runId: string, owner: string, end: RunEnd, events: NewEvent[]): Promise<boolean> {
+    async finish(runId: string, holder: LegHolder, end: RunEnd, events: NewEvent[]): Promise<boolean> {
       const last = events.at(-1)!;
       const transition = end.status === 'completed' ? 'complete' : end.status === 'rejected' ? 'reject' : 'fail';
       const [sql, params] = withEvents(
         `WITH changed AS (
            UPDATE svc_runs SET status = $3, output = COALESCE($4, output), error_detail = $5, event_seq = $6,
                   end_reason = $7, finished_at = now(), owner_id = NULL, lease_until = NULL, resume_decision = NULL
-            WHERE id = $1 AND owner_id = $2 AND ${statusGuard(transition)}
+            WHERE id = $1 AND owner_id = $2 AND attempts = $8 AND ${statusGuard(transition)}
             RETURNING id
          ), closed AS (
            -- A failed run leaves no node open.
@@ -578,12 +581,13 @@ export function runsRepository(pool: Pool) {
          ${ENDED}`,
         [
           runId,
-          owner,
+          holder.owner,
           end.status,
           storable(end.output ?? null),
           storable(end.errorDetail ?? null),
           last.seq,
           storable(end.endReason ?? null),
+          holder.attempt,
         ],
         events,
       );

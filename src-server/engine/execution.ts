@@ -262,7 +262,7 @@ export class RunExecution {
       const stored = await this.write('reading the last event', () => deps.eventStore.lastSeq(run.id));
       const lastSeq = Math.max(run.seqReserved, run.eventSeq, stored);
       const reserved = lastSeq + SEQ_BLOCK;
-      await this.write('reserving event ids', () => deps.runs.reserveSeq(run.id, deps.owner, reserved));
+      await this.write('reserving event ids', () => deps.runs.reserveSeq(run.id, this.holder, reserved));
       this.publisher = deps.events.openLeg(run.id, lastSeq, reserved, this.holder);
     }
     if (plan.opening === 'run_start') {
@@ -358,7 +358,7 @@ export class RunExecution {
         this.write('finishing the run', () =>
           deps.runs.finish(
             run.id,
-            deps.owner,
+            this.holder,
             rejected ? { status: 'rejected', output, endReason: reason } : { status: 'completed', output },
             [event],
           ),
@@ -380,7 +380,7 @@ export class RunExecution {
     const type = gate.tool_call ? ('tool_waiting' as const) : ('gate_waiting' as const);
     const paused = await this.publisher!.final({ type, ...waiting }, (event) =>
       this.write('pausing the run at its gate', () =>
-        deps.runs.pause(run.id, deps.owner, { gate: waiting, checkpointId: latest?.id ?? null, expiresAt }, [event]),
+        deps.runs.pause(run.id, this.holder, { gate: waiting, checkpointId: latest?.id ?? null, expiresAt }, [event]),
       ),
     );
     if (paused) this.outcome = 'waiting_approval';
@@ -421,7 +421,7 @@ export class RunExecution {
     try {
       const ended = await this.publisher.final(failed, (event) =>
         this.write('recording the failure', () =>
-          deps.runs.finish(run.id, deps.owner, { status: 'error', errorDetail: detail }, [event]),
+          deps.runs.finish(run.id, this.holder, { status: 'error', errorDetail: detail }, [event]),
         ),
       );
       if (ended) this.outcome = 'error';

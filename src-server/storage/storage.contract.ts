@@ -55,6 +55,8 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
     });
 
     const lease: Lease = { owner: 'process-a', leaseS: 30 };
+    /** The first leg of a run process-a started. */
+    const firstLeg = { owner: lease.owner, attempt: 1 };
     const append = (events: LegEvent[]) => stores.writes.write({ events, nodes: [], calls: [] });
     const writeNodes = (nodes: NodeWrite[]) => stores.writes.write({ events: [], nodes, calls: [] });
     const recordCalls = (calls: ModelCallWrite[]) => stores.writes.write({ events: [], nodes: [], calls });
@@ -71,7 +73,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       await stores.runs.start(run, lease, 10_000);
       await append([event(run.id, 1, 'run_start'), event(run.id, 2)]);
       expect(
-        await stores.runs.pause(run.id, lease.owner, { gate: GATE, checkpointId: 'cp-1', expiresAt }, [
+        await stores.runs.pause(run.id, firstLeg, { gate: GATE, checkpointId: 'cp-1', expiresAt }, [
           event(run.id, 3, 'gate_waiting'),
         ]),
       ).toBe(true);
@@ -139,7 +141,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
         active: { id: first.id, status: 'running' },
       });
       expect(await stores.runs.claimQueued(lease, 10_000, first.threadId)).toBeUndefined();
-      await stores.runs.finish(first.id, lease.owner, { status: 'completed', output: 'ok' }, [
+      await stores.runs.finish(first.id, firstLeg, { status: 'completed', output: 'ok' }, [
         event(first.id, 2, 'run_done'),
       ]);
       const claims = await Promise.all(
@@ -256,9 +258,13 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       const run = newRun();
       await stores.runs.start(run, lease, 10_000);
       const paused = { gate: GATE, checkpointId: 'cp-1', expiresAt: null };
-      expect(await stores.runs.pause(run.id, 'someone-else', paused, [event(run.id, 1, 'gate_waiting')])).toBe(false);
+      expect(
+        await stores.runs.pause(run.id, { owner: 'someone-else', attempt: 1 }, paused, [
+          event(run.id, 1, 'gate_waiting'),
+        ]),
+      ).toBe(false);
       expect(await stores.events.after(run.id, 0, 10)).toEqual([]);
-      expect(await stores.runs.pause(run.id, lease.owner, paused, [event(run.id, 1, 'gate_waiting')])).toBe(true);
+      expect(await stores.runs.pause(run.id, firstLeg, paused, [event(run.id, 1, 'gate_waiting')])).toBe(true);
       expect(await stores.runs.progress(run.id)).toEqual({ status: 'waiting_approval', eventSeq: 1, executing: false });
       expect((await stores.events.after(run.id, 0, 10)).map((e) => e.type)).toEqual(['gate_waiting']);
     });
@@ -267,12 +273,36 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       const run = newRun();
       await stores.runs.start(run, lease, 10_000);
       const done = [event(run.id, 1, 'run_done')];
-      expect(await stores.runs.finish(run.id, lease.owner, { status: 'completed', output: 'ok' }, done)).toBe(true);
+      expect(await stores.runs.finish(run.id, firstLeg, { status: 'completed', output: 'ok' }, done)).toBe(true);
       expect(await stores.runs.progress(run.id)).toEqual({ status: 'completed', eventSeq: 1, executing: false });
       const again = [event(run.id, 2, 'run_error')];
-      expect(await stores.runs.finish(run.id, lease.owner, { status: 'error', errorDetail: 'x' }, again)).toBe(false);
+      expect(await stores.runs.finish(run.id, firstLeg, { status: 'error', errorDetail: 'x' }, again)).toBe(false);
       expect((await stores.events.after(run.id, 0, 10)).map((e) => e.type)).toEqual(['run_done']);
       expect(await stores.runs.renewLeases(lease)).not.toContain(run.id);
+    });
+
+    it('ends a run only for its latest leg: not for an older leg of a process that took the run back', async () => {
+      const run = newRun();
+      await stores.runs.start(run, lease, 10_000);
+      // process-a stalls past its lease: process-b takes the run over, stalls in turn, and process-a takes it back.
+      await stores.runs.releaseLeases(lease.owner, [run.id]);
+      expect(await stores.runs.claimLapsed({ owner: 'process-b', leaseS: 30 })).toMatchObject({ attempts: 2 });
+      await stores.runs.releaseLeases('process-b', [run.id]);
+      expect(await stores.runs.claimLapsed(lease)).toMatchObject({ attempts: 3 });
+      const a3 = { owner: lease.owner, attempt: 3 };
+      // The first leg, still running in process-a, ends or reserves ids: refused, its owner is the run's again.
+      await stores.runs.reserveSeq(run.id, firstLeg, 90_000);
+      const paused = { gate: GATE, checkpointId: 'cp-1', expiresAt: null };
+      expect(await stores.runs.pause(run.id, firstLeg, paused, [event(run.id, 600, 'gate_waiting')])).toBe(false);
+      const early = [event(run.id, 601, 'run_done')];
+      expect(await stores.runs.finish(run.id, firstLeg, { status: 'completed', output: 'old' }, early)).toBe(false);
+      expect(await stores.runs.progress(run.id)).toEqual({ status: 'running', eventSeq: 0, executing: true });
+      // The leg of attempt 3 ends it, after the ids its predecessors reserved.
+      await stores.runs.reserveSeq(run.id, a3, 30_000);
+      const done = [event(run.id, 30_001, 'run_done')];
+      expect(await stores.runs.finish(run.id, a3, { status: 'completed', output: 'ok' }, done)).toBe(true);
+      expect((await stores.events.after(run.id, 0, 10)).map((e) => e.seq)).toEqual([30_001]);
+      expect((await stores.runs.get(run.id))?.seqReserved).toBe(30_000);
     });
 
     it('cancels a running or waiting run once, storing its run_cancelled after every reserved id', async () => {
@@ -391,7 +421,7 @@ export function storageContract(name: string, open: () => Promise<StoresUnderTes
       // process-a wakes and writes what it still held: refused, before the run ends and after.
       await append([event(run.id, 2), event(run.id, 3)]);
       const done = [event(run.id, 10_002, 'run_done')];
-      expect(await stores.runs.finish(run.id, 'process-b', { status: 'completed', output: 'ok' }, done)).toBe(true);
+      expect(await stores.runs.finish(run.id, b, { status: 'completed', output: 'ok' }, done)).toBe(true);
       await append([event(run.id, 4)]);
       expect((await stores.events.after(run.id, 0, 10)).map((e) => e.seq)).toEqual([1, 10_001, 10_002]);
 

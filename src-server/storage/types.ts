@@ -200,15 +200,16 @@ export interface RunStore {
    * which RUN_MAX_ATTEMPTS leaves out: a shutdown (an upgrade, one process at a time) is no failure of the run's.
    */
   handOver(owner: string): Promise<void>;
-  /** Ids up to `upTo` may be handed out by `owner`: a takeover continues after them. */
-  reserveSeq(runId: string, owner: string, upTo: number): Promise<void>;
+  /** Ids up to `upTo` may be handed out by the leg `holder`: a takeover continues after them. */
+  reserveSeq(runId: string, holder: LegHolder, upTo: number): Promise<void>;
   /**
    * Ends a leg at a gate (running → waiting_approval), with the leg's last events (its gate_waiting last) stored in
-   * the same statement; false, and nothing stored, when the run is no longer running under `owner`.
+   * the same statement; false, and nothing stored, when the run is no longer running in the leg `holder`: another
+   * owner, or a later attempt (the same process may have taken the run back while an older leg of it still ran).
    */
-  pause(runId: string, owner: string, pause: PauseAtGate, events: NewEvent[]): Promise<boolean>;
+  pause(runId: string, holder: LegHolder, pause: PauseAtGate, events: NewEvent[]): Promise<boolean>;
   /** Ends a run (running → completed, rejected or error) with its last events, as pause() does. */
-  finish(runId: string, owner: string, end: RunEnd, events: NewEvent[]): Promise<boolean>;
+  finish(runId: string, holder: LegHolder, end: RunEnd, events: NewEvent[]): Promise<boolean>;
   /** Cancels a queued, running or waiting run and closes its open nodes; false when it had finished already. */
   cancel(runId: string, reason: string | null): Promise<boolean>;
   /** Records a routing rule's match on the run (once, however often it is written). */

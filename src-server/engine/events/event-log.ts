@@ -143,7 +143,7 @@ export class EventLog {
 
   /**
    * Opens this process's leg of a run, whose next event gets id `lastSeq + 1`, with ids up to `reserved` reserved in
-   * its row for `holder.owner`. The leg is the one publisher of the run's events until it ends.
+   * its row for the leg `holder`. The leg is the one publisher of the run's events until it ends.
    */
   openLeg(runId: string, lastSeq: number, reserved: number, holder: LegHolder): LegPublisher {
     const leg = new Leg(runId, lastSeq, holder);
@@ -308,9 +308,9 @@ export class EventLog {
     }
   }
 
-  /** Reserves a run's event ids up to `upTo` for `owner`, in its row. */
-  reserve(runId: string, owner: string, upTo: number): Promise<void> {
-    return this.options.runs.reserveSeq(runId, owner, upTo);
+  /** Reserves a run's event ids up to `upTo` for the leg `holder`, in its row. */
+  reserve(runId: string, holder: LegHolder, upTo: number): Promise<void> {
+    return this.options.runs.reserveSeq(runId, holder, upTo);
   }
 
   /** A reader's read of the store: it waits while the database is away rather than ending the reader's stream. */
@@ -457,7 +457,7 @@ export class LegPublisher {
     this.reserving = true;
     const upTo = this.reserved + SEQ_BLOCK;
     this.log
-      .reserve(this.leg.runId, this.leg.holder.owner, upTo)
+      .reserve(this.leg.runId, this.leg.holder, upTo)
       .then(() => {
         this.reserved = upTo;
       })

@@ -8,6 +8,7 @@ import type {
   EventStore,
   Lease,
   LegEvent,
+  LegHolder,
   NewEvent,
   NewRun,
   NewStopDecision,
@@ -145,6 +146,11 @@ export class MemoryStores {
   private heldBy({ runId, holder }: LegEvent): boolean {
     const row = this.runs.get(runId);
     return row?.attempts === holder.attempt && (row.ownerId === null || row.ownerId === holder.owner);
+  }
+
+  /** Whether a run is executed in the leg `holder`: its owner's, at its attempt (not an older leg of that owner's). */
+  private runsIn(row: Row, holder: LegHolder): boolean {
+    return row.ownerId === holder.owner && row.attempts === holder.attempt;
   }
 
   private storeEvents(events: readonly NewEvent[]): void {
@@ -452,16 +458,16 @@ export class MemoryStores {
       }
     },
 
-    reserveSeq: async (runId: string, owner: string, upTo: number) => {
+    reserveSeq: async (runId: string, holder: LegHolder, upTo: number) => {
       this.statement();
       const row = this.runs.get(runId);
-      if (row?.ownerId === owner) row.seqReserved = Math.max(row.seqReserved, upTo);
+      if (row && this.runsIn(row, holder)) row.seqReserved = Math.max(row.seqReserved, upTo);
     },
 
-    pause: async (runId: string, owner: string, pause: PauseAtGate, events: NewEvent[]) => {
+    pause: async (runId: string, holder: LegHolder, pause: PauseAtGate, events: NewEvent[]) => {
       this.statement();
       const row = this.runs.get(runId);
-      if (!this.guarded(row, 'pause') || row.ownerId !== owner) return false;
+      if (!this.guarded(row, 'pause') || !this.runsIn(row, holder)) return false;
       Object.assign(row, {
         status: RUN_TRANSITIONS.pause.to,
         pendingGate: pause.gate,
@@ -476,11 +482,11 @@ export class MemoryStores {
       return true;
     },
 
-    finish: async (runId: string, owner: string, end: RunEnd, events: NewEvent[]) => {
+    finish: async (runId: string, holder: LegHolder, end: RunEnd, events: NewEvent[]) => {
       this.statement();
       const row = this.runs.get(runId);
       const name = end.status === 'completed' ? 'complete' : end.status === 'rejected' ? 'reject' : 'fail';
-      if (!this.guarded(row, name) || row.ownerId !== owner) return false;
+      if (!this.guarded(row, name) || !this.runsIn(row, holder)) return false;
       Object.assign(row, {
         status: end.status,
         eventSeq: events.at(-1)!.seq,
