@@ -206,11 +206,13 @@ export async function startServer({
 
   let embedded: EmbeddedDatabase | undefined;
   let pool: Pool | undefined;
+  let leasePool: Pool | undefined;
   let stopRuns: (() => Promise<void>) | undefined;
   const cleanup = async () => {
     await stopRuns?.();
     await tracing?.shutdown();
     await pool?.end().catch(() => undefined);
+    await leasePool?.end().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);
   };
 
@@ -225,6 +227,8 @@ export async function startServer({
     await ensureFolderMode(path.join(config.DATA_DIR, 'repositories'), 0o700, { create: false });
     registerSecret(safePassword(databaseUrl));
     pool = createPool(databaseUrl, config.DATABASE_POOL_MAX);
+    // The runs' leases on a connection of their own: renewed on time however long the work waits for the pool.
+    leasePool = createPool(databaseUrl, 1);
 
     // 1. connect and set up the checkpointer
     const checkpointer = new CheckpointSaver(pool, { schema: CHECKPOINT_SCHEMA, waitS: config.DATABASE_WAIT_S });
@@ -235,7 +239,7 @@ export async function startServer({
     }
     // 2. init_db()
     await initDb(pool);
-    const shortfall = await connectionShortfall(pool, config.DATABASE_POOL_MAX + 1);
+    const shortfall = await connectionShortfall(pool, config.DATABASE_POOL_MAX + 2);
     if (shortfall) log.warn(shortfall);
     const tenancyRows = tenancyRepository(pool);
     // 3. orphan sweep
@@ -267,7 +271,7 @@ export async function startServer({
     const secretBox = await openSecretBox(config);
     const secrets = secretsService({ access, secrets: secretsRepository(pool), box: secretBox, audit: auditLog });
     const budgets = budgetsService({ access, budgets: budgetsRepository(pool), audit: auditLog });
-    const runs = runsRepository(pool);
+    const runs = runsRepository(pool, leasePool);
     const gates = gateDecisionsRepository(pool);
     const agentRows = agentsRepository(pool);
     const agents = new AgentDirectory(catalog, agentRows, access);

@@ -55,7 +55,8 @@ export { isDatabaseUnavailable } from '../storage/database-unavailable';
 
 /**
  * Whether the database has room for the connections of a cluster of this service: each process keeps up to
- * `perProcess` (its pool and its notification listener). Returns what to say when PLANNED_PROCESSES would not fit.
+ * `perProcess` (its pool, its runs' lease connection and its notification listener). Returns what to say when
+ * PLANNED_PROCESSES would not fit.
  */
 export async function connectionShortfall(pool: pg.Pool, perProcess: number): Promise<string | undefined> {
   const { rows } = await pool.query<{ max: number; reserved: number }>(
@@ -67,7 +68,7 @@ export async function connectionShortfall(pool: pg.Pool, perProcess: number): Pr
   if (fit >= PLANNED_PROCESSES) return undefined;
   return (
     `PostgreSQL allows ${max} connections (${reserved} of them reserved), and each process of this service keeps up ` +
-    `to ${perProcess} (DATABASE_POOL_MAX and one that listens): ${fit} process(es) fit, fewer than the ` +
+    `to ${perProcess} (DATABASE_POOL_MAX, one for the runs' leases and one that listens): ${fit} process(es) fit, fewer than the ` +
     `${PLANNED_PROCESSES} of a cluster. Lower DATABASE_POOL_MAX, or raise max_connections`
   );
 }

@@ -396,9 +396,10 @@ async function rollBack(client: pg.PoolClient, run: NewRun): Promise<StartOutcom
 /**
  * Runs: the engine's store of their rows (RunStore, storage/types.ts) and what the API reads of them. Every status
  * change is one statement guarded by the status it expects (contracts/run-transitions.ts), so two processes never
- * both make it; a leg's end stores its last events in the same statement.
+ * both make it; a leg's end stores its last events in the same statement. `leases` carries the statements that keep
+ * and take over leases (a connection of their own in a server: a busy pool never delays a renewal past a lease).
  */
-export function runsRepository(pool: Pool) {
+export function runsRepository(pool: Pool, leases: Pool = pool) {
   const store = {
     async start(run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome> {
       if (run.strategy === 'rollback' && !run.newThread) {
@@ -490,7 +491,7 @@ export function runsRepository(pool: Pool) {
     },
 
     async claimLapsed(lease: Lease): Promise<RunRecord | undefined> {
-      const { rows } = await pool.query<RunRow>(
+      const { rows } = await leases.query<RunRow>(
         `WITH claimed AS (
            UPDATE svc_runs SET owner_id = $1, lease_until = now() + make_interval(secs => $2), attempts = attempts + 1
             WHERE id = (SELECT id FROM svc_runs WHERE status = 'running' AND lease_until < now() AND imported_at IS NULL
@@ -505,7 +506,7 @@ export function runsRepository(pool: Pool) {
     },
 
     async renewLeases(lease: Lease): Promise<string[]> {
-      const { rows } = await pool.query<{ id: string }>(
+      const { rows } = await leases.query<{ id: string }>(
         `UPDATE svc_runs SET lease_until = now() + make_interval(secs => $2)
           WHERE owner_id = $1 AND status = 'running' RETURNING id`,
         [lease.owner, lease.leaseS],
@@ -514,7 +515,7 @@ export function runsRepository(pool: Pool) {
     },
 
     async releaseLeases(owner: string, only?: readonly string[]): Promise<void> {
-      await pool.query(
+      await leases.query(
         `UPDATE svc_runs SET lease_until = now() - interval '1 millisecond'
           WHERE owner_id = $1 AND status = 'running' AND ($2::uuid[] IS NULL OR id = ANY($2::uuid[]))`,
         [owner, only ?? null],
@@ -522,7 +523,7 @@ export function runsRepository(pool: Pool) {
     },
 
     async handOver(owner: string): Promise<void> {
-      await pool.query(
+      await leases.query(
         `UPDATE svc_runs SET lease_until = now() - interval '1 millisecond', handovers = handovers + 1
           WHERE owner_id = $1 AND status = 'running'`,
         [owner],

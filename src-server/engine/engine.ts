@@ -142,6 +142,10 @@ export class Engine {
   private readonly graphs = new WeakMap<CatalogEntry, CompiledRunGraph>();
   private supervisorTimer?: NodeJS.Timeout;
   private supervising?: Promise<void>;
+  private renewing?: Promise<void>;
+  /** Claims of run rows begun, and under way: a row claimed is this process's before its execution is registered. */
+  private claimsBegun = 0;
+  private claimsUnderWay = 0;
   private stopped = false;
 
   constructor(private readonly deps: EngineDeps) {
@@ -226,7 +230,7 @@ export class Engine {
   async startQueued(threadId?: string): Promise<void> {
     if (this.stopped) return;
     try {
-      const run = await this.deps.runs.claimQueued(this.lease, SEQ_BLOCK, threadId);
+      const run = await this.claiming(() => this.deps.runs.claimQueued(this.lease, SEQ_BLOCK, threadId));
       if (run) this.execute(run);
     } catch (error) {
       this.deps.log.warn(`starting a queued run failed: ${errorMessage(error)}`);
@@ -333,10 +337,17 @@ export class Engine {
   /** Starts renewing this process's leases and acting on lapsed runs and gates, at once and then periodically. */
   supervise(): void {
     const tick = () => {
-      if (this.stopped || this.supervising) return;
-      this.supervising = this.superviseOnce().finally(() => {
-        this.supervising = undefined;
+      if (this.stopped) return;
+      // A renewal is never held up behind the take-overs of the tick before: under load those wait for the pool, and
+      // a renewal late by a lease would hand this process's live runs to another, or back to itself in a new leg.
+      this.renewing ??= this.renewOnce().finally(() => {
+        this.renewing = undefined;
       });
+      this.supervising ??= this.renewing
+        .then(() => this.takeOverOnce())
+        .finally(() => {
+          this.supervising = undefined;
+        });
     };
     this.supervisorTimer = setInterval(tick, (this.deps.leaseS * 1000) / 4);
     this.supervisorTimer.unref();
@@ -350,7 +361,7 @@ export class Engine {
   async shutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.supervisorTimer);
-    await this.supervising;
+    await Promise.all([this.renewing, this.supervising]);
     for (const execution of this.executions.values()) {
       execution.stop('shutdown', new LegStoppedError('the server shut down while the run was running'));
     }
@@ -414,13 +425,26 @@ export class Engine {
     this.running.add(done);
   }
 
-  private async superviseOnce(): Promise<void> {
+  /** Runs a claim of run rows (lapsed, queued, at an expired gate); the caller registers what it claimed at once. */
+  private async claiming<T>(claim: () => Promise<T>): Promise<T> {
+    this.claimsBegun++;
+    this.claimsUnderWay++;
+    try {
+      return await claim();
+    } finally {
+      this.claimsUnderWay--;
+    }
+  }
+
+  /** Renews this process's leases, stops the legs of runs it no longer holds, and lets go of runs it holds idle. */
+  private async renewOnce(): Promise<void> {
     const { runs } = this.deps;
     try {
       // A run's row is written (inserted, or claimed at a gate) before its execution is registered here. So a
       // renewal's answer speaks for the executions registered before it was sent; one registered since may belong to
       // a row the renewal's snapshot did not see yet.
       const covered = this.registrations;
+      const claimsBefore = this.claimsUnderWay === 0 ? this.claimsBegun : -1;
       const ours = new Set(await runs.renewLeases(this.lease));
       for (const execution of this.executions.values()) {
         if ((this.registered.get(execution) ?? 0) > covered || execution.stopReason) continue;
@@ -429,42 +453,55 @@ export class Engine {
         }
       }
       // Leased here and executed nowhere: a leg that ended while the database was away, unable to record its end, or
-      // a claim whose answer was lost on the way back. Let go rather than renewed for ever, they are taken over below
-      // as any lapsed run is (here or by another process): the next leg continues after every id handed out.
+      // a claim whose answer was lost on the way back. Let go rather than renewed for ever, they are taken over
+      // (here or by another process) as any lapsed run is: the next leg continues after every id handed out.
+      // A claim made while the renewal was under way may be among them, its execution not yet registered: those wait
+      // for the next renewal.
+      const claimed = claimsBefore !== this.claimsBegun || this.claimsUnderWay > 0;
       const idle = [...ours].filter((runId) => !this.executions.has(runId) && !this.admitting.has(runId));
-      if (idle.length > 0 && !this.stopped) await runs.releaseLeases(this.deps.owner, idle);
-      for (let run = await runs.claimLapsed(this.lease); run; run = await runs.claimLapsed(this.lease)) {
+      if (idle.length > 0 && !claimed && !this.stopped) await runs.releaseLeases(this.deps.owner, idle);
+    } catch (error) {
+      this.deps.log.warn(`renewing run leases failed: ${errorMessage(error)}`);
+    }
+  }
+
+  /** Takes over lapsed runs and queued ones whose thread is free, and acts on gates whose deadline passed. */
+  private async takeOverOnce(): Promise<void> {
+    const { runs } = this.deps;
+    if (this.stopped) return;
+    try {
+      const lapsed = () => this.claiming(() => runs.claimLapsed(this.lease));
+      for (let run = await lapsed(); run; run = await lapsed()) {
         this.execute(run);
         if (this.stopped) return;
       }
-      for (
-        let run = await runs.claimQueued(this.lease, SEQ_BLOCK);
-        run;
-        run = await runs.claimQueued(this.lease, SEQ_BLOCK)
-      ) {
+      const queued = () => this.claiming(() => runs.claimQueued(this.lease, SEQ_BLOCK));
+      for (let run = await queued(); run; run = await queued()) {
         this.execute(run);
         if (this.stopped) return;
       }
       for (;;) {
         let waited: WaitAtStop | undefined;
-        const expired = await runs.atExpiredStop(async (stop) => {
-          const { record, decision } = expire(stop.run.pendingGate);
-          await stop.record(record);
-          const claimed = await this.claim(stop, decision);
-          waited = waitAt(stop, 'expire');
-          this.deps.log.info(
-            `gate ${stop.run.pendingGate.node} expired thread=${stop.run.threadId} run=${stop.run.id}: ` +
-              `${decision.outcome}${decision.to ? ` → ${decision.to}` : ''}`,
-          );
-          return claimed;
-        });
+        const expired = await this.claiming(() =>
+          runs.atExpiredStop(async (stop) => {
+            const { record, decision } = expire(stop.run.pendingGate);
+            await stop.record(record);
+            const claimed = await this.claim(stop, decision);
+            waited = waitAt(stop, 'expire');
+            this.deps.log.info(
+              `gate ${stop.run.pendingGate.node} expired thread=${stop.run.threadId} run=${stop.run.id}: ` +
+                `${decision.outcome}${decision.to ? ` → ${decision.to}` : ''}`,
+            );
+            return claimed;
+          }),
+        );
         if (!expired) break;
         if (waited) recordWait(waited);
         this.execute(expired);
         if (this.stopped) return;
       }
     } catch (error) {
-      this.deps.log.warn(`renewing run leases failed: ${errorMessage(error)}`);
+      this.deps.log.warn(`taking over runs failed: ${errorMessage(error)}`);
     }
   }
 }
