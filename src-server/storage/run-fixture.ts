@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_PROJECT_ID } from '../contracts/tenancy';
-import type { NewRun } from './types';
+import type { NewRun, NodeWrite } from './types';
 
 /**
  * A run to start in a store or an engine under test: a new thread in the default project, on the local runtime. The
@@ -26,4 +26,26 @@ export const newRun = (extra: Partial<NewRun> = {}): NewRun => ({
   comparisonOf: null,
   experimentItem: null,
   ...extra,
+});
+
+/** A node row as a leg writes it when the run enters the node (`status` running), entered now. */
+export const nodeWrite = (
+  runId: string,
+  key: string,
+  node: string,
+  status: NodeWrite['status'] = 'running',
+): NodeWrite => ({
+  runId,
+  key,
+  node,
+  status,
+  output: '',
+  enteredAt: performance.now(),
+  exitedAt: null,
+  firstTokenAt: null,
+  queueWaitMs: null,
+  promptTokens: null,
+  outputTokens: null,
+  warnings: [],
+  thinking: null,
 });

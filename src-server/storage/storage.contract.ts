@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PROJECT_ID } from '../contracts/tenancy';
 import type { PendingGate } from '../contracts/runs';
 import { sleep } from './retry';
-import { newRun } from './run-fixture';
+import { newRun, nodeWrite } from './run-fixture';
 import type {
   EventStore,
   Lease,
@@ -578,23 +578,5 @@ function modelCall(runId: string, node: string, extra: Partial<ModelCallWrite> =
     outputPerMtok: 1.6,
     costUsd: 0.000072,
     ...extra,
-  };
-}
-
-function nodeWrite(runId: string, key: string, node: string, status: NodeWrite['status'] = 'running'): NodeWrite {
-  return {
-    runId,
-    key,
-    node,
-    status,
-    output: '',
-    enteredAt: performance.now(),
-    exitedAt: null,
-    firstTokenAt: null,
-    queueWaitMs: null,
-    promptTokens: null,
-    outputTokens: null,
-    warnings: [],
-    thinking: null,
   };
 }

@@ -10,34 +10,27 @@
  * - the event loop's delay (its p50, p99 and max, from the server's own metrics) and its resident memory over time;
  * - with PROFILE_CPU=1, its V8 CPU profile summed by package and by function, as `npm run profile` prints it.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import pg from 'pg';
 import { startIntegrationFixture } from '../helpers/integration';
 import { createDatabase, startDatabaseServer } from '../helpers/postgres';
-import { spawnServer } from '../helpers/process';
 import { directCapacity, peakRssMiB, serviceCapacity, startModelProcess, summarise } from '../load/capacity';
 import { cpuMs, rssMiB } from './process-usage';
-import { scheduling, summariseCpuProfile, writes } from './profile-process';
+import { profileSummary, scheduling, spawnProfiledServer, writes } from './profile-process';
 
 const runs = Number(process.argv[2] ?? 500);
 const TOKENS = 200;
 const PHASES = 3;
-const root = path.resolve(import.meta.dirname, '..', '..');
-const profileDir = path.join(root, 'test-results', 'profile');
-const withCpuProfile = process.env.PROFILE_CPU === '1';
 const metricsToken = 'profile-paced-metrics-token';
 
 const database = await startDatabaseServer();
 const fixture = await startIntegrationFixture({ server: false, database: false });
 const standIn = await startModelProcess();
 const db = await createDatabase(database.url, 'svc_profile_paced');
-fs.rmSync(profileDir, { recursive: true, force: true });
 
 await standIn.script(TOKENS, 25);
 const direct = await directCapacity(standIn.url, runs);
 
-const server = await spawnServer(
+const server = await spawnProfiledServer(
   fixture.env({
     DATABASE_URL: db.url,
     LOCAL_LLM_BASE: standIn.url,
@@ -46,16 +39,6 @@ const server = await spawnServer(
     LOCAL_LLM_MAX_RUNS_PER_USER: '5000',
     METRICS_TOKEN: metricsToken,
   }),
-  60_000,
-  [],
-  {
-    cwd: root,
-    args: [
-      ...(withCpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-      '--enable-source-maps',
-      'out/server/cli.js',
-    ],
-  },
 );
 const pid = server.child.pid!;
 const statements = async () => {
@@ -142,4 +125,4 @@ await fixture.close();
 await db.drop();
 await database.stop();
 
-if (withCpuProfile) summariseCpuProfile(profileDir);
+profileSummary();

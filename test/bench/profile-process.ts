@@ -1,6 +1,33 @@
 /** What `npm run profile` and `npm run profile:paced` read of the server process: /proc, and its V8 CPU profile. */
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnServer, type ServerProcess } from '../helpers/process';
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+/** Where the server's V8 CPU profile goes (PROFILE_CPU=1): emptied when a profiled server starts. */
+const profileDir = path.join(root, 'test-results', 'profile');
+const withCpuProfile = process.env.PROFILE_CPU === '1';
+
+/**
+ * The compiled server as the profiles measure it: `out/server/cli.js` with source maps, and with PROFILE_CPU=1 its V8
+ * CPU profile, summed by profileSummary() once it has stopped.
+ */
+export function spawnProfiledServer(env: Record<string, string>): Promise<ServerProcess> {
+  fs.rmSync(profileDir, { recursive: true, force: true });
+  return spawnServer(env, 60_000, [], {
+    cwd: root,
+    args: [
+      ...(withCpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      '--enable-source-maps',
+      'out/server/cli.js',
+    ],
+  });
+}
+
+/** With PROFILE_CPU=1, the stopped server's CPU profile summed (summariseCpuProfile()). */
+export function profileSummary(): void {
+  if (withCpuProfile) summariseCpuProfile(profileDir);
+}
 
 /**
  * The time the process's main thread (the event loop) has run, and has been ready to run but waited for a CPU

@@ -14,23 +14,18 @@
  *   test-results/profile/ (open the .cpuprofile in Chrome's DevTools for the whole tree).
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import pg from 'pg';
 import { readEvents } from '../helpers/sse';
 import { startIntegrationFixture } from '../helpers/integration';
 import { createDatabase, startDatabaseServer } from '../helpers/postgres';
-import { spawnServer } from '../helpers/process';
 import { startModelProcess } from '../load/capacity';
 import { median } from './bench-table';
 import { cpuMs } from './process-usage';
-import { scheduling, summariseCpuProfile, writes } from './profile-process';
+import { profileSummary, scheduling, spawnProfiledServer, writes } from './profile-process';
 
 const clients = Number(process.argv[2] ?? 1);
 const perClient = Number(process.argv[3] ?? 50);
-const root = path.resolve(import.meta.dirname, '..', '..');
-const profileDir = path.join(root, 'test-results', 'profile');
 const logFile = process.env.PG_LOG_FILE ?? '/var/log/postgresql/postgresql-15-main.log';
-const withCpuProfile = process.env.PROFILE_CPU === '1';
 
 const database = await startDatabaseServer();
 const fixture = await startIntegrationFixture({ server: false, database: false });
@@ -40,26 +35,15 @@ const db = await createDatabase(database.url, 'svc_profile');
 const dbName = new URL(db.url).pathname.slice(1);
 const admin = new pg.Client({ connectionString: database.url });
 await admin.connect();
-fs.rmSync(profileDir, { recursive: true, force: true });
 // A database setting reaches only connections opened after it: set before the server opens its pool.
 await admin.query(`ALTER DATABASE "${dbName}" SET log_min_duration_statement = 0`);
-const server = await spawnServer(
+const server = await spawnProfiledServer(
   fixture.env({
     DATABASE_URL: db.url,
     LOCAL_LLM_BASE: standIn.url,
     LOCAL_LLM_MAX_CONCURRENT: '64',
     LOCAL_LLM_MAX_RUNS_PER_USER: '100000',
   }),
-  60_000,
-  [],
-  {
-    cwd: root,
-    args: [
-      ...(withCpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-      '--enable-source-maps',
-      'out/server/cli.js',
-    ],
-  },
 );
 
 /** When the client saw each step of a run, in ms from its request: the answer's headers, then each event's first. */
@@ -156,4 +140,4 @@ await fixture.close();
 await db.drop();
 await database.stop();
 
-if (withCpuProfile) summariseCpuProfile(profileDir);
+profileSummary();

@@ -3,7 +3,7 @@ import { createPool, type Pool } from '../../src-server/db/pool';
 import { initDb } from '../../src-server/db/migrate';
 import { upsertNodeRowsQuery } from '../../src-server/db/run-nodes.repository';
 import { runsRepository } from '../../src-server/db/runs.repository';
-import { newRun } from '../../src-server/storage/run-fixture';
+import { newRun, nodeWrite } from '../../src-server/storage/run-fixture';
 import type { NodeWrite } from '../../src-server/storage/types';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 
@@ -36,22 +36,8 @@ describe('node row times', () => {
   it('keep a phase’s length as the process measured it when its entry was written late', async () => {
     const run = newRun();
     await runsRepository(pool).start(run, { owner: 'process-a', leaseS: 30 }, 10_000);
-    const enteredAt = performance.now();
-    const entered: NodeWrite = {
-      runId: run.id,
-      key: 'intake#1',
-      node: 'intake',
-      status: 'running',
-      output: '',
-      enteredAt,
-      exitedAt: null,
-      firstTokenAt: null,
-      queueWaitMs: null,
-      promptTokens: null,
-      outputTokens: null,
-      warnings: [],
-      thinking: null,
-    };
+    const entered = nodeWrite(run.id, 'intake#1', 'intake');
+    const { enteredAt } = entered;
     // The entry's statement runs 300 ms after it was built; the phase ends 40 ms after it began, its exit written now.
     await write([entered], 300);
     const exited = { ...entered, status: 'completed' as const, firstTokenAt: enteredAt + 10, exitedAt: enteredAt + 40 };
