@@ -49,15 +49,38 @@ export function budgetsService(deps: {
   audit: AuditLog;
 }) {
   const { access, budgets, audit } = deps;
+  /** When a look found no budget anywhere; 0 while unknown or once one exists. */
   let noneSince = 0;
+  /** Counts the budgets set here: a look that began before one was set does not say there is none. */
+  let sets = 0;
+  /** The one look under way: the calls that need its answer at once share it. */
+  let looking: Promise<boolean> | null = null;
+  const lookForAny = (): Promise<boolean> => {
+    if (looking) return looking;
+    const setsBefore = sets;
+    looking = budgets
+      .any()
+      .then((any) => {
+        if (sets === setsBefore) noneSince = any ? 0 : Date.now();
+        return any;
+      })
+      .finally(() => {
+        looking = null;
+      });
+    return looking;
+  };
 
-  /** The budgets a run counts against, unless none exists anywhere (then no query at all, most of the time). */
+  /**
+   * The budgets a run counts against, unless none exists anywhere. Then no call waits for a query: a look every
+   * NONE_KNOWN_MS, made in the background and shared, tells of a budget set elsewhere (one set here is looked for at
+   * once). With a thousand runs streaming, a query on each call's way to its model was a wait of seconds in the pool.
+   */
   async function applying(projectId: string, who: { userId: string | null } | { runId: string }) {
-    if (Date.now() - noneSince < NONE_KNOWN_MS) return [];
-    if (!(await budgets.any())) {
-      noneSince = Date.now();
+    if (noneSince !== 0) {
+      if (Date.now() - noneSince >= NONE_KNOWN_MS) lookForAny().catch(() => undefined);
       return [];
     }
+    if (!(await lookForAny())) return [];
     return budgets.applying(projectId, who);
   }
 
@@ -120,6 +143,7 @@ export function budgetsService(deps: {
         setBy: principal.id,
       });
       noneSince = 0;
+      sets++;
       await audit.record(principal, {
         action: 'budget.set',
         ...auditScopeOf(scope),
