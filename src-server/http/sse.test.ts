@@ -154,3 +154,46 @@ describe('a stream that fails on the server', () => {
     expect(outcome).toBe('broken: terminated');
   });
 });
+
+describe('frames while the event loop falls behind', () => {
+  /** A stream sending five frames 10 ms apart, the loop behind or not; counts the response's writes after it opened. */
+  async function fiveFrames(behind: boolean) {
+    const app = express();
+    const result = { writes: [] as number[], sentAt: 0, roomAfterMs: 0 };
+    app.get('/stream', (_req, res) => {
+      const stream = openSse(res, undefined, { behind: () => behind });
+      const write = res.write.bind(res) as (chunk: string) => boolean;
+      res.write = ((chunk: string) => {
+        result.writes.push(performance.now() - result.sentAt);
+        return write(chunk);
+      }) as typeof res.write;
+      result.sentAt = performance.now();
+      let sent = 0;
+      const next = () => {
+        stream.send(`id: ${++sent}\nevent: token\ndata: {"type":"token","node":"n","text":"a"}\n\n`);
+        if (sent === 1) void stream.room().then(() => (result.roomAfterMs = performance.now() - result.sentAt));
+        if (sent < 5) setTimeout(next, 10);
+        else setTimeout(() => stream.end(), 100);
+      };
+      next();
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    closers.push(() => server.close());
+    const body = await (await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/stream`)).text();
+    expect(body.match(/^event: token$/gm)).toHaveLength(5);
+    return result;
+  }
+
+  it('are held and leave together, and the reader waits for them; with a loop that keeps up, each leaves at once', async () => {
+    const held = await fiveFrames(true);
+    // Five frames over 40 ms: the first waits for HOLD_MS and takes the ones sent meanwhile with it.
+    expect(held.writes.length).toBeLessThanOrEqual(2);
+    expect(held.writes[0]).toBeGreaterThanOrEqual(45);
+    expect(held.roomAfterMs).toBeGreaterThanOrEqual(45);
+
+    const quiet = await fiveFrames(false);
+    expect(quiet.writes).toHaveLength(5);
+    expect(quiet.writes[0]).toBeLessThan(25);
+  });
+});
