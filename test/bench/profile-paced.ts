@@ -7,7 +7,8 @@
  * - run time and first token, p50 / p95, against the direct read;
  * - CPU per run and per token, and how long its main thread waited for a CPU (/proc);
  * - write system calls per token (to PostgreSQL, to the model and to the SSE clients, together) and statements;
- * - the event loop's delay (its p50, p99 and max, from the server's own metrics) and its resident memory over time;
+ * - the event loop's delay (its p50, p99 and max, from the server's own metrics) every 5 s, and its resident memory,
+ *   its heap and the memory outside it (buffers) over time;
  * - with PROFILE_CPU=1, its V8 CPU profile summed by package and by function, as `npm run profile` prints it.
  */
 import pg from 'pg';
@@ -67,10 +68,25 @@ const started = performance.now();
 const sampler = setInterval(() => {
   void rssMiB(pid).then((mib) => memory.push({ s: (performance.now() - started) / 1000, mib }));
 }, 1000);
+/**
+ * The server's own figures about every 5 s: its event loop's delay since the scrape before, its heap and what lies
+ * outside it.
+ */
+const windows: string[] = [];
+let scraping = false;
+const scraper = setInterval(() => {
+  // A busy server may take longer than 5 s to answer: one scrape at a time, each its own window.
+  if (scraping) return;
+  scraping = true;
+  void scrape()
+    .then((text) => windows.push(text))
+    .finally(() => (scraping = false));
+}, 5000);
 const clientCpu = process.cpuUsage();
 const outcomes = await serviceCapacity({ urls: [server.url], runs });
 const clientUsed = process.cpuUsage(clientCpu);
 clearInterval(sampler);
+clearInterval(scraper);
 const seconds = (performance.now() - started) / 1000;
 const cpu = (await cpuMs(pid)) - cpuBefore;
 const io = writes(pid);
@@ -83,8 +99,10 @@ const done = outcomes.filter((o) => o.end === 'run_done');
 const tokens = runs * TOKENS * PHASES;
 const [total, first] = [summarise(done.map((o) => o.total)), summarise(done.map((o) => o.firstToken))];
 const [dTotal, dFirst] = [summarise(direct.map((d) => d.total)), summarise(direct.map((d) => d.firstToken))];
-const gauge = (name: string) =>
-  Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([\\d.e+-]+)$`, 'm').exec(metrics)?.[1]) * 1000;
+const value = (name: string, text = metrics) =>
+  Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([\\d.e+-]+)$`, 'm').exec(text)?.[1]);
+const ms = (name: string, text?: string) => (value(name, text) * 1000).toFixed(0);
+const mib = (name: string, text: string) => (value(name, text) / 1024 / 1024).toFixed(0);
 const s = (v: number) => `${v.toFixed(2)} s`;
 
 console.log(`${runs} runs at once, ${PHASES} phases × ${TOKENS} tokens at 40 tokens/s, ${seconds.toFixed(1)} s in all`);
@@ -113,7 +131,18 @@ console.log(
   `its writes (sockets included): ${((io.calls - ioBefore.calls) / tokens).toFixed(2)} system calls and ${((io.bytes - ioBefore.bytes) / tokens).toFixed(0)} bytes per token; PostgreSQL: ${(commits / runs).toFixed(1)} transactions per run`,
 );
 console.log(
-  `event loop delay: p50 ${gauge('nodejs_eventloop_lag_p50_seconds').toFixed(1)} ms, p99 ${gauge('nodejs_eventloop_lag_p99_seconds').toFixed(1)} ms, max ${gauge('nodejs_eventloop_lag_max_seconds').toFixed(0)} ms`,
+  `event loop delay, each 5 s (p50 / p99 / max, ms): ${[...windows, metrics]
+    .map((w) => ['p50', 'p99', 'max'].map((q) => ms(`nodejs_eventloop_lag_${q}_seconds`, w)).join(' / '))
+    .join(', ')}`,
+);
+console.log(
+  `its heap, each 5 s (used / total / outside it, MiB): ${windows
+    .map((w) =>
+      ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes']
+        .map((name) => mib(name, w))
+        .join(' / '),
+    )
+    .join(', ')}`,
 );
 console.log(
   `resident memory: peak ${peak.toFixed(0)} MiB; each second: ${memory.map((m) => m.mib.toFixed(0)).join(' ')}`,
