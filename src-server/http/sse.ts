@@ -1,7 +1,6 @@
 import type { Response } from 'express';
 import { SSE_RETRY_MS } from '../contracts/events';
 import { getLogger } from '../log';
-import { loopIsBehind } from './loop-lag';
 
 const log = getLogger('svc.sse');
 
@@ -27,13 +26,6 @@ const STALL_MS = 15_000;
 export const MAX_BEHIND_BYTES = 64 * 1024 * 1024;
 /** Frames leave in writes of at most this many characters: each one the client takes shows it is still reading. */
 const SLICE = 64 * 1024;
-/**
- * While the event loop falls behind (http/loop-lag.ts), frames are held this long and leave together: a run streaming
- * 40 tokens a second then costs its client a write every HOLD_MS rather than one per token, and its reader one turn
- * (`room()` waits for the held frames to leave). Well under what a person notices; nothing is held while the loop
- * keeps up, so a first token is never held on a quiet server.
- */
-const HOLD_MS = 50;
 
 export interface SseStream {
   /** Writes a frame made by formatSseFrame (contracts/events.ts). */
@@ -65,12 +57,7 @@ export interface StreamWatcher {
  * proxies keep idle streams open, no buffering hints for reverse proxies, and a bound on what a client
  * that does not read may leave in memory.
  */
-export function openSse(
-  res: Response,
-  watcher?: StreamWatcher,
-  options: { retry?: boolean; behind?: () => boolean } = {},
-): SseStream {
-  const behind = options.behind ?? loopIsBehind;
+export function openSse(res: Response, watcher?: StreamWatcher, options: { retry?: boolean } = {}): SseStream {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -85,9 +72,6 @@ export function openSse(
   /** Frames not yet handed to the response: they leave in slices, each once the client has taken the one before. */
   let queued = '';
   let scheduled = false;
-  /** A held flush (HOLD_MS), and who waits for it in room(). */
-  let hold: NodeJS.Timeout | undefined;
-  let heldWaiters: (() => void)[] = [];
   /** When the client last kept up (took what was sent, or a slice of a backlog): the start of a stall. */
   let keptUpAt = performance.now();
   let watchdog: NodeJS.Timeout | undefined;
@@ -101,13 +85,6 @@ export function openSse(
   };
   const flush = () => {
     scheduled = false;
-    if (hold) {
-      clearTimeout(hold);
-      hold = undefined;
-      const waiters = heldWaiters;
-      heldWaiters = [];
-      for (const resolve of waiters) resolve();
-    }
     while (queued && !res.writableNeedDrain && !res.destroyed) {
       keptUpAt = performance.now();
       const slice = queued.length > SLICE ? queued.slice(0, SLICE) : queued;
@@ -154,8 +131,7 @@ export function openSse(
       ended = true;
       clearInterval(heartbeat);
       clearTimeout(watchdog);
-      clearTimeout(hold);
-      for (const resolveRoom of [...roomWaiters, ...heldWaiters]) resolveRoom();
+      for (const resolveRoom of roomWaiters) resolveRoom();
       resolve();
     };
     // A client that left before its stream opened (while the request was being answered) is closed already, and
@@ -168,18 +144,14 @@ export function openSse(
     send(frame) {
       if (ended) return;
       queued += frame;
-      // Frames of one tick (a burst of tokens) leave in one write: one syscall, not one per token; those of HOLD_MS
-      // while the loop falls behind.
+      // Frames of one tick (a burst of tokens) leave in one write: one syscall, not one per token.
       if (!scheduled) {
         scheduled = true;
-        if (behind()) hold = setTimeout(flush, HOLD_MS);
-        else process.nextTick(flush);
+        process.nextTick(flush);
       }
     },
-    async room() {
-      // Held frames leave first: what the reader would send meanwhile joins them in one write.
-      if (hold && !ended) await new Promise<void>((resolve) => heldWaiters.push(resolve));
-      if (ended || unread() < MAX_UNREAD_BYTES) return;
+    room() {
+      if (ended || unread() < MAX_UNREAD_BYTES) return Promise.resolve();
       watch();
       return new Promise<void>((resolve) => {
         const done = () => {
