@@ -183,6 +183,13 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
     return { type: 'project', id: await access.resolveProject(principal, query.projectId, role) };
   }
 
+  /**
+   * The reads of what runs apply that are under way, per project and agent: runs started together (hundreds at once)
+   * share one, rather than each queueing a statement of its own before its first phase. A change saved here is not
+   * joined to a read that began before it.
+   */
+  const reading = new Map<string, Promise<ReadonlyMap<string, NodeConfig>>>();
+
   return {
     async graphDefinition(principal: Principal, agent: string, query: ConfigScopeQuery = {}): Promise<GraphDefinition> {
       const entry = await entryFor(principal, agent, query);
@@ -258,6 +265,7 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
       }
       const before = (await configs.forAgent(scope, entry.manifest.name)).get(node);
       await configs.save(scope, entry.manifest.name, node, config);
+      reading.clear();
       await recordChange(principal, scope, `${entry.manifest.name} ${node}`, before, config);
       log.info(
         `node config saved agent=${entry.manifest.name} node=${node} ${scope.type}=${scope.id} user=${principal.name}` +
@@ -275,7 +283,9 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
       phaseOf(entry, node);
       const scope = await scopeFor(principal, query, 'owner');
       const before = (await configs.forAgent(scope, entry.manifest.name)).get(node);
-      if (!(await configs.remove(scope, entry.manifest.name, node))) {
+      const removed = await configs.remove(scope, entry.manifest.name, node);
+      reading.clear();
+      if (!removed) {
         throw notFound(
           `no configuration of ${entry.manifest.name}'s "${node}" is saved for this ${scope.type === 'org' ? 'organisation' : 'project'}`,
         );
@@ -287,9 +297,19 @@ export function phaseConfigService(deps: PhaseConfigDeps) {
     },
 
     /** What a run applies, node by node: its project's own overrides, else its organisation's. */
-    async forRun(agent: string, projectId: string): Promise<ReadonlyMap<string, NodeConfig>> {
-      const effective = await configs.effective(projectId, agent);
-      return new Map([...effective].map(([node, { config }]) => [node, config]));
+    forRun(agent: string, projectId: string): Promise<ReadonlyMap<string, NodeConfig>> {
+      const key = `${projectId}\u0000${agent}`;
+      let read = reading.get(key);
+      if (!read) {
+        read = configs
+          .effective(projectId, agent)
+          .then((effective) => new Map([...effective].map(([node, { config }]) => [node, config])))
+          .finally(() => {
+            if (reading.get(key) === read) reading.delete(key);
+          });
+        reading.set(key, read);
+      }
+      return read;
     },
   };
 }
