@@ -1,6 +1,3 @@
-import http from 'node:http';
-import https from 'node:https';
-import { finished } from 'node:stream/promises';
 import { runtimeAddress } from './runtime-address';
 
 /** Named like the official client's error, so stored error texts stay the same: `ResponseError: <runtime's words>`. */
@@ -64,44 +61,12 @@ interface ChatLine {
   message?: { content?: string; thinking?: string; tool_calls?: OllamaToolCall[] };
 }
 
-/** POSTs `body` as JSON and resolves with the answer's head; its body is read by the caller. */
-function post(
-  url: URL,
-  headers: Record<string, string>,
-  body: string,
-  signal: AbortSignal,
-): Promise<http.IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? https : http).request(
-      url,
-      {
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        signal,
-      },
-      resolve,
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
-}
-
-/** Reads a whole answer as text (an error's body). */
-async function text(res: http.IncomingMessage): Promise<string> {
-  res.setEncoding('utf8');
-  let whole = '';
-  for await (const chunk of res) whole += chunk as string;
-  return whole;
-}
-
 /**
- * Streams Ollama's `POST /api/chat` (NDJSON, one JSON object per line). Every complete line of a network read is
- * handled in one synchronous pass, so a token costs a JSON.parse and a callback and no promise of its own: at full
- * speed this is what separates the service's token rate from the runtime's (the official client spends two
- * async-generator steps per token). The answer is read from Node's own HTTP client, whose socket reads arrive as
- * plain events: `fetch` passes each read through web streams and a promise or two, which with a thousand streams at
- * once was a tenth of the process's work. A thinking model's reasoning (`message.thinking`) goes to `onThinking`, never
- * into the answer.
+ * Streams Ollama's `POST /api/chat` (NDJSON, one JSON object per line). Every complete line of a
+ * network read is handled in one synchronous pass, so a token costs a JSON.parse and a callback and
+ * no promise of its own: at full speed this is what separates the service's token rate from the
+ * runtime's (the official client spends two async-generator steps per token). A thinking model's
+ * reasoning (`message.thinking`) goes to `onThinking`, never into the answer.
  */
 export async function streamOllamaChat(
   baseUrl: string,
@@ -111,27 +76,23 @@ export async function streamOllamaChat(
   onThinking?: (text: string) => void,
 ): Promise<OllamaChatResult> {
   const address = runtimeAddress(baseUrl);
-  const res = await post(
-    new URL('/api/chat', address.url),
-    address.headers,
-    JSON.stringify({ ...request, stream: true }),
+  const res = await fetch(new URL('/api/chat', address.url), {
+    method: 'POST',
+    headers: { ...address.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...request, stream: true }),
     signal,
-  );
-  const status = res.statusCode ?? 0;
-  if (status < 200 || status > 299) {
-    const body = await text(res).then(
-      (raw) => JSON.parse(raw) as { error?: string },
-      () => null,
-    );
-    throw new ResponseError(body?.error ?? `${status} ${res.statusMessage ?? ''}`.trim(), status);
+  });
+  if (!res.ok) {
+    const body = (await res.json().catch(() => null)) as { error?: string } | null;
+    throw new ResponseError(body?.error ?? `${res.status} ${res.statusText}`, res.status);
   }
+  const decoder = new TextDecoder();
   let buffer = '';
-  let answer = '';
+  let text = '';
   const toolCalls: OllamaToolCall[] = [];
   let last: ChatLine | undefined;
-  let failure: unknown;
-  const lines = (chunk: string) => {
-    buffer += chunk;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
     let start = 0;
     for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n', start)) {
       const line = buffer.slice(start, end);
@@ -141,7 +102,7 @@ export async function streamOllamaChat(
       if (message.error) throw new ResponseError(message.error, 500);
       const piece = message.message?.content;
       if (piece) {
-        answer += piece;
+        text += piece;
         onToken(piece);
       }
       const thought = message.message?.thinking;
@@ -150,26 +111,10 @@ export async function streamOllamaChat(
       if (message.done) last = message;
     }
     buffer = buffer.slice(start);
-  };
-  res.setEncoding('utf8');
-  res.on('data', (chunk: string) => {
-    if (failure) return;
-    try {
-      lines(chunk);
-    } catch (error) {
-      failure = error;
-      res.destroy();
-    }
-  });
-  try {
-    await finished(res);
-  } catch (error) {
-    throw failure ?? error;
   }
-  if (failure) throw failure;
   if (!last) throw new ResponseError('the local runtime ended the stream before it was done', 502);
   return {
-    text: answer,
+    text,
     tool_calls: toolCalls,
     done_reason: last.done_reason ?? null,
     prompt_eval_count: last.prompt_eval_count ?? null,

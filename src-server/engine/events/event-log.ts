@@ -220,7 +220,6 @@ export class EventLog {
     let detach = () => {};
     const leave = () => inbox.end();
     signal?.addEventListener('abort', leave, { once: true });
-    if (signal?.aborted) leave();
     try {
       while (!inbox.ended) {
         const leg = this.legs.get(runId);
@@ -234,7 +233,7 @@ export class EventLog {
             // Once the leg has ended, what it handed over while this reader was busy is still taken (its final event
             // among it): the cursor is past it, and the store is read only after the cursor.
             const legEnded = leg.ended;
-            const batch = legEnded ? inbox.drain() : await inbox.take();
+            const batch = legEnded ? inbox.drain() : await inbox.take(signal);
             if (batch.length) yield batch;
             if (batch.some((event) => event.terminal)) return;
             if (legEnded) break;
@@ -251,7 +250,7 @@ export class EventLog {
         if (rows.length > 0) {
           const events = rows.map(LoggedEvent.stored);
           inbox.push(events);
-          const batch = await inbox.take();
+          const batch = await inbox.take(signal);
           if (batch.length) yield batch;
           if (rows.length < EVENT_PAGE && (await this.endsAt(runId, events.at(-1)!))) return;
           continue;
@@ -270,7 +269,7 @@ export class EventLog {
         detach = () => this.leaveTail(tail, inbox);
         void tail.fetch();
         while (!inbox.ended) {
-          const batch = await inbox.take();
+          const batch = await inbox.take(signal);
           if (batch.length) {
             yield batch;
             const last = batch.at(-1)!;

@@ -50,14 +50,16 @@ export class Inbox {
     return taken;
   }
 
-  /**
-   * What is queued, or, when nothing is, waits for a push, an end or a poke (then it is empty). A reader that leaves
-   * ends its inbox (`end()`), which wakes it: no listener of its own per wait, as this runs once per batch of tokens.
-   */
-  async take(): Promise<LoggedEvent[]> {
-    if (this.queued.length === 0 && !this.over) {
+  /** What is queued, or, when nothing is, waits for a push, an end or a poke (then it is empty). */
+  async take(signal?: AbortSignal): Promise<LoggedEvent[]> {
+    if (this.queued.length === 0 && !this.over && !signal?.aborted) {
       await new Promise<void>((resolve) => {
-        this.wake = resolve;
+        const done = () => {
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        this.wake = done;
+        signal?.addEventListener('abort', done, { once: true });
       });
     }
     return this.drain();
