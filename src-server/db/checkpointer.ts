@@ -24,8 +24,8 @@ export const CHECKPOINT_TABLES = {
 } as const;
 
 /**
- * Checkpoint statements under way at once in a process: the most connections of its pool they take. What the runs
- * write meanwhile waits and goes in the next statements together.
+ * Statements of each kind (checkpoints, tasks' writes) under way at once in a process: what the runs write meanwhile
+ * waits and goes in the next statements together, and the rest of the pool stays free for the runs' other work.
  */
 const CHECKPOINT_STATEMENTS = 4;
 /** The most checkpoints, or tasks' writes, in one statement. */
