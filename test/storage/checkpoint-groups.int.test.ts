@@ -1,9 +1,7 @@
 import { emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CHECKPOINT_SCHEMA, CheckpointSaver } from '../../src-server/db/checkpointer';
-import { initDb } from '../../src-server/db/migrate';
-import { createPool, type Pool } from '../../src-server/db/pool';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { useMigratedDatabase } from '../helpers/database';
 
 /**
  * The checkpoints of many runs at once go in a few shared statements rather than one per step of every run (which
@@ -11,21 +9,13 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database';
  * readable, or refused alone.
  */
 describe('checkpoints of many runs at once', () => {
-  let db: TestDatabase;
-  let pool: Pool;
+  const database = useMigratedDatabase(20);
   let saver: CheckpointSaver;
   beforeAll(async () => {
-    db = await createTestDatabase();
-    pool = createPool(db.url, 20);
-    await initDb(pool);
-    saver = new CheckpointSaver(pool, { schema: CHECKPOINT_SCHEMA, waitS: 1 });
+    saver = new CheckpointSaver(database.pool, { schema: CHECKPOINT_SCHEMA, waitS: 1 });
     await saver.setup();
   });
-  afterAll(async () => {
-    vi.restoreAllMocks();
-    await pool.end();
-    await db.drop();
-  });
+  afterAll(() => vi.restoreAllMocks());
 
   const put = (threadId: string, message: string, id = uuid6(-1)) =>
     saver.put(
@@ -36,7 +26,7 @@ describe('checkpoints of many runs at once', () => {
     );
 
   it('go in a few statements, and each is stored with its values', async () => {
-    const statements = vi.spyOn(pool, 'query');
+    const statements = vi.spyOn(database.pool, 'query');
     const threads = Array.from({ length: 60 }, (_, i) => `thread-${i}`);
     const configs = await Promise.all(threads.map((thread) => put(thread, `hello ${thread}`)));
     expect(statements.mock.calls.length).toBeLessThanOrEqual(8);

@@ -3,7 +3,7 @@ import { createPool, type Pool } from '../../src-server/db/pool';
 import { initDb } from '../../src-server/db/migrate';
 import { runsRepository } from '../../src-server/db/runs.repository';
 import { newRun } from '../../src-server/storage/run-fixture';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { createTestDatabase, within, type TestDatabase } from '../helpers/database';
 
 /**
  * A process whose work keeps every connection of its pool busy (hundreds of runs at once on a slow machine) still
@@ -25,10 +25,6 @@ describe('run leases under a busy pool', () => {
     await leases.end();
     await db.drop();
   });
-
-  /** What a promise settles to, or `still waiting` when it has not within `ms`. */
-  const within = <T>(work: Promise<T>, ms: number) =>
-    Promise.race([work, new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), ms))]);
 
   it('are renewed, and not taken over, while every connection of the pool is taken', async () => {
     const runs = runsRepository(pool, leases);

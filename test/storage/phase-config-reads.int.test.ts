@@ -1,10 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { initDb } from '../../src-server/db/migrate';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { nodeConfigsRepository } from '../../src-server/db/node-configs.repository';
-import { createPool, type Pool } from '../../src-server/db/pool';
 import { DEFAULT_PROJECT_ID } from '../../src-server/contracts/tenancy';
 import { phaseConfigService } from '../../src-server/services/phase-config.service';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import { useMigratedDatabase } from '../helpers/database';
 
 /**
  * Runs of one agent in one project started together (hundreds at once) read the phases' configuration once between
@@ -12,23 +10,13 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database';
  * reads again, and sees what was saved meanwhile.
  */
 describe("the phases' configuration read by runs started together", () => {
-  let db: TestDatabase;
-  let pool: Pool;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    pool = createPool(db.url, 4);
-    await initDb(pool);
-  });
-  afterAll(async () => {
-    vi.restoreAllMocks();
-    await pool.end();
-    await db.drop();
-  });
+  const database = useMigratedDatabase(4);
+  afterAll(() => vi.restoreAllMocks());
 
   it('is one statement for all of them, and read again for the runs after', async () => {
-    const configs = nodeConfigsRepository(pool);
+    const configs = nodeConfigsRepository(database.pool);
     const service = phaseConfigService({ agents: {} as never, access: {} as never, configs, audit: {} as never });
-    const statements = vi.spyOn(pool, 'query');
+    const statements = vi.spyOn(database.pool, 'query');
     const read = await Promise.all(
       Array.from({ length: 50 }, () => service.forRun('explain-error', DEFAULT_PROJECT_ID)),
     );
