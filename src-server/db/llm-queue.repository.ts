@@ -1,6 +1,32 @@
 import type pg from 'pg';
 import { withTransaction, type Pool } from './pool';
 import { whileUnavailable } from './retry';
+import { StatementGroups } from './statement-groups';
+
+/**
+ * Joins (and leaves) of the queue under way at once from one process, each statement taking up to QUEUE_GROUP of
+ * them. Every one takes the queue's lock, so more at once would not go faster: they would hold the pool's connections
+ * while they wait for the lock, and a run's other statements would wait for those.
+ */
+const QUEUE_STATEMENTS = 2;
+const QUEUE_GROUP = 100;
+
+interface Joining {
+  key: string;
+  owner: string;
+  tenant: string;
+  label: string;
+  leaseS: number;
+  slots: number;
+}
+
+interface Leaving {
+  ticket: number;
+  slots: number;
+  servedS: number | null;
+  timedOut: boolean;
+  calls: number;
+}
 
 /** The queue's transaction-scoped advisory lock: the one its SQL functions take (svc_llm_grant, … in migrations/). */
 const QUEUE_LOCK = 7_305_113;
@@ -49,26 +75,67 @@ export interface QueueCounts {
 /** `waitS`: how long joining or leaving the queue waits for the database to come back (DATABASE_WAIT_S). */
 export function llmQueueRepository(pool: Pool, waitS: number) {
   const waitMs = waitS * 1000;
-  return {
-    /** A call joins the queue, once under its `key` however often it asks (a retry after a lost answer). */
-    async enqueue(call: {
-      key: string;
-      owner: string;
-      tenant: string;
-      label: string;
-      leaseS: number;
-      slots: number;
-    }): Promise<{ ticket: number; granted: boolean }> {
+  // One statement calls the queue's function once per call, in order, as separate statements would.
+  const joins = new StatementGroups<Joining, { ticket: number; granted: boolean }>(
+    async (calls) => {
       const { rows } = await whileUnavailable(
         'joining the local-runtime queue',
         () =>
           pool.query<{ ticket: string; granted: boolean }>(
-            `SELECT ticket, granted FROM svc_llm_enqueue($1, $2, $3, $4, $5, $6)`,
-            [call.key, call.owner, call.tenant, call.label, call.leaseS, call.slots],
+            `SELECT e.ticket, e.granted
+               FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::double precision[], $6::integer[])
+                      WITH ORDINALITY AS c(key, owner, tenant, label, lease_s, slots, n)
+               CROSS JOIN LATERAL svc_llm_enqueue(c.key, c.owner, c.tenant, c.label, c.lease_s, c.slots) AS e
+              ORDER BY c.n`,
+            [
+              calls.map((c) => c.key),
+              calls.map((c) => c.owner),
+              calls.map((c) => c.tenant),
+              calls.map((c) => c.label),
+              calls.map((c) => c.leaseS),
+              calls.map((c) => c.slots),
+            ],
           ),
         waitMs,
       );
-      return { ticket: Number(rows[0]!.ticket), granted: rows[0]!.granted };
+      return rows.map((row) => ({ ticket: Number(row.ticket), granted: row.granted }));
+    },
+    QUEUE_STATEMENTS,
+    QUEUE_GROUP,
+  );
+  const leaves = new StatementGroups<Leaving, { waiting: number; active: number }>(
+    async (calls) => {
+      const { rows } = await whileUnavailable(
+        'leaving the local-runtime queue',
+        () =>
+          pool.query<{ waiting: number; active: number }>(
+            `SELECT l.waiting, l.active
+               FROM unnest($1::bigint[], $2::integer[], $3::double precision[], $4::boolean[], $5::integer[])
+                      WITH ORDINALITY AS c(ticket, slots, served_s, timed_out, calls, n)
+               CROSS JOIN LATERAL svc_llm_leave(c.ticket, c.slots, c.served_s, c.timed_out, c.calls) AS l
+              ORDER BY c.n`,
+            [
+              calls.map((c) => c.ticket),
+              calls.map((c) => c.slots),
+              calls.map((c) => c.servedS),
+              calls.map((c) => c.timedOut),
+              calls.map((c) => c.calls),
+            ],
+          ),
+        waitMs,
+      );
+      return rows;
+    },
+    QUEUE_STATEMENTS,
+    QUEUE_GROUP,
+  );
+  return {
+    /**
+     * A call joins the queue, once under its `key` however often it asks (a retry after a lost answer). Calls that ask
+     * while others join go in one statement together.
+     */
+    enqueue(call: Joining): Promise<{ ticket: number; granted: boolean }> {
+      return joins.add(call);
     },
 
     /** The state of some tickets (those of one process's waiters); a ticket no longer queued is absent. */
@@ -111,21 +178,18 @@ export function llmQueueRepository(pool: Pool, waitS: number) {
      * (`timedOut` when it waited too long). Answers the queue as the ticket left it: the calls still waiting and those
      * holding a slot.
      */
-    async release(
+    release(
       ticket: number,
       slots: number,
       outcome: { servedS?: number; calls?: number; timedOut?: boolean },
     ): Promise<{ waiting: number; active: number }> {
-      const { rows } = await whileUnavailable(
-        'leaving the local-runtime queue',
-        () =>
-          pool.query<{ waiting: number; active: number }>(
-            `SELECT waiting, active FROM svc_llm_leave($1, $2, $3, $4, $5)`,
-            [ticket, slots, outcome.servedS ?? null, outcome.timedOut ?? false, outcome.calls ?? 1],
-          ),
-        waitMs,
-      );
-      return rows[0]!;
+      return leaves.add({
+        ticket,
+        slots,
+        servedS: outcome.servedS ?? null,
+        timedOut: outcome.timedOut ?? false,
+        calls: outcome.calls ?? 1,
+      });
     },
 
     /** Grants what is free: also drops the tickets of processes that died, and so gives their slots back. */
