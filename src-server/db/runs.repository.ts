@@ -23,6 +23,7 @@ import { CHECKPOINT_TABLES } from './checkpointer';
 import { withTransaction, type Pool } from './pool';
 import { CANCEL_CHANNEL } from './run-notifications';
 import { RUN_EVENTS_CHANNEL } from './run-events.repository';
+import { StatementGroups } from './statement-groups';
 import { storable, storableJson } from './text';
 
 export const ORPHAN_AGE_S = 3600;
@@ -296,45 +297,76 @@ function stopTx(client: pg.PoolClient, row: RunRow): StopTx {
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
 /** Writes a new run's row through svc_start_agent_run (migrations/), which applies the strategy under a lock. */
-async function startRow(db: Queryable, run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome> {
-  const { rows } = await db.query<{
-    outcome: 'started' | 'active' | 'over_limit' | 'queued';
-    active_id: string | null;
-    active_status: RunStatus | null;
-    going: number | null;
-  }>(
-    `SELECT outcome, active_id, active_status, going
-       FROM svc_start_agent_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15, $16, $17,
-                                $18, $19, $20)`,
+/** A run to start with what its start needs besides itself. */
+interface Starting {
+  run: NewRun;
+  lease: Lease;
+  seqReserved: number;
+}
+
+interface StartRow {
+  outcome: 'started' | 'active' | 'over_limit' | 'queued';
+  active_id: string | null;
+  active_status: RunStatus | null;
+  going: number | null;
+}
+
+/**
+ * Starts runs with svc_start_agent_run, one call per run in one statement, in order: each call sees the runs the calls
+ * before it started (a caller's cap on local runs counts them). Started together, hundreds of runs of one caller
+ * otherwise waited for each other's commit under the caller's lock, each holding a connection of the pool meanwhile.
+ */
+async function startRows(db: Queryable, starts: Starting[]): Promise<StartOutcome[]> {
+  const column = <T>(of: (start: Starting) => T) => starts.map(of);
+  const { rows } = await db.query<StartRow>(
+    `SELECT s.outcome, s.active_id, s.active_status, s.going
+       FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[],
+                   $9::uuid[], $10::text[], $11::double precision[], $12::integer[], $13::jsonb[], $14::boolean[],
+                   $15::integer[], $16::text[], $17::text[], $18::text[], $19::text[], $20::boolean[])
+              WITH ORDINALITY AS c(run, thread, new_thread, project, agent, model, message, project_path, created_by,
+                                   owner, lease_s, seq_reserved, forked_from, local, local_cap, strategy,
+                                   trace_context, agent_version, manifest_hash, draft, n)
+       CROSS JOIN LATERAL svc_start_agent_run(c.run, c.thread, c.new_thread, c.project, c.agent, c.model, c.message,
+                                              c.project_path, c.created_by, c.owner, c.lease_s, c.seq_reserved,
+                                              c.forked_from, c.local, c.local_cap, c.strategy, c.trace_context,
+                                              c.agent_version, c.manifest_hash, c.draft) AS s
+      ORDER BY c.n`,
     [
-      run.id,
-      run.threadId,
-      run.newThread !== null,
-      run.newThread?.projectId ?? null,
-      run.agent,
-      run.model,
-      storable(run.message),
-      run.projectPath,
-      run.createdBy,
-      lease.owner,
-      lease.leaseS,
-      seqReserved,
-      run.forkedFrom ? storableJson(run.forkedFrom) : null,
-      run.localRuntime,
-      run.localCap,
-      run.strategy,
-      run.traceContext,
-      run.agentVersion,
-      run.manifestHash,
-      run.draft,
+      column(({ run }) => run.id),
+      column(({ run }) => run.threadId),
+      column(({ run }) => run.newThread !== null),
+      column(({ run }) => run.newThread?.projectId ?? null),
+      column(({ run }) => run.agent),
+      column(({ run }) => run.model),
+      column(({ run }) => storable(run.message)),
+      column(({ run }) => run.projectPath),
+      column(({ run }) => run.createdBy),
+      column(({ lease }) => lease.owner),
+      column(({ lease }) => lease.leaseS),
+      column(({ seqReserved }) => seqReserved),
+      column(({ run }) => (run.forkedFrom ? storableJson(run.forkedFrom) : null)),
+      column(({ run }) => run.localRuntime),
+      column(({ run }) => run.localCap),
+      column(({ run }) => run.strategy),
+      column(({ run }) => run.traceContext),
+      column(({ run }) => run.agentVersion),
+      column(({ run }) => run.manifestHash),
+      column(({ run }) => run.draft),
     ],
   );
-  const row = rows[0]!;
+  return rows.map(startOutcome);
+}
+
+function startOutcome(row: StartRow): StartOutcome {
   const active = { id: row.active_id!, status: row.active_status! };
   if (row.outcome === 'active') return { outcome: 'active', active };
   if (row.outcome === 'queued') return { outcome: 'queued', active, position: row.going! };
   if (row.outcome === 'over_limit') return { outcome: 'over_limit', going: row.going! };
   return { outcome: 'started' };
+}
+
+async function startRow(db: Queryable, run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome> {
+  return (await startRows(db, [{ run, lease, seqReserved }]))[0]!;
 }
 
 /**
@@ -400,6 +432,8 @@ async function rollBack(client: pg.PoolClient, run: NewRun): Promise<StartOutcom
  * and take over leases (a connection of their own in a server: a busy pool never delays a renewal past a lease).
  */
 export function runsRepository(pool: Pool, leases: Pool = pool) {
+  // Runs started while others start go in one statement together (startRows).
+  const starts = new StatementGroups<Starting, StartOutcome>((group) => startRows(pool, group), 2, 100);
   const store = {
     async start(run: NewRun, lease: Lease, seqReserved: number): Promise<StartOutcome> {
       if (run.strategy === 'rollback' && !run.newThread) {
@@ -429,7 +463,7 @@ export function runsRepository(pool: Pool, leases: Pool = pool) {
           return outcome;
         });
       }
-      return startRow(pool, run, lease, seqReserved);
+      return starts.add({ run, lease, seqReserved });
     },
 
     async claimQueued(lease: Lease, seqReserved: number, threadId?: string): Promise<RunRecord | undefined> {
