@@ -10,6 +10,7 @@ import {
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type pg from 'pg';
 import { nextChannelVersion } from '../storage/channel-versions';
+import { readsNoCheckpoint } from '../storage/thread-without-checkpoints';
 import { whileUnavailable } from './retry';
 import { StatementGroups } from './statement-groups';
 
@@ -95,6 +96,7 @@ export class CheckpointSaver extends PostgresSaver {
   }
 
   override getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    if (readsNoCheckpoint(config)) return Promise.resolve(undefined);
     return whileUnavailable('reading a checkpoint', () => super.getTuple(config), this.waitMs);
   }
 

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { MemorySaver } from '@langchain/langgraph-checkpoint';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Harness, reviewAgent, ScriptedModel, shape, StoreAwayError } from './test-harness';
 
 let harness: Harness;
@@ -73,6 +74,31 @@ describe('a run executed by the engine', () => {
     expect(rest.at(-1)!.event).toEqual({ type: 'run_done', run_id: run.id, output: 'Published.' });
     expect(harness.stores.row(run.id)).toMatchObject({ status: 'completed' });
     expect(harness.stores.nodeRows(run.id).map((n) => `${n.key}:${n.status}`)).toContain('gate#1:approved');
+  });
+
+  it('starts a new thread’s first run without reading a checkpoint, and the thread’s next run goes on from it', async () => {
+    harness = new Harness();
+    const engine = harness.engine();
+    const reads = vi.spyOn(MemorySaver.prototype, 'getTuple');
+    const { run: first } = harness.start(engine, 'first question');
+    const head = await harness.read(engine, first.id);
+    // Only the read that records where the run waits at its gate: none before its first phase.
+    expect(reads).toHaveBeenCalledTimes(1);
+    harness.model.tokens = ['First answer.'];
+    await engine.decide(approve(first.id, head.at(-1)!.id));
+    await harness.read(engine, first.id, head.at(-1)!.id);
+
+    reads.mockClear();
+    harness.model.calls.length = 0;
+    const { run: next } = harness.start(engine, 'second question', { threadId: first.threadId, newThread: null });
+    await harness.read(engine, next.id);
+    const nextReads = reads.mock.calls.length;
+    reads.mockRestore();
+    // The thread's latest checkpoint is read as the next run begins, and its first phase sees the first exchange.
+    expect(nextReads).toBeGreaterThanOrEqual(2);
+    expect(harness.model.calls[0]!.messages.map((m) => m.content)).toEqual(
+      expect.arrayContaining(['first question', 'First answer.']),
+    );
   });
 
   it('ends with run_rejected on a rejection, without running the phases after the gate', async () => {

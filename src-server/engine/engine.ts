@@ -191,30 +191,33 @@ export class Engine {
     try {
       const outcome = await this.deps.runs.start(run, this.lease, SEQ_BLOCK);
       if (outcome.outcome === 'started') {
-        this.execute({
-          id: run.id,
-          threadId: run.threadId,
-          projectId: run.projectId,
-          agent: run.agent,
-          model: run.model,
-          message: run.message,
-          projectPath: run.projectPath,
-          status: 'running',
-          attempts: 1,
-          handovers: 0,
-          seqReserved: SEQ_BLOCK,
-          eventSeq: 0,
-          forkedFrom: run.forkedFrom,
-          resume: null,
-          endReason: null,
-          agentVersion: run.agentVersion,
-          manifestHash: run.manifestHash,
-          traceContext: run.traceContext,
-          // Read with the run's row when a leg is claimed; a run started here is named after its message if need be.
-          threadName: null,
-          comparisonOf: run.comparisonOf,
-          experimentItem: run.experimentItem?.itemId ?? null,
-        });
+        this.execute(
+          {
+            id: run.id,
+            threadId: run.threadId,
+            projectId: run.projectId,
+            agent: run.agent,
+            model: run.model,
+            message: run.message,
+            projectPath: run.projectPath,
+            status: 'running',
+            attempts: 1,
+            handovers: 0,
+            seqReserved: SEQ_BLOCK,
+            eventSeq: 0,
+            forkedFrom: run.forkedFrom,
+            resume: null,
+            endReason: null,
+            agentVersion: run.agentVersion,
+            manifestHash: run.manifestHash,
+            traceContext: run.traceContext,
+            // Read with the run's row when a leg is claimed; a run started here is named after its message if need be.
+            threadName: null,
+            comparisonOf: run.comparisonOf,
+            experimentItem: run.experimentItem?.itemId ?? null,
+          },
+          run.newThread !== null,
+        );
       }
       return outcome;
     } finally {
@@ -380,7 +383,8 @@ export class Engine {
     return { ...run, status: 'running' as const, attempts: 1, handovers: 0, seqReserved, resume };
   }
 
-  private execute(run: RunRecord): void {
+  /** `threadIsNew`: the run was just created here with its thread (RunExecution). */
+  private execute(run: RunRecord, threadIsNew = false): void {
     const deps: ExecutionDeps = {
       owner: this.deps.owner,
       runs: this.deps.runs,
@@ -411,7 +415,7 @@ export class Engine {
       observer: this.deps.observer,
       traceContent: this.deps.traceContent ?? false,
     };
-    const execution = new RunExecution(run, deps);
+    const execution = new RunExecution(run, deps, threadIsNew);
     this.executions.get(run.id)?.stop('lost', new LegStoppedError('the run went on in another leg'));
     this.executions.set(run.id, execution);
     this.registered.set(execution, ++this.registrations);

@@ -142,6 +142,11 @@ export class RunExecution {
   constructor(
     readonly run: RunRecord,
     private readonly deps: ExecutionDeps,
+    /**
+     * The run was created with its thread, by this process: its first leg need not look for the thread's latest
+     * checkpoint (graph-builder.ts executionConfig). Never set for a leg claimed from the store.
+     */
+    private readonly threadIsNew = false,
   ) {
     const { observer } = deps;
     this.holder = { owner: deps.owner, attempt: run.attempts };
@@ -329,7 +334,10 @@ export class RunExecution {
       input = new Command({ resume: plan.resume.decision });
     }
     const config = {
-      ...executionConfig(run.threadId, execution, checkpointId),
+      ...executionConfig(run.threadId, execution, {
+        checkpointId,
+        threadIsNew: this.threadIsNew && plan.kind === 'start',
+      }),
       signal,
       // 'values' hands over the final state as it is produced, saving a checkpoint read at the end.
       streamMode: ['updates', 'values'] as ('updates' | 'values')[],

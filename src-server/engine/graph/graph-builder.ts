@@ -24,6 +24,7 @@ import type {
   RetryInfo,
   TrimReport,
 } from '../../models/model-client';
+import { THREAD_WITHOUT_CHECKPOINTS } from '../../storage/thread-without-checkpoints';
 import type { ToolCallStore } from '../../storage/types';
 import { sha256Hex } from '../../tools/canonical-arguments';
 import type { Toolbox, ToolScope } from '../../tools/toolbox';
@@ -152,12 +153,20 @@ export interface Execution {
 
 const EXECUTION = 'svc_execution';
 
-/** The config that runs the thread's graph for one execution (beside LangGraph's own keys). */
-export function executionConfig(threadId: string, execution: Execution, checkpointId?: string) {
+/**
+ * The config that runs the thread's graph for one execution (beside LangGraph's own keys): from `checkpointId`, or
+ * from the thread's latest checkpoint, which a thread created with the run (`threadIsNew`) does not have to read.
+ */
+export function executionConfig(
+  threadId: string,
+  execution: Execution,
+  at: { checkpointId?: string; threadIsNew?: boolean } = {},
+) {
   return {
     configurable: {
       thread_id: threadId,
-      ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
+      ...(at.checkpointId ? { checkpoint_id: at.checkpointId } : {}),
+      ...(at.threadIsNew ? { [THREAD_WITHOUT_CHECKPOINTS]: true } : {}),
       [EXECUTION]: execution,
     },
   };
