@@ -55,7 +55,7 @@ describe('extra accepting handles', () => {
       clearInterval(busy);
       clients.kill();
     }
-    // One handle lets one in per turn (160 turns, about 5 s here); sixteen let in up to sixteen.
+    // One handle lets one in per turn (160 turns, about 5 s here); ACCEPTORS let in up to as many.
     expect(Math.max(...perTurn)).toBeGreaterThan(8);
     expect(perTurn.filter((n) => n > 0).length).toBeLessThan(40);
   }, 30_000);

@@ -4,8 +4,12 @@ import { getLogger } from '../log';
 
 const log = getLogger('svc.http');
 
-/** Listening handles on the server's socket in all, its own included: connections accepted per event loop turn. */
-export const ACCEPTORS = 16;
+/**
+ * Listening handles on the server's socket in all, its own included: connections accepted per event loop turn. With
+ * hundreds of streams a turn takes 100–300 ms, so 16 let a burst of 500 connections in over 5 s; 128 let it in within
+ * a few turns. A handle costs a descriptor, and a failed accept4 (EAGAIN) when there are fewer connections than handles.
+ */
+export const ACCEPTORS = 128;
 
 /** How long the copies may take to arrive before the server goes on with its own handle alone. */
 const COPY_TIMEOUT_MS = 5_000;
