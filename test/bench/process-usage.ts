@@ -42,6 +42,18 @@ export async function cpuMs(pid: number): Promise<number> {
   return tree.reduce((sum, s) => sum + s.ticks, 0) * TICK_MS;
 }
 
+/** CPU time (user + system) every process named `command` has used so far (PostgreSQL's backends), in ms. */
+export async function commandCpuMs(command: string): Promise<number> {
+  const pids = (await fs.readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number);
+  const named = await Promise.all(
+    pids.map(async (pid) =>
+      (await fs.readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim() === command ? pid : 0,
+    ),
+  );
+  const stats = await Promise.all(named.filter((pid) => pid > 0).map(readStat));
+  return stats.reduce((sum, s) => sum + (s?.ticks ?? 0), 0) * TICK_MS;
+}
+
 /** Peak resident memory (VmHWM) of the processes of the tree now living, summed, in MiB. */
 export async function treePeakRssMiB(pid: number): Promise<number> {
   const tree = await processTree(pid);

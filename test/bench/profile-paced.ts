@@ -15,7 +15,7 @@ import pg from 'pg';
 import { startIntegrationFixture } from '../helpers/integration';
 import { createDatabase, startDatabaseServer } from '../helpers/postgres';
 import { directCapacity, peakRssMiB, serviceCapacity, startModelProcess, summarise } from '../load/capacity';
-import { cpuMs, rssMiB } from './process-usage';
+import { commandCpuMs, cpuMs, rssMiB } from './process-usage';
 import { profileSummary, scheduling, spawnProfiledServer, writes } from './profile-process';
 
 const runs = Number(process.argv[2] ?? 500);
@@ -60,6 +60,8 @@ const scrape = async () =>
   (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
 await scrape();
 const cpuBefore = await cpuMs(pid);
+const standInBefore = await cpuMs(standIn.child.pid!);
+const postgresBefore = await commandCpuMs('postgres');
 const ioBefore = writes(pid);
 const schedBefore = scheduling(pid);
 const commitsBefore = await statements();
@@ -89,6 +91,8 @@ clearInterval(sampler);
 clearInterval(scraper);
 const seconds = (performance.now() - started) / 1000;
 const cpu = (await cpuMs(pid)) - cpuBefore;
+const standInCpu = (await cpuMs(standIn.child.pid!)) - standInBefore;
+const postgresCpu = (await commandCpuMs('postgres')) - postgresBefore;
 const io = writes(pid);
 const sched = scheduling(pid);
 const commits = (await statements()) - commitsBefore;
@@ -107,7 +111,10 @@ const s = (v: number) => `${v.toFixed(2)} s`;
 
 console.log(`${runs} runs at once, ${PHASES} phases × ${TOKENS} tokens at 40 tokens/s, ${seconds.toFixed(1)} s in all`);
 const retried = outcomes.filter((o) => o.data.some((d) => d.includes('"type":"model_retry"'))).length;
-console.log(`the client (this process): ${((clientUsed.user + clientUsed.system) / 1e6).toFixed(1)} s of CPU`);
+console.log(
+  `CPU beside the server's: the client (this process) ${((clientUsed.user + clientUsed.system) / 1e6).toFixed(1)} s, ` +
+    `the stand-in ${(standInCpu / 1000).toFixed(1)} s, PostgreSQL ${(postgresCpu / 1000).toFixed(1)} s`,
+);
 console.log(`failed: ${runs - done.length}; runs whose model call was tried again: ${retried}`);
 console.log(
   `run p50 / p95: ${s(total.p50)} / ${s(total.p95)} (direct ${s(dTotal.p50)} / ${s(dTotal.p95)}; p50 ${((total.p50 / dTotal.p50) * 100).toFixed(0)}%)`,
