@@ -1,7 +1,7 @@
 import net from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isDatabaseUnavailable } from './pool';
+import { createPool, isDatabaseUnavailable } from './pool';
 
 const servers: net.Server[] = [];
 afterAll(() => servers.forEach((s) => s.close()));
@@ -55,6 +55,13 @@ describe('isDatabaseUnavailable', () => {
     await pool.end().catch(() => undefined);
     expect(String(slow)).toMatch(/timeout/);
     expect(isDatabaseUnavailable(slow)).toBe(true);
+
+    // A connection that does not open in time (as the service's own pool opens them: createPool's TimedClient).
+    const unanswered = createPool(`postgresql://u:p@127.0.0.1:${silent}/db`, 1, 200);
+    const unopened = await failureOf(() => unanswered.query('SELECT 1'));
+    await unanswered.end().catch(() => undefined);
+    expect(String(unopened)).toMatch(/timeout expired/);
+    expect(isDatabaseUnavailable(unopened)).toBe(true);
   });
 
   it("recognises PostgreSQL's connection exceptions (class 08) and shutdown refusals, not a failing statement", () => {

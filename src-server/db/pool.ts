@@ -22,18 +22,20 @@ const CONNECT_TIMEOUT_MS = 5000;
  * the wait for a free connection, and under load that wait is the back-pressure of a busy pool, not a database away:
  * it made runs fail under load (500 at once) with "timeout exceeded when trying to connect".
  */
-class TimedClient extends pg.Client {
-  constructor(config?: pg.ClientConfig) {
-    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-  }
+function timedClient(connectTimeoutMs: number) {
+  return class TimedClient extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  };
 }
 
-export function createPool(connectionString: string, max = 20): pg.Pool {
+export function createPool(connectionString: string, max = 20, connectTimeoutMs = CONNECT_TIMEOUT_MS): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
     application_name: APPLICATION_NAME,
-    Client: TimedClient,
+    Client: timedClient(connectTimeoutMs),
     // Waiting in line for a connection never fails: work waits for a busy pool. A database that cannot be reached
     // fails the connection being opened (refused at once, or after CONNECT_TIMEOUT_MS), and that answers 503.
     connectionTimeoutMillis: 0,

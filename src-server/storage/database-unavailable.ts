@@ -19,9 +19,13 @@ const NETWORK_CODES = new Set([
 /** PostgreSQL's shutdown and start-up refusals: admin_shutdown, crash_shutdown, cannot_connect_now. */
 const SHUTDOWN_STATES = new Set(['57P01', '57P02', '57P03']);
 
-/** What node-postgres throws, without a code, when a connection ends or cannot be had in time. */
+/**
+ * What node-postgres throws, without a code, when a connection ends or cannot be had in time: `timeout expired` is a
+ * connection that did not open within its connect timeout (a database that does not answer, or one so busy, with an
+ * event loop so late, that the answer came after it).
+ */
 const LOST_CONNECTION =
-  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+  /^(Connection terminated|timeout exceeded when trying to connect|timeout expired$|Client has encountered a connection error)/;
 
 /**
  * Whether an error means the database cannot be reached right now (down, restarting, unreachable), as opposed to
