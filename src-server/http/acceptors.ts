@@ -7,7 +7,7 @@ const log = getLogger('svc.http');
 /**
  * Listening handles on the server's socket in all, its own included: connections accepted per event loop turn. With
  * hundreds of streams a turn takes 100–300 ms, so 16 let a burst of 500 connections in over 5 s; 128 let it in within
- * a few turns. A handle costs a descriptor, and a failed accept4 (EAGAIN) when there are fewer connections than handles.
+ * a few turns. A handle costs a descriptor, and a failed accept4 (EAGAIN) when fewer connections than handles wait.
  */
 export const ACCEPTORS = 128;
 
