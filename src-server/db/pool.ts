@@ -14,8 +14,18 @@ export const APPLICATION_NAME = 'agent-workflow-service';
 /** The processes of one cluster the documentation plans for (docs/configuration.md#the-database). */
 export const PLANNED_PROCESSES = 3;
 
-/** How long opening a connection may take before the database counts as unreachable. */
-const CONNECT_TIMEOUT_MS = 5000;
+/**
+ * How long opening a connection may take before the database counts as unreachable. Under a thousand streams at once
+ * the event loop has been seconds late, and a connection whose database answered at once timed out at 5 s.
+ */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * An idle connection is closed after this long. Under load a pool of shared statements leaves some of its connections
+ * idle for a while; closed after 30 s, they had to be opened again in the middle of the load, when opening one is
+ * slowest. PostgreSQL keeps an idle connection for little.
+ */
+const IDLE_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * A connection that gives up opening after CONNECT_TIMEOUT_MS. The pool's own connectionTimeoutMillis would also bound
@@ -37,9 +47,9 @@ export function createPool(connectionString: string, max = 20, connectTimeoutMs 
     application_name: APPLICATION_NAME,
     Client: timedClient(connectTimeoutMs),
     // Waiting in line for a connection never fails: work waits for a busy pool. A database that cannot be reached
-    // fails the connection being opened (refused at once, or after CONNECT_TIMEOUT_MS), and that answers 503.
+    // fails the connection being opened (refused at once, or after the connect timeout), and that answers 503.
     connectionTimeoutMillis: 0,
-    idleTimeoutMillis: 30000,
+    idleTimeoutMillis: IDLE_TIMEOUT_MS,
   });
   // An idle client whose server went away emits 'error'; unhandled, that would kill the process.
   pool.on('error', (error) => log.warn(`idle database connection lost: ${error.message}`));
