@@ -77,6 +77,25 @@ describe('extra accepting handles', () => {
     server.listen(0, '127.0.0.1'); // for afterEach's close
   });
 
+  it('leave the process up when the server closes while its copies are on their way', async () => {
+    const uncaught: Error[] = [];
+    const onUncaught = (error: Error) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      server = http.createServer();
+      await listen();
+      const adding = addAcceptors(server);
+      // Closed before the copies are sent: sending a descriptor that is gone fails each send still queued.
+      server.close();
+      acceptors = await adding;
+      expect(acceptors.count).toBe(1);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      server.listen(0, '127.0.0.1'); // for afterEach's close
+    }
+  });
+
   it('keep to the server’s own handle when more are not wanted', async () => {
     server = http.createServer();
     await listen();

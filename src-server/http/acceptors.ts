@@ -70,7 +70,9 @@ export function addAcceptors(server: net.Server, wanted = ACCEPTORS): Promise<Ac
       resolve(acceptors);
     };
     const timer = setTimeout(() => done('the copies did not come back in time'), COPY_TIMEOUT_MS);
-    child.once('error', (error) => done(error.message));
+    // Every send still queued fails when the server's handle closes meanwhile (EINVAL), each with an 'error': one
+    // left without a listener would end the process.
+    child.on('error', (error) => done(error.message));
     child.once('exit', () => done());
     child.on('message', (_message, copy) => {
       if (!copy || !server.listening) return;
