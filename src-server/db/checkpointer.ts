@@ -13,6 +13,7 @@ import { nextChannelVersion } from '../storage/channel-versions';
 import { readsNoCheckpoint } from '../storage/thread-without-checkpoints';
 import { whileUnavailable } from './retry';
 import { StatementGroups } from './statement-groups';
+import { prepared } from './prepared';
 
 /** The LangGraph checkpointer's tables live in their own schema. */
 export const CHECKPOINT_SCHEMA = 'graph_checkpoints';
@@ -143,7 +144,7 @@ export class CheckpointSaver extends PostgresSaver {
       'writing a checkpoint',
       () =>
         this.db.query(
-          `WITH blobs AS (
+          prepared(`WITH blobs AS (
              INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
              SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[])
              ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
@@ -153,7 +154,7 @@ export class CheckpointSaver extends PostgresSaver {
            SELECT c->>'thread_id', c->>'ns', c->>'id', c->>'parent_id', c->'checkpoint', c->'metadata'
              FROM jsonb_array_elements($7::jsonb) AS c
            ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-           DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`,
+           DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`),
           [
             column(0),
             column(1),
@@ -187,11 +188,11 @@ export class CheckpointSaver extends PostgresSaver {
       'writing a checkpoint’s writes',
       () =>
         this.db.query(
-          `INSERT INTO ${this.tables.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+          prepared(`INSERT INTO ${this.tables.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[],
                               $8::bytea[])
          ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-         ${replacing ? 'DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob' : 'DO NOTHING'}`,
+         ${replacing ? 'DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob' : 'DO NOTHING'}`),
           [
             column(0),
             column(1),

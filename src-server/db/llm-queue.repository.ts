@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { withTransaction, type Pool } from './pool';
 import { whileUnavailable } from './retry';
 import { StatementGroups } from './statement-groups';
+import { prepared } from './prepared';
 
 /**
  * Joins (and leaves) of the queue under way at once from one process, each statement taking up to QUEUE_GROUP of
@@ -82,11 +83,11 @@ export function llmQueueRepository(pool: Pool, waitS: number) {
         'joining the local-runtime queue',
         () =>
           pool.query<{ ticket: string; granted: boolean }>(
-            `SELECT e.ticket, e.granted
+            prepared(`SELECT e.ticket, e.granted
                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::double precision[], $6::integer[])
                       WITH ORDINALITY AS c(key, owner, tenant, label, lease_s, slots, n)
                CROSS JOIN LATERAL svc_llm_enqueue(c.key, c.owner, c.tenant, c.label, c.lease_s, c.slots) AS e
-              ORDER BY c.n`,
+              ORDER BY c.n`),
             [
               calls.map((c) => c.key),
               calls.map((c) => c.owner),
@@ -109,11 +110,11 @@ export function llmQueueRepository(pool: Pool, waitS: number) {
         'leaving the local-runtime queue',
         () =>
           pool.query<{ waiting: number; active: number }>(
-            `SELECT l.waiting, l.active
+            prepared(`SELECT l.waiting, l.active
                FROM unnest($1::bigint[], $2::integer[], $3::double precision[], $4::boolean[], $5::integer[])
                       WITH ORDINALITY AS c(ticket, slots, served_s, timed_out, calls, n)
                CROSS JOIN LATERAL svc_llm_leave(c.ticket, c.slots, c.served_s, c.timed_out, c.calls) AS l
-              ORDER BY c.n`,
+              ORDER BY c.n`),
             [
               calls.map((c) => c.ticket),
               calls.map((c) => c.slots),

@@ -1,6 +1,7 @@
 import type { RoutingRule } from '../contracts/assets';
 import type { NodeConfig } from '../contracts/runs';
 import type { Pool } from './pool';
+import { prepared } from './prepared';
 
 interface NodeConfigRow {
   node_id: string;
@@ -45,14 +46,14 @@ export function nodeConfigsRepository(pool: Pool) {
       agent: string,
     ): Promise<Map<string, { config: NodeConfig; from: ConfigSource }>> {
       const { rows } = await pool.query<NodeConfigRow & { source: ConfigSource }>(
-        `SELECT ${COLUMNS}, 'project' AS source FROM svc_project_node_configs WHERE project_id = $1 AND agent = $2
+        prepared(`SELECT ${COLUMNS}, 'project' AS source FROM svc_project_node_configs WHERE project_id = $1 AND agent = $2
          UNION ALL
          SELECT c.node_id, c.instructions_override, c.classification_labels, c.routing_overrides, c.notes, 'organisation'
            FROM svc_projects p JOIN svc_teams t ON t.id = p.team_id
            JOIN svc_node_configs c ON c.org_id = t.org_id AND c.agent = $2
           WHERE p.id = $1
             AND NOT EXISTS (SELECT 1 FROM svc_project_node_configs o
-                             WHERE o.project_id = $1 AND o.agent = $2 AND o.node_id = c.node_id)`,
+                             WHERE o.project_id = $1 AND o.agent = $2 AND o.node_id = c.node_id)`),
         [projectId, agent],
       );
       return new Map(rows.map(({ source, ...row }) => [row.node_id, { config: toConfig(row), from: source }]));

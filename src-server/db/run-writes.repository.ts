@@ -3,6 +3,7 @@ import { insertModelCallsQuery } from './model-calls.repository';
 import type { Pool } from './pool';
 import { insertEventsQuery, RUN_EVENTS_CHANNEL } from './run-events.repository';
 import { upsertNodeRowsQuery } from './run-nodes.repository';
+import { prepared } from './prepared';
 
 /**
  * The engine's RunWriteStore: what the runs of a process record as they go — events, node rows, model calls — in one
@@ -24,7 +25,7 @@ export function runWritesRepository(pool: Pool): RunWriteStore {
         events.length > 0
           ? `SELECT pg_notify($${params.push(RUN_EVENTS_CHANNEL)}, run_id::text || ':' || max(seq)) FROM stored GROUP BY run_id`
           : 'SELECT 1';
-      await pool.query(`WITH ${parts.join(',\n')}\n${announce}`, params);
+      await pool.query(prepared(`WITH ${parts.join(',\n')}\n${announce}`), params);
     },
   };
 }

@@ -25,6 +25,7 @@ import { CANCEL_CHANNEL } from './run-notifications';
 import { RUN_EVENTS_CHANNEL } from './run-events.repository';
 import { StatementGroups } from './statement-groups';
 import { storable, storableJson } from './text';
+import { prepared } from './prepared';
 
 export const ORPHAN_AGE_S = 3600;
 
@@ -319,7 +320,7 @@ interface StartRow {
 async function startRows(db: Queryable, starts: Starting[]): Promise<StartOutcome[]> {
   const column = <T>(of: (start: Starting) => T) => starts.map(of);
   const { rows } = await db.query<StartRow>(
-    `SELECT s.outcome, s.active_id, s.active_status, s.going
+    prepared(`SELECT s.outcome, s.active_id, s.active_status, s.going
        FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[],
                    $9::uuid[], $10::text[], $11::double precision[], $12::integer[], $13::jsonb[], $14::boolean[],
                    $15::integer[], $16::text[], $17::text[], $18::text[], $19::text[], $20::boolean[])
@@ -330,7 +331,7 @@ async function startRows(db: Queryable, starts: Starting[]): Promise<StartOutcom
                                               c.project_path, c.created_by, c.owner, c.lease_s, c.seq_reserved,
                                               c.forked_from, c.local, c.local_cap, c.strategy, c.trace_context,
                                               c.agent_version, c.manifest_hash, c.draft) AS s
-      ORDER BY c.n`,
+      ORDER BY c.n`),
     [
       column(({ run }) => run.id),
       column(({ run }) => run.threadId),
@@ -595,7 +596,7 @@ export function runsRepository(pool: Pool, leases: Pool = pool) {
         ],
         events,
       );
-      const { rows } = await pool.query<{ n: number }>(sql, params);
+      const { rows } = await pool.query<{ n: number }>(prepared(sql), params);
       return rows[0]!.n > 0;
     },
 
@@ -626,7 +627,7 @@ export function runsRepository(pool: Pool, leases: Pool = pool) {
         ],
         events,
       );
-      const { rows } = await pool.query<{ n: number }>(sql, params);
+      const { rows } = await pool.query<{ n: number }>(prepared(sql), params);
       return rows[0]!.n > 0;
     },
 
