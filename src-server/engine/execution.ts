@@ -345,6 +345,11 @@ export class RunExecution {
     };
     let pending: PendingGate | undefined;
     let state: Partial<RunStateValue> | undefined;
+    // The leg's opening event and its first statements (its phases' configuration, its queue ticket) leave on the next
+    // tick: the pool hands out a connection, and the SSE writer writes, from process.nextTick. LangGraph's start is
+    // milliseconds of work in one chain of promises, after which those ticks would run; waiting for a tick here sends
+    // them first, so that their answers come back while LangGraph starts (docs/performance.md).
+    await new Promise((resolve) => process.nextTick(resolve));
     const stream = (await graph.stream(input as Partial<RunStateValue>, config)) as AsyncIterable<[string, unknown]>;
     for await (const [mode, chunk] of stream) {
       if (mode === 'values') state = chunk as RunStateValue;
