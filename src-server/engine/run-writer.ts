@@ -24,7 +24,11 @@ export class RunWriter {
       isTransient: options.isTransient,
       log: options.log,
       what: 'run records',
-      maxBatch: 2000,
+      // Everything that waits, within reason: at a thousand streams the runs publish 40 000 events a second, and a
+      // statement takes a turn of an event loop that is 200–500 ms late. Taken 2,000 at a time they piled up in memory
+      // (500 000 unstored events, 400 MiB, at 25 s) and each run's end waited for the rest to drain
+      // (docs/performance.md#the-events-writer-behind-2026-12-07). A statement of 50,000 events is a few MiB of JSON.
+      maxBatch: 50_000,
       onWritten: (records) => {
         const events = records.flatMap((r) => (r.kind === 'event' ? [r.event] : []));
         if (events.length > 0) for (const told of this.eventsStored) told(events);

@@ -152,6 +152,9 @@ console.log(
     .join(', ')}`,
 );
 console.log(
+  `events published and not yet stored, each 5 s: ${windows.map((w) => value('svc_run_events_unstored', w)).join(', ')}`,
+);
+console.log(
   `resident memory: peak ${peak.toFixed(0)} MiB; each second: ${memory.map((m) => m.mib.toFixed(0)).join(' ')}`,
 );
 

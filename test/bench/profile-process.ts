@@ -18,6 +18,7 @@ export function spawnProfiledServer(env: Record<string, string>): Promise<Server
     cwd: root,
     args: [
       ...(withCpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      ...(process.env.SERVER_NODE_FLAGS ? process.env.SERVER_NODE_FLAGS.split(' ') : []),
       '--enable-source-maps',
       'out/server/cli.js',
     ],

@@ -9,10 +9,13 @@ const RUN = 'run-1';
 /** A store whose writes wait until `release()`: the events of a leg stay in memory while the database is slow. */
 class SlowStore {
   readonly rows: StoredEvent[] = [];
+  /** The number of events of each write, in order. */
+  readonly writes: number[] = [];
   private held: (() => void)[] = [];
   holding = false;
 
   async write({ events }: RunWrites): Promise<void> {
+    this.writes.push(events.length);
     if (this.holding) await new Promise<void>((resolve) => this.held.push(resolve));
     for (const e of events) this.rows.push({ seq: e.seq, type: e.type, data: e.data });
   }
@@ -104,5 +107,27 @@ describe('the event log', () => {
       rest.push(...next.value.map((e) => e.type));
     }
     expect(rest).toEqual(['token', 'run_done']);
+  });
+
+  it('stores what a thousand streaming runs publish during a slow write in the next statement, and then forgets it', async () => {
+    // At a thousand streams a write waits for a busy event loop; the runs publish 40 000 events a second meanwhile.
+    // Taken a few thousand at a time they would pile up in memory faster than they are stored.
+    const store = new SlowStore();
+    const events = eventLog(store, { status: 'running', eventSeq: 0, executing: true });
+    store.holding = true;
+    const legs = Array.from({ length: 1000 }, (_, i) =>
+      events.openLeg(`run-${i}`, 0, 10_000, { owner: 'me', attempt: 1 }),
+    );
+    legs[0]!.emit({ type: 'node_enter', node: 'output' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(store.writes).toEqual([1]);
+    for (let token = 0; token < 40; token++) {
+      for (const leg of legs) leg.emit({ type: 'token', node: 'output', text: `t${token}` });
+    }
+    expect(events.backlog).toBe(40_001);
+    store.release();
+    await events.flush();
+    expect(store.writes).toEqual([1, 40_000]);
+    expect(events.backlog).toBe(0);
   });
 });
