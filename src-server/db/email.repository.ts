@@ -124,10 +124,15 @@ export function emailRepository(pool: Pool) {
       await pool.query(`DELETE FROM svc_email_links WHERE token_sha256 = $1 AND sent_at IS NULL`, [tokenSha256]);
     },
 
+    /**
+     * A link by its token, whether or not its mail is noted as sent yet: only its mail holds the token, and the click
+     * may come before the note (a busy server, or one stopped between sending and noting). A mail that failed dropped
+     * its link.
+     */
     async link(tokenSha256: string): Promise<EmailLinkRow | undefined> {
       const { rows } = await pool.query<EmailLinkRow & { wait_seq: string }>(
         `SELECT token_sha256, run_id, wait_seq, round, user_id, recipient, expires_at, used_at
-           FROM svc_email_links WHERE token_sha256 = $1 AND sent_at IS NOT NULL`,
+           FROM svc_email_links WHERE token_sha256 = $1`,
         [tokenSha256],
       );
       return rows[0] ? { ...rows[0], wait_seq: Number(rows[0].wait_seq) } : undefined;
