@@ -76,7 +76,7 @@ export interface QueueCounts {
 /** `waitS`: how long joining or leaving the queue waits for the database to come back (DATABASE_WAIT_S). */
 export function llmQueueRepository(pool: Pool, waitS: number) {
   const waitMs = waitS * 1000;
-  // One statement calls the queue's function once per call, in order, as separate statements would.
+  // A group's joins in one call of the queue's function, which serves them in order as it would one by one.
   const joins = new StatementGroups<Joining, { ticket: number; granted: boolean }>(
     async (calls) => {
       const { rows } = await whileUnavailable(
@@ -84,10 +84,9 @@ export function llmQueueRepository(pool: Pool, waitS: number) {
         () =>
           pool.query<{ ticket: string; granted: boolean }>(
             prepared(`SELECT e.ticket, e.granted
-               FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::double precision[], $6::integer[])
-                      WITH ORDINALITY AS c(key, owner, tenant, label, lease_s, slots, n)
-               CROSS JOIN LATERAL svc_llm_enqueue(c.key, c.owner, c.tenant, c.label, c.lease_s, c.slots) AS e
-              ORDER BY c.n`),
+               FROM svc_llm_enqueue_many($1::text[], $2::text[], $3::text[], $4::text[], $5::double precision[],
+                                         $6::integer[]) AS e
+              ORDER BY e.n`),
             [
               calls.map((c) => c.key),
               calls.map((c) => c.owner),
@@ -111,13 +110,13 @@ export function llmQueueRepository(pool: Pool, waitS: number) {
         () =>
           pool.query<{ waiting: number; active: number }>(
             prepared(`SELECT l.waiting, l.active
-               FROM unnest($1::bigint[], $2::integer[], $3::double precision[], $4::boolean[], $5::integer[])
-                      WITH ORDINALITY AS c(ticket, slots, served_s, timed_out, calls, n)
-               CROSS JOIN LATERAL svc_llm_leave(c.ticket, c.slots, c.served_s, c.timed_out, c.calls) AS l
-              ORDER BY c.n`),
+               FROM svc_llm_leave_many($1::bigint[], $2::integer, $3::double precision[], $4::boolean[],
+                                       $5::integer[]) AS l
+              ORDER BY l.n`),
             [
               calls.map((c) => c.ticket),
-              calls.map((c) => c.slots),
+              // A process gives its one number of slots with every call: the group's grant uses it.
+              Math.max(...calls.map((c) => c.slots)),
               calls.map((c) => c.servedS),
               calls.map((c) => c.timedOut),
               calls.map((c) => c.calls),

@@ -45,4 +45,38 @@ describe('the local queue under a burst of calls', () => {
     expect(rows.map((r) => Number(r.ticket))).toEqual(inLine.slice(10, 20).map((j) => j.ticket));
     expect(await queue.counts()).toMatchObject({ active: 10, waiting: 40, served: 10 });
   });
+
+  it('serves a process of the release before, which joins and leaves one call at a time, in the same line', async () => {
+    await database.pool.query(`DELETE FROM svc_llm_queue`);
+    const queue = llmQueueRepository(database.pool, 1);
+    const join = (key: string) =>
+      queue.enqueue({ key, owner: 'process-new', tenant: 'project-a', label: key, leaseS: 60, slots: 2 });
+    // The release before calls the single forms (svc_llm_enqueue, svc_llm_leave), beside this version's groups.
+    const oldJoin = async (key: string) => {
+      const { rows } = await database.pool.query<{ ticket: string; granted: boolean }>(
+        `SELECT ticket, granted FROM svc_llm_enqueue($1, 'process-old', 'project-a', $1, 60, 2)`,
+        [key],
+      );
+      return { ticket: Number(rows[0]!.ticket), granted: rows[0]!.granted };
+    };
+    const granted = async () =>
+      (
+        await database.pool.query<{ key: string }>(
+          `SELECT key FROM svc_llm_queue WHERE granted_at IS NOT NULL ORDER BY ticket`,
+        )
+      ).rows.map((r) => r.key);
+
+    const [first, second] = await Promise.all([join('new-1'), join('new-2')]);
+    expect([first!.granted, second!.granted]).toEqual([true, true]);
+    expect(await oldJoin('old-1')).toMatchObject({ granted: false });
+    expect(await join('new-3')).toMatchObject({ granted: false });
+
+    // The release before gives a slot back: the first in line, its own call, has it.
+    await database.pool.query(`SELECT * FROM svc_llm_leave($1, 2, 1.5, false, 1)`, [first!.ticket]);
+    expect(await granted()).toEqual(['new-2', 'old-1']);
+    // This version gives one back: the queue answers it as the ticket left it, then the next in line has the slot.
+    expect(await queue.release(second!.ticket, 2, { servedS: 2.5 })).toEqual({ waiting: 1, active: 1 });
+    expect(await granted()).toEqual(['old-1', 'new-3']);
+    expect(await queue.counts()).toMatchObject({ active: 2, waiting: 0, recent_s: expect.arrayContaining([1.5, 2.5]) });
+  });
 });

@@ -128,7 +128,7 @@ describe('exporting a thread', () => {
     expect(doc).toMatchObject({
       format: 'agent-workflow-thread',
       version: 1,
-      schema_migration: '0017_imported_threads',
+      schema_migration: '0018_queue_groups',
       thread: { id: threadA, agent: 'review', imported: null },
     });
     expect(doc.left_out.join(' ')).toContain('model usage');

@@ -15,6 +15,7 @@ import { datasets } from './0014-datasets';
 import { budgetsSecretsAudit } from './0015-budgets-secrets-audit';
 import { threadSearch } from './0016-thread-search';
 import { importedThreads } from './0017-imported-threads';
+import { queueGroups } from './0018-queue-groups';
 import type { Migration } from './migration';
 
 export type { Migration } from './migration';
@@ -38,6 +39,7 @@ export const MIGRATIONS: readonly Migration[] = [
   budgetsSecretsAudit,
   threadSearch,
   importedThreads,
+  queueGroups,
 ];
 
 /** The newest schema this version knows: what GET /health reports once the database is at it. */
