@@ -15,7 +15,8 @@ import type { Migration } from './migration';
  * - svc_llm_leave_many: the leaves of a group in their order, each as svc_llm_leave serves one, each answering the
  *   queue as it left it; then one svc_llm_grant for the group.
  * - Indexes on the lease and on the tickets in line: finding lapsed tickets, and whether anyone waits, no longer reads
- *   every ticket.
+ *   every ticket. A join finds its project's organisation by the project's key: svc_llm_enqueue compares every
+ *   project's id as text, 1.5 ms a join under the lock with 10,000 projects.
  *
  * The single forms stay, for the release before, which joins and leaves beside this one during an upgrade; both take
  * the same lock, so the queue serves their calls in one order.
@@ -57,9 +58,10 @@ export const queueGroups: Migration = {
              CONTINUE;
            END IF;
            -- A ticket's organisation is its project's (the tenant is a project id); a call outside any project is its
-           -- own.
+           -- own. Found by the project's key, not by its id as text, which read every project.
            v_org := COALESCE((SELECT tm.org_id::text FROM svc_projects p JOIN svc_teams tm ON tm.id = p.team_id
-                               WHERE p.id::text = p_tenants[i]), p_tenants[i]);
+                               WHERE p.id = CASE WHEN p_tenants[i] ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$'
+                                                 THEN p_tenants[i]::uuid END), p_tenants[i]);
            IF NOT v_waiting AND v_active < p_slots[i] THEN
              INSERT INTO svc_llm_queue (key, owner_id, tenant, org, label, lease_until, granted_at)
              VALUES (p_keys[i], p_owners[i], p_tenants[i], v_org, p_labels[i],
