@@ -6,7 +6,7 @@ import type { Migration } from './migration';
  *
  * A call of svc_llm_enqueue or svc_llm_leave reads the whole queue under its lock: the lapsed tickets, the slots held,
  * whether anyone waits. With a thousand runs streaming, the queue holds a thousand tickets, and a group of a hundred
- * joins read them a hundred times: 15–40 ms under the lock per group, a third of a second for a thousand runs' first
+ * joins read them a hundred times: 15–40 ms under the lock per group, a quarter of a second for a thousand runs' first
  * calls, with every later join waiting behind it (docs/performance.md#the-queues-bookkeeping-2026-12-07).
  *
  * - svc_llm_enqueue_many: the joins of a group in their order, each as svc_llm_enqueue serves one (a key asked for
