@@ -1,8 +1,9 @@
 /**
- * `npm run profile:paced -- [runs]`: where the time and the memory of many streaming runs at once go
+ * `npm run profile:paced -- [runs] [tokens]`: where the time and the memory of many streaming runs at once go
  * (docs/performance.md). The bench's capacity load on one process: `runs` runs started at once, each of three phases
- * of 200 tokens at 40 tokens a second from the stand-in in a process of its own, beside as many clients reading the
- * stand-in directly. Prints, for the server process:
+ * of `tokens` tokens (200 unless given) at 40 tokens a second from the stand-in in a process of its own, beside as many
+ * clients reading the stand-in directly. A few tokens a phase leave what a run costs apart from its tokens: its start,
+ * its phases and its calls. Prints, for the server process:
  *
  * - run time and first token, p50 / p95, against the direct read;
  * - CPU per run and per token, and how long its main thread waited for a CPU (/proc);
@@ -19,7 +20,10 @@ import { commandCpuMs, cpuMs, rssMiB } from './process-usage';
 import { profileSummary, scheduling, spawnProfiledServer, writes } from './profile-process';
 
 const runs = Number(process.argv[2] ?? 500);
-const TOKENS = 200;
+const TOKENS = Number(process.argv[3] ?? 200);
+if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(TOKENS) || TOKENS < 1) {
+  throw new Error('usage: npm run profile:paced -- [runs] [tokens a phase], both whole numbers from 1');
+}
 const PHASES = 3;
 const metricsToken = 'profile-paced-metrics-token';
 
