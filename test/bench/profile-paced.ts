@@ -20,8 +20,8 @@ import { commandCpuMs, cpuMs, rssMiB } from './process-usage';
 import { profileSummary, scheduling, spawnProfiledServer, writes } from './profile-process';
 
 const runs = Number(process.argv[2] ?? 500);
-const TOKENS = Number(process.argv[3] ?? 200);
-if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(TOKENS) || TOKENS < 1) {
+const tokensPerPhase = Number(process.argv[3] ?? 200);
+if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(tokensPerPhase) || tokensPerPhase < 1) {
   throw new Error('usage: npm run profile:paced -- [runs] [tokens a phase], both whole numbers from 1');
 }
 const PHASES = 3;
@@ -32,7 +32,7 @@ const fixture = await startIntegrationFixture({ server: false, database: false }
 const standIn = await startModelProcess();
 const db = await createDatabase(database.url, 'svc_profile_paced');
 
-await standIn.script(TOKENS, 25);
+await standIn.script(tokensPerPhase, 25);
 const direct = await directCapacity(standIn.url, runs);
 
 const server = await spawnProfiledServer(
@@ -104,7 +104,7 @@ const peak = await peakRssMiB(pid);
 const metrics = await scrape();
 
 const done = outcomes.filter((o) => o.end === 'run_done');
-const tokens = runs * TOKENS * PHASES;
+const tokens = runs * tokensPerPhase * PHASES;
 const [total, first] = [summarise(done.map((o) => o.total)), summarise(done.map((o) => o.firstToken))];
 const [dTotal, dFirst] = [summarise(direct.map((d) => d.total)), summarise(direct.map((d) => d.firstToken))];
 const value = (name: string, text = metrics) =>
@@ -113,7 +113,9 @@ const ms = (name: string, text?: string) => (value(name, text) * 1000).toFixed(0
 const mib = (name: string, text: string) => (value(name, text) / 1024 / 1024).toFixed(0);
 const s = (v: number) => `${v.toFixed(2)} s`;
 
-console.log(`${runs} runs at once, ${PHASES} phases × ${TOKENS} tokens at 40 tokens/s, ${seconds.toFixed(1)} s in all`);
+console.log(
+  `${runs} runs at once, ${PHASES} phases × ${tokensPerPhase} tokens at 40 tokens/s, ${seconds.toFixed(1)} s in all`,
+);
 const retried = outcomes.filter((o) => o.data.some((d) => d.includes('"type":"model_retry"'))).length;
 console.log(
   `CPU beside the server's: the client (this process) ${((clientUsed.user + clientUsed.system) / 1e6).toFixed(1)} s, ` +
