@@ -1,4 +1,15 @@
+import { STATUS_CODES } from 'node:http';
+import { Agent, request as httpRequest } from 'undici';
 import { runtimeAddress } from './runtime-address';
+
+/**
+ * The local runtime's calls go through undici's own request API on a pool of their own, not through the global
+ * `fetch`: a call then builds no Request, Response or web stream, and its answer comes as a Node stream of text.
+ * That is a third to a half of fetch's CPU per call, and a thousand runs at once make three thousand calls
+ * (docs/performance.md, "The model call's client"). Connections are kept alive between calls, without a limit of
+ * their own: the local queue (LOCAL_LLM_MAX_CONCURRENT) bounds how many are open at once.
+ */
+const runtimePool = new Agent();
 
 /** Named like the official client's error, so stored error texts stay the same: `ResponseError: <runtime's words>`. */
 export class ResponseError extends Error {
@@ -76,23 +87,26 @@ export async function streamOllamaChat(
   onThinking?: (text: string) => void,
 ): Promise<OllamaChatResult> {
   const address = runtimeAddress(baseUrl);
-  const res = await fetch(new URL('/api/chat', address.url), {
+  const res = await httpRequest(new URL('/api/chat', address.url), {
     method: 'POST',
     headers: { ...address.headers, 'content-type': 'application/json' },
     body: JSON.stringify({ ...request, stream: true }),
     signal,
+    dispatcher: runtimePool,
   });
-  if (!res.ok) {
-    const body = (await res.json().catch(() => null)) as { error?: string } | null;
-    throw new ResponseError(body?.error ?? `${res.status} ${res.statusText}`, res.status);
+  if (res.statusCode < 200 || res.statusCode > 299) {
+    const body = (await res.body.json().catch(() => null)) as { error?: string } | null;
+    const status = res.statusCode;
+    throw new ResponseError(body?.error ?? `${status} ${STATUS_CODES[status] ?? ''}`.trimEnd(), status);
   }
-  const decoder = new TextDecoder();
+  // A character split across two reads is held until its end comes (the stream's own string decoder).
+  res.body.setEncoding('utf8');
   let buffer = '';
   let text = '';
   const toolCalls: OllamaToolCall[] = [];
   let last: ChatLine | undefined;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
+  for await (const chunk of res.body as AsyncIterable<string>) {
+    buffer += chunk;
     let start = 0;
     for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n', start)) {
       const line = buffer.slice(start, end);
