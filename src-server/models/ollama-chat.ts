@@ -6,8 +6,8 @@ import { runtimeAddress } from './runtime-address';
  * The local runtime's calls go through undici's own request API on a pool of their own, not through the global
  * `fetch`: a call then builds no Request, Response or web stream, and its answer comes as a Node stream of text.
  * That is a third to a half of fetch's CPU per call, and a thousand runs at once make three thousand calls
- * (docs/performance.md, "The model call's client"). Connections are kept alive between calls, without a limit of
- * their own: the local queue (LOCAL_LLM_MAX_CONCURRENT) bounds how many are open at once.
+ * (docs/performance.md, "The model call's client"). Connections are kept alive between calls. The pool sets no limit
+ * of its own, since the local queue (LOCAL_LLM_MAX_CONCURRENT) bounds the calls in flight.
  */
 const runtimePool = new Agent();
 
