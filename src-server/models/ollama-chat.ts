@@ -4,7 +4,7 @@ import { runtimeAddress } from './runtime-address';
 
 /**
  * The local runtime's calls go through undici's own request API on a pool of their own, not through the global
- * `fetch`: a call then builds no Request, Response or web stream, and its answer comes as a Node stream of text.
+ * `fetch`: a call then builds no Request, Response or web stream, and its answer comes as a Node stream.
  * That is a third to a half of fetch's CPU per call, and a thousand runs at once make three thousand calls
  * (docs/performance.md, "The model call's client"). Connections are kept alive between calls. The pool sets no limit
  * of its own, since the local queue (LOCAL_LLM_MAX_CONCURRENT) bounds the calls in flight.
@@ -99,14 +99,15 @@ export async function streamOllamaChat(
     const status = res.statusCode;
     throw new ResponseError(body?.error ?? `${status} ${STATUS_CODES[status] ?? ''}`.trimEnd(), status);
   }
-  // A character split across two reads is held until its end comes (the stream's own string decoder).
-  res.body.setEncoding('utf8');
+  // A character split across two reads is held until its end comes. Not `res.body.setEncoding()`: read with
+  // `for await`, undici's body then decodes each read apart and loses such a character (ollama-chat.test.ts).
+  const decoder = new TextDecoder();
   let buffer = '';
   let text = '';
   const toolCalls: OllamaToolCall[] = [];
   let last: ChatLine | undefined;
-  for await (const chunk of res.body as AsyncIterable<string>) {
-    buffer += chunk;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    buffer += decoder.decode(chunk, { stream: true });
     let start = 0;
     for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n', start)) {
       const line = buffer.slice(start, end);
